@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orch-cli/orch/spec"
+)
+
+// Exit codes (DESIGN §6).
+const (
+	exitOK          = 0   // success
+	exitFailed      = 1   // the run failed or the specs are invalid
+	exitUsage       = 2   // bad flags, unreadable file
+	exitPaused      = 3   // the run waits for a person (manual GO or a question)
+	exitInterrupted = 130 // interrupted by a signal
+)
+
+// exitError carries an exit code; with a nil err nothing more is printed (the
+// command has already said what happened, as validate does with its report).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return "exit status " + strconv.Itoa(e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// silent ends the command with code, having printed everything already.
+func silent(code int) error { return &exitError{code: code} }
+
+// usageError is a usage error (exit 2) with a message.
+func usageError(err error) error { return &exitError{code: exitUsage, err: err} }
+
+func isSilent(err error) bool {
+	var e *exitError
+	return errors.As(err, &e) && e.err == nil
+}
+
+// flagError marks errors cobra reports for bad flags or arguments.
+type flagError struct{ error }
+
+func (e flagError) Unwrap() error { return e.error }
+
+func isFlagError(err error) bool {
+	var fe flagError
+	return errors.As(err, &fe) || strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "unknown flag")
+}
+
+// exitCode maps any error to the exit code a user or a CI script sees. This is
+// the one place where that mapping lives.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	var pe *spec.PathError
+	if errors.As(err, &pe) || isFlagError(err) {
+		return exitUsage
+	}
+	return exitFailed
+}
+
+// commandPath names the command a bad command line was for, for the hint.
+func commandPath(root *cobra.Command, args []string) string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == nil {
+		return root.Name()
+	}
+	return cmd.CommandPath()
+}

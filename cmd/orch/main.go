@@ -1,0 +1,53 @@
+// Command orch is a declarative, YAML-driven orchestrator of agents: it
+// validates agent contracts, cuelists and handoff specs, plans them as a DAG and
+// runs them through the cue protocol WARNING -> STANDBY -> GO.
+//
+// This package parses flags, calls one function per command and prints the
+// result; the work is done by the spec, planner, protocols and runner packages.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], stdio()))
+}
+
+// streams are the command's input and outputs, injected so tests can capture them.
+type streams struct {
+	in  io.Reader
+	out io.Writer
+	err io.Writer
+	// outTTY and inTTY say whether stdout / stdin are terminals (live progress,
+	// colour, prompts); tests and pipes get plain output.
+	outTTY bool
+	inTTY  bool
+}
+
+func stdio() *streams {
+	return &streams{in: os.Stdin, out: os.Stdout, err: os.Stderr, outTTY: isTerminal(os.Stdout), inTTY: isTerminal(os.Stdin)}
+}
+
+func isTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// run executes one orch command line and returns its exit code. Errors are
+// printed here, once, as "orch: ...".
+func run(args []string, io *streams) int {
+	root := newRootCmd(io)
+	root.SetArgs(args)
+	err := root.Execute()
+	code := exitCode(err)
+	if err != nil && !isSilent(err) {
+		fmt.Fprintf(io.err, "orch: %v\n", err)
+		if code == exitUsage && isFlagError(err) {
+			fmt.Fprintf(io.err, "Run '%s --help' for usage.\n", commandPath(root, args))
+		}
+	}
+	return code
+}

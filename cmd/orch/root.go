@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newRootCmd(io *streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "orch",
+		Short: "Validate, plan and run agents through the cue protocol",
+		Long: `orch is a declarative, YAML-driven orchestrator of agents.
+
+Describe agent contracts, cuelists (cues and their dependency graph) and
+handoff specs in YAML; orch validates them against JSON Schema and against
+each other, compiles them into a DAG and runs the agents through the cue
+protocol WARNING -> STANDBY -> GO, recording every run in SQLite.
+
+Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
+3 paused waiting for a person, 130 interrupted.`,
+		Example: `  orch validate specs/
+  orch validate --format github specs/
+  orch schema cuelist > cuelist.schema.json`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       versionString(),
+	}
+	root.SetIn(io.in)
+	root.SetOut(io.out)
+	root.SetErr(io.err)
+	root.SetVersionTemplate("orch {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
+	root.AddCommand(
+		newValidateCmd(io),
+		newSchemaCmd(io),
+		newVersionCmd(io),
+	)
+	return root
+}
+
+// argsBetween accepts between lo and hi positional arguments (hi < 0: no limit).
+func argsBetween(lo, hi int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) < lo && lo == 1 && hi == 1:
+			return flagError{fmt.Errorf("%s needs one argument", cmd.CommandPath())}
+		case len(args) < lo:
+			return flagError{fmt.Errorf("%s needs at least %d argument(s)", cmd.CommandPath(), lo)}
+		case hi >= 0 && len(args) > hi:
+			return flagError{fmt.Errorf("%s takes at most %d argument(s), got %d", cmd.CommandPath(), hi, len(args))}
+		}
+		return nil
+	}
+}

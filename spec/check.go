@@ -1,0 +1,202 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CheckOptions tune Check.
+type CheckOptions struct {
+	// CheckArtifacts makes handoff specs' artifacts be opened and hashed.
+	CheckArtifacts bool
+	// Root is the project directory artifact paths are relative to ("" = ".").
+	Root string
+}
+
+// Check runs the semantic checks across everything loaded (DESIGN §2.2, §2.3):
+// unique ids, references that resolve, acyclic cue graphs, the static data-flow
+// check and handoff specs. It never reads anything but artifacts, and only
+// with CheckArtifacts.
+func Check(set *Set, opts CheckOptions) Diagnostics {
+	c := &checker{set: set, opts: opts}
+	c.agents = c.uniqueAgents()
+	c.uniqueCuelists()
+	for _, a := range set.Agents {
+		c.agent(a)
+	}
+	for _, cl := range set.Cuelists {
+		c.cuelist(cl)
+	}
+	for _, h := range set.Handoffs {
+		c.handoff(h)
+	}
+	return c.diags
+}
+
+type checker struct {
+	set    *Set
+	opts   CheckOptions
+	agents map[string]*Agent
+	diags  Diagnostics
+}
+
+func (c *checker) errorAt(o Origin, ptr, code, format string, args ...any) {
+	c.diags.Add(Error, o.At(ptr), o.Ptr+ptr, code, format, args...)
+}
+
+func (c *checker) warnAt(o Origin, ptr, code, format string, args ...any) {
+	c.diags.Add(Warning, o.At(ptr), o.Ptr+ptr, code, format, args...)
+}
+
+// uniqueAgents reports every agent id defined twice, at its second place.
+func (c *checker) uniqueAgents() map[string]*Agent {
+	byID := make(map[string]*Agent, len(c.set.Agents))
+	for _, a := range c.set.Agents {
+		if a.ID == "" {
+			continue
+		}
+		if first, dup := byID[a.ID]; dup {
+			c.errorAt(a.Origin, "/id", "duplicate-id", "duplicate agent id %q (first defined at %s)", a.ID, first.At("/id"))
+			continue
+		}
+		byID[a.ID] = a
+	}
+	return byID
+}
+
+func (c *checker) uniqueCuelists() {
+	byID := map[string]*Cuelist{}
+	for _, cl := range c.set.Cuelists {
+		if cl.ID == "" {
+			continue
+		}
+		if first, dup := byID[cl.ID]; dup {
+			c.errorAt(cl.Origin, "/id", "duplicate-id", "duplicate cuelist id %q (first defined at %s)", cl.ID, first.At("/id"))
+			continue
+		}
+		byID[cl.ID] = cl
+	}
+}
+
+func (c *checker) agent(a *Agent) {
+	switch {
+	case len(a.Command) == 0 && a.Run == "":
+		c.errorAt(a.Origin, "", "missing-command", "agent %q needs command (an argv list) or run (a shell line)", a.ID)
+	case len(a.Command) > 0 && a.Run != "":
+		c.errorAt(a.Origin, "/run", "command-and-run", "agent %q has both command and run; use one (run is the explicit shell form)", a.ID)
+	}
+	if a.Protocol == "jsonl" {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"prepare", len(a.Prepare) > 0}, {"ready_check", len(a.ReadyCheck) > 0}} {
+			if f.set {
+				c.warnAt(a.Origin, "/"+f.name, "unused-field", "%s is only used by protocol: none agents; a jsonl agent prepares when it gets coord.warning", f.name)
+			}
+		}
+	}
+	for i, to := range a.HandoffTo {
+		c.agentRef(a.Origin, Pointer("handoff_to", i), to, "handoff_to")
+		if to == a.ID {
+			c.errorAt(a.Origin, Pointer("handoff_to", i), "self-reference", "agent %q cannot hand off to itself (no agent may appear twice in a handoff chain)", a.ID)
+		}
+	}
+	for i, fb := range a.Fallback {
+		c.agentRef(a.Origin, Pointer("fallback", i), fb, "fallback")
+		if fb == a.ID {
+			c.errorAt(a.Origin, Pointer("fallback", i), "self-reference", "agent %q cannot be its own fallback", a.ID)
+		}
+	}
+}
+
+// agentRef reports a reference to an agent that is not defined anywhere.
+func (c *checker) agentRef(o Origin, ptr, id, what string) bool {
+	if id == "" {
+		return false
+	}
+	if _, ok := c.agents[id]; ok {
+		return true
+	}
+	msg := fmt.Sprintf("%s names unknown agent %q", what, id)
+	if s := closest(id, sortedKeys(c.agents)); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	c.errorAt(o, ptr, "unknown-agent", "%s", msg)
+	return false
+}
+
+func (c *checker) cuelist(cl *Cuelist) {
+	g := NewCueGraph(cl)
+	ids := make([]string, 0, len(g.Index))
+	for _, cue := range cl.Cues {
+		ids = append(ids, cue.ID)
+	}
+	for i, cue := range cl.Cues {
+		if first, ok := g.Index[cue.ID]; ok && first != i {
+			c.errorAt(cue.Origin, "/id", "duplicate-id", "duplicate cue id %q (first defined at %s)", cue.ID, cl.Cues[first].At("/id"))
+		}
+		c.cue(cl, g, cue, ids)
+	}
+	if gr := cl.Guardrails; gr.LoopWarn > 0 && gr.LoopBlock > 0 && gr.LoopWarn > gr.LoopBlock {
+		c.errorAt(cl.Origin, "/guardrails/loop_warn", "bad-value", "loop_warn (%d) must not be above loop_block (%d)", gr.LoopWarn, gr.LoopBlock)
+	}
+	cycles := g.Cycles()
+	for _, cyc := range cycles {
+		names := make([]string, len(cyc))
+		for i, v := range cyc {
+			names[i] = cl.Cues[v].ID
+		}
+		closing := g.EdgePointer(cyc[len(cyc)-2], cyc[len(cyc)-1])
+		c.diags.Add(Error, cl.Doc.Pos(closing), closing, "cycle",
+			"dependency cycle: %s (each cue must complete before the next one starts)", strings.Join(names, " -> "))
+	}
+	if len(cycles) == 0 {
+		c.dataFlow(cl, g)
+	}
+}
+
+func (c *checker) cue(cl *Cuelist, g *CueGraph, cue *Cue, ids []string) {
+	cueRef := func(ptr, id, what string) {
+		if _, ok := g.Index[id]; ok || id == "" {
+			return
+		}
+		msg := fmt.Sprintf("%s names unknown cue %q in cuelist %q", what, id, cl.ID)
+		if s := closest(id, ids); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		c.errorAt(cue.Origin, ptr, "unknown-cue", "%s", msg)
+	}
+	seen := map[string]bool{}
+	for i, dep := range cue.Dependencies {
+		cueRef(Pointer("dependencies", i), dep, "dependency")
+		if seen[dep] {
+			c.warnAt(cue.Origin, Pointer("dependencies", i), "duplicate-reference", "dependency %q is listed twice", dep)
+		}
+		seen[dep] = true
+	}
+	cueRef("/auto_follow", cue.AutoFollow, "auto_follow")
+	provided := map[string]bool{}
+	for i, id := range cue.Agents {
+		if c.agentRef(cue.Origin, Pointer("agents", i), id, "cue "+cue.ID) {
+			for _, p := range c.agents[id].Provides {
+				provided[p] = true
+			}
+		}
+	}
+	for i, r := range cue.Claims {
+		if _, ok := cl.Resources[r]; !ok {
+			msg := fmt.Sprintf("cue %s claims undeclared resource %q", cue.ID, r)
+			if s := closest(r, sortedKeys(cl.Resources)); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			} else {
+				msg += " (declare it under the cuelist's resources)"
+			}
+			c.errorAt(cue.Origin, Pointer("claims", i), "unknown-resource", "%s", msg)
+		}
+	}
+	for i, e := range cue.Exports {
+		if len(provided) > 0 && !provided[e] {
+			c.errorAt(cue.Origin, Pointer("exports", i), "unknown-export", "cue %s exports %q, which none of its agents provides", cue.ID, e)
+		}
+	}
+}

@@ -1,0 +1,462 @@
+// Package spec loads orch's YAML documents (agent contracts, cuelists, handoff
+// specs and other protocol messages) with exact source positions, validates them
+// against the embedded JSON Schemas, checks them against each other, and reports
+// every problem as a Diagnostic at its file, line and column.
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultMaxFileSize bounds how much of one spec file is read. Real specs are
+// kilobytes; a 10,000-cue cuelist is about a megabyte.
+const DefaultMaxFileSize = 8 << 20
+
+// LoadOptions tune Load.
+type LoadOptions struct {
+	MaxFileSize int64 // bytes per file; 0 means DefaultMaxFileSize
+}
+
+// Set is everything loaded: the files and their decoded documents, in load order.
+type Set struct {
+	Files    []*File
+	Agents   []*Agent
+	Cuelists []*Cuelist
+	Handoffs []*Handoff
+	Messages []*Document // protocol messages other than handoff specs (validated only)
+
+	byName map[string]*File
+}
+
+// Agent returns the first agent with the given id, or nil.
+func (s *Set) Agent(id string) *Agent {
+	for _, a := range s.Agents {
+		if a.ID == id {
+			return a
+		}
+	}
+	return nil
+}
+
+// AgentIndex maps agent ids to their first definition.
+func (s *Set) AgentIndex() map[string]*Agent {
+	m := make(map[string]*Agent, len(s.Agents))
+	for _, a := range s.Agents {
+		if _, dup := m[a.ID]; !dup && a.ID != "" {
+			m[a.ID] = a
+		}
+	}
+	return m
+}
+
+// File returns the loaded file with the given display name, or nil.
+func (s *Set) File(name string) *File {
+	if s.byName == nil {
+		s.byName = make(map[string]*File, len(s.Files))
+		for _, f := range s.Files {
+			s.byName[f.Name] = f
+		}
+	}
+	return s.byName[name]
+}
+
+// SourceLine returns a line of a loaded file, for showing a diagnostic.
+func (s *Set) SourceLine(file string, line int) string { return s.File(file).Line(line) }
+
+// PathError is a path on the command line that cannot be read at all: a usage
+// error, not a problem in a spec.
+type PathError struct {
+	Path string
+	Err  error
+}
+
+func (e *PathError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
+func (e *PathError) Unwrap() error { return e.Err }
+
+// Load reads the files, directories (every *.yaml and *.yml below, hidden
+// directories skipped) and globs given, with the files their cuelists include.
+// A file reached twice is loaded once. Problems in the specs are diagnostics;
+// an argument that names nothing readable is a *PathError.
+func Load(paths []string, opts LoadOptions) (*Set, Diagnostics, error) {
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = DefaultMaxFileSize
+	}
+	l := &loader{opts: opts, set: &Set{}, seen: map[string]bool{}}
+	var files []string
+	for _, p := range paths {
+		found, err := expand(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, found...)
+	}
+	for _, f := range files {
+		if err := l.loadFile(f); err != nil {
+			return nil, nil, &PathError{Path: f, Err: err}
+		}
+	}
+	return l.set, l.diags, nil
+}
+
+// expand turns one argument into the spec files it names.
+func expand(p string) ([]string, error) {
+	info, err := os.Stat(p)
+	if err == nil {
+		if info.IsDir() {
+			files, err := walkYAML(p)
+			if err != nil {
+				return nil, &PathError{Path: p, Err: err}
+			}
+			if len(files) == 0 {
+				return nil, &PathError{Path: p, Err: errors.New("no *.yaml or *.yml files in this directory")}
+			}
+			return files, nil
+		}
+		return []string{p}, nil
+	}
+	if !strings.ContainsAny(p, "*?[") {
+		return nil, &PathError{Path: p, Err: errors.Unwrap(err)}
+	}
+	matches, gerr := filepath.Glob(p)
+	if gerr != nil {
+		return nil, &PathError{Path: p, Err: fmt.Errorf("bad glob pattern: %w", gerr)}
+	}
+	if len(matches) == 0 {
+		return nil, &PathError{Path: p, Err: errors.New("pattern matches no file")}
+	}
+	var out []string
+	for _, m := range matches {
+		more, err := expand(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
+	return out, nil
+}
+
+// walkYAML lists the YAML files below dir in lexical order, skipping hidden
+// directories such as .git and .orch.
+func walkYAML(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if ext := filepath.Ext(path); ext == ".yaml" || ext == ".yml" {
+			out = append(out, path)
+		}
+		return nil
+	})
+	return out, err
+}
+
+type loader struct {
+	opts  LoadOptions
+	set   *Set
+	diags Diagnostics
+	seen  map[string]bool // absolute paths already loaded
+}
+
+// loadFile reads, parses and decodes one file, then the files its cuelists
+// include. The error is for a file that cannot be read at all.
+func (l *loader) loadFile(name string) error {
+	abs, err := canonical(name)
+	if err != nil {
+		return err
+	}
+	if l.seen[abs] {
+		return nil
+	}
+	l.seen[abs] = true
+	data, tooBig, err := readCapped(name, l.opts.MaxFileSize)
+	if err != nil {
+		return err
+	}
+	f := &File{Name: filepath.Clean(name), Abs: abs, Data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))}
+	l.set.Files = append(l.set.Files, f)
+	if tooBig {
+		l.diags.Add(Error, Pos{File: f.Name, Line: 1, Col: 1}, "", "file-too-large",
+			"file is larger than %s; not parsed (raise the limit with --max-file-size)", humanBytes(l.opts.MaxFileSize))
+		return nil
+	}
+	if !checkText(f, &l.diags) {
+		return nil
+	}
+	l.parse(f)
+	for _, doc := range f.Docs {
+		if doc.Kind == KindCuelist {
+			l.includes(doc)
+		}
+	}
+	return nil
+}
+
+func canonical(name string) (string, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return abs, nil
+}
+
+// readCapped reads at most limit bytes (one more to tell that there was more).
+func readCapped(name string, limit int64) (data []byte, tooBig bool, err error) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, false, errors.Unwrap(err)
+	}
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, false, errors.New("not a regular file")
+	}
+	data, err = io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if int64(len(data)) > limit {
+		return nil, true, nil
+	}
+	return data, false, nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// parse splits the file into YAML documents and decodes each one.
+func (l *loader) parse(f *File) {
+	dec := yaml.NewDecoder(bytes.NewReader(f.Data))
+	index := 0
+	for {
+		var n yaml.Node
+		err := safeDecode(dec, &n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			l.diags = append(l.diags, syntaxDiagnostic(f, err))
+			break
+		}
+		if len(n.Content) == 0 || isNull(n.Content[0]) {
+			index++
+			continue // an empty document between separators
+		}
+		doc := &Document{File: f, Index: index, Root: resolveAlias(n.Content[0])}
+		index++
+		if l.decodeDocument(doc) {
+			f.Docs = append(f.Docs, doc)
+		}
+	}
+	if len(f.Docs) == 0 && !l.hasDiagnosticsFor(f) {
+		l.diags.Add(Warning, Pos{File: f.Name, Line: 1, Col: 1}, "", "empty-file", "file holds no document")
+	}
+}
+
+func (l *loader) hasDiagnosticsFor(f *File) bool {
+	for _, d := range l.diags {
+		if d.Pos.File == f.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// safeDecode turns a panic inside the YAML parser into an error: a hostile
+// file must never crash orch.
+func safeDecode(dec *yaml.Decoder, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: the YAML parser failed on this input: %v", r)
+		}
+	}()
+	return dec.Decode(n)
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null" && (n.Value == "" || n.Value == "~" || n.Value == "null")
+}
+
+// kindKeys are the top-level keys that say what a document is.
+var kindKeys = map[string]Kind{"agent": KindAgent, "cuelist": KindCuelist, "message_type": KindMessage}
+
+// decodeDocument converts, classifies, schema-checks and decodes one document.
+// It reports false for a document that could not be understood at all.
+func (l *loader) decodeDocument(doc *Document) bool {
+	conv := &converter{file: doc.File.Name, diags: &l.diags}
+	doc.Value = conv.convert(doc.Root, 0)
+	if conv.bombed {
+		return false
+	}
+	top, ok := doc.Value.(map[string]any)
+	if !ok || doc.Root.Kind != yaml.MappingNode {
+		l.diags.Add(Error, doc.Pos(""), "", "unknown-kind",
+			"a spec document must be a mapping with one top-level key agent, cuelist or message_type, not a %s", kindName(doc.Root))
+		return false
+	}
+	if !l.classify(doc, top) {
+		return false
+	}
+	validateSchema(doc, conv.poisoned, &l.diags)
+	l.decodeTyped(doc, top)
+	return true
+}
+
+// classify sets doc.Kind from the top-level keys, reporting none or two.
+func (l *loader) classify(doc *Document, top map[string]any) bool {
+	var first string
+	for i := 0; i+1 < len(doc.Root.Content); i += 2 {
+		key := doc.Root.Content[i].Value
+		kind, ok := kindKeys[key]
+		if !ok {
+			continue
+		}
+		if first != "" {
+			ptr := Pointer(key)
+			l.diags.Add(Error, doc.KeyPos(ptr), ptr, "two-kinds",
+				"document has two kinds: %q and %q (line %d); put each in its own document, separated by ---", key, first, doc.KeyPos(Pointer(first)).Line)
+			return false
+		}
+		first, doc.Kind = key, kind
+	}
+	if first != "" {
+		return true
+	}
+	keys := sortedKeys(top)
+	msg := "document of unknown kind: expected a top-level key agent, cuelist or message_type"
+	ptr := ""
+	if len(keys) > 0 {
+		ptr = Pointer(firstKey(doc.Root))
+		var names []string
+		for k := range kindKeys {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		if s := closest(firstKey(doc.Root), names); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+	}
+	l.diags.Add(Error, doc.KeyPos(ptr), ptr, "unknown-kind", "%s", msg)
+	return false
+}
+
+func firstKey(m *yaml.Node) string {
+	if len(m.Content) > 0 {
+		return m.Content[0].Value
+	}
+	return ""
+}
+
+// decodeTyped fills the typed value of a document. A value of the wrong shape
+// (already reported by the schema) leaves the document out of the typed lists.
+func (l *loader) decodeTyped(doc *Document, top map[string]any) {
+	switch doc.Kind {
+	case KindAgent:
+		if obj, ok := top["agent"].(map[string]any); ok {
+			a := &Agent{}
+			_ = decodeInto(obj, a)
+			a.Origin = Origin{Doc: doc, Ptr: "/agent"}
+			l.set.Agents = append(l.set.Agents, a)
+		}
+	case KindCuelist:
+		cl := &Cuelist{}
+		if obj, ok := top["cuelist"].(map[string]any); ok {
+			_ = decodeInto(obj, cl)
+			cl.Origin = Origin{Doc: doc, Ptr: "/cuelist"}
+			cues := cl.Cues[:0]
+			for i, c := range cl.Cues {
+				if c == nil {
+					continue
+				}
+				c.Origin = Origin{Doc: doc, Ptr: Pointer("cuelist", "cues", i)}
+				c.Index = len(cues)
+				cues = append(cues, c)
+			}
+			cl.Cues = cues
+			l.set.Cuelists = append(l.set.Cuelists, cl)
+		}
+	case KindMessage:
+		if top["message_type"] == "task.handoff" {
+			h := &Handoff{}
+			_ = decodeInto(top, h)
+			h.Origin = Origin{Doc: doc}
+			l.set.Handoffs = append(l.set.Handoffs, h)
+			return
+		}
+		l.set.Messages = append(l.set.Messages, doc)
+	}
+}
+
+// includes loads the files a cuelist's include globs name, relative to its file.
+func (l *loader) includes(doc *Document) {
+	top, _ := doc.Value.(map[string]any)
+	cl, _ := top["cuelist"].(map[string]any)
+	list, _ := cl["include"].([]any)
+	for i, e := range list {
+		pattern, ok := e.(string)
+		if !ok || pattern == "" {
+			continue
+		}
+		ptr := Pointer("cuelist", "include", i)
+		full := pattern
+		if !filepath.IsAbs(pattern) {
+			full = filepath.Join(filepath.Dir(doc.File.Name), pattern)
+		}
+		matches, err := filepath.Glob(full)
+		if err != nil {
+			l.diags.Add(Error, doc.Pos(ptr), ptr, "bad-include", "include %q is not a valid glob: %v", pattern, err)
+			continue
+		}
+		if len(matches) == 0 {
+			l.diags.Add(Error, doc.Pos(ptr), ptr, "unresolved-include", "include %q matches no file", pattern)
+			continue
+		}
+		for _, m := range matches {
+			files := []string{m}
+			if info, err := os.Stat(m); err == nil && info.IsDir() {
+				files, _ = walkYAML(m)
+			}
+			for _, f := range files {
+				if err := l.loadFile(f); err != nil {
+					l.diags.Add(Error, doc.Pos(ptr), ptr, "unreadable-include", "include %q: cannot read %s: %v", pattern, f, err)
+				}
+			}
+		}
+	}
+}
+
+func dirOf(doc *Document) string {
+	if doc == nil || doc.File == nil {
+		return "."
+	}
+	return filepath.Dir(doc.File.Abs)
+}

@@ -1,0 +1,367 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/orch-cli/orch/schemas"
+)
+
+// compiledSchemas are built once per process from the embedded files.
+type compiledSchemas struct {
+	byKind map[Kind]*jsonschema.Schema
+	raw    map[string]any // bundled schema documents by URL, to explain errors
+	err    error
+}
+
+var (
+	schemaOnce sync.Once
+	compiled   compiledSchemas
+)
+
+func loadSchemas() *compiledSchemas {
+	schemaOnce.Do(func() { compiled = compileSchemas() })
+	return &compiled
+}
+
+func compileSchemas() compiledSchemas {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	c.Formats["duration"] = isDuration
+	c.LoadURL = func(url string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("orch does not load schemas from %s: all schemas are embedded", url)
+	}
+	out := compiledSchemas{byKind: map[Kind]*jsonschema.Schema{}, raw: map[string]any{}}
+	for _, kind := range schemas.Kinds {
+		b, err := schemas.Bundle(kind)
+		if err != nil {
+			return compiledSchemas{err: err}
+		}
+		var raw any
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return compiledSchemas{err: err}
+		}
+		out.raw[schemas.URL(kind)] = raw
+		if err := c.AddResource(schemas.URL(kind), bytes.NewReader(b)); err != nil {
+			return compiledSchemas{err: err}
+		}
+	}
+	for _, kind := range schemas.Kinds {
+		s, err := c.Compile(schemas.URL(kind))
+		if err != nil {
+			return compiledSchemas{err: err}
+		}
+		out.byKind[Kind(kind)] = s
+	}
+	return out
+}
+
+// isDuration is the "duration" format: a non-negative Go duration.
+func isDuration(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return true // the type keyword reports non-strings
+	}
+	d, err := time.ParseDuration(s)
+	return err == nil && d >= 0
+}
+
+// validateSchema checks a document against its kind's schema and turns every
+// leaf error into a diagnostic at the exact key or value it is about.
+func validateSchema(doc *Document, poisoned map[string]bool, diags *Diagnostics) {
+	cs := loadSchemas()
+	if cs.err != nil {
+		diags.Add(Error, doc.Pos(""), "", "internal", "compiling the embedded schemas: %v", cs.err)
+		return
+	}
+	err := cs.byKind[doc.Kind].Validate(doc.Value)
+	if err == nil {
+		return
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		diags.Add(Error, doc.Pos(""), "", "schema", "%v", err)
+		return
+	}
+	for _, leaf := range leaves(ve, nil) {
+		if underPoisoned(leaf.InstanceLocation, poisoned) {
+			continue
+		}
+		explain(doc, cs, leaf, diags)
+	}
+}
+
+func leaves(ve *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(ve.Causes) == 0 {
+		return append(out, ve)
+	}
+	for _, c := range ve.Causes {
+		out = leaves(c, out)
+	}
+	return out
+}
+
+func underPoisoned(ptr string, poisoned map[string]bool) bool {
+	for p := ptr; ; {
+		if poisoned[p] {
+			return true
+		}
+		i := strings.LastIndexByte(p, '/')
+		if i < 0 {
+			return false
+		}
+		p = p[:i]
+	}
+}
+
+// explain writes the diagnostic for one schema error, in the user's terms.
+func explain(doc *Document, cs *compiledSchemas, e *jsonschema.ValidationError, diags *Diagnostics) {
+	ptr := e.InstanceLocation
+	keyword, schemaAt := splitKeyword(cs, e.AbsoluteKeywordLocation)
+	field := fieldName(doc.Value, ptr)
+	value := valueAt(doc.Value, ptr)
+	at := doc.Pos(ptr)
+	if strings.Contains(e.KeywordLocation, "/propertyNames") {
+		// A key that is not a valid name: point at the key itself.
+		diags.Add(Error, doc.KeyPos(ptr), ptr, "invalid-key", "invalid key %q: %s", lastToken(ptr), describe(schemaAt, e.Message))
+		return
+	}
+	switch keyword {
+	case "additionalProperties":
+		obj, _ := value.(map[string]any)
+		known := propertyNames(schemaAt)
+		for _, name := range sortedKeys(obj) {
+			if _, ok := known[name]; ok {
+				continue
+			}
+			kptr := ptr + "/" + escapePointer(name)
+			msg := fmt.Sprintf("unknown field %q", name)
+			if field != "" {
+				msg += " in " + field
+			}
+			if s := closest(name, keysOf(known)); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			diags.Add(Error, doc.KeyPos(kptr), kptr, "unknown-field", "%s", msg)
+		}
+	case "required":
+		obj, _ := value.(map[string]any)
+		req, _ := schemaAt["required"].([]any)
+		for _, r := range req {
+			name, _ := r.(string)
+			if _, ok := obj[name]; !ok {
+				where := ""
+				if field != "" {
+					where = " in " + field
+				}
+				diags.Add(Error, doc.KeyPos(ptr), ptr, "missing-field", "missing required field %q%s", name, where)
+			}
+		}
+	case "type":
+		want := strings.TrimSuffix(after(e.Message, "expected "), ", but got "+jsonType(value))
+		diags.Add(Error, at, ptr, "wrong-type", "%s must be %s, not %s", nameOr(field, "document"), article(want), article(jsonType(value)))
+	case "enum", "const":
+		opts, _ := schemaAt["enum"].([]any)
+		var names []string
+		for _, o := range opts {
+			names = append(names, fmt.Sprint(o))
+		}
+		msg := fmt.Sprintf("%s must be one of %s, not %s", nameOr(field, "value"), quoteList(names), show(value))
+		if s, ok := value.(string); ok {
+			if c := closest(s, names); c != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", c)
+			}
+		}
+		diags.Add(Error, at, ptr, "bad-value", "%s", msg)
+	case "format":
+		if schemaAt["format"] == "duration" {
+			diags.Add(Error, at, ptr, "bad-duration", "%s: %s is not a duration (use Go syntax such as 500ms, 30s, 10m, 1h30m)", nameOr(field, "value"), show(value))
+			return
+		}
+		diags.Add(Error, at, ptr, "bad-value", "%s: %s", nameOr(field, "value"), e.Message)
+	case "pattern":
+		diags.Add(Error, at, ptr, "bad-value", "%s: %s is not valid: %s", nameOr(field, "value"), show(value), describe(schemaAt, e.Message))
+	default:
+		diags.Add(Error, at, ptr, "schema", "%s: %s", nameOr(field, "value"), e.Message)
+	}
+}
+
+// splitKeyword returns the failing keyword and the schema object holding it.
+func splitKeyword(cs *compiledSchemas, abs string) (string, map[string]any) {
+	url, frag, _ := strings.Cut(abs, "#")
+	toks := strings.Split(strings.TrimPrefix(frag, "/"), "/")
+	keyword := toks[len(toks)-1]
+	var node any = cs.raw[url]
+	for _, t := range toks[:len(toks)-1] {
+		t = unescapePointer(t)
+		switch n := node.(type) {
+		case map[string]any:
+			node = n[t]
+		case []any:
+			i, err := strconv.Atoi(t)
+			if err != nil || i < 0 || i >= len(n) {
+				return keyword, nil
+			}
+			node = n[i]
+		default:
+			return keyword, nil
+		}
+	}
+	m, _ := node.(map[string]any)
+	return keyword, m
+}
+
+func propertyNames(schema map[string]any) map[string]any {
+	props, _ := schema["properties"].(map[string]any)
+	return props
+}
+
+// describe prefers the schema's own description of a value over the library's wording.
+func describe(schema map[string]any, fallback string) string {
+	if d, ok := schema["description"].(string); ok && d != "" {
+		return strings.TrimSuffix(d, ".")
+	}
+	return fallback
+}
+
+// fieldName names the value at ptr for a message: "timeout", "dependencies[2]",
+// "cue CUE-100" (a cue by its id when it has one).
+func fieldName(root any, ptr string) string {
+	if ptr == "" {
+		return ""
+	}
+	toks := strings.Split(ptr[1:], "/")
+	last := unescapePointer(toks[len(toks)-1])
+	if _, err := strconv.Atoi(last); err == nil && len(toks) > 1 {
+		parent := unescapePointer(toks[len(toks)-2])
+		if parent == "cues" {
+			if cue, ok := valueAt(root, ptr).(map[string]any); ok {
+				if id, ok := cue["id"].(string); ok && id != "" {
+					return "cue " + id
+				}
+			}
+			return "cue #" + last
+		}
+		return parent + "[" + last + "]"
+	}
+	return last
+}
+
+func lastToken(ptr string) string {
+	i := strings.LastIndexByte(ptr, '/')
+	return unescapePointer(ptr[i+1:])
+}
+
+func valueAt(v any, ptr string) any {
+	if ptr == "" {
+		return v
+	}
+	for _, t := range strings.Split(ptr[1:], "/") {
+		switch n := v.(type) {
+		case map[string]any:
+			v = n[unescapePointer(t)]
+		case []any:
+			i, err := strconv.Atoi(t)
+			if err != nil || i < 0 || i >= len(n) {
+				return nil
+			}
+			v = n[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+func jsonType(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case int64:
+		return "integer"
+	case float64:
+		if v == float64(int64(v)) {
+			return "integer"
+		}
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func article(t string) string {
+	if strings.Contains(t, " or ") {
+		return t
+	}
+	switch t {
+	case "array", "object", "integer":
+		return "an " + t
+	case "null":
+		return "null"
+	}
+	return "a " + t
+}
+
+func after(s, prefix string) string {
+	if i := strings.Index(s, prefix); i >= 0 {
+		return s[i+len(prefix):]
+	}
+	return s
+}
+
+func nameOr(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+func show(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case nil:
+		return "null"
+	}
+	b, err := json.Marshal(v)
+	if err != nil || len(b) > 60 {
+		return jsonType(v)
+	}
+	return string(b)
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func keysOf(m map[string]any) []string { return sortedKeys(m) }

@@ -1,0 +1,211 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Duration is a Go duration written as a string in YAML ("5s", "10m", "2h").
+type Duration time.Duration
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	_ = json.Unmarshal(b, &s)
+	// A bad duration has already been reported by the schema's duration format;
+	// failing here would stop encoding/json from decoding the fields after it.
+	v, _ := time.ParseDuration(s)
+	*d = Duration(v)
+	return nil
+}
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Origin ties a decoded value to the document it came from and its JSON pointer,
+// so that any check can report at the exact line and column.
+type Origin struct {
+	Doc *Document `json:"-"`
+	Ptr string    `json:"-"`
+}
+
+// At returns the position of the field at ptr below this value ("" for itself).
+func (o Origin) At(ptr string) Pos {
+	if o.Doc == nil {
+		return Pos{}
+	}
+	return o.Doc.Pos(o.Ptr + ptr)
+}
+
+// Agent is an agent contract (DESIGN §2.1).
+type Agent struct {
+	Origin      `json:"-"`
+	ID          string         `json:"id"`
+	Description string         `json:"description,omitempty"`
+	Command     []string       `json:"command,omitempty"`
+	Run         string         `json:"run,omitempty"`
+	Protocol    string         `json:"protocol,omitempty"` // "jsonl" or "none" (default)
+	Workdir     string         `json:"workdir,omitempty"`
+	Env         map[string]any `json:"env,omitempty"`
+	Secrets     []string       `json:"secrets,omitempty"`
+	Requires    []string       `json:"requires,omitempty"`
+	Provides    []string       `json:"provides,omitempty"`
+	HandoffTo   []string       `json:"handoff_to,omitempty"`
+	Priority    int            `json:"priority,omitempty"`
+	Concurrency int            `json:"concurrency,omitempty"` // 0 means the default, 1
+	Tools       *ToolPolicy    `json:"tools,omitempty"`
+	Timeout     Duration       `json:"timeout,omitempty"`
+	Retry       *Retry         `json:"retry,omitempty"`
+	Fallback    []string       `json:"fallback,omitempty"`
+	Cooldown    Duration       `json:"cooldown,omitempty"`
+	Prepare     []string       `json:"prepare,omitempty"`
+	ReadyCheck  []string       `json:"ready_check,omitempty"`
+}
+
+// Dir is the directory the agent's file is in: workdir and relative commands start there.
+func (a *Agent) Dir() string { return dirOf(a.Doc) }
+
+// MaxConcurrency is the number of cues the agent serves at once.
+func (a *Agent) MaxConcurrency() int {
+	if a.Concurrency < 1 {
+		return 1
+	}
+	return a.Concurrency
+}
+
+// ToolPolicy narrows the tools an agent may use (names or group:NAME).
+type ToolPolicy struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// Retry says how often and on what an agent's attempt is retried.
+type Retry struct {
+	MaxAttempts int      `json:"max_attempts,omitempty"`
+	Backoff     Duration `json:"backoff,omitempty"`
+	MaxBackoff  Duration `json:"max_backoff,omitempty"`
+	RetryOn     []string `json:"retry_on,omitempty"`
+}
+
+// Cuelist is a set of cues with their dependency graph and run settings (DESIGN §2.2).
+type Cuelist struct {
+	Origin      `json:"-"`
+	ID          string              `json:"id"`
+	Description string              `json:"description,omitempty"`
+	Include     []string            `json:"include,omitempty"`
+	Inputs      map[string]any      `json:"inputs,omitempty"`
+	MaxParallel int                 `json:"max_parallel,omitempty"`
+	Arbitration string              `json:"arbitration,omitempty"`
+	Resources   map[string]int      `json:"resources,omitempty"`
+	Limits      Limits              `json:"limits,omitempty"`
+	Guardrails  Guardrails          `json:"guardrails,omitempty"`
+	Defaults    Defaults            `json:"defaults,omitempty"`
+	Notify      string              `json:"notify,omitempty"`
+	ToolGroups  map[string][]string `json:"tool_groups,omitempty"`
+	Tools       *ToolPolicy         `json:"tools,omitempty"`
+	Cues        []*Cue              `json:"cues"`
+}
+
+// Dir is the directory of the cuelist's file.
+func (c *Cuelist) Dir() string { return dirOf(c.Doc) }
+
+// Limits bound a whole run.
+type Limits struct {
+	MaxDuration Duration `json:"max_duration,omitempty"`
+	MaxCredits  float64  `json:"max_credits,omitempty"`
+}
+
+// Guardrails bound what agents may do to each other during a run.
+type Guardrails struct {
+	MaxHandoffDepth *int                `json:"max_handoff_depth,omitempty"`
+	LoopWarn        int                 `json:"loop_warn,omitempty"`
+	LoopBlock       int                 `json:"loop_block,omitempty"`
+	MessageRate     int                 `json:"message_rate,omitempty"`
+	QuestionTimeout Duration            `json:"question_timeout,omitempty"`
+	DenyAtDepth     map[string][]string `json:"deny_at_depth,omitempty"`
+}
+
+// Defaults are per-phase timeouts for every cue of the cuelist.
+type Defaults struct {
+	AckTimeout     Duration `json:"ack_timeout,omitempty"`
+	StandbyTimeout Duration `json:"standby_timeout,omitempty"`
+	Timeout        Duration `json:"timeout,omitempty"`
+	KillGrace      Duration `json:"kill_grace,omitempty"`
+}
+
+// Cue is one coordinated action of a cuelist.
+type Cue struct {
+	Origin       `json:"-"`
+	Index        int            `json:"-"` // position in the cuelist: file order breaks ties
+	ID           string         `json:"id"`
+	Description  string         `json:"description,omitempty"`
+	Agents       []string       `json:"agents"`
+	Dependencies []string       `json:"dependencies,omitempty"`
+	AutoFollow   string         `json:"auto_follow,omitempty"`
+	Go           string         `json:"go,omitempty"` // "auto" (default) or "manual"
+	Conditions   []string       `json:"conditions,omitempty"`
+	Inputs       map[string]any `json:"inputs,omitempty"`
+	Claims       []string       `json:"claims,omitempty"`
+	Outputs      []string       `json:"outputs,omitempty"`
+	Exports      []string       `json:"exports,omitempty"`
+	Priority     *int           `json:"priority,omitempty"`
+	Timeout      Duration       `json:"timeout,omitempty"`
+	Estimate     Duration       `json:"estimate,omitempty"`
+	Idempotent   *bool          `json:"idempotent,omitempty"`
+}
+
+// Manual reports whether a person must say GO.
+func (c *Cue) Manual() bool {
+	if c.Go == "manual" {
+		return true
+	}
+	for _, cond := range c.Conditions {
+		if cond == "approval_received" {
+			return true
+		}
+	}
+	return false
+}
+
+// IsIdempotent reports whether the cue may run again after a crash (default true).
+func (c *Cue) IsIdempotent() bool { return c.Idempotent == nil || *c.Idempotent }
+
+// Handoff is a handoff spec: a task.handoff message written as a file (DESIGN §2.3).
+type Handoff struct {
+	Origin  `json:"-"`
+	From    string         `json:"from_agent"`
+	To      string         `json:"to_agent"`
+	TaskID  string         `json:"task_id"`
+	Context map[string]any `json:"handoff_context"`
+}
+
+// Artifact is a file a handoff says it produced.
+type Artifact struct {
+	Path string `json:"path"`
+	Hash string `json:"hash,omitempty"`
+}
+
+// Artifacts returns handoff_context.artifacts_produced, with the index of each.
+func (h *Handoff) Artifacts() []Artifact {
+	list, _ := h.Context["artifacts_produced"].([]any)
+	out := make([]Artifact, 0, len(list))
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		p, _ := m["path"].(string)
+		hash, _ := m["hash"].(string)
+		out = append(out, Artifact{Path: p, Hash: hash})
+	}
+	return out
+}
+
+// decodeInto fills v from a JSON value. Type mismatches have already been
+// reported by the schema; encoding/json skips such fields and goes on.
+func decodeInto(value any, v any) error {
+	b, err := json.Marshal(value)
+	if err != nil {
+		return fmt.Errorf("re-encoding document: %w", err)
+	}
+	return json.Unmarshal(b, v)
+}
