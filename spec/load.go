@@ -361,7 +361,7 @@ func (l *loader) classify(doc *Document, top map[string]any) bool {
 			names = append(names, k)
 		}
 		sort.Strings(names)
-		if s := closest(firstKey(doc.Root), names); s != "" {
+		if s := closest(firstKey(doc.Root), names); s != "" && s != "message_type" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 	}

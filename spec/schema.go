@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,11 +95,26 @@ func validateSchema(doc *Document, poisoned map[string]bool, diags *Diagnostics)
 		return
 	}
 	for _, leaf := range leaves(ve, nil) {
+		leaf.InstanceLocation = plainPointer(leaf.InstanceLocation)
 		if underPoisoned(leaf.InstanceLocation, poisoned) {
 			continue
 		}
 		explain(doc, cs, leaf, diags)
 	}
+}
+
+// plainPointer undoes the URL escaping the schema library adds to pointer tokens.
+func plainPointer(ptr string) string {
+	if !strings.Contains(ptr, "%") {
+		return ptr
+	}
+	toks := strings.Split(ptr, "/")
+	for i, t := range toks {
+		if u, err := url.PathUnescape(t); err == nil {
+			toks[i] = u
+		}
+	}
+	return strings.Join(toks, "/")
 }
 
 func leaves(ve *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
@@ -177,11 +193,19 @@ func explain(doc *Document, cs *compiledSchemas, e *jsonschema.ValidationError, 
 			names = append(names, fmt.Sprint(o))
 		}
 		msg := fmt.Sprintf("%s must be one of %s, not %s", nameOr(field, "value"), quoteList(names), show(value))
+		suggestion := ""
 		if s, ok := value.(string); ok {
 			if c := closest(s, names); c != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", c)
+				suggestion = fmt.Sprintf(" (did you mean %q?)", c)
 			}
 		}
+		if len(names) > 8 {
+			msg = fmt.Sprintf("%s %s is not one of the %d known values", nameOr(field, "value"), show(value), len(names))
+			if suggestion == "" {
+				suggestion = fmt.Sprintf(" (orch schema %s lists them)", doc.Kind)
+			}
+		}
+		msg += suggestion
 		diags.Add(Error, at, ptr, "bad-value", "%s", msg)
 	case "format":
 		if schemaAt["format"] == "duration" {
@@ -191,6 +215,14 @@ func explain(doc *Document, cs *compiledSchemas, e *jsonschema.ValidationError, 
 		diags.Add(Error, at, ptr, "bad-value", "%s: %s", nameOr(field, "value"), e.Message)
 	case "pattern":
 		diags.Add(Error, at, ptr, "bad-value", "%s: %s is not valid: %s", nameOr(field, "value"), show(value), describe(schemaAt, e.Message))
+	case "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum":
+		bound := schemaAt[keyword]
+		rel := map[string]string{"minimum": "at least", "exclusiveMinimum": "above", "maximum": "at most", "exclusiveMaximum": "below"}[keyword]
+		diags.Add(Error, at, ptr, "bad-value", "%s must be %s %v, not %s", nameOr(field, "value"), rel, bound, show(value))
+	case "minItems", "minLength", "minProperties":
+		what := map[string]string{"minItems": "item", "minLength": "character", "minProperties": "entry"}[keyword]
+		n, _ := schemaAt[keyword].(float64)
+		diags.Add(Error, at, ptr, "bad-value", "%s needs at least %s", nameOr(field, "value"), plural(int(n), what))
 	default:
 		diags.Add(Error, at, ptr, "schema", "%s: %s", nameOr(field, "value"), e.Message)
 	}
@@ -365,3 +397,10 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func keysOf(m map[string]any) []string { return sortedKeys(m) }
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

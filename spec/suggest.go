@@ -13,13 +13,15 @@ func closest(s string, candidates []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b, or limit+1 once it
-// is certain to exceed limit.
+// editDistance is the optimal-string-alignment distance between a and b (a
+// transposition such as "agnet" for "agent" is one edit), or limit+1 once it is
+// certain to exceed limit.
 func editDistance(a, b string, limit int) int {
 	ra, rb := []rune(a), []rune(b)
 	if d := len(ra) - len(rb); d > limit || -d > limit {
 		return limit + 1
 	}
+	prev2 := make([]int, len(rb)+1)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
@@ -34,12 +36,15 @@ func editDistance(a, b string, limit int) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 			rowMin = min(rowMin, cur[j])
 		}
 		if rowMin > limit {
 			return limit + 1
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return min(prev[len(rb)], limit+1)
 }

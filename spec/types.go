@@ -31,10 +31,14 @@ type Origin struct {
 	Ptr string    `json:"-"`
 }
 
-// At returns the position of the field at ptr below this value ("" for itself).
+// At returns the position of the field at ptr below this value. For the value
+// itself (ptr "") that is its key, as in "agent:", when it has one.
 func (o Origin) At(ptr string) Pos {
 	if o.Doc == nil {
 		return Pos{}
+	}
+	if ptr == "" {
+		return o.Doc.KeyPos(o.Ptr)
 	}
 	return o.Doc.Pos(o.Ptr + ptr)
 }

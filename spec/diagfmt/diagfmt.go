@@ -56,10 +56,11 @@ func Text(w io.Writer, ds spec.Diagnostics, src Sources, opts TextOptions) error
 		if d.Pos.Line > 0 && src != nil {
 			line := src.SourceLine(d.Pos.File, d.Pos.Line)
 			if strings.TrimSpace(line) != "" {
+				shown, marker := excerpt(line, d.Pos.Col)
 				num := fmt.Sprint(d.Pos.Line)
 				pad := strings.Repeat(" ", len(num))
-				fmt.Fprintf(&b, " %s | %s\n", num, printable(line))
-				fmt.Fprintf(&b, " %s | %s\n", pad, paint(green, caret(line, d.Pos.Col)))
+				fmt.Fprintf(&b, " %s | %s\n", num, shown)
+				fmt.Fprintf(&b, " %s | %s\n", pad, paint(green, marker))
 			}
 		}
 	}
@@ -105,18 +106,31 @@ func printable(s string) string {
 	}, strings.ToValidUTF8(s, string(utf8.RuneError)))
 }
 
-// caret returns a marker under the rune column col of line: a caret, then
-// tildes under the rest of the token that starts there.
-func caret(line string, col int) string {
+// maxExcerpt is the widest source excerpt shown; longer lines are cut around
+// the column, with "..." where text was left out.
+const maxExcerpt = 100
+
+// excerpt returns the printable source line (cut to maxExcerpt runes around col)
+// and the caret line under it.
+func excerpt(line string, col int) (shown, marker string) {
 	runes := []rune(printable(line))
-	if col < 1 {
-		col = 1
-	}
-	if col > len(runes)+1 {
-		col = len(runes) + 1
-	}
+	col = min(max(col, 1), len(runes)+1)
 	width := tokenWidth(runes[col-1:])
-	return strings.Repeat(" ", col-1) + "^" + strings.Repeat("~", max(width-1, 0))
+	if len(runes) <= maxExcerpt {
+		return string(runes), strings.Repeat(" ", col-1) + "^" + strings.Repeat("~", max(width-1, 0))
+	}
+	start := max(col-1-maxExcerpt/2, 0)
+	end := min(start+maxExcerpt, len(runes))
+	prefix, suffix := "", ""
+	if start > 0 {
+		prefix = "..."
+	}
+	if end < len(runes) {
+		suffix = "..."
+	}
+	width = min(width, end-(col-1))
+	offset := len(prefix) + col - 1 - start
+	return prefix + string(runes[start:end]) + suffix, strings.Repeat(" ", offset) + "^" + strings.Repeat("~", max(width-1, 0))
 }
 
 // tokenWidth is the length of the YAML token at the start of rs: a quoted
@@ -125,6 +139,9 @@ func caret(line string, col int) string {
 func tokenWidth(rs []rune) int {
 	if len(rs) == 0 {
 		return 1
+	}
+	if rs[0] == '[' || rs[0] == '{' {
+		return 1 // a flow collection: mark its opening bracket
 	}
 	if q := rs[0]; q == '"' || q == '\'' {
 		for i := 1; i < len(rs); i++ {

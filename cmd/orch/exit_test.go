@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const validAgent = "agent:\n  id: a\n  command: [/bin/true]\n"
+
+// TestValidateExitCodes checks the exit codes of DESIGN §6 in-process
+// (testscript's `! exec` only tells zero from non-zero).
+func TestValidateExitCodes(t *testing.T) {
+	tests := []struct {
+		name   string
+		files  map[string]string
+		args   []string
+		want   int
+		stderr string
+	}{
+		{"valid", map[string]string{"a.yaml": validAgent}, []string{"validate", "a.yaml"}, exitOK, ""},
+		{"invalid", map[string]string{"a.yaml": "agent:\n  id: a\n"}, []string{"validate", "a.yaml"}, exitFailed, ""},
+		{"warning only", map[string]string{"a.yaml": validAgent, "e.yaml": ""}, []string{"validate", "."}, exitOK, ""},
+		{"warning strict", map[string]string{"a.yaml": validAgent, "e.yaml": ""}, []string{"validate", "--strict", "."}, exitFailed, ""},
+		{"missing file", nil, []string{"validate", "nope.yaml"}, exitUsage, "orch: nope.yaml: no such file or directory"},
+		{"glob matches nothing", nil, []string{"validate", "*.yaml"}, exitUsage, "pattern matches no file"},
+		{"empty dir", map[string]string{"x.txt": ""}, []string{"validate", "."}, exitUsage, "no *.yaml or *.yml files"},
+		{"no args", nil, []string{"validate"}, exitUsage, "needs at least 1 argument"},
+		{"bad flag", nil, []string{"validate", "--nope", "a.yaml"}, exitUsage, "unknown flag: --nope"},
+		{"bad format", map[string]string{"a.yaml": validAgent}, []string{"validate", "--format", "xml", "a.yaml"}, exitUsage, `unknown format "xml"`},
+		{"bad size", map[string]string{"a.yaml": validAgent}, []string{"validate", "--max-file-size", "lots", "a.yaml"}, exitUsage, "invalid size"},
+		{"unknown command", nil, []string{"frobnicate"}, exitUsage, "unknown command"},
+		{"schema unknown kind", nil, []string{"schema", "nope"}, exitUsage, `unknown schema "nope"`},
+		{"version", nil, []string{"version"}, exitOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeFiles(t, tt.files)
+			code, _, stderr := runOrch(t, dir, tt.args...)
+			if code != tt.want {
+				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.want, stderr)
+			}
+			if !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tt.stderr)
+			}
+			if strings.Count(stderr, "orch:") > 1 {
+				t.Errorf("error printed more than once: %q", stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and testscript expectations")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"orch": func() { os.Exit(run(os.Args[1:], stdio())) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar through the real command line.
+// Regenerate expected output with: go test ./cmd/orch -run TestScripts -update
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:           filepath.Join("..", "..", "testdata", "script"),
+		UpdateScripts: *update,
+		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"gen": cmdGen},
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("NO_COLOR", "")
+			env.Setenv("ORCH_DB", filepath.Join(env.WorkDir, ".orch", "orch.db"))
+			return nil
+		},
+	})
+}
+
+// runOrch runs one command line in-process and returns its exit code and output.
+func runOrch(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	if dir != "" {
+		t.Chdir(dir)
+	}
+	var out, errb bytes.Buffer
+	code = run(args, &streams{in: bytes.NewReader(nil), out: &out, err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// cmdGen writes a file txtar cannot hold or that would be too big to keep:
+//
+//	gen bom|nul|badutf8|bomb|deep FILE
+//	gen big FILE BYTES        a valid agent padded with comments to BYTES
+//	gen manykeys FILE N       an agent whose env has N keys
+func cmdGen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: gen KIND FILE [N]")
+	}
+	n := 0
+	if len(args) > 2 {
+		var err error
+		if n, err = strconv.Atoi(args[2]); err != nil {
+			ts.Fatalf("gen: %v", err)
+		}
+	}
+	var b strings.Builder
+	switch args[0] {
+	case "bom":
+		b.WriteString("\xef\xbb\xbfagent:\n  id: bom\n  command: [x]\n")
+	case "nul":
+		b.WriteString("agent:\n  id: nul\x00\n  command: [x]\n")
+	case "badutf8":
+		b.WriteString("agent:\n  id: utf8\n  description: caf\xe9\n  command: [x]\n")
+	case "bomb": // "billion laughs": 9^9 strings from a few hundred bytes
+		b.WriteString("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+		for i := 1; i < 9; i++ {
+			p, c := string(rune('a'+i-1)), string(rune('a'+i))
+			fmt.Fprintf(&b, "%s: &%s [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n", c, c, p, p, p, p, p, p, p, p, p)
+		}
+		b.WriteString("agent: {id: bomb, command: [x], env: *i}\n")
+	case "deep":
+		b.WriteString("agent:\n  id: deep\n  command: [x]\n  description: " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n")
+	case "big":
+		b.WriteString("agent:\n  id: big\n  command: [x]\n")
+		for b.Len() < n {
+			b.WriteString("# padding padding padding padding padding padding padding padding\n")
+		}
+	case "manykeys":
+		b.WriteString("agent:\n  id: many\n  command: [x]\n  env:\n")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "    K%d: v\n", i)
+		}
+	default:
+		ts.Fatalf("gen: unknown kind %q", args[0])
+	}
+	if err := os.WriteFile(ts.MkAbs(args[1]), []byte(b.String()), 0o644); err != nil {
+		ts.Fatalf("gen: %v", err)
+	}
+}
