@@ -145,7 +145,11 @@ func (c *checker) handoff(h *Handoff) {
 			c.agentRef(h.Origin, p.Ptr, h.To, "to_agent")
 			continue
 		}
-		c.errorAt(h.Origin, p.Ptr, p.Code, "%s", p.Message)
+		pos := h.At(p.Ptr)
+		if p.Code == "missing-context" {
+			pos = h.Doc.KeyPos(p.Ptr) // the handoff_context: key, not its first entry
+		}
+		c.diags.Add(Error, pos, p.Ptr, p.Code, "%s", p.Message)
 	}
 }
 

@@ -172,6 +172,8 @@ type loader struct {
 	set   *Set
 	diags Diagnostics
 	seen  map[string]bool // absolute paths already loaded
+
+	noIncludes bool // the fuzz target loads one file and never the disk
 }
 
 // loadFile reads, parses and decodes one file, then the files its cuelists
@@ -189,23 +191,30 @@ func (l *loader) loadFile(name string) error {
 	if err != nil {
 		return err
 	}
-	f := &File{Name: filepath.Clean(name), Abs: abs, Data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))}
-	l.set.Files = append(l.set.Files, f)
+	f := &File{Name: filepath.Clean(name), Abs: abs}
 	if tooBig {
+		l.set.Files = append(l.set.Files, f)
 		l.diags.Add(Error, Pos{File: f.Name, Line: 1, Col: 1}, "", "file-too-large",
 			"file is larger than %s; not parsed (raise the limit with --max-file-size)", humanBytes(l.opts.MaxFileSize))
 		return nil
 	}
+	l.loadData(f, data)
+	return nil
+}
+
+// loadData parses and decodes the content of one file, then its includes.
+func (l *loader) loadData(f *File, data []byte) {
+	f.Data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	l.set.Files = append(l.set.Files, f)
 	if !checkText(f, &l.diags) {
-		return nil
+		return
 	}
 	l.parse(f)
 	for _, doc := range f.Docs {
-		if doc.Kind == KindCuelist {
+		if doc.Kind == KindCuelist && !l.noIncludes {
 			l.includes(doc)
 		}
 	}
-	return nil
 }
 
 func canonical(name string) (string, error) {
@@ -390,18 +399,24 @@ func (l *loader) decodeTyped(doc *Document, top map[string]any) {
 	case KindCuelist:
 		cl := &Cuelist{}
 		if obj, ok := top["cuelist"].(map[string]any); ok {
-			_ = decodeInto(obj, cl)
-			cl.Origin = Origin{Doc: doc, Ptr: "/cuelist"}
-			cues := cl.Cues[:0]
-			for i, c := range cl.Cues {
-				if c == nil {
-					continue
+			// Cues are decoded directly: a cuelist may have ten thousand of them.
+			rest := make(map[string]any, len(obj))
+			for k, v := range obj {
+				if k != "cues" {
+					rest[k] = v
 				}
-				c.Origin = Origin{Doc: doc, Ptr: Pointer("cuelist", "cues", i)}
-				c.Index = len(cues)
-				cues = append(cues, c)
 			}
-			cl.Cues = cues
+			_ = decodeInto(rest, cl)
+			cl.Origin = Origin{Doc: doc, Ptr: "/cuelist"}
+			list, _ := obj["cues"].([]any)
+			for i, item := range list {
+				if m, ok := item.(map[string]any); ok {
+					c := decodeCue(m)
+					c.Origin = Origin{Doc: doc, Ptr: Pointer("cuelist", "cues", i)}
+					c.Index = len(cl.Cues)
+					cl.Cues = append(cl.Cues, c)
+				}
+			}
 			l.set.Cuelists = append(l.set.Cuelists, cl)
 		}
 	case KindMessage:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,28 +14,41 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+	"gopkg.in/yaml.v3"
 
 	"github.com/orch-cli/orch/schemas"
 )
 
-// compiledSchemas are built once per process from the embedded files.
-type compiledSchemas struct {
-	byKind map[Kind]*jsonschema.Schema
-	raw    map[string]any // bundled schema documents by URL, to explain errors
+// kindSchema is one kind's compiled schema, built on first use: a process
+// that sees no protocol message never pays for the message schema.
+type kindSchema struct {
+	once   sync.Once
+	schema *jsonschema.Schema
+	cue    *jsonschema.Schema // cuelist only: one cue, to validate big cuelists in parallel
+	raw    any                // the bundled schema document, to explain errors
 	err    error
 }
 
-var (
-	schemaOnce sync.Once
-	compiled   compiledSchemas
-)
+var kindSchemas = map[Kind]*kindSchema{KindAgent: {}, KindCuelist: {}, KindMessage: {}}
 
-func loadSchemas() *compiledSchemas {
-	schemaOnce.Do(func() { compiled = compileSchemas() })
-	return &compiled
+func schemaFor(kind Kind) *kindSchema {
+	ks := kindSchemas[kind]
+	ks.once.Do(func() { ks.compile(kind) })
+	return ks
 }
 
-func compileSchemas() compiledSchemas {
+// compile builds the schema from the embedded files; LoadURL refuses anything
+// else, so compiling never touches the disk or the network.
+func (ks *kindSchema) compile(kind Kind) {
+	b, err := schemas.Bundle(string(kind))
+	if err != nil {
+		ks.err = err
+		return
+	}
+	if err := json.Unmarshal(b, &ks.raw); err != nil {
+		ks.err = err
+		return
+	}
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.AssertFormat = true
@@ -42,29 +56,17 @@ func compileSchemas() compiledSchemas {
 	c.LoadURL = func(url string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("orch does not load schemas from %s: all schemas are embedded", url)
 	}
-	out := compiledSchemas{byKind: map[Kind]*jsonschema.Schema{}, raw: map[string]any{}}
-	for _, kind := range schemas.Kinds {
-		b, err := schemas.Bundle(kind)
-		if err != nil {
-			return compiledSchemas{err: err}
-		}
-		var raw any
-		if err := json.Unmarshal(b, &raw); err != nil {
-			return compiledSchemas{err: err}
-		}
-		out.raw[schemas.URL(kind)] = raw
-		if err := c.AddResource(schemas.URL(kind), bytes.NewReader(b)); err != nil {
-			return compiledSchemas{err: err}
-		}
+	url := schemas.URL(string(kind))
+	if err := c.AddResource(url, bytes.NewReader(b)); err != nil {
+		ks.err = err
+		return
 	}
-	for _, kind := range schemas.Kinds {
-		s, err := c.Compile(schemas.URL(kind))
-		if err != nil {
-			return compiledSchemas{err: err}
-		}
-		out.byKind[Kind(kind)] = s
+	if ks.schema, ks.err = c.Compile(url); ks.err != nil {
+		return
 	}
-	return out
+	if kind == KindCuelist {
+		ks.cue, ks.err = c.Compile(url + "#/$defs/cue")
+	}
 }
 
 // isDuration is the "duration" format: a non-negative Go duration.
@@ -80,27 +82,103 @@ func isDuration(v any) bool {
 // validateSchema checks a document against its kind's schema and turns every
 // leaf error into a diagnostic at the exact key or value it is about.
 func validateSchema(doc *Document, poisoned map[string]bool, diags *Diagnostics) {
-	cs := loadSchemas()
-	if cs.err != nil {
-		diags.Add(Error, doc.Pos(""), "", "internal", "compiling the embedded schemas: %v", cs.err)
+	ks := schemaFor(doc.Kind)
+	if ks.err != nil {
+		diags.Add(Error, doc.Pos(""), "", "internal", "compiling the embedded %s schema: %v", doc.Kind, ks.err)
 		return
 	}
-	err := cs.byKind[doc.Kind].Validate(doc.Value)
+	var errs []*jsonschema.ValidationError
+	if cues, ok := bigCuelist(doc); ok {
+		errs = validateCuelistParallel(ks, doc, cues)
+	} else {
+		errs = validateOne(ks.schema, doc.Value, "")
+	}
+	for _, e := range errs {
+		if e.Message == "" && len(e.Causes) == 0 { // a non-validation failure
+			diags.Add(Error, doc.Pos(""), "", "schema", "%s", e.KeywordLocation)
+			continue
+		}
+		for _, leaf := range leaves(e, nil) {
+			leaf.InstanceLocation = plainPointer(leaf.InstanceLocation)
+			if underPoisoned(leaf.InstanceLocation, poisoned) {
+				continue
+			}
+			explain(doc, ks, leaf, diags)
+		}
+	}
+}
+
+// validateOne validates v and returns the error tree, with every instance
+// location prefixed by prefix (v's place in its document).
+func validateOne(s *jsonschema.Schema, v any, prefix string) []*jsonschema.ValidationError {
+	err := s.Validate(v)
 	if err == nil {
-		return
+		return nil
 	}
 	ve, ok := err.(*jsonschema.ValidationError)
 	if !ok {
-		diags.Add(Error, doc.Pos(""), "", "schema", "%v", err)
-		return
+		return []*jsonschema.ValidationError{{KeywordLocation: err.Error()}}
 	}
-	for _, leaf := range leaves(ve, nil) {
-		leaf.InstanceLocation = plainPointer(leaf.InstanceLocation)
-		if underPoisoned(leaf.InstanceLocation, poisoned) {
-			continue
+	if prefix != "" {
+		var walk func(*jsonschema.ValidationError)
+		walk = func(e *jsonschema.ValidationError) {
+			e.InstanceLocation = prefix + e.InstanceLocation
+			for _, c := range e.Causes {
+				walk(c)
+			}
 		}
-		explain(doc, cs, leaf, diags)
+		walk(ve)
 	}
+	return []*jsonschema.ValidationError{ve}
+}
+
+// parallelCues is the size above which a cuelist's cues are validated in
+// parallel, each against the cue schema, instead of in one pass.
+const parallelCues = 256
+
+func bigCuelist(doc *Document) ([]any, bool) {
+	if doc.Kind != KindCuelist {
+		return nil, false
+	}
+	top, _ := doc.Value.(map[string]any)
+	cl, _ := top["cuelist"].(map[string]any)
+	cues, ok := cl["cues"].([]any)
+	return cues, ok && len(cues) > parallelCues
+}
+
+// validateCuelistParallel validates the cuelist with only its first cue, then
+// the other cues on every core. The errors are the same as one pass's.
+func validateCuelistParallel(ks *kindSchema, doc *Document, cues []any) []*jsonschema.ValidationError {
+	top := doc.Value.(map[string]any)
+	head := make(map[string]any, len(top))
+	for k, v := range top {
+		head[k] = v
+	}
+	clHead := make(map[string]any)
+	for k, v := range top["cuelist"].(map[string]any) {
+		clHead[k] = v
+	}
+	clHead["cues"] = cues[:1]
+	head["cuelist"] = clHead
+	errs := validateOne(ks.schema, head, "")
+
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	results := make([][]*jsonschema.ValidationError, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 1 + w; i < len(cues); i += workers {
+				results[w] = append(results[w], validateOne(ks.cue, cues[i], Pointer("cuelist", "cues", i))...)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		errs = append(errs, r...)
+	}
+	return errs
 }
 
 // plainPointer undoes the URL escaping the schema library adds to pointer tokens.
@@ -141,9 +219,9 @@ func underPoisoned(ptr string, poisoned map[string]bool) bool {
 }
 
 // explain writes the diagnostic for one schema error, in the user's terms.
-func explain(doc *Document, cs *compiledSchemas, e *jsonschema.ValidationError, diags *Diagnostics) {
+func explain(doc *Document, ks *kindSchema, e *jsonschema.ValidationError, diags *Diagnostics) {
 	ptr := e.InstanceLocation
-	keyword, schemaAt := splitKeyword(cs, e.AbsoluteKeywordLocation)
+	keyword, schemaAt := splitKeyword(ks.raw, e.AbsoluteKeywordLocation)
 	field := fieldName(doc.Value, ptr)
 	value := valueAt(doc.Value, ptr)
 	at := doc.Pos(ptr)
@@ -184,8 +262,15 @@ func explain(doc *Document, cs *compiledSchemas, e *jsonschema.ValidationError, 
 			}
 		}
 	case "type":
-		want := strings.TrimSuffix(after(e.Message, "expected "), ", but got "+jsonType(value))
-		diags.Add(Error, at, ptr, "wrong-type", "%s must be %s, not %s", nameOr(field, "document"), article(want), article(jsonType(value)))
+		want, _, _ := strings.Cut(after(e.Message, "expected "), ", but got ")
+		hint := ""
+		if strings.Contains(want, "string") {
+			// YAML reads true, 8080 or null as non-strings: say how to keep them text.
+			if n, _ := doc.lookup(ptr); n != nil && n.Kind == yaml.ScalarNode && n.Style == 0 && n.Value != "" {
+				hint = fmt.Sprintf(" (quote it: \"%s\")", n.Value)
+			}
+		}
+		diags.Add(Error, at, ptr, "wrong-type", "%s must be %s, not %s%s", nameOr(field, "document"), article(want), article(jsonType(value)), hint)
 	case "enum", "const":
 		opts, _ := schemaAt["enum"].([]any)
 		var names []string
@@ -229,11 +314,11 @@ func explain(doc *Document, cs *compiledSchemas, e *jsonschema.ValidationError, 
 }
 
 // splitKeyword returns the failing keyword and the schema object holding it.
-func splitKeyword(cs *compiledSchemas, abs string) (string, map[string]any) {
-	url, frag, _ := strings.Cut(abs, "#")
+func splitKeyword(raw any, abs string) (string, map[string]any) {
+	_, frag, _ := strings.Cut(abs, "#")
 	toks := strings.Split(strings.TrimPrefix(frag, "/"), "/")
 	keyword := toks[len(toks)-1]
-	var node any = cs.raw[url]
+	node := raw
 	for _, t := range toks[:len(toks)-1] {
 		t = unescapePointer(t)
 		switch n := node.(type) {

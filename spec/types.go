@@ -204,6 +204,59 @@ func (h *Handoff) Artifacts() []Artifact {
 	return out
 }
 
+// decodeCue reads a cue from its JSON value. Values of the wrong type (already
+// reported by the schema) are left at their zero value.
+func decodeCue(m map[string]any) *Cue {
+	c := &Cue{}
+	c.ID, _ = m["id"].(string)
+	c.Description, _ = m["description"].(string)
+	c.Agents = stringList(m["agents"])
+	c.Dependencies = stringList(m["dependencies"])
+	c.AutoFollow, _ = m["auto_follow"].(string)
+	c.Go, _ = m["go"].(string)
+	c.Conditions = stringList(m["conditions"])
+	c.Inputs, _ = m["inputs"].(map[string]any)
+	c.Claims = stringList(m["claims"])
+	c.Outputs = stringList(m["outputs"])
+	c.Exports = stringList(m["exports"])
+	switch p := m["priority"].(type) {
+	case int64:
+		v := int(p)
+		c.Priority = &v
+	case float64: // 5.0 is an integer to the schema too
+		if p == float64(int(p)) {
+			v := int(p)
+			c.Priority = &v
+		}
+	}
+	c.Timeout = durationOf(m["timeout"])
+	c.Estimate = durationOf(m["estimate"])
+	if b, ok := m["idempotent"].(bool); ok {
+		c.Idempotent = &b
+	}
+	return c
+}
+
+func stringList(v any) []string {
+	list, _ := v.([]any)
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func durationOf(v any) Duration {
+	s, _ := v.(string)
+	d, _ := time.ParseDuration(s)
+	return Duration(d)
+}
+
 // decodeInto fills v from a JSON value. Type mismatches have already been
 // reported by the schema; encoding/json skips such fields and goes on.
 func decodeInto(value any, v any) error {

@@ -26,8 +26,17 @@ task_get() {
 	if [ -z "$v" ]; then
 		v=$(printf '%s' "$TASK" | sed -n "s/.*\"$1\"[[:space:]]*:[[:space:]]*\([0-9A-Za-z.+-][0-9A-Za-z.+-]*\).*/\1/p")
 	fi
+	if [ -z "$v" ]; then # a blackboard entry written as {"value": "...", "version": N, ...}
+		v=$(printf '%s' "$TASK" | sed -n "s/.*\"$1\"[[:space:]]*:[[:space:]]*{[^}]*\"value\"[[:space:]]*:[[:space:]]*\"\([^\"]*\)\".*/\1/p")
+	fi
 	printf '%s' "${v:-${2:-}}"
 }
 
 # emit KEY VALUE: report one output (one line; the value must not contain a newline).
-emit() { printf '%s=%s\n' "$1" "$2" >>"${ORCH_OUTPUT:-/dev/stdout}"; }
+emit() {
+	if [ -n "${ORCH_OUTPUT:-}" ]; then
+		printf '%s=%s\n' "$1" "$2" >>"$ORCH_OUTPUT"
+	else # run by hand: show it
+		printf '%s=%s\n' "$1" "$2"
+	fi
+}
