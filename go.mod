@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	github.com/dominikbraun/graph v0.23.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/rogpeppe/go-internal v1.16.0 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect

@@ -21,6 +21,7 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 3 paused waiting for a person, 130 interrupted.`,
 		Example: `  orch validate specs/
   orch validate --format github specs/
+  orch plan examples/conflicts/cuelist.yaml
   orch schema cuelist > cuelist.schema.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -33,6 +34,7 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.AddCommand(
 		newValidateCmd(io),
+		newPlanCmd(io),
 		newSchemaCmd(io),
 		newVersionCmd(io),
 	)

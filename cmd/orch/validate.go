@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/spec"
 	"github.com/orch-cli/orch/spec/diagfmt"
 )
@@ -98,8 +99,12 @@ func runValidate(io *streams, opts *validateOptions) error {
 
 // shortLivedGC trades memory for speed in commands that load specs and exit:
 // the garbage collector runs a quarter as often (a 10,000-cue spec still
-// peaks under 100 MB).
-func shortLivedGC() { debug.SetGCPercent(400) }
+// peaks near 100 MB). GOGC in the environment wins.
+func shortLivedGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+}
 
 // validateSpecs loads the specs and runs every check, returning the problems sorted.
 func validateSpecs(paths []string, lo spec.LoadOptions, co spec.CheckOptions) (*spec.Set, spec.Diagnostics, error) {
@@ -108,6 +113,7 @@ func validateSpecs(paths []string, lo spec.LoadOptions, co spec.CheckOptions) (*
 		return nil, nil, err
 	}
 	diags = append(diags, spec.Check(set, co)...)
+	diags = append(diags, planner.Check(set)...)
 	return set, diags.Sorted(), nil
 }
 

@@ -24,6 +24,7 @@ type Options struct {
 	MaxParallel  int
 	Seed         uint64
 	AgentsInline bool // agents in the same file as the cuelist
+	OneAtATime   bool // agents serve one cue at a time (concurrency 1): every cue conflicts
 }
 
 // Defaults returns the options of the benchmarks: n cues, 3n edges,
@@ -40,7 +41,11 @@ func Agents(w io.Writer, o Options) error {
 		for i, arg := range argv {
 			argv[i] = fmt.Sprintf("%q", arg)
 		}
-		fmt.Fprintf(&b, "---\nagent:\n  id: agent-%d\n  command: [%s]\n  protocol: %s\n  concurrency: %d\n  provides: [out_%d]\n", a, strings.Join(argv, ", "), o.Protocol, max(o.Cues, 1), a)
+		concurrency := max(o.Cues, 1)
+		if o.OneAtATime {
+			concurrency = 1
+		}
+		fmt.Fprintf(&b, "---\nagent:\n  id: agent-%d\n  command: [%s]\n  protocol: %s\n  concurrency: %d\n  provides: [out_%d]\n", a, strings.Join(argv, ", "), o.Protocol, concurrency, a)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -80,8 +85,8 @@ func Cuelist(w io.Writer, o Options) error {
 	return err
 }
 
-// dependencies picks up to EdgesPerCue distinct earlier cues: the previous one,
-// then some near and some far, so the graph has both depth and width.
+// dependencies picks up to EdgesPerCue distinct earlier cues, some near and
+// some far, so the graph has both depth (about n/20 levels) and width.
 func dependencies(rng *rand.Rand, i int, o Options) []int {
 	if o.Independent || i == 0 {
 		return nil
@@ -91,7 +96,7 @@ func dependencies(rng *rand.Rand, i int, o Options) []int {
 	}
 	seen := map[int]bool{}
 	var deps []int
-	windows := []int{1, 50, 500, 5000}
+	windows := []int{40, 400, 4000}
 	for k := 0; len(deps) < min(o.EdgesPerCue, i) && k < 4*o.EdgesPerCue; k++ {
 		w := windows[min(k, len(windows)-1)]
 		d := i - 1 - rng.IntN(min(w, i))

@@ -1,0 +1,108 @@
+package planfmt
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func releasePlan(t *testing.T) *planner.Plan {
+	t.Helper()
+	set, p, diags, err := planner.Compile(filepath.Join("testdata", "release.yaml"), "", spec.LoadOptions{})
+	if err != nil || p == nil {
+		t.Fatalf("compile: %v %v", err, diags)
+	}
+	_ = set
+	return p
+}
+
+func TestGolden(t *testing.T) {
+	p := releasePlan(t)
+	for _, tc := range []struct {
+		file   string
+		render func(*bytes.Buffer, *planner.Plan) error
+	}{
+		{"release.txt", func(b *bytes.Buffer, p *planner.Plan) error { return Text(b, p) }},
+		{"release.json", func(b *bytes.Buffer, p *planner.Plan) error { return JSON(b, p) }},
+		{"release.mmd", func(b *bytes.Buffer, p *planner.Plan) error { return Mermaid(b, p) }},
+		{"release.dot", func(b *bytes.Buffer, p *planner.Plan) error { return DOT(b, p) }},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.render(&b, p); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", tc.file)
+			if *update {
+				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test -update creates it)", err)
+			}
+			if !bytes.Equal(b.Bytes(), want) {
+				t.Errorf("%s differs:\n%s", tc.file, b.String())
+			}
+		})
+	}
+}
+
+// TestRenderingIsStable renders twice from two builds: maps inside the graph
+// library must not leak their random order into the output.
+func TestRenderingIsStable(t *testing.T) {
+	var first string
+	for i := 0; i < 5; i++ {
+		var b bytes.Buffer
+		p := releasePlan(t)
+		_ = JSON(&b, p)
+		_ = DOT(&b, p)
+		_ = Mermaid(&b, p)
+		if i == 0 {
+			first = b.String()
+		} else if b.String() != first {
+			t.Fatal("output differs between builds")
+		}
+	}
+}
+
+func TestJSONShape(t *testing.T) {
+	var b bytes.Buffer
+	if err := JSON(&b, releasePlan(t)); err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"cuelist", "arbitration", "cues", "edges", "waves", "critical_path", "conflicts", "tools"} {
+		if _, ok := out[k]; !ok {
+			t.Errorf("missing %q", k)
+		}
+	}
+	c := out["conflicts"].([]any)[0].(map[string]any)
+	for _, k := range []string{"conflict_type", "cues_involved", "agents_involved", "resource_in_question", "proposed_resolution", "winner", "suggested_winner", "reason"} {
+		if _, ok := c[k]; !ok {
+			t.Errorf("conflict lacks %q", k)
+		}
+	}
+}
+
+func TestDOTHasNoWeightNoise(t *testing.T) {
+	var b bytes.Buffer
+	_ = DOT(&b, releasePlan(t))
+	if strings.Contains(b.String(), "weight") {
+		t.Error("DOT output mentions weight")
+	}
+}
