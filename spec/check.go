@@ -147,12 +147,27 @@ func (c *checker) cuelist(cl *Cuelist) {
 			names[i] = cl.Cues[v].ID
 		}
 		closing := g.EdgePointer(cyc[len(cyc)-2], cyc[len(cyc)-1])
+		if onlyAutoFollow(g, cyc) {
+			c.diags.Add(Error, cl.Doc.Pos(closing), closing, "cycle",
+				"auto_follow chain never ends: %s (each cue starts the next; the last cue of a chain must not auto_follow)", strings.Join(names, " -> "))
+			continue
+		}
 		c.diags.Add(Error, cl.Doc.Pos(closing), closing, "cycle",
 			"dependency cycle: %s (each cue must complete before the next one starts)", strings.Join(names, " -> "))
 	}
 	if len(cycles) == 0 {
 		c.dataFlow(cl, g)
 	}
+}
+
+// onlyAutoFollow reports whether every edge of the cycle is an auto_follow link.
+func onlyAutoFollow(g *CueGraph, cyc []int) bool {
+	for i := 0; i+1 < len(cyc); i++ {
+		if !strings.HasSuffix(g.EdgePointer(cyc[i], cyc[i+1]), "/auto_follow") {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *checker) cue(cl *Cuelist, g *CueGraph, cue *Cue, ids []string) {
