@@ -1,0 +1,193 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/orch-cli/orch/spec"
+)
+
+// order is what the loop tells an attempt to do next.
+type order int
+
+const (
+	orderStandby order = iota + 1
+	orderGo
+)
+
+type orderMsg struct {
+	kind order
+	task *Task
+}
+
+// attempt is one agent's attempt at one cue, driven by its own goroutine
+// through WARNING, STANDBY and GO on the loop's orders.
+type attempt struct {
+	r      *run
+	cue    *cueRun
+	tgt    *target
+	agent  *spec.Agent
+	number int
+	token  string
+	orders chan orderMsg
+	halt   chan struct{} // closed to stop the attempt
+	once   sync.Once
+	why    string
+}
+
+// driver speaks to one kind of agent (protocol none or jsonl).
+type driver interface {
+	warning(a *attempt) *failure
+	standby(a *attempt) *failure
+	work(a *attempt, t *Task) (map[string]any, *failure)
+	// close stops whatever is still running and sweeps the process group;
+	// it returns the pid and exit status of the GO process, when there was one.
+	close(a *attempt) (pid int, exit *int)
+}
+
+func newAttempt(r *run, c *cueRun, t *target, number int) *attempt {
+	return &attempt{r: r, cue: c, tgt: t, agent: t.agent, number: number,
+		token:  fmt.Sprintf("%s.%s.%d.%s", r.id, c.cue.ID, number, NewRunID()),
+		orders: make(chan orderMsg, 2), halt: make(chan struct{})}
+}
+
+func (a *attempt) order(kind order, t *Task) { a.orders <- orderMsg{kind, t} }
+
+func (a *attempt) stop(why string) {
+	a.once.Do(func() {
+		a.why = why
+		close(a.halt)
+	})
+}
+
+func (a *attempt) stopped() *failure {
+	return failf("stopped", "stopped: %s", a.why)
+}
+
+// run takes the attempt through its phases and reports its end.
+func (a *attempt) run(ctx context.Context) {
+	defer a.r.active.Done()
+	var d driver
+	if a.agent.Protocol == "jsonl" {
+		d = &jsonlDriver{}
+	} else {
+		d = &plainDriver{}
+	}
+	outputs, fail := a.phases(d)
+	pid, exit := d.close(a)
+	if fail == nil {
+		fail = a.checkContract(outputs)
+	}
+	a.r.reports <- report{kind: repEnded, att: a, fail: fail, outputs: outputs, pid: pid, exit: exit}
+}
+
+func (a *attempt) phases(d driver) (map[string]any, *failure) {
+	if f := d.warning(a); f != nil {
+		return nil, f
+	}
+	a.r.reports <- report{kind: repWarned, att: a}
+	if _, f := a.await(orderStandby); f != nil {
+		return nil, f
+	}
+	if f := d.standby(a); f != nil {
+		return nil, f
+	}
+	a.r.reports <- report{kind: repReady, att: a}
+	task, f := a.await(orderGo)
+	if f != nil {
+		return nil, f
+	}
+	return d.work(a, task)
+}
+
+// await waits for the loop's next order, or for the attempt to be stopped.
+func (a *attempt) await(want order) (*Task, *failure) {
+	select {
+	case o := <-a.orders:
+		if o.kind != want {
+			return nil, failf("internal", "expected order %d, got %d", want, o.kind)
+		}
+		return o.task, nil
+	case <-a.halt:
+		return nil, a.stopped()
+	}
+}
+
+// checkContract fails a successful attempt that did not deliver every key
+// its agent provides.
+func (a *attempt) checkContract(outputs map[string]any) *failure {
+	var missing []string
+	for _, k := range a.agent.Provides {
+		if _, ok := outputs[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	sort.Strings(missing)
+	return failf("contract", "contract violation: did not provide %s", joinQuoted(missing))
+}
+
+func joinQuoted(keys []string) string {
+	out := ""
+	for i, k := range keys {
+		if i > 0 {
+			out += ", "
+		}
+		out += k
+	}
+	return out
+}
+
+// dir is where the agent's processes start: workdir, relative to the file
+// that defines the agent.
+func (a *attempt) dir() string {
+	base := a.agent.Dir()
+	if a.agent.Workdir == "" {
+		return base
+	}
+	if filepath.IsAbs(a.agent.Workdir) {
+		return a.agent.Workdir
+	}
+	return filepath.Join(base, a.agent.Workdir)
+}
+
+// timeouts for this attempt's phases.
+func (a *attempt) ackTimeout() time.Duration {
+	return firstPositive(a.r.plan.Cuelist.Defaults.AckTimeout.D(), DefaultAckTimeout)
+}
+
+func (a *attempt) standbyTimeout() time.Duration {
+	return firstPositive(a.r.plan.Cuelist.Defaults.StandbyTimeout.D(), DefaultStandbyTimeout)
+}
+
+func (a *attempt) goTimeout() time.Duration {
+	return firstPositive(a.cue.cue.Timeout.D(), a.agent.Timeout.D(), a.r.plan.Cuelist.Defaults.Timeout.D(), DefaultTimeout)
+}
+
+func firstPositive(ds ...time.Duration) time.Duration {
+	for _, d := range ds {
+		if d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// log records one line of the agent's output.
+func (a *attempt) log(stream, text string) {
+	a.r.rec.Log(LogLine{RunID: a.r.id, Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+		Stream: stream, At: time.Now().UTC(), Text: a.r.redact.text(text)})
+}
+
+// note records something worth seeing about this attempt (not a decision:
+// a failure to record it does not stop the run).
+func (a *attempt) note(format string, args ...any) {
+	a.r.publish(context.Background(), Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvNote,
+		Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number, Reason: a.r.redact.text(fmt.Sprintf(format, args...))})
+}

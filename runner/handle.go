@@ -1,0 +1,146 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// reportKind says what an attempt (or a prompt) reports to the loop.
+type reportKind int
+
+const (
+	repWarned   reportKind = iota + 1 // acknowledged WARNING
+	repReady                          // acknowledged STANDBY
+	repEnded                          // the attempt is over: completed, failed or stopped
+	repApproval                       // a person answered the GO prompt
+)
+
+type report struct {
+	kind    reportKind
+	att     *attempt
+	cue     *cueRun
+	ok      bool
+	fail    *failure // repEnded: nil on success
+	outputs map[string]any
+	pid     int
+	exit    *int
+}
+
+// failure is a classified reason an attempt did not complete.
+type failure struct {
+	class  string // exit:N, timeout, malfunction, signal, contract, stopped, start
+	reason string
+}
+
+func (f *failure) Error() string { return f.reason }
+
+func failf(class, format string, args ...any) *failure {
+	return &failure{class: class, reason: fmt.Sprintf(format, args...)}
+}
+
+// handle applies one report to the run's state.
+func (r *run) handle(ctx context.Context, rep report) {
+	if rep.kind == repApproval {
+		delete(r.asking, rep.cue.cue.ID)
+		if rep.ok {
+			rep.cue.approved = true
+			_ = r.record(ctx, Event{Type: EvManualGo, Cue: rep.cue.cue.ID, Reason: "approved at the terminal"})
+		} else {
+			r.declined[rep.cue.cue.ID] = true
+		}
+		return
+	}
+	a := rep.att
+	c, t := a.cue, a.tgt
+	if t.att != a { // a stale report from an attempt already replaced
+		return
+	}
+	switch rep.kind {
+	case repWarned:
+		t.phase = tWarned
+		if c.state == CueStandby || c.state == CueGo { // a retry joins a cue already further on
+			t.phase = tStandby
+			a.order(orderStandby, nil)
+		}
+	case repReady:
+		t.phase = tReady
+		if c.state == CueGo {
+			t.phase = tGoing
+			a.order(orderGo, r.task(c, a))
+		}
+	case repEnded:
+		r.running--
+		t.att = nil
+		r.attemptEnded(ctx, c, t, rep)
+	}
+}
+
+// attemptEnded records the attempt's end and decides what follows: the
+// cue completes, the agent retries, a fallback takes over, or the cue fails.
+func (r *run) attemptEnded(ctx context.Context, c *cueRun, t *target, rep report) {
+	a := rep.att
+	state, reason, class := AttemptCompleted, "", ""
+	if rep.fail != nil {
+		state, reason, class = AttemptFailed, rep.fail.reason, rep.fail.class
+		if r.stopping || c.state.Final() || rep.fail.class == "stopped" {
+			state = AttemptStopped
+		}
+	}
+	_ = r.record(ctx, Event{Type: EvAttemptEnded, Cue: c.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+		State: string(state), Reason: reason,
+		Data: mustJSON(AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: r.redact.value(rep.outputs)})})
+	if state == AttemptStopped {
+		if !c.state.Final() && !r.stopping {
+			t.phase = tIdle // stood down (a skipped or paused cue); nothing more to do
+		}
+		return
+	}
+	if state == AttemptCompleted {
+		t.phase, t.outputs = tDone, rep.outputs
+		if r.allAt(c, tDone) {
+			r.completeCue(ctx, c)
+		}
+		return
+	}
+	ag := a.agent
+	if ag.Cooldown > 0 && retriable(ag, class) {
+		until := time.Now().Add(ag.Cooldown.D()).UTC()
+		_ = r.record(ctx, Event{Type: EvCooldown, Cue: c.cue.ID, Agent: ag.ID, Reason: reason, Data: mustJSON(CooldownData{Until: until})})
+	}
+	switch {
+	case retriable(ag, class) && t.tries < maxAttempts(ag):
+		delay := backoff(ag, t.tries)
+		t.phase, t.retryAt = tIdle, time.Now().Add(delay)
+		r.wakeNoLaterThan(t.retryAt)
+		_ = r.record(ctx, Event{Type: EvNote, Cue: c.cue.ID, Agent: ag.ID, Attempt: a.number,
+			Reason: fmt.Sprintf("%s (%s): retry %d of %d in %s", reason, class, t.tries+1, maxAttempts(ag), delay.Round(time.Millisecond))})
+	case r.takeFallback(ctx, c, t, "failed ("+class+")"):
+	default:
+		t.phase = tFailed
+		r.endCue(ctx, c, CueFailed, fmt.Sprintf("%s: %s", ag.ID, reason))
+	}
+}
+
+// completeCue merges the targets' outputs, exports the cue's exports to the
+// blackboard and records the cue completed.
+func (r *run) completeCue(ctx context.Context, c *cueRun) {
+	c.outputs = map[string]any{}
+	for _, t := range c.targets {
+		for k, v := range t.outputs {
+			c.outputs[k] = v
+		}
+	}
+	for _, key := range c.cue.Exports {
+		v, ok := c.outputs[key]
+		if !ok {
+			continue
+		}
+		author := c.targets[0].agent.ID
+		if _, err := r.rec.BlackboardWrite(context.WithoutCancel(ctx), r.id, key, mustJSON(r.redact.any(v)), author); err != nil {
+			r.err = fmt.Errorf("exporting %s of cue %s to the blackboard: %w", key, c.cue.ID, err)
+			return
+		}
+	}
+	r.endCue(ctx, c, CueCompleted, "")
+}

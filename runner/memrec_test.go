@@ -1,0 +1,132 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// memRecorder is an in-memory Recorder for tests: the runner never needs
+// SQLite to be tested.
+type memRecorder struct {
+	mu        sync.Mutex
+	events    []Event
+	logs      []LogLine
+	board     map[string]map[string]BlackboardEntry
+	cooldowns map[string]time.Time
+	commands  []Command
+	seq       map[string]int64
+}
+
+func newMemRecorder() *memRecorder {
+	return &memRecorder{board: map[string]map[string]BlackboardEntry{}, cooldowns: map[string]time.Time{}, seq: map[string]int64{}}
+}
+
+func (m *memRecorder) Append(_ context.Context, events ...Event) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range events {
+		m.seq[events[i].RunID]++
+		events[i].Seq = m.seq[events[i].RunID]
+		if events[i].Type == EvCooldown {
+			var d CooldownData
+			_ = json.Unmarshal(events[i].Data, &d)
+			m.cooldowns[events[i].Agent] = d.Until
+		}
+		m.events = append(m.events, events[i])
+	}
+	return nil
+}
+
+func (m *memRecorder) Log(l LogLine) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.logs = append(m.logs, l)
+}
+
+func (m *memRecorder) Flush(context.Context) error { return nil }
+
+func (m *memRecorder) BlackboardWrite(_ context.Context, runID, key string, value json.RawMessage, author string) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.board[runID] == nil {
+		m.board[runID] = map[string]BlackboardEntry{}
+	}
+	v := m.board[runID][key].Version + 1
+	m.board[runID][key] = BlackboardEntry{Key: key, Value: value, Version: v, Author: author, At: time.Now()}
+	m.seq[runID]++
+	m.events = append(m.events, Event{RunID: runID, Seq: m.seq[runID], Type: EvBlackboard, Agent: author})
+	return v, nil
+}
+
+func (m *memRecorder) BlackboardRead(_ context.Context, runID, key string) (BlackboardEntry, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.board[runID][key]
+	return e, ok, nil
+}
+
+func (m *memRecorder) Blackboard(_ context.Context, runID string) (map[string]BlackboardEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]BlackboardEntry{}
+	for k, v := range m.board[runID] {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (m *memRecorder) CooldownUntil(_ context.Context, agent string) (time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cooldowns[agent], nil
+}
+
+func (m *memRecorder) Commands(_ context.Context, runID string) ([]Command, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Command
+	for _, c := range m.commands {
+		if c.RunID == runID {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func (m *memRecorder) CommandDone(_ context.Context, id int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, c := range m.commands {
+		if c.ID == id {
+			m.commands = append(m.commands[:i], m.commands[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+func (m *memRecorder) LoadRun(context.Context, string) (*RunRecord, error) { return nil, nil }
+
+// of returns the events of one type, in order.
+func (m *memRecorder) of(typ string) []Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Event
+	for _, e := range m.events {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// cueStates returns the last state recorded for each cue.
+func (m *memRecorder) cueStates() map[string]string {
+	out := map[string]string{}
+	for _, e := range m.of(EvCueState) {
+		out[e.Cue] = e.State
+	}
+	return out
+}

@@ -1,0 +1,211 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// plainDriver runs a protocol: none agent: prepare at WARNING, ready_check at
+// STANDBY, the command at GO with the task as JSON on stdin; outputs come
+// back through the file named by ORCH_OUTPUT.
+type plainDriver struct {
+	goProc *proc
+}
+
+func (d *plainDriver) warning(a *attempt) *failure {
+	if len(a.agent.Prepare) == 0 {
+		return nil
+	}
+	_, f := a.runStep("prepare", a.agent.Prepare, "", nil, a.standbyTimeout(), nil)
+	return f
+}
+
+func (d *plainDriver) standby(a *attempt) *failure {
+	if len(a.agent.ReadyCheck) == 0 {
+		return nil
+	}
+	_, f := a.runStep("ready_check", a.agent.ReadyCheck, "", nil, a.standbyTimeout(), nil)
+	return f
+}
+
+func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
+	outPath := filepath.Join(a.r.workDir, fmt.Sprintf("%s.%s.%d.out", safeName(a.cue.cue.ID), safeName(a.agent.ID), a.number))
+	if err := os.WriteFile(outPath, nil, 0o600); err != nil {
+		return nil, failf("start", "creating ORCH_OUTPUT: %v", err)
+	}
+	stdin, err := json.Marshal(t)
+	if err != nil {
+		return nil, failf("start", "encoding the task: %v", err)
+	}
+	p, f := a.runStep("command", a.agent.Command, a.agent.Run, stdin, a.goTimeout(), a.env(t, "ORCH_OUTPUT="+outPath))
+	d.goProc = p
+	if f != nil {
+		return nil, f
+	}
+	data, err := readCapped(outPath, maxOutputFile)
+	if err != nil {
+		return nil, failf("malfunction", "%v", err)
+	}
+	outputs, err := parseOutputFile(data)
+	if err != nil {
+		return nil, failf("malfunction", "%v", err)
+	}
+	return outputs, nil
+}
+
+func (d *plainDriver) close(a *attempt) (int, *int) {
+	if d.goProc == nil {
+		return 0, nil
+	}
+	e := d.goProc.exit()
+	if e.signaled {
+		return d.goProc.pid, nil
+	}
+	return d.goProc.pid, &e.code
+}
+
+// runStep runs one process of a plain agent to its end within timeout,
+// logging its output, and classifies how it ended. A nil env means the
+// agent's environment without a task.
+func (a *attempt) runStep(step string, argv []string, shell string, stdin []byte, timeout time.Duration, env []string) (*proc, *failure) {
+	if env == nil {
+		env = a.env(nil)
+	}
+	out, errw := a.logWriter("stdout"), a.logWriter("stderr")
+	defer out.flush()
+	defer errw.flush()
+	spec := procSpec{argv: argv, shell: shell, dir: a.dir(), env: env, token: a.token, stdout: out, stderr: errw}
+	if stdin != nil {
+		spec.stdin = bytes.NewReader(stdin)
+	} else {
+		spec.stdin = strings.NewReader("")
+	}
+	p, err := startProc(spec, a.r.grace)
+	if err != nil {
+		return nil, failf("start", "%s: %v", step, err)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var f *failure
+	select {
+	case <-p.done:
+	case <-timer.C:
+		f = failf("timeout", "%s did not finish within %s", step, timeout)
+		p.terminate(a.r.grace)
+	case <-a.halt:
+		f = a.stopped()
+		p.terminate(a.r.grace)
+	}
+	<-p.done
+	a.sweep(p, step)
+	if f != nil {
+		return p, f
+	}
+	e := p.exit()
+	switch {
+	case e.signaled:
+		return p, failf("signal", "%s was %s", step, e)
+	case e.code != 0:
+		return p, failf(fmt.Sprintf("exit:%d", e.code), "%s %s", step, e)
+	}
+	return p, nil
+}
+
+// sweep stops what the process left behind and says so in the log.
+func (a *attempt) sweep(p *proc, step string) {
+	inGroup, escaped := p.sweep(a.r.grace)
+	if len(inGroup) > 0 {
+		a.note("%s left %d process(es) running in its process group; stopped them", step, len(inGroup))
+	}
+	if len(escaped) > 0 {
+		a.note("%s left %d process(es) that escaped its process group (setsid): pids %v; killed them", step, len(escaped), escaped)
+	}
+}
+
+// lineWriter turns an output stream into log lines; a line longer than
+// MaxLine is cut (the rest dropped, with a marker).
+type lineWriter struct {
+	mu   sync.Mutex
+	emit func(string)
+	buf  []byte
+	cut  bool
+}
+
+func (a *attempt) logWriter(stream string) *lineWriter {
+	return &lineWriter{emit: func(s string) { a.log(stream, s) }}
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if len(w.buf)+len(chunk) > MaxLine {
+			w.cut = true
+		}
+		if room := MaxLine - len(w.buf); room > 0 {
+			w.buf = append(w.buf, chunk[:min(len(chunk), room)]...)
+		}
+		if i < 0 {
+			break
+		}
+		w.line()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (w *lineWriter) line() {
+	s := strings.TrimRight(string(w.buf), "\r")
+	if w.cut {
+		s += " [line cut at 1 MiB]"
+	}
+	w.emit(s)
+	w.buf, w.cut = w.buf[:0], false
+}
+
+// flush emits a last line without a newline.
+func (w *lineWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 || w.cut {
+		w.line()
+	}
+}
+
+func readCapped(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > limit {
+		return nil, fmt.Errorf("ORCH_OUTPUT is larger than %d bytes", limit)
+	}
+	return data, nil
+}
+
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 {
+			return '_'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,175 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// procSpec says how to start one agent process.
+type procSpec struct {
+	argv   []string // started without a shell
+	shell  string   // or one line for /bin/sh -c (the spec's explicit run:)
+	dir    string
+	env    []string  // complete environment
+	stdin  io.Reader // nil: a pipe the caller writes to (proc.stdin)
+	stdout io.Writer // where stdout goes (os/exec copies, so WaitDelay bounds Wait)
+	stderr io.Writer
+	token  string // ORCH_ATTEMPT_TOKEN: finds descendants that left the process group
+}
+
+// proc is a started agent process, leader of its own process group.
+type proc struct {
+	cmd   *exec.Cmd
+	pid   int
+	token string
+	stdin io.WriteCloser
+	done  chan struct{} // closed when the process has been waited for
+	err   error         // from Wait
+	kill  sync.Once
+}
+
+// exitInfo describes how a process ended.
+type exitInfo struct {
+	code     int  // exit status, -1 when killed by a signal
+	signaled bool // killed by a signal
+	signal   syscall.Signal
+}
+
+func (e exitInfo) String() string {
+	if e.signaled {
+		return "killed by " + signalName(e.signal)
+	}
+	return fmt.Sprintf("exited with status %d", e.code)
+}
+
+// startProc starts the process in its own process group and waits for it in
+// the background (done closes when it has ended and its output is copied,
+// or WaitDelay after it ended when a descendant holds the output open).
+func startProc(spec procSpec, waitDelay time.Duration) (*proc, error) {
+	argv := spec.argv
+	if spec.shell != "" {
+		argv = []string{"/bin/sh", "-c", spec.shell}
+	}
+	if len(argv) == 0 {
+		return nil, errors.New("no command to run")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = spec.dir
+	cmd.Env = append(spec.env, "ORCH_ATTEMPT_TOKEN="+spec.token)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A grandchild that keeps stdout open must not hold Wait forever.
+	cmd.WaitDelay = waitDelay
+	p := &proc{cmd: cmd, token: spec.token, done: make(chan struct{})}
+	var err error
+	if spec.stdin != nil {
+		cmd.Stdin = spec.stdin
+	} else if p.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = spec.stdout, spec.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, startError(argv[0], spec.dir, err)
+	}
+	p.pid = cmd.Process.Pid
+	go p.wait()
+	return p, nil
+}
+
+// startError explains why a command could not start, in terms of the spec.
+func startError(name, dir string, err error) error {
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return fmt.Errorf("command %q not found in PATH", name)
+	case errors.Is(err, os.ErrNotExist):
+		if strings.Contains(name, "/") {
+			return fmt.Errorf("command %q does not exist (relative to %s)", name, dir)
+		}
+		return fmt.Errorf("cannot start %q in %s: %v", name, dir, err)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("command %q is not executable", name)
+	}
+	return fmt.Errorf("cannot start %q: %v", name, err)
+}
+
+// wait waits for the process once and records how it ended.
+func (p *proc) wait() {
+	p.err = p.cmd.Wait()
+	close(p.done)
+}
+
+// exit returns how the process ended; valid after done is closed.
+func (p *proc) exit() exitInfo {
+	st := p.cmd.ProcessState
+	if st == nil {
+		return exitInfo{code: -1}
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return exitInfo{code: -1, signaled: true, signal: ws.Signal()}
+	}
+	return exitInfo{code: st.ExitCode()}
+}
+
+// terminate stops the whole process group: SIGTERM, then SIGKILL after
+// grace. It returns once the leader has been waited for (or after grace
+// more). Safe to call more than once.
+func (p *proc) terminate(grace time.Duration) {
+	p.kill.Do(func() {
+		_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(grace):
+		}
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL) // stragglers in the group too
+	})
+	select {
+	case <-p.done:
+	case <-time.After(grace + time.Second):
+	}
+}
+
+// sweep runs after the leader has exited: it kills what is left in the
+// process group and any descendant that escaped it (setsid), and reports
+// how many of each there were.
+func (p *proc) sweep(grace time.Duration) (inGroup, escaped []int) {
+	if syscall.Kill(-p.pid, 0) == nil { // the group still has members
+		inGroup = groupMembers(p.pid)
+		_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+		deadline := time.Now().Add(grace)
+		for syscall.Kill(-p.pid, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+		if len(inGroup) == 0 {
+			inGroup = []int{-1} // members we could not list
+		}
+	}
+	escaped = escapedDescendants(p.token, p.pid)
+	for _, pid := range escaped {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	reapOrphans(append(append([]int(nil), inGroup...), escaped...))
+	return inGroup, escaped
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	}
+	return s.String()
+}

@@ -1,0 +1,365 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/orch-cli/orch/planner"
+)
+
+// Defaults for what a cuelist does not say.
+const (
+	DefaultMaxParallel    = 4
+	DefaultAckTimeout     = 5 * time.Second
+	DefaultStandbyTimeout = time.Minute
+	DefaultTimeout        = 30 * time.Minute
+	DefaultKillGrace      = 5 * time.Second
+	MaxLine               = 1 << 20 // the longest protocol line or output line accepted
+
+	commandPoll = 200 * time.Millisecond // how often a waiting run looks for orch go
+)
+
+// Options describe one run.
+type Options struct {
+	Plan     *planner.Plan
+	Recorder Recorder
+	RunID    string         // empty: a new id
+	Inputs   map[string]any // run parameters: the cuelist's inputs after --set
+	SpecPath string         // absolute path of the cuelist file, recorded for resume
+	SpecHash string
+	DBPath   string // absolute path of the database, given to agents as ORCH_DB
+
+	MaxParallel int           // 0: the cuelist's max_parallel, else DefaultMaxParallel
+	KillGrace   time.Duration // 0: the cuelist's defaults.kill_grace, else DefaultKillGrace
+
+	// Resume continues a recorded run instead of starting one: completed cues
+	// are kept, the others run again.
+	Resume *RunRecord
+
+	// Approve is called for a manual cue standing by, when a person can be
+	// asked (a terminal). It returns true for GO. Nil: nobody can be asked
+	// now; the cue waits for `orch go`, and the run pauses when nothing else
+	// can move.
+	Approve func(ctx context.Context, cue string, agents []string) bool
+
+	// Observe sees every event once it is committed (for live progress).
+	// Calls are serialized; it must not block.
+	Observe func(Event)
+}
+
+// Result is how a run ended.
+type Result struct {
+	RunID   string
+	State   RunState
+	Reason  string
+	Waiting []string // manual cues waiting for GO when the run paused
+}
+
+// NewRunID returns a fresh run id: 12 hex digits, so a short prefix is unique.
+func NewRunID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// run is the state of one run, owned by its loop goroutine.
+type run struct {
+	opts      Options
+	plan      *planner.Plan
+	rec       Recorder
+	id        string
+	cues      []*cueRun // in plan order
+	byID      map[string]*cueRun
+	reports   chan report
+	parallel  int
+	grace     time.Duration
+	workDir   string // ORCH_OUTPUT files
+	redact    *redactor
+	active    sync.WaitGroup // attempt goroutines
+	observeMu sync.Mutex
+	running   int             // attempt goroutines not yet reported finished
+	inGo      int             // cues in GO
+	prepared  int             // cues in WARNING or STANDBY
+	asking    map[string]bool // manual cues being asked about at the terminal
+	declined  map[string]bool // manual cues a person said no to: they wait for orch go
+	stopping  bool            // attempts ending now were stopped, not failed
+	wakeAt    time.Time
+	polledAt  time.Time // when the store was last asked for commands
+	failed    bool
+	err       error // a recorder failure: the run cannot go on
+}
+
+// Run executes the plan until every cue has ended, the run pauses for a
+// person, or ctx is cancelled (then every agent is stopped). A Recorder
+// error ends the run with that error: nothing is done that is not recorded.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	becomeSubreaper()
+	r, err := newRun(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(r.workDir)
+	if err := r.start(ctx); err != nil {
+		return nil, err
+	}
+	return r.loop(ctx)
+}
+
+func newRun(opts Options) (*run, error) {
+	p := opts.Plan
+	r := &run{opts: opts, plan: p, rec: opts.Recorder, id: opts.RunID, byID: map[string]*cueRun{},
+		reports: make(chan report, 64), asking: map[string]bool{}, declined: map[string]bool{}}
+	if r.id == "" {
+		r.id = NewRunID()
+	}
+	r.parallel = opts.MaxParallel
+	if r.parallel <= 0 {
+		r.parallel = p.Cuelist.MaxParallel
+	}
+	if r.parallel <= 0 {
+		r.parallel = DefaultMaxParallel
+	}
+	r.grace = opts.KillGrace
+	if r.grace <= 0 {
+		r.grace = p.Cuelist.Defaults.KillGrace.D()
+	}
+	if r.grace <= 0 {
+		r.grace = DefaultKillGrace
+	}
+	dir, err := os.MkdirTemp("", "orch-run-"+r.id+"-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the run's work directory: %w", err)
+	}
+	r.workDir = dir
+	r.redact = newRedactor(p)
+	for _, c := range p.Order {
+		cr := &cueRun{cue: c, state: CuePending}
+		for _, id := range c.Agents {
+			cr.targets = append(cr.targets, &target{agentID: id, agent: p.Agents[id]})
+		}
+		r.cues = append(r.cues, cr)
+		r.byID[c.ID] = cr
+	}
+	return r, nil
+}
+
+// start records the run (or, resuming, restores the recorded cue states).
+func (r *run) start(ctx context.Context) error {
+	host, _ := os.Hostname()
+	if rec := r.opts.Resume; rec != nil {
+		for id, c := range rec.Cues {
+			cr := r.byID[id]
+			if cr == nil {
+				continue
+			}
+			cr.attempts = c.Attempts
+			cr.approved = c.Approved
+			if c.State == CueCompleted || c.State == CueSkipped {
+				cr.state, cr.reason, cr.outputs = c.State, c.Reason, c.Outputs
+			}
+		}
+		return r.record(ctx, Event{Type: EvRunState, State: string(RunRunning), Reason: fmt.Sprintf("continued by process %d on %s", os.Getpid(), host)})
+	}
+	data := RunStartedData{Cuelist: r.plan.Cuelist.ID, SpecPath: r.opts.SpecPath, SpecHash: r.opts.SpecHash,
+		Inputs: r.opts.Inputs, OwnerPID: os.Getpid(), OwnerHost: host}
+	for _, c := range r.cues {
+		data.Cues = append(data.Cues, CueInfo{ID: c.cue.ID, Agents: c.cue.Agents})
+	}
+	return r.record(ctx, Event{Type: EvRunStarted, Data: mustJSON(data)})
+}
+
+// record commits events for this run and shows them to the observer.
+func (r *run) record(ctx context.Context, events ...Event) error {
+	now := time.Now().UTC()
+	for i := range events {
+		events[i].RunID = r.id
+		if events[i].At.IsZero() {
+			events[i].At = now
+		}
+	}
+	if err := r.publish(ctx, events...); err != nil {
+		r.err = fmt.Errorf("recording run %s: %w", r.id, err)
+		return r.err
+	}
+	return nil
+}
+
+// publish commits events and shows them to the observer; attempts call it
+// from their own goroutines for notes.
+func (r *run) publish(ctx context.Context, events ...Event) error {
+	// A decision is committed even while the run is being stopped.
+	if err := r.rec.Append(context.WithoutCancel(ctx), events...); err != nil {
+		return err
+	}
+	if r.opts.Observe != nil {
+		r.observeMu.Lock()
+		defer r.observeMu.Unlock()
+		for _, e := range events {
+			r.opts.Observe(e)
+		}
+	}
+	return nil
+}
+
+// loop is the run's single owner of state: it starts what can start, then
+// waits for an attempt to report, a timer, or cancellation.
+func (r *run) loop(ctx context.Context) (*Result, error) {
+	for {
+		r.advance(ctx)
+		if r.err != nil {
+			r.stopAll(ctx, "the run could not be recorded")
+			return nil, r.err
+		}
+		if r.finished() {
+			return r.finish(ctx)
+		}
+		if r.waitingForGo() && time.Since(r.polledAt) >= commandPoll {
+			r.polledAt = time.Now()
+			if r.approvalsPending(ctx) {
+				continue // `orch go` arrived: advance again at once
+			}
+		}
+		if r.stuck() {
+			return r.pause(ctx)
+		}
+		wait := time.Hour
+		if !r.wakeAt.IsZero() {
+			wait = max(time.Until(r.wakeAt), 0)
+		}
+		if r.waitingForGo() {
+			wait = min(wait, commandPoll) // orch go arrives through the store
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case rep := <-r.reports:
+			r.handle(ctx, rep)
+		case <-timer.C:
+			r.wakeAt = time.Time{}
+		case <-ctx.Done():
+			timer.Stop()
+			return r.stopped(ctx)
+		}
+		timer.Stop()
+	}
+}
+
+// finished reports whether every cue has reached a final state.
+func (r *run) finished() bool {
+	for _, c := range r.cues {
+		if !c.state.Final() {
+			return false
+		}
+	}
+	return r.running == 0
+}
+
+func (r *run) finish(ctx context.Context) (*Result, error) {
+	state, reason := RunCompleted, ""
+	var failed []string
+	for _, c := range r.cues {
+		if c.state == CueFailed {
+			failed = append(failed, c.cue.ID)
+		}
+	}
+	if len(failed) > 0 {
+		state, reason = RunFailed, "failed: "+join(failed)
+	}
+	r.active.Wait()
+	if err := r.record(ctx, Event{Type: EvRunState, State: string(state), Reason: reason}); err != nil {
+		return nil, err
+	}
+	if err := r.rec.Flush(context.WithoutCancel(ctx)); err != nil {
+		return nil, err
+	}
+	return &Result{RunID: r.id, State: state, Reason: reason}, nil
+}
+
+// pause ends the process's part of a run that waits for a person: manual
+// cues stand down (their agents are stopped) and the run is paused; `orch go`
+// continues it.
+func (r *run) pause(ctx context.Context) (*Result, error) {
+	var waiting []string
+	for _, c := range r.cues {
+		if !c.state.Final() && c.cue.Manual() && !c.approved {
+			waiting = append(waiting, c.cue.ID)
+		}
+	}
+	r.stopAll(ctx, "the run is paused")
+	reason := "waiting for GO: " + join(waiting)
+	if len(waiting) == 0 {
+		reason = "nothing can move"
+	}
+	for _, c := range r.cues {
+		if !c.state.Final() && c.state != CuePending {
+			r.setState(ctx, c, CuePending, "stood down while the run is paused")
+		}
+	}
+	if err := r.record(ctx, Event{Type: EvRunState, State: string(RunPaused), Reason: reason}); err != nil {
+		return nil, err
+	}
+	if err := r.rec.Flush(context.WithoutCancel(ctx)); err != nil {
+		return nil, err
+	}
+	return &Result{RunID: r.id, State: RunPaused, Reason: reason, Waiting: waiting}, nil
+}
+
+// stopped handles cancellation: every agent is stopped, unfinished cues are
+// marked stopped and the run ends stopped.
+func (r *run) stopped(ctx context.Context) (*Result, error) {
+	r.stopAll(ctx, "the run was stopped")
+	for _, c := range r.cues {
+		if !c.state.Final() {
+			r.setState(ctx, c, CueStopped, "the run was stopped")
+		}
+	}
+	if err := r.record(ctx, Event{Type: EvRunState, State: string(RunStopped), Reason: "stopped"}); err != nil {
+		return nil, err
+	}
+	if err := r.rec.Flush(context.WithoutCancel(ctx)); err != nil {
+		return nil, err
+	}
+	return &Result{RunID: r.id, State: RunStopped, Reason: "stopped"}, nil
+}
+
+// stopAll stops every attempt still running and waits for them to report.
+func (r *run) stopAll(ctx context.Context, why string) {
+	r.stopping = true
+	for _, c := range r.cues {
+		for _, t := range c.targets {
+			if t.att != nil {
+				t.att.stop(why)
+			}
+		}
+	}
+	for r.running > 0 {
+		r.handle(ctx, <-r.reports)
+	}
+	r.active.Wait()
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("runner: cannot encode %T: %v", v, err)) // our own types always encode
+	}
+	return b
+}
+
+func join(ids []string) string {
+	sort.Strings(ids)
+	out := ""
+	for i, id := range ids {
+		if i > 0 {
+			out += ", "
+		}
+		out += id
+	}
+	return out
+}

@@ -1,0 +1,355 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/spec"
+)
+
+// project writes files (scripts made executable) and compiles cuelist.yaml.
+func project(t *testing.T, files map[string]string) (*planner.Plan, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, p, diags, err := planner.Compile(filepath.Join(dir, "cuelist.yaml"), "", spec.LoadOptions{})
+	if err != nil || p == nil {
+		t.Fatalf("compile: %v\n%v", err, diags)
+	}
+	return p, dir
+}
+
+func runPlan(t *testing.T, p *planner.Plan, rec *memRecorder, mod func(*Options)) *Result {
+	t.Helper()
+	opts := Options{Plan: p, Recorder: rec, Inputs: p.Cuelist.Inputs, KillGrace: 300 * time.Millisecond}
+	if mod != nil {
+		mod(&opts)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return res
+}
+
+func wantStates(t *testing.T, rec *memRecorder, want map[string]string) {
+	t.Helper()
+	got := rec.cueStates()
+	for cue, s := range want {
+		if got[cue] != s {
+			t.Errorf("cue %s is %q, want %q (all: %v)", cue, got[cue], s, got)
+		}
+	}
+}
+
+func reasonOf(rec *memRecorder, cue string) string {
+	r := ""
+	for _, e := range rec.of(EvCueState) {
+		if e.Cue == cue {
+			r = e.Reason
+		}
+	}
+	return r
+}
+
+const agentsHead = "cuelist:\n  id: t\n  include: [agents.yaml]\n"
+
+func TestChainOutputsFlowAndExports(t *testing.T) {
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  inputs: {release: "1.4"}
+  cues:
+    - {id: BUILD, agents: [build], exports: [artifact]}
+    - {id: TEST, agents: [test], dependencies: [BUILD]}
+    - {id: SHIP, agents: [ship], dependencies: [TEST], inputs: {target: staging}}
+`,
+		"agents.yaml": `agent: {id: build, command: [sh, build.sh], provides: [artifact]}
+---
+agent: {id: test, command: [sh, test.sh], requires: [artifact], provides: [report]}
+---
+agent: {id: ship, command: [sh, ship.sh], requires: [artifact, report, target], provides: [url]}
+`,
+		"build.sh": `echo "artifact=app-$ORCH_INPUT_RELEASE.tar" >> "$ORCH_OUTPUT"; echo building >&2`,
+		"test.sh":  `read -r task; case "$task" in *'"artifact":"app-1.4.tar"'*) echo 'report=ok' >> "$ORCH_OUTPUT";; *) exit 3;; esac`,
+		"ship.sh":  `printf '{"url": "https://%s/%s"}' "$ORCH_INPUT_TARGET" "$ORCH_INPUT_ARTIFACT" > "$ORCH_OUTPUT"`,
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	if res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	ends := rec.of(EvCueState)
+	last := ends[len(ends)-1]
+	if !strings.Contains(string(last.Data), "https://staging/app-1.4.tar") {
+		t.Errorf("SHIP outputs %s", last.Data)
+	}
+	if e, ok, _ := rec.BlackboardRead(context.Background(), res.RunID, "artifact"); !ok || string(e.Value) != `"app-1.4.tar"` || e.Author != "build" {
+		t.Errorf("export: %+v %v", e, ok)
+	}
+	var logged bool
+	for _, l := range rec.logs {
+		logged = logged || (l.Cue == "BUILD" && l.Stream == "stderr" && l.Text == "building")
+	}
+	if !logged {
+		t.Error("stderr was not logged")
+	}
+}
+
+func TestRetryThenSuccessAndFallback(t *testing.T) {
+	p, dir := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  cues:
+    - {id: FLAKY, agents: [flaky]}
+    - {id: BROKEN, agents: [broken]}
+`,
+		"agents.yaml": `agent: {id: flaky, command: [sh, flaky.sh], retry: {max_attempts: 3, backoff: 10ms, retry_on: ["exit:75"]}}
+---
+agent: {id: broken, command: [sh, -c, "exit 75"], retry: {max_attempts: 2, backoff: 10ms, retry_on: ["exit:75"]}, fallback: [backup], cooldown: 1h}
+---
+agent: {id: backup, command: [sh, -c, "echo backup >&2"]}
+`,
+		"flaky.sh": `n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; [ $n -ge 2 ] || exit 75`,
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	if res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	var flaky, broken []string
+	for _, e := range rec.of(EvAttemptEnded) {
+		line := e.Agent + ":" + e.State
+		if e.Cue == "FLAKY" {
+			flaky = append(flaky, line)
+		} else {
+			broken = append(broken, line)
+		}
+	}
+	if strings.Join(flaky, " ") != "flaky:failed flaky:completed" {
+		t.Errorf("FLAKY attempts: %v", flaky)
+	}
+	if strings.Join(broken, " ") != "broken:failed broken:failed backup:completed" {
+		t.Errorf("BROKEN attempts: %v", broken)
+	}
+	var numbers []int
+	for _, e := range rec.of(EvAttemptStarted) {
+		if e.Cue == "BROKEN" {
+			numbers = append(numbers, e.Attempt)
+		}
+	}
+	if len(numbers) != 3 || numbers[2] != 3 {
+		t.Errorf("attempt numbers continue across a fallback: %v", numbers)
+	}
+	if until, _ := rec.CooldownUntil(context.Background(), "broken"); until.Before(time.Now().Add(50 * time.Minute)) {
+		t.Errorf("broken is not cooling down: %v", until)
+	}
+	_ = dir
+}
+
+func TestContractBlockedAndIndependentBranch(t *testing.T) {
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  cues:
+    - {id: A, agents: [liar]}
+    - {id: B, agents: [ok], dependencies: [A]}
+    - {id: C, agents: [ok], dependencies: [B]}
+    - {id: SIDE, agents: [ok]}
+`,
+		"agents.yaml": `agent: {id: liar, command: [sh, -c, "echo other=1 >> $ORCH_OUTPUT"], provides: [promised]}
+---
+agent: {id: ok, command: [sh, -c, "true"], concurrency: 4}
+`,
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	if res.State != RunFailed {
+		t.Fatalf("run %s", res.State)
+	}
+	wantStates(t, rec, map[string]string{"A": "failed", "B": "blocked", "C": "blocked", "SIDE": "completed"})
+	if r := reasonOf(rec, "A"); r != "liar: contract violation: did not provide promised" {
+		t.Errorf("A: %q", r)
+	}
+	if r := reasonOf(rec, "C"); r != "dependency B is blocked" {
+		t.Errorf("C: %q", r)
+	}
+}
+
+func TestConditionSkips(t *testing.T) {
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  cues:
+    - {id: CHECK, agents: [check], exports: [tests_passed]}
+    - {id: DEPLOY, agents: [ok], dependencies: [CHECK], conditions: [tests_passed]}
+    - {id: AFTER, agents: [ok], dependencies: [DEPLOY]}
+`,
+		"agents.yaml": `agent: {id: check, command: [sh, -c, "echo tests_passed=false >> $ORCH_OUTPUT"], provides: [tests_passed]}
+---
+agent: {id: ok, command: ["true"]}
+`,
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	wantStates(t, rec, map[string]string{"CHECK": "completed", "DEPLOY": "skipped", "AFTER": "blocked"})
+	if r := reasonOf(rec, "DEPLOY"); r != `condition tests_passed does not hold: "false"` {
+		t.Errorf("reason %q", r)
+	}
+	if r := reasonOf(rec, "AFTER"); r != "dependency DEPLOY was skipped" {
+		t.Errorf("AFTER: %q", r)
+	}
+	if res.State != RunCompleted {
+		t.Errorf("a skipped cue does not fail the run: %s", res.State)
+	}
+}
+
+// TestTimeoutKillsEverything: an agent that hangs with a background child and
+// a setsid grandchild is killed at its timeout, and no process is left.
+func TestTimeoutKillsEverything(t *testing.T) {
+	p, dir := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  cues:
+    - {id: HANG, agents: [hang], timeout: 300ms}
+`,
+		"agents.yaml": `agent: {id: hang, command: [sh, hang.sh]}`,
+		"hang.sh": `sleep 60 & echo $! > child.pid
+setsid sh -c 'echo $$ > escaped.pid; sleep 60' &
+trap '' TERM
+sleep 60`,
+	})
+	rec := newMemRecorder()
+	start := time.Now()
+	res := runPlan(t, p, rec, nil)
+	if res.State != RunFailed {
+		t.Fatalf("run %s", res.State)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("took %s", el)
+	}
+	if r := reasonOf(rec, "HANG"); r != "hang: command did not finish within 300ms" {
+		t.Errorf("reason %q", r)
+	}
+	for _, f := range []string{"child.pid", "escaped.pid"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		pid := atoi(strings.TrimSpace(string(b)))
+		if alive(pid) {
+			t.Errorf("%s (pid %d) is still running", f, pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	var escapedNoted bool
+	for _, e := range rec.of(EvNote) {
+		escapedNoted = escapedNoted || strings.Contains(e.Reason, "escaped its process group")
+	}
+	if !escapedNoted {
+		t.Error("the escaped grandchild was not reported")
+	}
+}
+
+func TestManualGoPausesThenContinues(t *testing.T) {
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  cues:
+    - {id: BUILD, agents: [ok]}
+    - {id: DEPLOY, agents: [ok], dependencies: [BUILD], go: manual}
+    - {id: DOCS, agents: [ok]}
+`,
+		"agents.yaml": `agent: {id: ok, command: ["true"], concurrency: 3}`,
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	if res.State != RunPaused || strings.Join(res.Waiting, ",") != "DEPLOY" {
+		t.Fatalf("run %s waiting %v", res.State, res.Waiting)
+	}
+	wantStates(t, rec, map[string]string{"BUILD": "completed", "DOCS": "completed", "DEPLOY": "pending"})
+
+	// orch go: the command arrives through the store; the run is continued.
+	rec.commands = append(rec.commands, Command{ID: 1, RunID: res.RunID, Kind: "go", Cue: "DEPLOY"})
+	resume := &RunRecord{ID: res.RunID, State: RunPaused, Cues: map[string]CueRecord{
+		"BUILD": {State: CueCompleted, Attempts: 1}, "DOCS": {State: CueCompleted, Attempts: 1}, "DEPLOY": {State: CuePending}}}
+	res = runPlan(t, p, rec, func(o *Options) { o.RunID, o.Resume = res.RunID, resume })
+	if res.State != RunCompleted {
+		t.Fatalf("continued run %s: %s", res.State, res.Reason)
+	}
+	wantStates(t, rec, map[string]string{"DEPLOY": "completed"})
+}
+
+func TestApproveAtTerminal(t *testing.T) {
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + "  cues:\n    - {id: DEPLOY, agents: [ok], go: manual}\n",
+		"agents.yaml":  `agent: {id: ok, command: ["true"]}`,
+	})
+	rec := newMemRecorder()
+	var asked []string
+	res := runPlan(t, p, rec, func(o *Options) {
+		o.Approve = func(_ context.Context, cue string, _ []string) bool { asked = append(asked, cue); return true }
+	})
+	if res.State != RunCompleted || strings.Join(asked, ",") != "DEPLOY" {
+		t.Fatalf("run %s, asked %v", res.State, asked)
+	}
+}
+
+// TestEarlyWarning: the dependent's prepare runs while its dependency is
+// still in GO.
+func TestEarlyWarning(t *testing.T) {
+	p, dir := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  cues:
+    - {id: FIRST, agents: [slow]}
+    - {id: SECOND, agents: [prep], dependencies: [FIRST]}
+`,
+		"agents.yaml": `agent: {id: slow, command: [sh, -c, "sleep 0.5; date +%s%N > first.done"]}
+---
+agent: {id: prep, command: ["true"], prepare: [sh, -c, "date +%s%N > second.prepared"]}
+`,
+	})
+	rec := newMemRecorder()
+	if res := runPlan(t, p, rec, nil); res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	done := readNanos(t, filepath.Join(dir, "first.done"))
+	prepared := readNanos(t, filepath.Join(dir, "second.prepared"))
+	if prepared >= done {
+		t.Errorf("SECOND prepared %s after FIRST was done", time.Duration(prepared-done))
+	}
+}
+
+func readNanos(t *testing.T, path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(atoi(strings.TrimSpace(string(b))))
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, r := range s {
+		n = n*10 + int(r-'0')
+	}
+	return n
+}
+
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + itoa(pid) + "/stat")
+	return err == nil && !strings.Contains(string(b), ") Z ")
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}

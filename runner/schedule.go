@@ -1,0 +1,388 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/spec"
+)
+
+// cueRun is one cue's progress in this run.
+type cueRun struct {
+	cue      *planner.Cue
+	state    CueState
+	reason   string
+	targets  []*target
+	attempts int // highest attempt number used (attempts continue across agents and resumes)
+	approved bool
+	outputs  map[string]any
+}
+
+// targetPhase is where one target agent of a cue is.
+type targetPhase int
+
+const (
+	tIdle    targetPhase = iota // no attempt running (not started, or waiting to retry)
+	tWarning                    // WARNING sent, waiting for its ack
+	tWarned                     // acked WARNING
+	tStandby                    // STANDBY sent
+	tReady                      // acked STANDBY: waits for GO
+	tGoing                      // GO sent
+	tDone                       // completed
+	tFailed                     // failed for good: no retry, no fallback left
+)
+
+// target is one agent a cue addresses: the agent listed, or the fallback that
+// replaced it.
+type target struct {
+	agentID   string      // as listed in the cue
+	agent     *spec.Agent // the one attempting now
+	fallbacks int         // how many of agentID's fallbacks were taken
+	tries     int         // attempts on the current agent
+	phase     targetPhase
+	att       *attempt
+	retryAt   time.Time
+	outputs   map[string]any
+}
+
+// advance starts everything that can start, in plan order.
+func (r *run) advance(ctx context.Context) {
+	for _, c := range r.cues {
+		if c.state.Final() || r.err != nil {
+			continue
+		}
+		if dep, why := r.blockedBy(c); dep != "" {
+			r.endCue(ctx, c, CueBlocked, fmt.Sprintf("dependency %s %s", dep, why))
+			continue
+		}
+		switch c.state {
+		case CuePending:
+			if r.prepared < r.parallel && r.warnable(c) {
+				r.setState(ctx, c, CueWarning, "")
+				r.prepared++
+				r.startTargets(ctx, c)
+			}
+		case CueWarning:
+			r.startTargets(ctx, c)
+			if r.allAt(c, tWarned) && r.ready(c) {
+				if why := r.conditionFails(ctx, c); why != "" {
+					r.skip(ctx, c, why)
+					continue
+				}
+				r.setState(ctx, c, CueStandby, "")
+				for _, t := range c.targets {
+					t.phase = tStandby
+					t.att.order(orderStandby, nil)
+				}
+			}
+		case CueStandby:
+			r.startTargets(ctx, c)
+			if !r.allAt(c, tReady) || r.inGo >= r.parallel {
+				continue
+			}
+			if c.cue.Manual() && !c.approved {
+				r.askForGo(ctx, c)
+				continue
+			}
+			r.prepared--
+			r.inGo++
+			r.setState(ctx, c, CueGo, "")
+			for _, t := range c.targets {
+				t.phase = tGoing
+				t.att.order(orderGo, r.task(c, t.att))
+			}
+		case CueGo:
+			r.startTargets(ctx, c) // retries and fallbacks go straight through the phases
+		}
+	}
+}
+
+// blockedBy names a dependency that can no longer complete.
+func (r *run) blockedBy(c *cueRun) (string, string) {
+	for _, d := range c.cue.Deps {
+		switch r.byID[d.ID].state {
+		case CueFailed:
+			return d.ID, "failed"
+		case CueBlocked:
+			return d.ID, "is blocked"
+		case CueSkipped:
+			return d.ID, "was skipped"
+		case CueStopped:
+			return d.ID, "was stopped"
+		}
+	}
+	return "", ""
+}
+
+// warnable: WARNING goes out as soon as the last unfinished dependency has
+// gone into GO, so preparation overlaps the work before it. A cue the
+// arbitration put after another waits until that one is in GO too.
+func (r *run) warnable(c *cueRun) bool {
+	for _, d := range append(c.cue.Deps, c.cue.After...) {
+		if s := r.byID[d.ID].state; s != CueGo && !s.Final() {
+			return false
+		}
+	}
+	return true
+}
+
+// ready: every dependency completed and every arbitration predecessor ended.
+func (r *run) ready(c *cueRun) bool {
+	for _, d := range c.cue.Deps {
+		if r.byID[d.ID].state != CueCompleted {
+			return false
+		}
+	}
+	for _, d := range c.cue.After {
+		if !r.byID[d.ID].state.Final() {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *run) allAt(c *cueRun, p targetPhase) bool {
+	for _, t := range c.targets {
+		if t.phase < p || t.phase == tFailed {
+			return false
+		}
+	}
+	return true
+}
+
+// startTargets launches an attempt for every target without one whose retry
+// time has come (all of them when the cue enters WARNING).
+func (r *run) startTargets(ctx context.Context, c *cueRun) {
+	for _, t := range c.targets {
+		if t.phase != tIdle || t.att != nil {
+			continue
+		}
+		if !t.retryAt.IsZero() && time.Now().Before(t.retryAt) {
+			r.wakeNoLaterThan(t.retryAt)
+			continue
+		}
+		if until := r.cooldown(ctx, t.agent.ID); !until.IsZero() && t.tries == 0 {
+			if r.takeFallback(ctx, c, t, "is cooling down until "+until.Format(time.TimeOnly)) {
+				continue // retried on the next pass with the fallback
+			}
+			r.wakeNoLaterThan(until)
+			continue
+		}
+		r.launch(ctx, c, t)
+	}
+}
+
+func (r *run) wakeNoLaterThan(t time.Time) {
+	if r.wakeAt.IsZero() || t.Before(r.wakeAt) {
+		r.wakeAt = t
+	}
+}
+
+// launch records the attempt, then starts it: the number is committed first
+// so a crash never loses or reuses it.
+func (r *run) launch(ctx context.Context, c *cueRun, t *target) {
+	c.attempts++
+	t.tries++
+	t.retryAt = time.Time{}
+	a := newAttempt(r, c, t, c.attempts)
+	if err := r.record(ctx, Event{Type: EvAttemptStarted, Cue: c.cue.ID, Agent: t.agent.ID, Attempt: a.number,
+		Data: mustJSON(AttemptStartedData{Fallback: t.agent.ID != t.agentID})}); err != nil {
+		return
+	}
+	t.att = a
+	t.phase = tWarning
+	r.running++
+	r.active.Add(1)
+	go a.run(ctx)
+}
+
+// conditionFails checks the cue's conditions against the blackboard: every
+// name other than all_dependencies_complete and approval_received must be a
+// key that is set and truthy.
+func (r *run) conditionFails(ctx context.Context, c *cueRun) string {
+	var board map[string]BlackboardEntry
+	for _, cond := range c.cue.Conditions {
+		if cond == "all_dependencies_complete" || cond == "approval_received" {
+			continue
+		}
+		if board == nil {
+			var err error
+			if board, err = r.rec.Blackboard(ctx, r.id); err != nil {
+				r.err = err
+				return "the blackboard could not be read"
+			}
+		}
+		e, ok := board[cond]
+		if !ok {
+			return fmt.Sprintf("condition %s does not hold: no such key on the blackboard", cond)
+		}
+		if !truthy(e.Value) {
+			return fmt.Sprintf("condition %s does not hold: %s", cond, strings.TrimSpace(string(e.Value)))
+		}
+	}
+	return ""
+}
+
+func (r *run) skip(ctx context.Context, c *cueRun, why string) { r.endCue(ctx, c, CueSkipped, why) }
+
+// askForGo asks a person for GO on a terminal, once per cue at a time.
+func (r *run) askForGo(ctx context.Context, c *cueRun) {
+	if r.opts.Approve == nil || r.asking[c.cue.ID] || r.declined[c.cue.ID] {
+		return
+	}
+	r.asking[c.cue.ID] = true
+	go func() {
+		ok := r.opts.Approve(ctx, c.cue.ID, c.cue.Agents)
+		r.reports <- report{kind: repApproval, cue: c, ok: ok}
+	}()
+}
+
+// waitingForGo reports whether a manual cue stands by for `orch go`.
+func (r *run) waitingForGo() bool {
+	for _, c := range r.cues {
+		if c.cue.Manual() && !c.approved && !c.state.Final() {
+			return true
+		}
+	}
+	return false
+}
+
+// approvalsPending applies GO commands sent through the store (`orch go` in
+// another shell) and reports whether one approved a waiting cue.
+func (r *run) approvalsPending(ctx context.Context) bool {
+	cmds, err := r.rec.Commands(ctx, r.id)
+	if err != nil {
+		r.err = err
+		return true
+	}
+	moved := false
+	for _, cmd := range cmds {
+		if cmd.Kind != "go" {
+			continue
+		}
+		if c := r.byID[cmd.Cue]; c != nil && !c.approved {
+			c.approved = true
+			moved = true
+			_ = r.record(ctx, Event{Type: EvManualGo, Cue: c.cue.ID, Reason: "orch go"})
+		}
+		_ = r.rec.CommandDone(ctx, cmd.ID)
+	}
+	return moved
+}
+
+// stuck reports whether nothing can move without a person: every running
+// attempt is a manual cue's agent standing by for GO.
+func (r *run) stuck() bool {
+	if !r.wakeAt.IsZero() || len(r.asking) > 0 {
+		return false
+	}
+	for _, c := range r.cues {
+		for _, t := range c.targets {
+			if t.att != nil && !(c.state == CueStandby && c.cue.Manual() && !c.approved && t.phase == tReady) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// setState records a cue's new state.
+func (r *run) setState(ctx context.Context, c *cueRun, s CueState, reason string) {
+	c.state, c.reason = s, reason
+	_ = r.record(ctx, Event{Type: EvCueState, Cue: c.cue.ID, State: string(s), Reason: reason})
+}
+
+// endCue records a final state, stops the cue's attempts still running (a
+// cue warned early and then blocked or skipped) and frees the cue's slot.
+func (r *run) endCue(ctx context.Context, c *cueRun, s CueState, reason string) {
+	for _, t := range c.targets {
+		if t.att != nil {
+			t.att.stop(fmt.Sprintf("cue %s is %s", c.cue.ID, s))
+		}
+	}
+	switch c.state {
+	case CueWarning, CueStandby:
+		r.prepared--
+	case CueGo:
+		r.inGo--
+	}
+	c.state, c.reason = s, reason
+	ev := Event{Type: EvCueState, Cue: c.cue.ID, State: string(s), Reason: reason}
+	if s == CueCompleted {
+		ev.Data = mustJSON(CueStateData{Outputs: r.redact.value(c.outputs)})
+	}
+	_ = r.record(ctx, ev)
+}
+
+// cooldown returns when the agent's cooldown ends, if it is in the future.
+func (r *run) cooldown(ctx context.Context, agent string) time.Time {
+	until, err := r.rec.CooldownUntil(ctx, agent)
+	if err != nil || !until.After(time.Now()) {
+		return time.Time{}
+	}
+	return until
+}
+
+// takeFallback replaces the target's agent with the next fallback of the
+// agent the cue listed; false when none is left.
+func (r *run) takeFallback(ctx context.Context, c *cueRun, t *target, why string) bool {
+	listed := r.plan.Agents[t.agentID]
+	if listed == nil || t.fallbacks >= len(listed.Fallback) {
+		return false
+	}
+	next := r.plan.Agents[listed.Fallback[t.fallbacks]]
+	t.fallbacks++
+	if next == nil {
+		return false
+	}
+	_ = r.record(ctx, Event{Type: EvNote, Cue: c.cue.ID, Agent: t.agent.ID, Reason: fmt.Sprintf("%s %s: falling back to %s", t.agent.ID, why, next.ID)})
+	t.agent, t.tries, t.retryAt, t.phase = next, 0, time.Time{}, tIdle
+	return true
+}
+
+// backoff is the delay before retry n (1-based): exponential from the
+// agent's backoff, capped, with jitter in [d/2, d].
+func backoff(a *spec.Agent, n int) time.Duration {
+	base, capAt := time.Second, 30*time.Second
+	if a.Retry != nil {
+		if a.Retry.Backoff > 0 {
+			base = a.Retry.Backoff.D()
+		}
+		if a.Retry.MaxBackoff > 0 {
+			capAt = a.Retry.MaxBackoff.D()
+		}
+	}
+	d := base
+	for i := 1; i < n && d < capAt; i++ {
+		d *= 2
+	}
+	d = min(d, capAt)
+	if d <= 1 {
+		return d
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// retriable reports whether the agent's retry policy covers the failure class.
+func retriable(a *spec.Agent, class string) bool {
+	if a.Retry == nil {
+		return false
+	}
+	for _, on := range a.Retry.RetryOn {
+		if on == class || on == "exit:any" && strings.HasPrefix(class, "exit:") {
+			return true
+		}
+	}
+	return false
+}
+
+func maxAttempts(a *spec.Agent) int {
+	if a.Retry == nil || a.Retry.MaxAttempts < 1 {
+		return 1
+	}
+	return a.Retry.MaxAttempts
+}

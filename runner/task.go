@@ -1,0 +1,201 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Task is what an agent gets at GO (DESIGN §4): inside coord.go for protocol
+// agents, as JSON on stdin for plain processes.
+type Task struct {
+	RunID          string         `json:"run_id"`
+	CueID          string         `json:"cue_id"`
+	AgentID        string         `json:"agent_id"`
+	Attempt        int            `json:"attempt"`
+	Inputs         map[string]any `json:"inputs"`
+	Blackboard     map[string]any `json:"blackboard"`
+	Tools          []string       `json:"tools"`
+	HandoffContext map[string]any `json:"handoff_context,omitempty"`
+}
+
+// task builds attempt a's task: the run's inputs, the outputs of every cue
+// the cue depends on (directly or not, in plan order, later ones winning),
+// then the cue's own inputs; a blackboard snapshot; the agent's tools.
+func (r *run) task(c *cueRun, a *attempt) *Task {
+	inputs := map[string]any{}
+	for k, v := range r.opts.Inputs {
+		inputs[k] = v
+	}
+	for _, anc := range r.plan.Ancestors(c.cue) {
+		for k, v := range r.byID[anc.ID].outputs {
+			inputs[k] = v
+		}
+	}
+	for k, v := range c.cue.Inputs {
+		inputs[k] = v
+	}
+	board := map[string]any{}
+	if entries, err := r.rec.Blackboard(context.Background(), r.id); err == nil {
+		for k, e := range entries {
+			var v any
+			if json.Unmarshal(e.Value, &v) == nil {
+				board[k] = v
+			}
+		}
+	}
+	var tools []string
+	for _, t := range r.plan.Tools {
+		if t.Agent == a.agent.ID {
+			tools = t.At(0)
+		}
+	}
+	if tools == nil {
+		tools = []string{}
+	}
+	return &Task{RunID: r.id, CueID: c.cue.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Blackboard: board, Tools: tools}
+}
+
+// env is the agent's environment: orch's own, the agent's env, and ORCH_*
+// variables (with ORCH_INPUT_<NAME> for each scalar input, so a shell
+// agent needs no JSON parser). Values never reach a command line.
+func (a *attempt) env(t *Task, extra ...string) []string {
+	env := os.Environ()
+	keys := make([]string, 0, len(a.agent.Env))
+	for k := range a.agent.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+scalar(a.agent.Env[k]))
+	}
+	env = append(env,
+		"ORCH_RUN_ID="+a.r.id,
+		"ORCH_CUE_ID="+a.cue.cue.ID,
+		"ORCH_AGENT_ID="+a.agent.ID,
+		"ORCH_ATTEMPT="+strconv.Itoa(a.number),
+		"ORCH_DB="+a.r.opts.DBPath,
+	)
+	if t != nil {
+		names := make([]string, 0, len(t.Inputs))
+		for k := range t.Inputs {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			switch v := t.Inputs[k].(type) {
+			case string, bool, float64, int64, int, json.Number:
+				env = append(env, "ORCH_INPUT_"+envName(k)+"="+scalar(v))
+			}
+		}
+	}
+	return append(env, extra...)
+}
+
+var nonEnv = regexp.MustCompile(`[^A-Z0-9_]`)
+
+func envName(key string) string { return nonEnv.ReplaceAllString(strings.ToUpper(key), "_") }
+
+func scalar(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// maxOutputFile bounds what an agent may write to ORCH_OUTPUT.
+const maxOutputFile = MaxLine
+
+// parseOutputFile reads ORCH_OUTPUT: one JSON object, or key=value lines
+// (with GitHub's key<<DELIMITER heredoc for values over several lines).
+func parseOutputFile(data []byte) (map[string]any, error) {
+	if len(data) > maxOutputFile {
+		return nil, fmt.Errorf("ORCH_OUTPUT is larger than %d bytes", maxOutputFile)
+	}
+	trimmed := bytes.TrimSpace(data)
+	out := map[string]any{}
+	if len(trimmed) == 0 {
+		return out, nil
+	}
+	if trimmed[0] == '{' {
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		if err := dec.Decode(&out); err != nil {
+			return nil, fmt.Errorf("ORCH_OUTPUT is not a JSON object: %v", err)
+		}
+		if dec.More() {
+			return nil, errors.New("ORCH_OUTPUT has text after its JSON object")
+		}
+		return out, nil
+	}
+	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if k, delim, ok := strings.Cut(line, "<<"); ok && !strings.Contains(k, "=") {
+			var body []string
+			j := i + 1
+			for ; j < len(lines) && lines[j] != delim; j++ {
+				body = append(body, lines[j])
+			}
+			if j == len(lines) {
+				return nil, fmt.Errorf("ORCH_OUTPUT line %d: no closing %q for %s", i+1, delim, k)
+			}
+			out[strings.TrimSpace(k)] = strings.Join(body, "\n")
+			i = j
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("ORCH_OUTPUT line %d: expected key=value, got %q", i+1, truncate(line, 80))
+		}
+		out[strings.TrimSpace(k)] = v
+	}
+	return out, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// truthy is how a condition reads a blackboard value: false, null, 0, "",
+// "false", "no", "off" and "0" (any case) do not hold; anything else does.
+func truthy(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return v
+	case float64:
+		return v != 0
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "", "false", "no", "off", "0":
+			return false
+		}
+		return true
+	case []any:
+		return len(v) > 0
+	case map[string]any:
+		return len(v) > 0
+	}
+	return true
+}
