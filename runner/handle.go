@@ -29,8 +29,9 @@ type report struct {
 
 // failure is a classified reason an attempt did not complete.
 type failure struct {
-	class  string // exit:N, timeout, malfunction, signal, contract, stopped, start
+	class  string // exit:N, timeout, malfunction, signal, contract, failed, stopped, start
 	reason string
+	retry  bool // the agent said the failure is retriable (task.failed retriable)
 }
 
 func (f *failure) Error() string { return f.reason }
@@ -104,12 +105,13 @@ func (r *run) attemptEnded(ctx context.Context, c *cueRun, t *target, rep report
 		return
 	}
 	ag := a.agent
-	if ag.Cooldown > 0 && retriable(ag, class) {
+	canRetry := retriable(ag, class) || rep.fail.retry
+	if ag.Cooldown > 0 && canRetry {
 		until := time.Now().Add(ag.Cooldown.D()).UTC()
 		_ = r.record(ctx, Event{Type: EvCooldown, Cue: c.cue.ID, Agent: ag.ID, Reason: reason, Data: mustJSON(CooldownData{Until: until})})
 	}
 	switch {
-	case retriable(ag, class) && t.tries < maxAttempts(ag):
+	case canRetry && t.tries < maxAttempts(ag):
 		delay := backoff(ag, t.tries)
 		t.phase, t.retryAt = tIdle, time.Now().Add(delay)
 		r.wakeNoLaterThan(t.retryAt)

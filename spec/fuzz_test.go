@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rogpeppe/go-internal/txtar"
 )
 
 // FuzzLoad feeds arbitrary bytes through loading, schema validation and the
@@ -39,13 +38,13 @@ func fuzzSeeds(f *testing.F) [][]byte {
 	var seeds [][]byte
 	scripts, _ := filepath.Glob(filepath.Join("..", "testdata", "script", "*.txtar"))
 	for _, s := range scripts {
-		ar, err := txtar.ParseFile(s)
+		b, err := os.ReadFile(s)
 		if err != nil {
 			f.Fatal(err)
 		}
-		for _, file := range ar.Files {
-			if strings.HasSuffix(file.Name, ".yaml") || strings.HasSuffix(file.Name, ".yml") {
-				seeds = append(seeds, file.Data)
+		for name, data := range txtarFiles(string(b)) {
+			if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
+				seeds = append(seeds, []byte(data))
 			}
 		}
 	}
@@ -59,4 +58,22 @@ func fuzzSeeds(f *testing.F) [][]byte {
 	})
 	seeds = append(seeds, []byte("a: &a [x, *a]\n"), []byte("\xef\xbb\xbf---\n...\n"), []byte("{? [a]: b}\n"))
 	return seeds
+}
+
+// txtarFiles splits a txtar archive ("-- name --" lines) into its files.
+func txtarFiles(archive string) map[string]string {
+	files := map[string]string{}
+	name := ""
+	for _, line := range strings.SplitAfter(archive, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "-- ") && strings.HasSuffix(trimmed, " --") && len(trimmed) > 6 {
+			name = strings.TrimSpace(trimmed[3 : len(trimmed)-3])
+			files[name] = ""
+			continue
+		}
+		if name != "" {
+			files[name] += line
+		}
+	}
+	return files
 }

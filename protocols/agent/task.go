@@ -1,0 +1,232 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/orch-cli/orch/protocols"
+)
+
+// Task is one cue's work as the agent sees it: the GO task's fields (RunID,
+// CueID, AgentID, Attempt, Inputs, Blackboard, Tools, HandoffContext, ...)
+// and the calls it may make on orch. Its methods are safe for concurrent use.
+type Task struct {
+	protocols.Task
+
+	s             *server
+	announcements chan Announce
+	messages      chan Received
+	questions     chan *Question
+}
+
+// Announce says a spawned child task ended (task.announce): its TaskID,
+// Agent, Status (completed, failed or stopped), Outputs and Reason.
+type Announce = protocols.TaskAnnounce
+
+// Received is a message from a sibling agent (message.received): From, Body.
+type Received = protocols.MessageReceived
+
+// HandoffResult is the outcome of a handoff: Status (completed, failed or
+// refused), Outputs, Reason.
+type HandoffResult = protocols.HandoffResult
+
+// inbox is how many unasked messages of each kind wait for the handler to
+// read them; beyond that they are dropped, with a note in the log.
+const inbox = 256
+
+func (s *server) newTask(t protocols.Task) *Task {
+	return &Task{
+		Task: t, s: s,
+		announcements: make(chan Announce, inbox),
+		messages:      make(chan Received, inbox),
+		questions:     make(chan *Question, inbox),
+	}
+}
+
+// Input returns the input key as a string: the task's inputs first, then, for
+// a handoff child, its handoff context. A string is returned as it is, a
+// number or a boolean as written in JSON, anything else as JSON; a missing
+// key gives "".
+func (t *Task) Input(key string) string {
+	v, ok := t.Inputs[key]
+	if !ok {
+		if v, ok = t.HandoffContext[key]; !ok {
+			return ""
+		}
+	}
+	switch v := v.(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	case nil:
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// Logf writes a line to the agent's log (stderr), never to stdout, which
+// carries only protocol messages.
+func (t *Task) Logf(format string, args ...any) {
+	who := t.AgentID
+	if who == "" {
+		who = "agent"
+	}
+	t.s.logMu.Lock()
+	defer t.s.logMu.Unlock()
+	fmt.Fprintf(t.s.cfg.log, "%s %s: %s\n", who, t.CueID, fmt.Sprintf(format, args...))
+}
+
+// Announcements delivers task.announce for the children this task spawned.
+// The channel is never closed: select on it together with ctx.Done().
+func (t *Task) Announcements() <-chan Announce { return t.announcements }
+
+// Messages delivers messages sent to this agent by its siblings.
+func (t *Task) Messages() <-chan Received { return t.messages }
+
+// Questions delivers questions from this task's children, which it may answer
+// or pass up to its own parent.
+func (t *Task) Questions() <-chan *Question { return t.questions }
+
+// BlackboardWrite sets key on the run's blackboard and returns its new version.
+func (t *Task) BlackboardWrite(ctx context.Context, key string, value any) (version int64, err error) {
+	r, err := t.s.request(ctx, t, protocols.BlackboardWrite{Key: key, Value: value})
+	if err != nil {
+		return 0, err
+	}
+	return r.Body.(protocols.BlackboardAck).Version, nil
+}
+
+// BlackboardRead reads key from the run's blackboard; found is false if it is not set.
+func (t *Task) BlackboardRead(ctx context.Context, key string) (value any, found bool, version int64, author string, err error) {
+	r, err := t.s.request(ctx, t, protocols.BlackboardRead{Key: key})
+	if err != nil {
+		return nil, false, 0, "", err
+	}
+	b := r.Body.(protocols.BlackboardValue)
+	return b.Value, b.Found, b.Version, b.Author, nil
+}
+
+// Ask asks a question that bubbles up to the parent agent, then to the person
+// running orch, and waits for the answer. complexity is "quick" or "deep"
+// ("" means quick); it is shown before anyone opens the question.
+func (t *Task) Ask(ctx context.Context, question, complexity string) (answer string, err error) {
+	if complexity == "" {
+		complexity = "quick"
+	}
+	r, err := t.s.request(ctx, t, protocols.QuestionAsk{Question: question, Complexity: complexity})
+	if err != nil {
+		return "", err
+	}
+	return r.Body.(protocols.QuestionAnswer).Answer, nil
+}
+
+// Handoff hands work to another agent and waits for its result. A child that
+// failed or refused is a result, not an error: check Status.
+func (t *Task) Handoff(ctx context.Context, toAgent, taskID string, handoffContext map[string]any) (HandoffResult, error) {
+	r, err := t.s.request(ctx, t, protocols.TaskHandoff{FromAgent: t.AgentID, ToAgent: toAgent, TaskID: taskID, HandoffContext: handoffContext})
+	if err != nil {
+		return HandoffResult{}, err
+	}
+	return r.Body.(protocols.HandoffResult), nil
+}
+
+// Spawn starts a child task without waiting for it and returns its task id;
+// its outcome arrives later on Announcements.
+func (t *Task) Spawn(ctx context.Context, agent string, inputs map[string]any) (taskID string, err error) {
+	r, err := t.s.request(ctx, t, protocols.TaskSpawn{Agent: agent, Inputs: inputs})
+	if err != nil {
+		return "", err
+	}
+	return r.Body.(protocols.SpawnAccepted).TaskID, nil
+}
+
+// Send sends body (any JSON value) to a sibling agent. If orch could not
+// deliver it, the error wraps ErrNotDelivered and says why.
+func (t *Task) Send(ctx context.Context, to string, body any) error {
+	r, err := t.s.request(ctx, t, protocols.MessageSend{To: to, Body: body})
+	if err != nil {
+		return err
+	}
+	if f, ok := r.Body.(protocols.DeliveryFailed); ok {
+		return fmt.Errorf("message to %s %w: %s", to, ErrNotDelivered, f.Reason)
+	}
+	return nil
+}
+
+// User sends body to the person running orch (the parent is told). It does
+// not wait: there is no answer.
+func (t *Task) User(ctx context.Context, body any) error {
+	return t.s.notify(ctx, protocols.MessageUser{Body: body})
+}
+
+// Discovery reports something noticed, for the parent, without interrupting it.
+func (t *Task) Discovery(ctx context.Context, summary string) error {
+	return t.s.notify(ctx, protocols.DiscoveryReport{Summary: summary})
+}
+
+// Usage reports the credits this attempt has used so far (they count against
+// the cuelist's max_credits).
+func (t *Task) Usage(ctx context.Context, credits float64) error {
+	return t.s.notify(ctx, protocols.StatusUsage{Credits: credits})
+}
+
+// Status reports a change of state ("blocked", "waiting for db", ...). Send
+// changes only: orch wants no heartbeats.
+func (t *Task) Status(ctx context.Context, state, detail string) error {
+	return t.s.notify(ctx, protocols.StatusUpdate{State: state, Detail: detail})
+}
+
+// Escalate reports an error to the hub without failing the task.
+func (t *Task) Escalate(ctx context.Context, message string, detail any) error {
+	return t.s.notify(ctx, protocols.EscalationError{Error: message, Detail: detail})
+}
+
+// MemoryWrite keeps text under key across runs, with tags for searching.
+func (t *Task) MemoryWrite(ctx context.Context, key, text string, tags []string) error {
+	_, err := t.s.request(ctx, t, protocols.MemoryWrite{Key: key, Text: text, Tags: tags})
+	return err
+}
+
+// MemorySearch searches what agents kept across runs (full-text).
+func (t *Task) MemorySearch(ctx context.Context, query string) ([]map[string]any, error) {
+	r, err := t.s.request(ctx, t, protocols.MemorySearch{Query: query})
+	if err != nil {
+		return nil, err
+	}
+	return r.Body.(protocols.MemoryResults).Items, nil
+}
+
+// Question is a question from a child task, passed to its parent.
+type Question struct {
+	protocols.QuestionAsk // Question, Complexity, QuestionID
+
+	msg protocols.Message
+	t   *Task
+}
+
+// Answer answers the child's question.
+func (q *Question) Answer(ctx context.Context, answer string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return q.t.s.send(protocols.Reply(q.msg, protocols.QuestionAnswer{QuestionID: q.QuestionID, Answer: answer}))
+}
+
+// PassUp asks the question of this task's own parent (or the person), waits,
+// and gives the answer to the child.
+func (q *Question) PassUp(ctx context.Context) error {
+	answer, err := q.t.Ask(ctx, q.Question, q.Complexity)
+	if err != nil {
+		return err
+	}
+	return q.Answer(ctx, answer)
+}
