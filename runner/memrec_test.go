@@ -130,3 +130,5 @@ func (m *memRecorder) cueStates() map[string]string {
 	}
 	return out
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
