@@ -65,7 +65,7 @@ func (a *attempt) stop(why string) {
 }
 
 func (a *attempt) stopped() *failure {
-	return failf("stopped", "stopped: %s", a.why)
+	return failf("stopped", "%s", a.why)
 }
 
 // run takes the attempt through its phases and reports its end.

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // FuzzLoad feeds arbitrary bytes through loading, schema validation and the

@@ -56,7 +56,7 @@ func runPlan(io *streams, opts *planOptions) error {
 	if !oneOf(opts.format, planfmt.Formats) {
 		return usageError(fmt.Errorf("unknown format %q (want %s)", opts.format, strings.Join(planfmt.Formats, ", ")))
 	}
-	p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize)
+	_, p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize)
 	if err != nil {
 		return err
 	}
@@ -74,17 +74,17 @@ func runPlan(io *streams, opts *planOptions) error {
 // compile loads and checks a cuelist and builds its plan. Problems in the
 // specs are printed to stderr as validate prints them (warnings too) and end
 // the command with exit 1.
-func compile(io *streams, path, id, maxFileSize string) (*planner.Plan, error) {
+func compile(io *streams, path, id, maxFileSize string) (*spec.Set, *planner.Plan, error) {
 	maxSize, err := parseSize(maxFileSize)
 	if err != nil {
-		return nil, usageError(fmt.Errorf("--max-file-size: %w", err))
+		return nil, nil, usageError(fmt.Errorf("--max-file-size: %w", err))
 	}
 	set, p, diags, err := planner.Compile(path, id, spec.LoadOptions{MaxFileSize: maxSize})
 	if err != nil {
 		if set == nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, usageError(err)
+		return nil, nil, usageError(err)
 	}
 	if len(diags) > 0 {
 		color := isTerminalWriter(io.err) && os.Getenv("NO_COLOR") == ""
@@ -99,9 +99,9 @@ func compile(io *streams, path, id, maxFileSize string) (*planner.Plan, error) {
 		}
 	}
 	if p == nil {
-		return nil, silent(exitFailed)
+		return nil, nil, silent(exitFailed)
 	}
-	return p, nil
+	return set, p, nil
 }
 
 func isTerminalWriter(w any) bool {

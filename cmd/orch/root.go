@@ -19,7 +19,9 @@ protocol WARNING -> STANDBY -> GO, recording every run in SQLite.
 
 Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 3 paused waiting for a person, 130 interrupted.`,
-		Example: `  orch validate specs/
+		Example: `  orch run examples/deploy/cuelist.yaml
+  orch status last
+  orch validate specs/
   orch validate --format github specs/
   orch plan examples/conflicts/cuelist.yaml
   orch schema cuelist > cuelist.schema.json`,
@@ -32,9 +34,16 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 	root.SetErr(io.err)
 	root.SetVersionTemplate("orch {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
+	root.PersistentFlags().String("db", "", "run database (default $ORCH_DB, else ./.orch/orch.db)")
+	root.PersistentFlags().String("sync", "normal", "database durability: normal, or full (fsync every commit: survives power loss)")
 	root.AddCommand(
 		newValidateCmd(io),
 		newPlanCmd(io),
+		newRunCmd(io),
+		newStatusCmd(io),
+		newEventsCmd(io),
+		newLogsCmd(io),
+		newGoCmd(io),
 		newSchemaCmd(io),
 		newVersionCmd(io),
 	)

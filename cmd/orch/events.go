@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
+)
+
+func newEventsCmd(io *streams) *cobra.Command {
+	var output string
+	var follow bool
+	var since int64
+	cmd := &cobra.Command{
+		Use:   "events RUN",
+		Short: "Print a run's event log",
+		Long: `Print the append-only event log of a run: every state change, attempt,
+protocol message, blackboard write and note, with its sequence number.`,
+		Example: `  orch events last
+  orch events 3f9a --follow
+  orch events last --output json | jq -c 'select(.type=="attempt/ended")'`,
+		Args:              argsBetween(1, 1),
+		ValidArgsFunction: completeRuns,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return usageError(fmt.Errorf("unknown output %q (want text or json)", output))
+			}
+			db, err := openExisting(cmd)
+			if err != nil {
+				return usageError(err)
+			}
+			defer db.Close()
+			ctx := cmd.Context()
+			id, err := resolveRun(ctx, db, args[0])
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(io.out)
+			after := since
+			for {
+				events, err := db.Events(ctx, id, after, 1000)
+				if err != nil {
+					return err
+				}
+				for _, e := range events {
+					if output == "json" {
+						_ = enc.Encode(e)
+					} else {
+						fmt.Fprintf(io.out, "%6d %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), describeEvent(e))
+					}
+					after = e.Seq
+				}
+				if len(events) == 1000 {
+					continue
+				}
+				if !follow {
+					return nil
+				}
+				r, err := db.Run(ctx, id)
+				if err != nil {
+					return err
+				}
+				if r.State.Ended() || r.State == runner.RunPaused {
+					if more, _ := db.Events(ctx, id, after, 1); len(more) == 0 {
+						return nil
+					}
+					continue
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (one event per line)")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the run ends")
+	cmd.Flags().Int64Var(&since, "since", 0, "only events after this sequence number")
+	return cmd
+}
+
+func newLogsCmd(io *streams) *cobra.Command {
+	var follow bool
+	cmd := &cobra.Command{
+		Use:   "logs RUN [CUE]",
+		Short: "Print what a run's agents wrote (stderr, and stdout of plain agents)",
+		Example: `  orch logs last
+  orch logs last CUE-200
+  orch logs 3f9a --follow`,
+		Args:              argsBetween(1, 2),
+		ValidArgsFunction: completeRuns,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := openExisting(cmd)
+			if err != nil {
+				return usageError(err)
+			}
+			defer db.Close()
+			ctx := cmd.Context()
+			id, err := resolveRun(ctx, db, args[0])
+			if err != nil {
+				return err
+			}
+			cue := ""
+			if len(args) == 2 {
+				cue = args[1]
+				r, err := db.Run(ctx, id)
+				if err != nil {
+					return err
+				}
+				if !hasCue(r.Cues, cue) {
+					return usageError(fmt.Errorf("run %s has no cue %q", id, cue))
+				}
+			}
+			var after int64
+			for {
+				lines, err := db.Logs(ctx, id, cue, after, 1000)
+				if err != nil {
+					return err
+				}
+				for _, l := range lines {
+					fmt.Fprintf(io.out, "[%s %s#%d %s] %s\n", l.Cue, l.Agent, l.Attempt, l.Stream, l.Text)
+					after = l.ID
+				}
+				if len(lines) == 1000 {
+					continue
+				}
+				if !follow {
+					return nil
+				}
+				r, err := db.Run(ctx, id)
+				if err != nil {
+					return err
+				}
+				if r.State.Ended() || r.State == runner.RunPaused {
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the run ends")
+	return cmd
+}
+
+func hasCue(cues []store.CueDetail, id string) bool {
+	for _, c := range cues {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}

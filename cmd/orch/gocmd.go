@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
+	"github.com/orch-cli/orch/spec"
+)
+
+func newGoCmd(io *streams) *cobra.Command {
+	var output string
+	var allowSpecChange bool
+	cmd := &cobra.Command{
+		Use:   "go RUN CUE",
+		Short: "Say GO for a manual cue",
+		Long: `Say GO for a cue marked go: manual.
+
+If the run's owner is still running (it is doing other work while the cue
+stands by), the GO reaches it through the run database. If the run is
+paused (orch run exited 3 because nothing else could move), orch go
+continues the run itself, in the foreground, until it ends or pauses again.`,
+		Example: `  orch go last CUE-300
+  orch go 3f9a CUE-300 --output json`,
+		Args:              argsBetween(2, 2),
+		ValidArgsFunction: completeRuns,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, dbFile, err := openDB(cmd)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			ctx := cmd.Context()
+			id, err := resolveRun(ctx, db, args[0])
+			if err != nil {
+				return err
+			}
+			return goCue(cmd.Context(), io, db, dbFile, id, args[1], output, allowSpecChange)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (when the run continues here)")
+	cmd.Flags().BoolVar(&allowSpecChange, "allow-spec-change", false, "continue even if the cuelist's files changed since the run started")
+	return cmd
+}
+
+func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue, output string, allowSpecChange bool) error {
+	r, err := db.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	var c *store.CueDetail
+	for i := range r.Cues {
+		if r.Cues[i].ID == cue {
+			c = &r.Cues[i]
+		}
+	}
+	switch {
+	case c == nil:
+		return usageError(fmt.Errorf("run %s has no cue %q", id, cue))
+	case c.State.Final():
+		return usageError(fmt.Errorf("cue %s of run %s is already %s", cue, id, c.State))
+	case r.State.Ended():
+		return usageError(fmt.Errorf("run %s is %s: nothing waits for GO", id, r.State))
+	}
+	if r.State == runner.RunRunning && ownerAlive(r) {
+		if _, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "go", Cue: cue}); err != nil {
+			return err
+		}
+		fmt.Fprintf(io.out, "GO for %s sent to run %s (owner: pid %d on %s)\n", cue, id, r.OwnerPID, r.OwnerHost)
+		return nil
+	}
+	if err := db.Append(ctx, runner.Event{RunID: id, Type: runner.EvManualGo, Cue: cue, Reason: "orch go"}); err != nil {
+		return err
+	}
+	return continueRun(ctx, io, db, dbFile, id, output, allowSpecChange)
+}
+
+// ownerAlive reports whether the process that owns the run still runs.
+func ownerAlive(r *store.RunDetail) bool {
+	host, _ := os.Hostname()
+	if r.OwnerPID <= 0 || r.OwnerHost != host {
+		return r.OwnerPID > 0 // another host: trust the record
+	}
+	return syscall.Kill(r.OwnerPID, 0) == nil
+}
+
+// continueRun takes over a recorded run and runs it in the foreground: the
+// cuelist is compiled again from its file (refused if the files changed,
+// unless allowed), completed cues are kept, the others run.
+func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id, output string, allowSpecChange bool) error {
+	rec, err := db.LoadRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	set, p, diags, err := planner.Compile(rec.Started.SpecPath, rec.Started.Cuelist, spec.LoadOptions{})
+	if err != nil {
+		return fmt.Errorf("run %s: cannot load its cuelist: %w", id, err)
+	}
+	if p == nil {
+		return fmt.Errorf("run %s: its cuelist %s no longer validates (orch validate %s shows why; %d problem(s))", id, rec.Started.SpecPath, rec.Started.SpecPath, len(diags))
+	}
+	if h := specHash(set); h != rec.Started.SpecHash && !allowSpecChange {
+		return usageError(fmt.Errorf("run %s: its cuelist's files changed since the run started (%s); continue anyway with --allow-spec-change", id, rec.Started.SpecPath))
+	}
+	ro := runner.Options{Plan: p, Recorder: db, RunID: id, Inputs: rec.Started.Inputs, SpecPath: rec.Started.SpecPath,
+		SpecHash: rec.Started.SpecHash, DBPath: dbFile, Resume: rec}
+	return execute(ctx, io, db, ro, output)
+}

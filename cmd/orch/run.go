@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
+	"github.com/orch-cli/orch/spec"
+)
+
+type runOptions struct {
+	path        string
+	cuelist     string
+	sets        []string
+	maxParallel int
+	output      string
+	maxFileSize string
+}
+
+func newRunCmd(io *streams) *cobra.Command {
+	opts := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run CUELIST",
+		Short: "Run a cuelist: every cue through WARNING, STANDBY and GO",
+		Long: `Validate and plan a cuelist, then run it: each cue's agents are started and
+taken through WARNING -> STANDBY -> GO, with acknowledgements, timeouts,
+retries, fallbacks and cooldowns. Everything is recorded in the run
+database (./.orch/orch.db unless --db or ORCH_DB say otherwise).
+
+On a terminal, one line per active cue is redrawn in place and a manual
+cue asks for GO; otherwise each event is a plain timestamped line, and a
+manual cue waits: when nothing else can move, orch exits 3 and prints the
+command that continues the run (orch go RUN CUE).
+
+Exit status: 0 completed, 1 failed (or invalid specs), 2 usage error,
+3 paused waiting for a person, 130 interrupted.`,
+		Example: `  orch run examples/deploy/cuelist.yaml
+  orch run examples/deploy/cuelist.yaml --set release=1.5
+  orch run --output json specs/nightly.yaml | jq -c 'select(.type=="cue/state")'
+  orch run --max-parallel 8 --db /var/lib/orch/orch.db specs/release.yaml`,
+		Args: argsBetween(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.path = args[0]
+			return runRun(cmd, io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&opts.sets, "set", nil, "set a run input declared by the cuelist: --set key=value (repeatable)")
+	f.IntVar(&opts.maxParallel, "max-parallel", 0, "cues in GO at once (default: the cuelist's max_parallel, else 4)")
+	f.StringVarP(&opts.output, "output", "o", "text", "text, or json: every event as one JSON object per line")
+	f.StringVar(&opts.cuelist, "cuelist", "", "the cuelist to run when the file holds several")
+	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
+	if opts.output != "text" && opts.output != "json" {
+		return usageError(fmt.Errorf("unknown output %q (want text or json)", opts.output))
+	}
+	set, p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize)
+	if err != nil {
+		return err
+	}
+	inputs, err := runInputs(p.Cuelist, opts.sets)
+	if err != nil {
+		return usageError(err)
+	}
+	db, dbFile, err := openDB(cmd)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	specPath, _ := filepath.Abs(opts.path)
+	ro := runner.Options{Plan: p, Recorder: db, Inputs: inputs, SpecPath: specPath, SpecHash: specHash(set),
+		DBPath: dbFile, MaxParallel: opts.maxParallel}
+	return execute(cmd.Context(), io, db, ro, opts.output)
+}
+
+// execute runs (or continues) a run with progress on the terminal, prints
+// the verdict and maps it to the exit status.
+func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, output string) error {
+	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	var prog progress
+	switch {
+	case output == "json":
+		prog = &jsonProgress{enc: json.NewEncoder(io.out)}
+	case io.outTTY:
+		prog = newLiveProgress(io.out, io.in, os.Getenv("NO_COLOR") == "")
+	default:
+		prog = &plainProgress{w: io.out}
+	}
+	ro.Observe = prog.event
+	if io.inTTY && io.outTTY && output != "json" {
+		ro.Approve = func(_ context.Context, cue string, agents []string) bool {
+			return prog.ask(fmt.Sprintf("%s (%s) is standing by. GO?", cue, strings.Join(agents, ", ")))
+		}
+	}
+	started := time.Now()
+	res, err := runner.Run(ctx, ro)
+	prog.stop()
+	if err != nil {
+		return err
+	}
+	if output != "json" {
+		printVerdict(ctx, io, db, res, time.Since(started))
+	}
+	switch res.State {
+	case runner.RunCompleted:
+		return nil
+	case runner.RunPaused:
+		return silent(exitPaused)
+	case runner.RunStopped:
+		return silent(exitInterrupted)
+	}
+	return silent(exitFailed)
+}
+
+// printVerdict is the summary after a run: counts, what failed and why, and
+// what to do next.
+func printVerdict(ctx context.Context, io *streams, db *store.DB, res *runner.Result, took time.Duration) {
+	detail, err := db.Run(context.WithoutCancel(ctx), res.RunID)
+	if err != nil {
+		fmt.Fprintf(io.out, "run %s %s\n", res.RunID, res.State)
+		return
+	}
+	counts := map[runner.CueState]int{}
+	for _, c := range detail.Cues {
+		counts[c.State]++
+	}
+	var parts []string
+	for _, s := range []runner.CueState{runner.CueCompleted, runner.CueFailed, runner.CueBlocked, runner.CueSkipped, runner.CueStopped, runner.CuePending} {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	fmt.Fprintf(io.out, "run %s %s in %s: %s\n", res.RunID, res.State, shortDuration(took), strings.Join(parts, ", "))
+	for _, c := range detail.Cues {
+		if c.State == runner.CueFailed {
+			fmt.Fprintf(io.out, "  %s failed: %s\n", c.ID, c.Reason)
+		}
+	}
+	switch res.State {
+	case runner.RunFailed:
+		for _, c := range detail.Cues {
+			if c.State == runner.CueFailed {
+				fmt.Fprintf(io.out, "  its output: orch logs %s %s\n", res.RunID, c.ID)
+				break
+			}
+		}
+	case runner.RunPaused:
+		for _, cue := range res.Waiting {
+			fmt.Fprintf(io.out, "  %s waits for GO; continue with: orch go %s %s\n", cue, res.RunID, cue)
+		}
+	}
+}
+
+// runInputs applies --set key=value to the cuelist's inputs. Only declared
+// inputs may be set; a value takes the type of the declared default.
+func runInputs(cl *spec.Cuelist, sets []string) (map[string]any, error) {
+	inputs := map[string]any{}
+	for k, v := range cl.Inputs {
+		inputs[k] = v
+	}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--set %q: use --set key=value", s)
+		}
+		def, declared := cl.Inputs[k]
+		if !declared {
+			names := make([]string, 0, len(cl.Inputs))
+			for n := range cl.Inputs {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return nil, fmt.Errorf("--set %s: cuelist %s has no input %q (its inputs: %s)", s, cl.ID, k, orNone(names))
+		}
+		val, err := typedLike(def, v)
+		if err != nil {
+			return nil, fmt.Errorf("--set %s: %v", s, err)
+		}
+		inputs[k] = val
+	}
+	return inputs, nil
+}
+
+func typedLike(def any, v string) (any, error) {
+	switch def.(type) {
+	case int64:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer (the default is one)", v)
+		}
+		return n, nil
+	case float64:
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number (the default is one)", v)
+		}
+		return n, nil
+	case bool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not true or false (the default is a boolean)", v)
+		}
+		return b, nil
+	}
+	return v, nil
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// specHash fingerprints every loaded spec file, so a continued run can tell
+// that its cuelist changed.
+func specHash(set *spec.Set) string {
+	files := append([]*spec.File(nil), set.Files...)
+	sort.Slice(files, func(i, j int) bool { return files[i].Abs < files[j].Abs })
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.Abs, len(f.Data))
+		h.Write(f.Data)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
+)
+
+type statusOptions struct {
+	output string
+	watch  bool
+	limit  int
+	all    bool
+}
+
+func newStatusCmd(io *streams) *cobra.Command {
+	opts := &statusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status [RUN]",
+		Short: "Show runs, or one run's cues, attempts and reasons",
+		Long: `Without RUN: the most recent runs, newest first. With RUN (an id, a unique
+prefix of one, or "last"): the run's cues with their state, agents,
+attempts, phase times and the reason for anything that did not complete.`,
+		Example: `  orch status
+  orch status last
+  orch status 3f9a --output json
+  orch status last --watch`,
+		Args:              argsBetween(0, 1),
+		ValidArgsFunction: completeRuns,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runStatus(cmd, io, opts, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.output, "output", "o", "text", "text or json")
+	f.BoolVarP(&opts.watch, "watch", "w", false, "redraw every second until the run ends (Ctrl-C to leave)")
+	f.IntVar(&opts.limit, "limit", 20, "runs to list")
+	f.BoolVar(&opts.all, "all", false, "list every run")
+	return cmd
+}
+
+func runStatus(cmd *cobra.Command, io *streams, opts *statusOptions, args []string) error {
+	if opts.output != "text" && opts.output != "json" {
+		return usageError(fmt.Errorf("unknown output %q (want text or json)", opts.output))
+	}
+	db, err := openExisting(cmd)
+	if errors.Is(err, errNoDatabase) && len(args) == 0 {
+		if opts.output == "json" {
+			fmt.Fprintln(io.out, "[]")
+		} else {
+			fmt.Fprintln(io.out, "no runs yet")
+		}
+		return nil
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	defer db.Close()
+	ctx := cmd.Context()
+	show := func() (bool, error) { return showRuns(ctx, io, db, opts) }
+	if len(args) == 1 {
+		id, err := resolveRun(ctx, db, args[0])
+		if err != nil {
+			return err
+		}
+		show = func() (bool, error) { return showRun(ctx, io, db, id, opts) }
+	}
+	if !opts.watch {
+		_, err := show()
+		return err
+	}
+	for {
+		if io.outTTY {
+			fmt.Fprint(io.out, "\x1b[H\x1b[2J") // redraw from the top
+		}
+		ended, err := show()
+		if err != nil || ended && len(args) == 1 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// runJSON is one run in `orch status --output json`.
+type runJSON struct {
+	ID        string  `json:"id"`
+	Cuelist   string  `json:"cuelist"`
+	State     string  `json:"state"`
+	Reason    string  `json:"reason,omitempty"`
+	StartedAt *string `json:"started_at"`
+	EndedAt   *string `json:"ended_at"`
+	Cues      int     `json:"cues"`
+	Completed int     `json:"completed"`
+	Failed    int     `json:"failed"`
+}
+
+func showRuns(ctx context.Context, io *streams, db *store.DB, opts *statusOptions) (bool, error) {
+	limit := opts.limit
+	if opts.all {
+		limit = 0
+	}
+	runs, total, err := db.Runs(ctx, limit)
+	if err != nil {
+		return false, err
+	}
+	if opts.output == "json" {
+		out := make([]runJSON, 0, len(runs))
+		for _, r := range runs {
+			out = append(out, runJSON{ID: r.ID, Cuelist: r.Cuelist, State: string(r.State), Reason: r.Reason,
+				StartedAt: timeJSON(r.StartedAt), EndedAt: timeJSON(r.EndedAt), Cues: r.Cues, Completed: r.Completed, Failed: r.Failed})
+		}
+		return false, writeJSON(io.out, out)
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(io.out, "no runs yet")
+		return false, nil
+	}
+	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tCUELIST\tSTATE\tSTARTED\tTOOK\tCUES")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d done\n", r.ID, r.Cuelist, r.State, ago(r.StartedAt), took(r.StartedAt, r.EndedAt), r.Completed, r.Cues)
+	}
+	_ = tw.Flush()
+	if total > len(runs) {
+		fmt.Fprintf(io.out, "... and %d older runs (orch status --all)\n", total-len(runs))
+	}
+	return false, nil
+}
+
+// statusJSON is `orch status RUN --output json` (DESIGN §6).
+type statusJSON struct {
+	ID        string         `json:"id"`
+	Cuelist   string         `json:"cuelist"`
+	State     string         `json:"state"`
+	Reason    string         `json:"reason,omitempty"`
+	StartedAt *string        `json:"started_at"`
+	EndedAt   *string        `json:"ended_at"`
+	Inputs    any            `json:"inputs"`
+	Cues      []cueJSON      `json:"cues"`
+	Questions []any          `json:"questions"`
+	Conflicts []any          `json:"conflicts"`
+	Owner     *ownerJSON     `json:"owner,omitempty"`
+	Waiting   []string       `json:"waiting_for_go,omitempty"`
+	Counts    map[string]int `json:"counts"`
+}
+
+type ownerJSON struct {
+	PID  int    `json:"pid"`
+	Host string `json:"host"`
+}
+
+type cueJSON struct {
+	ID        string         `json:"id"`
+	State     string         `json:"state"`
+	Reason    string         `json:"reason,omitempty"`
+	Agents    []string       `json:"agents"`
+	WarningAt *string        `json:"warning_at"`
+	StandbyAt *string        `json:"standby_at"`
+	GoAt      *string        `json:"go_at"`
+	EndedAt   *string        `json:"ended_at"`
+	Outputs   map[string]any `json:"outputs,omitempty"`
+	Attempts  []attemptJSON  `json:"attempts"`
+}
+
+type attemptJSON struct {
+	Number    int     `json:"number"`
+	Agent     string  `json:"agent"`
+	State     string  `json:"state"`
+	Reason    string  `json:"reason,omitempty"`
+	Class     string  `json:"class,omitempty"`
+	ExitCode  *int    `json:"exit_code,omitempty"`
+	StartedAt *string `json:"started_at"`
+	EndedAt   *string `json:"ended_at"`
+}
+
+func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *statusOptions) (bool, error) {
+	r, err := db.Run(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	ended := r.State.Ended() || r.State == runner.RunPaused
+	if opts.output == "json" {
+		out := statusJSON{ID: r.ID, Cuelist: r.Cuelist, State: string(r.State), Reason: r.Reason, StartedAt: timeJSON(r.StartedAt),
+			EndedAt: timeJSON(r.EndedAt), Inputs: r.Inputs, Questions: []any{}, Conflicts: []any{}, Counts: map[string]int{}}
+		if r.OwnerPID != 0 {
+			out.Owner = &ownerJSON{PID: r.OwnerPID, Host: r.OwnerHost}
+		}
+		for _, c := range r.Cues {
+			cj := cueJSON{ID: c.ID, State: string(c.State), Reason: c.Reason, Agents: c.Agents, WarningAt: timeJSON(c.WarningAt),
+				StandbyAt: timeJSON(c.StandbyAt), GoAt: timeJSON(c.GoAt), EndedAt: timeJSON(c.EndedAt), Outputs: c.Outputs, Attempts: []attemptJSON{}}
+			for _, a := range c.Attempts {
+				cj.Attempts = append(cj.Attempts, attemptJSON{Number: a.Number, Agent: a.Agent, State: string(a.State), Reason: a.Reason,
+					Class: a.Class, ExitCode: a.ExitCode, StartedAt: timeJSON(a.StartedAt), EndedAt: timeJSON(a.EndedAt)})
+			}
+			out.Cues = append(out.Cues, cj)
+			out.Counts[string(c.State)]++
+		}
+		return ended, writeJSON(io.out, out)
+	}
+	fmt.Fprintf(io.out, "run %s  cuelist %s  %s", r.ID, r.Cuelist, r.State)
+	if r.Reason != "" {
+		fmt.Fprintf(io.out, ": %s", r.Reason)
+	}
+	fmt.Fprintf(io.out, "\nstarted %s, took %s\n\n", r.StartedAt.Local().Format("2006-01-02 15:04:05"), took(r.StartedAt, r.EndedAt))
+	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CUE\tSTATE\tAGENTS\tATTEMPTS\tPREPARE\tGO\tTOOK\tREASON")
+	for _, c := range r.Cues {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.ID, c.State, strings.Join(c.Agents, ","), len(c.Attempts),
+			between(c.WarningAt, c.GoAt), ago0(c.GoAt, r.StartedAt), between(c.GoAt, c.EndedAt), oneLine(c.Reason, 80))
+	}
+	_ = tw.Flush()
+	var failed []string
+	for _, c := range r.Cues {
+		for _, a := range c.Attempts {
+			if a.State == runner.AttemptFailed {
+				failed = append(failed, fmt.Sprintf("  %s attempt %d (%s): %s: %s", c.ID, a.Number, a.Agent, a.Class, oneLine(a.Reason, 100)))
+			}
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintln(io.out, "\nfailed attempts")
+		fmt.Fprintln(io.out, strings.Join(failed, "\n"))
+	}
+	return ended, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func timeJSON(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339Nano)
+	return &s
+}
+
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return shortDuration(time.Since(t).Round(time.Second)) + " ago"
+}
+
+// ago0 is when t happened relative to the run's start ("+1.2s").
+func ago0(t, start time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return "+" + shortDuration(t.Sub(start))
+}
+
+func took(start, end time.Time) string {
+	if start.IsZero() {
+		return "-"
+	}
+	if end.IsZero() {
+		return shortDuration(time.Since(start)) + " so far"
+	}
+	return shortDuration(end.Sub(start))
+}
+
+func between(a, b time.Time) string {
+	if a.IsZero() || b.IsZero() {
+		return "-"
+	}
+	return shortDuration(b.Sub(a))
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
+}

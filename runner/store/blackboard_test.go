@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+func TestBlackboardVersionsAndEvents(t *testing.T) {
+	d, path := openTest(t)
+	ctx := context.Background()
+	startRun(t, d, "r1", "a")
+	other, err := Open(path, Options{}) // a shell agent's `orch bb set`
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	writes := []struct {
+		db          *DB
+		key, value  string
+		author      string
+		wantVersion int64
+	}{
+		{d, "plan", `"draft"`, "planner", 1},
+		{d, "plan", `"final"`, "reviewer", 2},
+		{other, "plan", `{"v":3}`, "shell", 3},
+		{other, "ticket", `42`, "shell", 1},
+	}
+	for _, w := range writes {
+		v, err := w.db.BlackboardWrite(ctx, "r1", w.key, json.RawMessage(w.value), w.author)
+		if err != nil || v != w.wantVersion {
+			t.Fatalf("write %s=%s: version %d, %v; want %d", w.key, w.value, v, err, w.wantVersion)
+		}
+	}
+	e, ok, err := d.BlackboardRead(ctx, "r1", "plan")
+	if err != nil || !ok || string(e.Value) != `{"v":3}` || e.Version != 3 || e.Author != "shell" || e.At.IsZero() {
+		t.Errorf("BlackboardRead(plan) = %+v %v %v", e, ok, err)
+	}
+	if _, ok, err := d.BlackboardRead(ctx, "r1", "missing"); ok || err != nil {
+		t.Errorf("BlackboardRead(missing) = %v %v", ok, err)
+	}
+	board, err := d.Blackboard(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(board) != 2 || board["plan"].Version != 3 || string(board["ticket"].Value) != "42" || board["ticket"].Author != "shell" {
+		t.Errorf("Blackboard = %+v", board)
+	}
+	// Each write is a blackboard/updated event, in sequence with the others.
+	events, _ := d.Events(ctx, "r1", 1, 0)
+	if len(events) != len(writes) {
+		t.Fatalf("%d events, want %d", len(events), len(writes))
+	}
+	for i, ev := range events {
+		var data runner.BlackboardData
+		if err := json.Unmarshal(ev.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		w := writes[i]
+		if ev.Seq != int64(i+2) || ev.Type != runner.EvBlackboard || ev.Agent != w.author ||
+			data != (runner.BlackboardData{Key: w.key, Version: w.wantVersion}) {
+			t.Errorf("event %d: %+v %s", i, ev, ev.Data)
+		}
+	}
+}
+
+func TestBlackboardWriteErrors(t *testing.T) {
+	d, _ := openTest(t)
+	startRun(t, d, "r1", "a")
+	for _, c := range []struct {
+		run, key, value, want string
+	}{
+		{"r1", "k", `{not json`, "not valid JSON"},
+		{"r1", "k", ``, "not valid JSON"},
+		{"r1", "", `1`, "key is empty"},
+		{"", "k", `1`, "no run id"},
+		{"ghost", "k", `1`, "run ghost does not exist"},
+	} {
+		_, err := d.BlackboardWrite(context.Background(), c.run, c.key, json.RawMessage(c.value), "me")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("BlackboardWrite(%q, %q, %q) = %v, want %q", c.run, c.key, c.value, err, c.want)
+		}
+	}
+}
+
+func TestCommands(t *testing.T) {
+	d, path := openTest(t)
+	ctx := context.Background()
+	startRun(t, d, "r1", "a", "b")
+	startRun(t, d, "r2", "a")
+	cli, err := Open(path, Options{}) // orch go, in another process
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	var ids []int64
+	for _, c := range []runner.Command{
+		{RunID: "r1", Kind: "go", Cue: "b"},
+		{RunID: "r2", Kind: "go", Cue: "a"},
+		{RunID: "r1", Kind: "go", Cue: "a", Arg: "x"},
+	} {
+		id, err := cli.AddCommand(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	cmds, err := d.Commands(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmds) != 2 || cmds[0].ID != ids[0] || cmds[0].Cue != "b" || cmds[1].ID != ids[2] || cmds[1].Arg != "x" ||
+		cmds[0].Kind != "go" || cmds[0].RunID != "r1" || cmds[0].At.IsZero() {
+		t.Fatalf("Commands(r1) = %+v", cmds)
+	}
+	if err := d.CommandDone(ctx, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CommandDone(ctx, ids[0]); err != nil {
+		t.Errorf("marking a command done twice: %v", err)
+	}
+	if cmds, _ := d.Commands(ctx, "r1"); len(cmds) != 1 || cmds[0].ID != ids[2] {
+		t.Errorf("Commands(r1) after done = %+v", cmds)
+	}
+	if err := d.CommandDone(ctx, 9999); err == nil || !strings.Contains(err.Error(), "no command 9999") {
+		t.Errorf("CommandDone(unknown) = %v", err)
+	}
+	if _, err := cli.AddCommand(ctx, runner.Command{RunID: "ghost", Kind: "go"}); err == nil ||
+		!strings.Contains(err.Error(), "run ghost does not exist") {
+		t.Errorf("AddCommand(unknown run) = %v", err)
+	}
+}

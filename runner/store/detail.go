@@ -1,0 +1,208 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+// RunDetail is one run for `orch status RUN`: its summary, where it came
+// from, its owner and its cues in plan order.
+type RunDetail struct {
+	RunSummary
+	SpecPath  string
+	SpecHash  string
+	Inputs    map[string]any
+	OwnerPID  int
+	OwnerHost string
+	Heartbeat time.Time
+	Cues      []CueDetail
+}
+
+// CueDetail is one cue of a run; times are zero until the cue gets there.
+type CueDetail struct {
+	ID        string
+	Agents    []string
+	State     runner.CueState
+	Reason    string
+	WarningAt time.Time
+	StandbyAt time.Time
+	GoAt      time.Time
+	EndedAt   time.Time
+	Outputs   map[string]any
+	Approved  bool
+	Attempts  []AttemptDetail // by number
+}
+
+// AttemptDetail is one attempt of one agent at a cue.
+type AttemptDetail struct {
+	Number    int
+	Agent     string
+	State     runner.AttemptState
+	Reason    string
+	Class     string
+	ExitCode  *int // nil unless the process exited by itself
+	PID       int
+	Fallback  bool
+	StartedAt time.Time
+	EndedAt   time.Time
+}
+
+// Run returns one run with its cues and attempts. It reads the state tables
+// only, never the event log, so its cost follows the number of cues.
+func (d *DB) Run(ctx context.Context, id string) (*RunDetail, error) {
+	r, err := d.run(ctx, id)
+	if err != nil && !errors.As(err, new(*NotFoundError)) {
+		err = fmt.Errorf("reading run %s from %s: %w", id, d.path, err)
+	}
+	return r, err
+}
+
+func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
+	tx, err := d.readTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	r := &RunDetail{}
+	var inputs string
+	var started, ended, heartbeat sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT id, cuelist, state, reason, started_at, ended_at,
+			spec_path, spec_hash, inputs, owner_pid, owner_host, heartbeat_at
+		FROM runs WHERE id = ?`, id).Scan(&r.ID, &r.Cuelist, &r.State, &r.Reason, &started, &ended,
+		&r.SpecPath, &r.SpecHash, &inputs, &r.OwnerPID, &r.OwnerHost, &heartbeat)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &NotFoundError{Ref: id}
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.StartedAt, r.EndedAt, r.Heartbeat = fromMicros(started), fromMicros(ended), fromMicros(heartbeat)
+	if err := unmarshalColumn(inputs, &r.Inputs, "inputs"); err != nil {
+		return nil, err
+	}
+
+	rows, err := tx.QueryContext(ctx, `SELECT cue_id, agents, state, reason, warning_at, standby_at, go_at,
+			ended_at, outputs, approved
+		FROM cues WHERE run_id = ? ORDER BY position`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	index := map[string]int{}
+	for rows.Next() {
+		var c CueDetail
+		var agents string
+		var outputs sql.NullString
+		var warning, standby, goAt, ended sql.NullInt64
+		if err := rows.Scan(&c.ID, &agents, &c.State, &c.Reason, &warning, &standby, &goAt, &ended,
+			&outputs, &c.Approved); err != nil {
+			return nil, err
+		}
+		c.WarningAt, c.StandbyAt, c.GoAt, c.EndedAt = fromMicros(warning), fromMicros(standby), fromMicros(goAt), fromMicros(ended)
+		if err := unmarshalColumn(agents, &c.Agents, "agents"); err != nil {
+			return nil, err
+		}
+		if outputs.Valid {
+			if err := unmarshalColumn(outputs.String, &c.Outputs, "outputs"); err != nil {
+				return nil, err
+			}
+		}
+		r.count(c.State)
+		index[c.ID] = len(r.Cues)
+		r.Cues = append(r.Cues, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return r, d.attachAttempts(ctx, tx, r, index)
+}
+
+func (d *DB) attachAttempts(ctx context.Context, tx *sql.Tx, r *RunDetail, index map[string]int) error {
+	rows, err := tx.QueryContext(ctx, `SELECT cue_id, number, agent_id, state, reason, class, exit_code, pid,
+			fallback, started_at, ended_at
+		FROM attempts WHERE run_id = ? ORDER BY cue_id, number, agent_id`, r.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a AttemptDetail
+		var cue string
+		var exit sql.NullInt64
+		var started, ended sql.NullInt64
+		if err := rows.Scan(&cue, &a.Number, &a.Agent, &a.State, &a.Reason, &a.Class, &exit, &a.PID,
+			&a.Fallback, &started, &ended); err != nil {
+			return err
+		}
+		if exit.Valid {
+			code := int(exit.Int64)
+			a.ExitCode = &code
+		}
+		a.StartedAt, a.EndedAt = fromMicros(started), fromMicros(ended)
+		if i, ok := index[cue]; ok {
+			r.Cues[i].Attempts = append(r.Cues[i].Attempts, a)
+		}
+	}
+	return rows.Err()
+}
+
+// count adds a cue in state s to the summary's counters.
+func (s *RunSummary) count(state runner.CueState) {
+	s.Cues++
+	switch state {
+	case runner.CueCompleted:
+		s.Completed++
+	case runner.CueFailed:
+		s.Failed++
+	case runner.CueWarning, runner.CueStandby, runner.CueGo:
+		s.Active++
+	}
+}
+
+// LoadRun reads what the runner needs to continue a run: its start data,
+// rebuilt from the runs and cues rows, and the state of each cue.
+func (d *DB) LoadRun(ctx context.Context, runID string) (*runner.RunRecord, error) {
+	r, err := d.Run(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	rec := &runner.RunRecord{
+		ID:     r.ID,
+		State:  r.State,
+		Reason: r.Reason,
+		Started: runner.RunStartedData{
+			Cuelist:   r.Cuelist,
+			SpecPath:  r.SpecPath,
+			SpecHash:  r.SpecHash,
+			Inputs:    r.Inputs,
+			OwnerPID:  r.OwnerPID,
+			OwnerHost: r.OwnerHost,
+		},
+		Cues: make(map[string]runner.CueRecord, len(r.Cues)),
+	}
+	for _, c := range r.Cues {
+		rec.Started.Cues = append(rec.Started.Cues, runner.CueInfo{ID: c.ID, Agents: c.Agents})
+		cr := runner.CueRecord{State: c.State, Reason: c.Reason, Approved: c.Approved}
+		for _, a := range c.Attempts {
+			cr.Attempts = max(cr.Attempts, a.Number)
+		}
+		if c.State == runner.CueCompleted {
+			cr.Outputs = c.Outputs
+		}
+		rec.Cues[c.ID] = cr
+	}
+	return rec, nil
+}
+
+func unmarshalColumn(s string, v any, column string) error {
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		return fmt.Errorf("column %s holds invalid JSON: %w", column, err)
+	}
+	return nil
+}

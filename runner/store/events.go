@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+// LogRecord is one stored line of agent output; ID orders the lines of a
+// database and pages through them (orch logs --follow passes the last ID).
+type LogRecord struct {
+	ID int64
+	runner.LogLine
+}
+
+// Events returns the run's events after afterSeq in order, at most limit of
+// them (0: all). orch events --follow passes the last Seq it printed.
+func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int) ([]runner.Event, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := d.sql.QueryContext(ctx, `SELECT seq, at, type, cue_id, agent_id, attempt, state, reason, data
+		FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, runID, afterSeq, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading the events of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []runner.Event
+	for rows.Next() {
+		ev := runner.Event{RunID: runID}
+		var at sql.NullInt64
+		var data sql.NullString
+		if err := rows.Scan(&ev.Seq, &at, &ev.Type, &ev.Cue, &ev.Agent, &ev.Attempt, &ev.State, &ev.Reason, &data); err != nil {
+			return nil, fmt.Errorf("reading the events of run %s: %w", runID, err)
+		}
+		ev.At = fromMicros(at)
+		if data.Valid {
+			ev.Data = json.RawMessage(data.String)
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the events of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// Logs returns the run's output lines after afterID in order, at most limit
+// of them (0: all), of one cue or, with cue "", of all.
+func (d *DB) Logs(ctx context.Context, runID, cue string, afterID int64, limit int) ([]LogRecord, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	const cols = `SELECT id, cue_id, agent_id, attempt, stream, at, text FROM output `
+	var rows *sql.Rows
+	var err error
+	if cue == "" {
+		rows, err = d.sql.QueryContext(ctx, cols+`WHERE run_id = ? AND id > ? ORDER BY id LIMIT ?`,
+			runID, afterID, limit)
+	} else {
+		rows, err = d.sql.QueryContext(ctx, cols+`WHERE run_id = ? AND cue_id = ? AND id > ? ORDER BY id LIMIT ?`,
+			runID, cue, afterID, limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the output of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []LogRecord
+	for rows.Next() {
+		l := LogRecord{LogLine: runner.LogLine{RunID: runID}}
+		var at sql.NullInt64
+		if err := rows.Scan(&l.ID, &l.Cue, &l.Agent, &l.Attempt, &l.Stream, &at, &l.Text); err != nil {
+			return nil, fmt.Errorf("reading the output of run %s: %w", runID, err)
+		}
+		l.At = fromMicros(at)
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the output of run %s: %w", runID, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,117 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+// openTest opens a new database in a temporary directory, closed when the
+// test ends.
+func openTest(t testing.TB) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), ".orch", "orch.db")
+	d, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, path
+}
+
+func mustJSON(t testing.TB, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// startedEvent is the run/started event of a run whose cues each have one
+// agent named after the cue.
+func startedEvent(t testing.TB, runID string, at time.Time, cues ...string) runner.Event {
+	data := runner.RunStartedData{Cuelist: "deploy", SpecPath: "/p/deploy.yaml", SpecHash: "h" + runID,
+		Inputs: map[string]any{"env": "prod"}, OwnerPID: 42, OwnerHost: "box"}
+	for _, c := range cues {
+		data.Cues = append(data.Cues, runner.CueInfo{ID: c, Agents: []string{c + "-agent"}})
+	}
+	return runner.Event{RunID: runID, At: at, Type: runner.EvRunStarted, Data: mustJSON(t, data)}
+}
+
+func startRun(t testing.TB, d *DB, runID string, cues ...string) {
+	t.Helper()
+	if err := d.Append(context.Background(), startedEvent(t, runID, time.Time{}, cues...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendOK(t testing.TB, d *DB, events ...runner.Event) {
+	t.Helper()
+	if err := d.Append(context.Background(), events...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rawDB opens the file with a second, plain connection pool, to look at or
+// tamper with what the store wrote.
+func rawDB(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", dsn(path, "NORMAL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func queryInt(t testing.TB, db *sql.DB, query string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := db.QueryRow(query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// holdWriteLock takes the database's write lock from another connection
+// until release is called: the writer's next BEGIN waits for it, so requests
+// pile up in the queue.
+func holdWriteLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	db := rawDB(t, path)
+	tx, err := db.Begin() // _txlock=immediate: takes the lock now
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback() }) // a failed test must not leave the writer waiting
+	return func() { tx.Rollback() }
+}
+
+// waitFor polls cond until it holds or the test has waited too long.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func integrityOK(t testing.TB, path string) {
+	t.Helper()
+	var res string
+	if err := rawDB(t, path).QueryRow("PRAGMA integrity_check").Scan(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res != "ok" {
+		t.Fatalf("integrity_check: %s", res)
+	}
+}

@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"fmt"
+)
+
+//go:embed schema.sql
+var schemaV1 string
+
+// migrations[i] takes the schema from version i to version i+1; PRAGMA
+// user_version holds the version a database is at. A later change appends
+// its SQL here and never edits an entry that has shipped.
+var migrations = []string{
+	schemaV1,
+}
+
+// schemaVersion is the schema version this build of orch writes.
+var schemaVersion = len(migrations)
+
+// applicationID marks the file as orch's ("orch" in ASCII), so that another
+// program's SQLite file is not mistaken for an empty run database.
+const applicationID = 0x6f726368
+
+// ErrNewerSchema is wrapped by Open's error for a database that a newer orch
+// has migrated: this one would not know how to write it, so it leaves it alone.
+var ErrNewerSchema = errors.New("the database was written by a newer orch")
+
+// ErrNotOrch is wrapped by Open's error for an SQLite file that holds
+// another program's tables.
+var ErrNotOrch = errors.New("the file is an SQLite database but not an orch run database")
+
+// migrate brings the schema up to schemaVersion in one transaction. The
+// transaction takes the write lock at BEGIN, so two processes opening a new
+// file at once migrate it one after the other, and the second finds it done.
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+
+	var version, appID int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return err
+	}
+	switch {
+	case appID != 0 && appID != applicationID:
+		return fmt.Errorf("%w (application id %#x)", ErrNotOrch, appID)
+	case version > schemaVersion:
+		return fmt.Errorf("%w: its schema version is %d, this orch knows up to %d; use a newer orch",
+			ErrNewerSchema, version, schemaVersion)
+	case version == schemaVersion:
+		return nil
+	case version == 0:
+		var tables int
+		err := tx.QueryRowContext(ctx,
+			"SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").Scan(&tables)
+		if err != nil {
+			return err
+		}
+		if tables > 0 {
+			return fmt.Errorf("%w (it has %d tables and no orch schema version)", ErrNotOrch, tables)
+		}
+	}
+	for v := version; v < schemaVersion; v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrating the schema to version %d: %w", v+1, err)
+		}
+	}
+	// PRAGMA takes no bound parameters; both values are integers we control.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", applicationID)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

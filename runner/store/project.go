@@ -1,0 +1,401 @@
+package store
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+// record is an event checked and decoded in the caller's goroutine before it
+// is queued, so that a malformed event fails its own caller and never a
+// batch, and the writer spends its time writing.
+type record struct {
+	ev      runner.Event
+	at      int64 // ev.At in stored form
+	payload any   // the decoded Data of the types that change state
+	seq     int64 // assigned inside the transaction
+}
+
+// Decoded payloads, with their JSON parts marshalled ahead of time.
+type (
+	runStarted struct {
+		data   runner.RunStartedData
+		inputs string
+		agents []string // per cue, JSON arrays
+	}
+	cueState struct {
+		outputs any // JSON object or nil
+	}
+	attemptEnded struct {
+		data    runner.AttemptEndedData
+		outputs any
+	}
+)
+
+func decodeEvent(ev runner.Event) (record, error) {
+	if ev.At.IsZero() {
+		ev.At = now()
+	}
+	rec := record{ev: ev, at: ev.At.UnixMicro()}
+	if ev.RunID == "" {
+		return rec, errors.New("the event has no run id")
+	}
+	if ev.Type == "" {
+		return rec, errors.New("the event has no type")
+	}
+	switch ev.Type {
+	case runner.EvRunStarted, runner.EvCueState, runner.EvAttemptStarted, runner.EvAttemptEnded,
+		runner.EvMessage, runner.EvCooldown:
+		// Decoding the data below checks it.
+	default:
+		if len(ev.Data) > 0 && !json.Valid(ev.Data) {
+			return rec, errors.New("its data is not valid JSON")
+		}
+	}
+	var err error
+	switch ev.Type {
+	case runner.EvRunStarted:
+		rec.payload, err = decodeRunStarted(ev.Data)
+	case runner.EvRunState:
+		if !knownRunState(runner.RunState(ev.State)) {
+			err = fmt.Errorf("unknown run state %q", ev.State)
+		}
+	case runner.EvCueState:
+		var d runner.CueStateData
+		if err = need(ev.Cue != "", "cue"); err == nil && !knownCueState(runner.CueState(ev.State)) {
+			err = fmt.Errorf("unknown cue state %q", ev.State)
+		}
+		if err == nil {
+			err = decodeData(ev.Data, &d, false)
+		}
+		rec.payload = cueState{outputs: jsonOrNil(d.Outputs)}
+	case runner.EvAttemptStarted:
+		var d runner.AttemptStartedData
+		if err = needAttempt(ev); err == nil {
+			err = decodeData(ev.Data, &d, false)
+		}
+		rec.payload = d
+	case runner.EvAttemptEnded:
+		var d runner.AttemptEndedData
+		if err = needAttempt(ev); err == nil && !knownAttemptState(runner.AttemptState(ev.State)) {
+			err = fmt.Errorf("unknown attempt state %q", ev.State)
+		}
+		if err == nil {
+			err = decodeData(ev.Data, &d, false)
+		}
+		rec.payload = attemptEnded{data: d, outputs: jsonOrNil(d.Outputs)}
+	case runner.EvMessage:
+		var d runner.MessageData
+		if err = decodeData(ev.Data, &d, true); err == nil && d.Type == "" {
+			err = errors.New("the message has no message_type")
+		}
+		rec.payload = d
+	case runner.EvCooldown:
+		var d runner.CooldownData
+		if err = need(ev.Agent != "", "agent"); err == nil {
+			err = decodeData(ev.Data, &d, true)
+		}
+		rec.payload = d
+	case runner.EvManualGo:
+		err = need(ev.Cue != "", "cue")
+	}
+	return rec, err
+}
+
+func decodeRunStarted(data json.RawMessage) (runStarted, error) {
+	var p runStarted
+	if err := decodeData(data, &p.data, true); err != nil {
+		return p, err
+	}
+	inputs, err := json.Marshal(p.data.Inputs)
+	if err != nil {
+		return p, err
+	}
+	p.inputs = string(inputs)
+	seen := make(map[string]bool, len(p.data.Cues))
+	for _, c := range p.data.Cues {
+		if c.ID == "" || seen[c.ID] {
+			return p, fmt.Errorf("cue id %q is empty or repeated", c.ID)
+		}
+		seen[c.ID] = true
+		agents := c.Agents
+		if agents == nil {
+			agents = []string{}
+		}
+		a, _ := json.Marshal(agents) // a []string always marshals
+		p.agents = append(p.agents, string(a))
+	}
+	return p, nil
+}
+
+func decodeData(data json.RawMessage, v any, required bool) error {
+	if len(data) == 0 {
+		if required {
+			return errors.New("the event has no data")
+		}
+		return nil
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("decoding its data: %w", err)
+	}
+	return nil
+}
+
+func need(ok bool, field string) error {
+	if !ok {
+		return fmt.Errorf("the event has no %s", field)
+	}
+	return nil
+}
+
+func needAttempt(ev runner.Event) error {
+	if ev.Cue == "" || ev.Agent == "" || ev.Attempt < 1 {
+		return fmt.Errorf("an attempt event needs a cue, an agent and an attempt number ≥ 1 (got %q, %q, %d)",
+			ev.Cue, ev.Agent, ev.Attempt)
+	}
+	return nil
+}
+
+// jsonOrNil marshals a map for a JSON column; nil stays NULL.
+func jsonOrNil(m map[string]any) any {
+	if m == nil {
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil // it was just unmarshalled, so it marshals
+	}
+	return string(b)
+}
+
+// applyEvent assigns the event its sequence number and writes it with its
+// projection onto the state tables.
+func (t *txn) applyEvent(rec *record) error {
+	ev := &rec.ev
+	seq, err := t.nextSeq(ev.RunID, ev.Type == runner.EvRunStarted)
+	if err != nil {
+		return err
+	}
+	rec.seq = seq
+	if ev.Type == runner.EvRunStarted {
+		err = t.projectRunStarted(rec)
+	} else {
+		err = t.project(rec)
+	}
+	if err != nil {
+		return err
+	}
+	return t.insertEvent(rec)
+}
+
+// runSeq is what a transaction knows of a run: whether it exists and the
+// last sequence number given out.
+type runSeq struct {
+	exists bool
+	last   int64
+}
+
+// nextSeq returns the run's next sequence number. It reads MAX(seq) once per
+// run per transaction: the transaction holds the write lock from BEGIN, so no
+// other process can append between the read and the commit.
+func (t *txn) nextSeq(runID string, creating bool) (int64, error) {
+	rs, err := t.run(runID)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case creating && rs.exists:
+		return 0, fmt.Errorf("run %s already exists", runID)
+	case creating:
+		rs.exists = true
+	case !rs.exists:
+		return 0, fmt.Errorf("run %s does not exist", runID)
+	}
+	rs.last++
+	return rs.last, nil
+}
+
+func (t *txn) run(runID string) (*runSeq, error) {
+	if rs := t.runs[runID]; rs != nil {
+		return rs, nil
+	}
+	var last *int64
+	var exists bool
+	err := t.queryRow(`SELECT (SELECT max(seq) FROM events WHERE run_id = ?),
+		EXISTS (SELECT 1 FROM runs WHERE id = ?)`, runID, runID).Scan(&last, &exists)
+	if err != nil {
+		return nil, err
+	}
+	rs := &runSeq{exists: exists}
+	if last != nil {
+		rs.last = *last
+	}
+	t.runs[runID] = rs
+	return rs, nil
+}
+
+func (t *txn) insertEvent(rec *record) error {
+	ev := &rec.ev
+	var data any
+	if len(ev.Data) > 0 {
+		data = string(ev.Data)
+	}
+	_, err := t.exec(`INSERT INTO events (run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ev.RunID, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, data)
+	return err
+}
+
+func (t *txn) projectRunStarted(rec *record) error {
+	ev, p := &rec.ev, rec.payload.(runStarted)
+	_, err := t.exec(`INSERT INTO runs (id, cuelist, spec_path, spec_hash, inputs, state, reason,
+			created_at, started_at, owner_pid, owner_host, heartbeat_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ev.RunID, p.data.Cuelist, p.data.SpecPath, p.data.SpecHash, p.inputs, runner.RunRunning, ev.Reason,
+		t.now.UnixMicro(), rec.at, p.data.OwnerPID, p.data.OwnerHost, rec.at)
+	if err != nil {
+		return err
+	}
+	for i, c := range p.data.Cues {
+		_, err := t.exec(`INSERT INTO cues (run_id, cue_id, position, agents, state) VALUES (?, ?, ?, ?, ?)`,
+			ev.RunID, c.ID, i, p.agents[i], runner.CuePending)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// project applies an event to the state tables; types without state (notes,
+// blackboard updates, types this orch does not know) are only logged.
+func (t *txn) project(rec *record) error {
+	ev := &rec.ev
+	switch ev.Type {
+	case runner.EvRunState:
+		var ended any
+		if runner.RunState(ev.State).Ended() {
+			ended = rec.at
+		}
+		_, err := t.exec(`UPDATE runs SET state = ?, reason = ?, ended_at = ? WHERE id = ?`,
+			ev.State, ev.Reason, ended, ev.RunID)
+		return err
+
+	case runner.EvCueState:
+		// Each phase keeps the time the cue last entered it; a final state
+		// sets ended_at, and any other clears it (a resumed cue runs again).
+		var phase [3]any
+		switch runner.CueState(ev.State) {
+		case runner.CueWarning:
+			phase[0] = rec.at
+		case runner.CueStandby:
+			phase[1] = rec.at
+		case runner.CueGo:
+			phase[2] = rec.at
+		}
+		var ended any
+		if runner.CueState(ev.State).Final() {
+			ended = rec.at
+		}
+		res, err := t.exec(`UPDATE cues SET state = ?, reason = ?,
+				warning_at = coalesce(?, warning_at), standby_at = coalesce(?, standby_at), go_at = coalesce(?, go_at),
+				ended_at = ?, outputs = coalesce(?, outputs)
+			WHERE run_id = ? AND cue_id = ?`,
+			ev.State, ev.Reason, phase[0], phase[1], phase[2], ended, rec.payload.(cueState).outputs, ev.RunID, ev.Cue)
+		return t.mustChange(res, err, ev)
+
+	case runner.EvAttemptStarted:
+		res, err := t.exec(`UPDATE cues SET attempts = max(attempts, ?) WHERE run_id = ? AND cue_id = ?`,
+			ev.Attempt, ev.RunID, ev.Cue)
+		if err := t.mustChange(res, err, ev); err != nil {
+			return err
+		}
+		_, err = t.exec(`INSERT INTO attempts (run_id, cue_id, number, agent_id, state, fallback, started_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			ev.RunID, ev.Cue, ev.Attempt, ev.Agent, runner.AttemptRunning, rec.payload.(runner.AttemptStartedData).Fallback, rec.at)
+		return err
+
+	case runner.EvAttemptEnded:
+		p := rec.payload.(attemptEnded)
+		res, err := t.exec(`UPDATE attempts SET state = ?, reason = ?, class = ?, exit_code = ?,
+				pid = coalesce(nullif(?, 0), pid), outputs = coalesce(?, outputs), ended_at = ?
+			WHERE run_id = ? AND cue_id = ? AND number = ? AND agent_id = ?`,
+			ev.State, ev.Reason, p.data.Class, p.data.ExitCode, p.data.PID, p.outputs, rec.at,
+			ev.RunID, ev.Cue, ev.Attempt, ev.Agent)
+		if err == nil && rowsAffected(res) == 0 {
+			return fmt.Errorf("attempt %d of agent %s at cue %s was never started", ev.Attempt, ev.Agent, ev.Cue)
+		}
+		return err
+
+	case runner.EvMessage:
+		m := rec.payload.(runner.MessageData)
+		_, err := t.exec(`INSERT INTO messages (run_id, seq, direction, type, msg_id, in_reply_to) VALUES (?, ?, ?, ?, ?, ?)`,
+			ev.RunID, rec.seq, m.Direction, m.Type, m.ID, m.InReplyTo)
+		return err
+
+	case runner.EvCooldown:
+		// The latest cooldown of an agent replaces an earlier one, whichever
+		// run set it.
+		_, err := t.exec(`INSERT INTO cooldowns (agent_id, until, reason, run_id, set_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (agent_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,
+				run_id = excluded.run_id, set_at = excluded.set_at`,
+			ev.Agent, micros(rec.payload.(runner.CooldownData).Until), ev.Reason, ev.RunID, rec.at)
+		return err
+
+	case runner.EvManualGo:
+		res, err := t.exec(`UPDATE cues SET approved = 1 WHERE run_id = ? AND cue_id = ?`, ev.RunID, ev.Cue)
+		return t.mustChange(res, err, ev)
+	}
+	return nil
+}
+
+// mustChange turns an UPDATE of a cue that matched nothing into an error: the
+// event names a cue the run does not have.
+func (t *txn) mustChange(res sql.Result, err error, ev *runner.Event) error {
+	if err != nil {
+		return err
+	}
+	if rowsAffected(res) == 0 {
+		return fmt.Errorf("run %s has no cue %q", ev.RunID, ev.Cue)
+	}
+	return nil
+}
+
+func (t *txn) insertLog(l *runner.LogLine) error {
+	rs, err := t.run(l.RunID)
+	if err != nil {
+		return err
+	}
+	if !rs.exists {
+		return fmt.Errorf("storing agent output: run %s does not exist", l.RunID)
+	}
+	_, err = t.exec(`INSERT INTO output (run_id, cue_id, agent_id, attempt, stream, at, text) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		l.RunID, l.Cue, l.Agent, l.Attempt, l.Stream, l.At.UnixMicro(), l.Text)
+	if err != nil {
+		return fmt.Errorf("storing agent output of run %s: %w", l.RunID, err)
+	}
+	return nil
+}
+
+func knownRunState(s runner.RunState) bool {
+	switch s {
+	case runner.RunRunning, runner.RunPaused, runner.RunCompleted, runner.RunFailed, runner.RunStopped, runner.RunInterrupted:
+		return true
+	}
+	return false
+}
+
+func knownCueState(s runner.CueState) bool {
+	return s.Final() || s == runner.CuePending || s == runner.CueWarning || s == runner.CueStandby ||
+		s == runner.CueGo || s == runner.CueInterrupted
+}
+
+func knownAttemptState(s runner.AttemptState) bool {
+	switch s {
+	case runner.AttemptRunning, runner.AttemptCompleted, runner.AttemptFailed, runner.AttemptStopped:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,217 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+var t0 = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+
+func at(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+
+func TestRunStartedProjection(t *testing.T) {
+	d, path := openTest(t)
+	appendOK(t, d, startedEvent(t, "r1", t0, "build", "test", "ship"))
+	r, err := d.Run(context.Background(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RunSummary{ID: "r1", Cuelist: "deploy", State: runner.RunRunning, StartedAt: t0, Cues: 3}
+	if r.RunSummary != want {
+		t.Errorf("summary %+v\nwant    %+v", r.RunSummary, want)
+	}
+	if r.SpecPath != "/p/deploy.yaml" || r.SpecHash != "hr1" || r.OwnerPID != 42 || r.OwnerHost != "box" ||
+		!reflect.DeepEqual(r.Inputs, map[string]any{"env": "prod"}) || !r.Heartbeat.Equal(t0) {
+		t.Errorf("run detail %+v", r)
+	}
+	for i, id := range []string{"build", "test", "ship"} {
+		c := r.Cues[i]
+		if c.ID != id || c.State != runner.CuePending || !reflect.DeepEqual(c.Agents, []string{id + "-agent"}) {
+			t.Errorf("cue %d: %+v", i, c)
+		}
+	}
+	if n := queryInt(t, rawDB(t, path), "SELECT max(position) FROM cues WHERE run_id = 'r1'"); n != 2 {
+		t.Errorf("positions up to %d", n)
+	}
+}
+
+func TestRunStateProjection(t *testing.T) {
+	for _, c := range []struct {
+		state runner.RunState
+		ended bool
+	}{
+		{runner.RunPaused, false},
+		{runner.RunInterrupted, false},
+		{runner.RunCompleted, true},
+		{runner.RunFailed, true},
+		{runner.RunStopped, true},
+	} {
+		t.Run(string(c.state), func(t *testing.T) {
+			d, _ := openTest(t)
+			appendOK(t, d, startedEvent(t, "r1", t0, "a"),
+				runner.Event{RunID: "r1", At: at(5), Type: runner.EvRunState, State: string(c.state), Reason: "because"})
+			r, err := d.Run(context.Background(), "r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.State != c.state || r.Reason != "because" || r.EndedAt.Equal(at(5)) != c.ended || r.EndedAt.IsZero() == c.ended {
+				t.Errorf("state %s reason %q ended %v", r.State, r.Reason, r.EndedAt)
+			}
+		})
+	}
+}
+
+func TestCueStateProjection(t *testing.T) {
+	d, _ := openTest(t)
+	outputs := map[string]any{"url": "https://x", "n": 3.0}
+	appendOK(t, d, startedEvent(t, "r1", t0, "a", "b"),
+		runner.Event{RunID: "r1", At: at(1), Type: runner.EvCueState, Cue: "a", State: "warning"},
+		runner.Event{RunID: "r1", At: at(2), Type: runner.EvCueState, Cue: "a", State: "standby"},
+		runner.Event{RunID: "r1", At: at(3), Type: runner.EvCueState, Cue: "a", State: "go"},
+		runner.Event{RunID: "r1", At: at(4), Type: runner.EvCueState, Cue: "a", State: "completed", Reason: "done",
+			Data: mustJSON(t, runner.CueStateData{Outputs: outputs})},
+		runner.Event{RunID: "r1", At: at(5), Type: runner.EvCueState, Cue: "b", State: "blocked", Reason: "a failed"},
+	)
+	r, err := d.Run(context.Background(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := r.Cues[0], r.Cues[1]
+	if a.State != runner.CueCompleted || a.Reason != "done" || !a.WarningAt.Equal(at(1)) || !a.StandbyAt.Equal(at(2)) ||
+		!a.GoAt.Equal(at(3)) || !a.EndedAt.Equal(at(4)) || !reflect.DeepEqual(a.Outputs, outputs) {
+		t.Errorf("cue a: %+v", a)
+	}
+	if b.State != runner.CueBlocked || b.Reason != "a failed" || !b.EndedAt.Equal(at(5)) || !b.GoAt.IsZero() || b.Outputs != nil {
+		t.Errorf("cue b: %+v", b)
+	}
+	if r.Completed != 1 || r.Active != 0 || r.RunSummary.Cues != 2 {
+		t.Errorf("counts %+v", r.RunSummary)
+	}
+	// A resumed cue runs again: interrupted is not final, and a new warning
+	// keeps the latest phase time.
+	appendOK(t, d,
+		runner.Event{RunID: "r1", At: at(6), Type: runner.EvCueState, Cue: "b", State: "interrupted"},
+		runner.Event{RunID: "r1", At: at(7), Type: runner.EvCueState, Cue: "b", State: "warning"},
+	)
+	r, _ = d.Run(context.Background(), "r1")
+	if b := r.Cues[1]; !b.EndedAt.IsZero() || !b.WarningAt.Equal(at(7)) || r.Active != 1 {
+		t.Errorf("resumed cue b: %+v", b)
+	}
+}
+
+func TestAttemptProjection(t *testing.T) {
+	d, _ := openTest(t)
+	exit := 3
+	appendOK(t, d, startedEvent(t, "r1", t0, "a"),
+		runner.Event{RunID: "r1", At: at(1), Type: runner.EvAttemptStarted, Cue: "a", Agent: "x", Attempt: 1},
+		runner.Event{RunID: "r1", At: at(2), Type: runner.EvAttemptEnded, Cue: "a", Agent: "x", Attempt: 1,
+			State: "failed", Reason: "exit status 3",
+			Data: mustJSON(t, runner.AttemptEndedData{Class: "exit:3", ExitCode: &exit, PID: 999})},
+		runner.Event{RunID: "r1", At: at(3), Type: runner.EvAttemptStarted, Cue: "a", Agent: "y", Attempt: 2,
+			Data: mustJSON(t, runner.AttemptStartedData{Fallback: true})},
+	)
+	r, err := d.Run(context.Background(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []AttemptDetail{
+		{Number: 1, Agent: "x", State: runner.AttemptFailed, Reason: "exit status 3", Class: "exit:3", ExitCode: &exit,
+			PID: 999, StartedAt: at(1), EndedAt: at(2)},
+		{Number: 2, Agent: "y", State: runner.AttemptRunning, Fallback: true, StartedAt: at(3)},
+	}
+	if got := r.Cues[0].Attempts; !reflect.DeepEqual(got, want) {
+		t.Errorf("attempts\n%+v\nwant\n%+v", got, want)
+	}
+	// An attempt number recorded out of order never lowers the count.
+	appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "a", Agent: "z", Attempt: 1})
+	rec, err := d.LoadRun(context.Background(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Cues["a"].Attempts != 2 {
+		t.Errorf("attempts = %d, want 2", rec.Cues["a"].Attempts)
+	}
+}
+
+func TestMessageCooldownAndGoProjections(t *testing.T) {
+	d, path := openTest(t)
+	until := time.Date(2026, 5, 4, 11, 0, 0, 0, time.UTC)
+	appendOK(t, d, startedEvent(t, "r1", t0, "a"),
+		runner.Event{RunID: "r1", Type: runner.EvMessage, Cue: "a", Agent: "x", Attempt: 1,
+			Data: mustJSON(t, runner.MessageData{Direction: "in", Type: "ack.warning", ID: "m2", InReplyTo: "m1",
+				Body: []byte(`{"message_type":"ack.warning","id":"m2","in_reply_to":"m1"}`)})},
+		runner.Event{RunID: "r1", Type: runner.EvCooldown, Agent: "x", Reason: "failed 3 times",
+			Data: mustJSON(t, runner.CooldownData{Until: until})},
+		runner.Event{RunID: "r1", Type: runner.EvManualGo, Cue: "a"},
+	)
+	raw := rawDB(t, path)
+	var dir, typ, id, reply string
+	var seq int64
+	err := raw.QueryRow(`SELECT seq, direction, type, msg_id, in_reply_to FROM messages WHERE run_id = 'r1'`).
+		Scan(&seq, &dir, &typ, &id, &reply)
+	if err != nil || seq != 2 || dir != "in" || typ != "ack.warning" || id != "m2" || reply != "m1" {
+		t.Errorf("message row: %d %s %s %s %s %v", seq, dir, typ, id, reply, err)
+	}
+	got, err := d.CooldownUntil(context.Background(), "x")
+	if err != nil || !got.Equal(until) {
+		t.Errorf("CooldownUntil = %v, %v", got, err)
+	}
+	if got, _ := d.CooldownUntil(context.Background(), "nobody"); !got.IsZero() {
+		t.Errorf("CooldownUntil of an agent without one = %v", got)
+	}
+	// A later cooldown (from another run, say) replaces the earlier one.
+	startRun(t, d, "r2", "a")
+	appendOK(t, d, runner.Event{RunID: "r2", Type: runner.EvCooldown, Agent: "x",
+		Data: mustJSON(t, runner.CooldownData{Until: until.Add(time.Hour)})})
+	if got, _ := d.CooldownUntil(context.Background(), "x"); !got.Equal(until.Add(time.Hour)) {
+		t.Errorf("CooldownUntil after a second cooldown = %v", got)
+	}
+	r, _ := d.Run(context.Background(), "r1")
+	if !r.Cues[0].Approved {
+		t.Error("cue/go-approved did not set approved")
+	}
+}
+
+func TestLoadRun(t *testing.T) {
+	d, _ := openTest(t)
+	started := startedEvent(t, "r1", t0, "a", "b", "c")
+	appendOK(t, d, started,
+		runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "a", Agent: "a-agent", Attempt: 1},
+		runner.Event{RunID: "r1", Type: runner.EvAttemptEnded, Cue: "a", Agent: "a-agent", Attempt: 1, State: "completed"},
+		runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "completed",
+			Data: mustJSON(t, runner.CueStateData{Outputs: map[string]any{"k": "v"}})},
+		runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "b", Agent: "b-agent", Attempt: 1},
+		runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "b", Agent: "b-agent", Attempt: 2},
+		runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "b", State: "go"},
+		runner.Event{RunID: "r1", Type: runner.EvManualGo, Cue: "c"},
+		runner.Event{RunID: "r1", Type: runner.EvRunState, State: "interrupted", Reason: "owner died"},
+	)
+	rec, err := d.LoadRun(context.Background(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data runner.RunStartedData
+	if err := decodeData(started.Data, &data, true); err != nil {
+		t.Fatal(err)
+	}
+	want := &runner.RunRecord{
+		ID: "r1", State: runner.RunInterrupted, Reason: "owner died", Started: data,
+		Cues: map[string]runner.CueRecord{
+			"a": {State: runner.CueCompleted, Attempts: 1, Outputs: map[string]any{"k": "v"}},
+			"b": {State: runner.CueGo, Attempts: 2},
+			"c": {State: runner.CuePending, Approved: true},
+		},
+	}
+	if !reflect.DeepEqual(rec, want) {
+		t.Errorf("LoadRun\n%+v\nwant\n%+v", rec, want)
+	}
+	var nf *NotFoundError
+	if _, err := d.LoadRun(context.Background(), "nope"); !errors.As(err, &nf) {
+		t.Errorf("LoadRun of an unknown run = %v", err)
+	}
+}

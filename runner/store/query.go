@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+// RunSummary is one line of `orch status`.
+type RunSummary struct {
+	ID        string
+	Cuelist   string
+	State     runner.RunState
+	Reason    string
+	StartedAt time.Time
+	EndedAt   time.Time // zero while the run has not ended
+	Cues      int
+	Completed int
+	Failed    int
+	Active    int // cues in warning, standby or go
+}
+
+// ErrNoRuns says the database holds no run at all, so no reference to one
+// can match.
+var ErrNoRuns = errors.New("no runs recorded")
+
+// NotFoundError says no run matches a reference.
+type NotFoundError struct{ Ref string }
+
+func (e *NotFoundError) Error() string {
+	if e.Ref == "" {
+		return "no run given"
+	}
+	return fmt.Sprintf("no run %q (orch status lists the runs)", e.Ref)
+}
+
+// AmbiguousError says a prefix matches several runs; Matches holds up to
+// five of them, More says there are others.
+type AmbiguousError struct {
+	Ref     string
+	Matches []string
+	More    bool
+}
+
+func (e *AmbiguousError) Error() string {
+	list := strings.Join(e.Matches, ", ")
+	if e.More {
+		list += ", …"
+	}
+	return fmt.Sprintf("run prefix %q is ambiguous: %s; give more characters", e.Ref, list)
+}
+
+// maxMatches is how many runs an AmbiguousError names.
+const maxMatches = 5
+
+// readTx begins a read transaction: a consistent snapshot that does not take
+// the write lock (_txlock=immediate applies to read-write transactions only).
+func (d *DB) readTx(ctx context.Context) (*sql.Tx, error) {
+	return d.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+}
+
+// Runs returns the newest runs first, at most limit of them (0: all), and
+// the number of runs in the database. Cues are counted for the runs returned
+// only, so the cost follows limit, not the size of the database.
+func (d *DB) Runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
+	runs, total, err := d.runs(ctx, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing the runs in %s: %w", d.path, err)
+	}
+	return runs, total, nil
+}
+
+func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
+	tx, err := d.readTx(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
+	var total int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := tx.QueryContext(ctx, `
+		WITH page AS (
+			SELECT id, cuelist, state, reason, started_at, ended_at FROM runs
+			ORDER BY started_at DESC, id DESC LIMIT ?)
+		SELECT p.id, p.cuelist, p.state, p.reason, p.started_at, p.ended_at, count(c.cue_id),
+			coalesce(sum(c.state = 'completed'), 0), coalesce(sum(c.state = 'failed'), 0),
+			coalesce(sum(c.state IN ('warning', 'standby', 'go')), 0)
+		FROM page p LEFT JOIN cues c ON c.run_id = p.id
+		GROUP BY p.id ORDER BY p.started_at DESC, p.id DESC`, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []RunSummary
+	for rows.Next() {
+		var s RunSummary
+		var started, ended sql.NullInt64
+		if err := rows.Scan(&s.ID, &s.Cuelist, &s.State, &s.Reason, &started, &ended,
+			&s.Cues, &s.Completed, &s.Failed, &s.Active); err != nil {
+			return nil, 0, err
+		}
+		s.StartedAt, s.EndedAt = fromMicros(started), fromMicros(ended)
+		out = append(out, s)
+	}
+	return out, total, rows.Err()
+}
+
+// ResolveRun turns what a person typed into a run id: a whole id, "last"
+// (the most recently started run) or a unique prefix of an id. A whole id
+// wins over "last", and "last" over a prefix.
+func (d *DB) ResolveRun(ctx context.Context, ref string) (string, error) {
+	id, err := d.resolveRun(ctx, ref)
+	var nf *NotFoundError
+	var amb *AmbiguousError
+	if err != nil && !errors.Is(err, ErrNoRuns) && !errors.As(err, &nf) && !errors.As(err, &amb) {
+		err = fmt.Errorf("finding run %q in %s: %w", ref, d.path, err)
+	}
+	return id, err
+}
+
+func (d *DB) resolveRun(ctx context.Context, ref string) (string, error) {
+	tx, err := d.readTx(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback()
+	var id string
+	err = tx.QueryRowContext(ctx, `SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("%w in %s", ErrNoRuns, d.path)
+	}
+	if err != nil {
+		return "", err
+	}
+	if ref == "" {
+		return "", &NotFoundError{}
+	}
+	last := id
+	var exact bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?)`, ref).Scan(&exact); err != nil {
+		return "", err
+	}
+	switch {
+	case exact:
+		return ref, nil
+	case ref == "last":
+		return last, nil
+	}
+	// Every id with the prefix sorts in [ref, ref+"\xff"): 0xff never occurs
+	// in UTF-8, and the range is a search of the primary key.
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`,
+		ref, ref+"\xff", maxMatches+1)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var matches []string
+	for rows.Next() {
+		if err := rows.Scan(&id); err != nil {
+			return "", err
+		}
+		if strings.HasPrefix(id, ref) {
+			matches = append(matches, id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	switch len(matches) {
+	case 0:
+		return "", &NotFoundError{Ref: ref}
+	case 1:
+		return matches[0], nil
+	}
+	amb := &AmbiguousError{Ref: ref, Matches: matches}
+	if len(matches) > maxMatches {
+		amb.Matches, amb.More = matches[:maxMatches], true
+	}
+	return "", amb
+}

@@ -1,0 +1,245 @@
+// Package store is orch's embedded SQLite database of runs: it implements
+// runner.Recorder and answers the CLI's queries (orch status, events, logs).
+//
+// Every change of a run is an event; Append commits the events together with
+// their effect on the state tables (runs, cues, attempts, messages,
+// cooldowns) in one transaction, so the log and the state never disagree and
+// nothing is acted on before it is recorded. One writer goroutine per *DB
+// owns all writes and batches concurrent callers into as few transactions as
+// possible (group commit). Several orch processes may use one database file
+// at once: writes take the write lock when their transaction begins
+// (BEGIN IMMEDIATE), and sequence numbers are assigned inside it.
+//
+// The database runs in WAL mode with synchronous=NORMAL by default, which
+// loses nothing when orch is killed; Options.Sync "full" also survives a
+// power loss, at about 1 ms per commit.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orch-cli/orch/runner"
+	"modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+)
+
+var _ runner.Recorder = (*DB)(nil)
+
+// busyTimeout is how long a connection waits for another process's lock.
+const busyTimeout = 10 * time.Second
+
+// ErrClosed is returned by the methods of a *DB after Close.
+var ErrClosed = errors.New("run database is closed")
+
+// DefaultPath is where orch keeps its database when neither --db nor ORCH_DB
+// says otherwise: relative to the project directory.
+func DefaultPath() string { return filepath.Join(".orch", "orch.db") }
+
+// Options tune how a database is opened.
+type Options struct {
+	// Sync is "normal" (the default: WAL with synchronous=NORMAL, durable
+	// against a killed process) or "full" (fsync on every commit, durable
+	// against a power loss too).
+	Sync string
+}
+
+// DB is an open run database. It is safe for concurrent use.
+type DB struct {
+	path string
+	sql  *sql.DB
+
+	// mu guards closed and makes Close wait for callers that are queueing a
+	// request, so that nothing is ever sent on a closed queue.
+	mu     sync.RWMutex
+	closed bool
+	queue  chan *request
+
+	writerDone chan struct{}
+	closeOnce  sync.Once
+	closeErr   error
+
+	errMu  sync.Mutex
+	logErr error // the first failure to store a logged line since the last Flush
+
+	stmts map[string]*sql.Stmt // prepared write statements; the writer's alone
+	stats writerStats
+}
+
+// Open opens (creating it if needed) the run database at path and brings its
+// schema up to date. It refuses a database written by a newer orch.
+func Open(path string, opts Options) (*DB, error) {
+	d, err := open(path, opts)
+	if err != nil {
+		return nil, fmt.Errorf("opening run database %s: %w", path, err)
+	}
+	return d, nil
+}
+
+func open(path string, opts Options) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("no path given")
+	}
+	syncMode := "NORMAL"
+	switch strings.ToLower(opts.Sync) {
+	case "", "normal":
+	case "full":
+		syncMode = "FULL"
+	default:
+		return nil, fmt.Errorf("unknown sync mode %q (want normal or full)", opts.Sync)
+	}
+	if err := createFile(path); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(abs, syncMode))
+	if err != nil {
+		return nil, err
+	}
+	// Readers run beside the writer (WAL lets them); a few connections are
+	// enough for the CLI and the runner.
+	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(4)
+	if err := initialize(db); err != nil {
+		db.Close()
+		return nil, explain(err, path)
+	}
+	d := &DB{
+		path:       path,
+		sql:        db,
+		queue:      make(chan *request, queueSize),
+		writerDone: make(chan struct{}),
+	}
+	go d.writer()
+	return d, nil
+}
+
+// createFile makes the parent directory (0700) and the database file (0600)
+// before SQLite sees them: SQLite would create the file with the umask's
+// mode, and it gives the -wal and -shm files the database file's mode.
+func createFile(path string) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// Primary SQLite result codes (the low byte of an extended code).
+const (
+	sqliteBusy     = 5 // "database is locked"
+	sqliteReadOnly = 8 // "attempt to write a readonly database"
+)
+
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return 0
+}
+
+// initialize makes the first connection and migrates the schema. Processes
+// that open a new file at once race to switch it to WAL mode, and SQLite
+// answers the losers SQLITE_BUSY at once (waiting there could deadlock), so
+// they try again for as long as the busy timeout would have waited.
+func initialize(db *sql.DB) error {
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		err := migrate(context.Background(), db)
+		if err == nil || sqliteCode(err) != sqliteBusy || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// explain adds what to do to an SQLite error that does not say it.
+func explain(err error, path string) error {
+	if sqliteCode(err) == sqliteReadOnly {
+		return fmt.Errorf("%w: orch must be able to write the file and to create %s-wal and %s-shm beside it",
+			err, filepath.Base(path), filepath.Base(path))
+	}
+	return err
+}
+
+// dsn builds the driver's connection string. _txlock=immediate makes every
+// write transaction take the write lock at BEGIN: a deferred transaction that
+// upgrades from reading to writing fails with SQLITE_BUSY (the busy timeout
+// cannot help it) as soon as another process has committed in between.
+func dsn(path, sync string) string {
+	// The path is part of a URI: escape what SQLite would read as syntax
+	// ('?', '#', '%'); an absolute URI path starts with a slash.
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	q := []string{
+		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()),
+		"_pragma=journal_mode(WAL)",
+		"_pragma=synchronous(" + sync + ")",
+		"_pragma=foreign_keys(1)",
+		"_txlock=immediate",
+	}
+	return "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + strings.Join(q, "&")
+}
+
+// Close waits for everything queued to be committed, stops the writer and
+// closes the database. It is safe to call more than once.
+func (d *DB) Close() error {
+	d.closeOnce.Do(func() {
+		d.mu.Lock()
+		d.closed = true
+		close(d.queue)
+		d.mu.Unlock()
+		<-d.writerDone
+		err := d.takeLogErr()
+		for _, st := range d.stmts {
+			st.Close()
+		}
+		if cerr := d.sql.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		if err != nil {
+			d.closeErr = fmt.Errorf("closing run database %s: %w", d.path, err)
+		}
+	})
+	return d.closeErr
+}
+
+// Path is the path the database was opened with.
+func (d *DB) Path() string { return d.path }
+
+// micros converts a time to the stored form; the zero time is NULL.
+func micros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+// fromMicros converts a stored time back; NULL is the zero time.
+func fromMicros(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMicro(v.Int64).UTC()
+}
+
+// now is the current time as it will be read back: UTC, in microseconds.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }

@@ -1,0 +1,371 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+const (
+	// queueSize bounds the requests waiting for the writer. When it is full,
+	// Log blocks: a slow disk slows the agents' output down rather than
+	// losing any of it.
+	queueSize = 4096
+	// maxBatch caps the rows of one transaction, so that one commit stays
+	// short and a burst is spread over several.
+	maxBatch = 2000
+)
+
+type requestKind int
+
+const (
+	kindAppend requestKind = iota
+	kindLog
+	kindBlackboard
+	kindAddCommand
+	kindCommandDone
+	kindFlush
+)
+
+// request is one caller's write, queued for the writer. The writer fills the
+// result fields (seq in events, version, id) inside the transaction; the
+// caller reads them only after done says the transaction committed.
+type request struct {
+	kind   requestKind
+	events []record         // kindAppend
+	line   runner.LogLine   // kindLog
+	bb     blackboardWrite  // kindBlackboard
+	cmd    runner.Command   // kindAddCommand
+	id     int64            // kindAddCommand: the new id; kindCommandDone: the command
+	done   chan error       // nil when nobody waits (Log)
+	result blackboardResult // kindBlackboard
+}
+
+func (r *request) rows() int {
+	switch r.kind {
+	case kindAppend:
+		return len(r.events)
+	case kindFlush:
+		return 0
+	}
+	return 1
+}
+
+// writerStats counts what the writer committed; tests use it to see that
+// concurrent callers share transactions.
+type writerStats struct {
+	queued       atomic.Int64
+	transactions atomic.Int64
+	requests     atomic.Int64
+}
+
+// send queues r. It blocks while the queue is full; a caller with a context
+// gives up when it is done.
+func (d *DB) send(ctx context.Context, r *request) error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err // never queue a write the caller has given up on
+	}
+	select {
+	case d.queue <- r:
+		d.stats.queued.Add(1)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// do queues r and waits for its transaction to commit.
+func (d *DB) do(ctx context.Context, r *request) error {
+	r.done = make(chan error, 1)
+	if err := d.send(ctx, r); err != nil {
+		return err
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-r.done: // committed just as the context ended: say so
+			return err
+		default:
+		}
+		return fmt.Errorf("%w while waiting for the commit (the write may still be recorded)", ctx.Err())
+	}
+}
+
+// Append commits events, and their effect on the run's state, in one
+// transaction before it returns. It assigns each event its Seq (and an At
+// when it had none) and writes them back into events.
+func (d *DB) Append(ctx context.Context, events ...runner.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	r := &request{kind: kindAppend, events: make([]record, len(events))}
+	for i, ev := range events {
+		rec, err := decodeEvent(ev)
+		if err != nil {
+			return fmt.Errorf("recording %s event of run %q: %w", ev.Type, ev.RunID, err)
+		}
+		r.events[i] = rec
+	}
+	if err := d.do(ctx, r); err != nil {
+		return err
+	}
+	for i := range events {
+		events[i].Seq = r.events[i].seq
+		if events[i].At.IsZero() {
+			events[i].At = r.events[i].ev.At
+		}
+	}
+	return nil
+}
+
+// Log queues a line of agent output; Flush waits for it. It never drops a
+// line: when the queue is full it waits for room. A line that cannot be
+// stored makes the next Flush (or Close) fail.
+func (d *DB) Log(line runner.LogLine) {
+	if line.At.IsZero() {
+		line.At = time.Now()
+	}
+	if line.RunID == "" {
+		d.setLogErr(errors.New("storing agent output: a line has no run id"))
+		return
+	}
+	if err := d.send(context.Background(), &request{kind: kindLog, line: line}); err != nil {
+		d.setLogErr(fmt.Errorf("storing agent output of run %s: %w", line.RunID, err))
+	}
+}
+
+// Flush waits until everything queued before it is committed. It reports
+// the first line of output that could not be stored since the last Flush.
+func (d *DB) Flush(ctx context.Context) error {
+	if err := d.do(ctx, &request{kind: kindFlush}); err != nil {
+		return err
+	}
+	return d.takeLogErr()
+}
+
+func (d *DB) setLogErr(err error) {
+	d.errMu.Lock()
+	defer d.errMu.Unlock()
+	if d.logErr == nil {
+		d.logErr = err
+	}
+}
+
+func (d *DB) takeLogErr() error {
+	d.errMu.Lock()
+	defer d.errMu.Unlock()
+	err := d.logErr
+	d.logErr = nil
+	return err
+}
+
+// writer owns every write of d. It takes what is queued, up to maxBatch
+// rows, and commits it in one transaction: while one transaction commits,
+// the next batch gathers, so the batches grow with the load by themselves.
+func (d *DB) writer() {
+	defer close(d.writerDone)
+	var batch []*request
+	for r := range d.queue {
+		batch = append(batch[:0], r)
+		rows := r.rows()
+		yielded := false
+	gather:
+		for rows < maxBatch {
+			select {
+			case r, ok := <-d.queue:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, r)
+				rows += r.rows()
+			default:
+				// Callers woken by the last commit are usually about to
+				// queue their next write: let them run once before BEGIN.
+				// This alone doubles the events per transaction under load
+				// and costs nothing when nobody else is runnable.
+				if yielded {
+					break gather
+				}
+				runtime.Gosched()
+				yielded = true
+			}
+		}
+		d.commit(batch)
+		clear(batch) // let the requests be collected
+	}
+}
+
+// commit writes batch and wakes its callers. When one request fails, it
+// alone gets the error and the others are tried again without it, so a bad
+// write never fails an innocent one; when the commit itself fails, every
+// caller of the batch gets the error.
+func (d *DB) commit(batch []*request) {
+	for len(batch) > 0 {
+		bad, err := d.tryCommit(batch)
+		if err == nil {
+			for _, r := range batch {
+				d.finish(r, nil)
+			}
+			return
+		}
+		if bad < 0 {
+			for _, r := range batch {
+				d.finish(r, err)
+			}
+			return
+		}
+		d.finish(batch[bad], err)
+		batch = slices.Delete(slices.Clone(batch), bad, bad+1)
+	}
+}
+
+func (d *DB) finish(r *request, err error) {
+	if r.done != nil {
+		r.done <- err
+	} else if err != nil {
+		d.setLogErr(err)
+	}
+}
+
+// tryCommit applies batch in one transaction. It returns the index of the
+// request that failed, or -1 with the error of BEGIN or COMMIT.
+func (d *DB) tryCommit(batch []*request) (int, error) {
+	if !slices.ContainsFunc(batch, func(r *request) bool { return r.kind != kindFlush }) {
+		return -1, nil
+	}
+	// Not the callers' contexts: the batch is theirs together, and a commit
+	// that has begun should finish.
+	ctx := context.Background()
+	tx, err := d.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
+	}
+	t := &txn{ctx: ctx, tx: tx, d: d, runs: map[string]*runSeq{}, now: now()}
+	defer t.close()
+	for i, r := range batch {
+		if err := t.apply(r); err != nil {
+			tx.Rollback()
+			return i, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return -1, fmt.Errorf("committing to %s: %w", d.path, err)
+	}
+	d.stats.transactions.Add(1)
+	d.stats.requests.Add(int64(len(batch)))
+	return -1, nil
+}
+
+// txn is one write transaction of the writer.
+type txn struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	d     *DB
+	stmts map[string]*sql.Stmt
+	runs  map[string]*runSeq // what this transaction knows of each run it wrote
+	now   time.Time          // when the transaction began
+}
+
+func (t *txn) apply(r *request) error {
+	switch r.kind {
+	case kindAppend:
+		for i := range r.events {
+			if err := t.applyEvent(&r.events[i]); err != nil {
+				ev := r.events[i].ev
+				return fmt.Errorf("recording %s event of run %s: %w", ev.Type, ev.RunID, err)
+			}
+		}
+	case kindLog:
+		return t.insertLog(&r.line)
+	case kindBlackboard:
+		return t.writeBlackboard(r)
+	case kindAddCommand:
+		return t.addCommand(r)
+	case kindCommandDone:
+		return t.commandDone(r.id)
+	}
+	return nil
+}
+
+// exec runs one statement of the transaction. Statements are prepared once
+// per *DB and bound to each transaction, so a batch does not compile its SQL
+// again for every row.
+func (t *txn) exec(query string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(t.ctx, args...)
+}
+
+func (t *txn) queryRow(query string, args ...any) *sql.Row {
+	st, err := t.stmt(query)
+	if err != nil {
+		// An unprepared query reports the same error from Scan.
+		return t.tx.QueryRowContext(t.ctx, query, args...)
+	}
+	return st.QueryRowContext(t.ctx, args...)
+}
+
+func (t *txn) stmt(query string) (*sql.Stmt, error) {
+	if st := t.stmts[query]; st != nil {
+		return st, nil
+	}
+	shared, err := t.d.prepared(t.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	st := t.tx.StmtContext(t.ctx, shared)
+	if t.stmts == nil {
+		t.stmts = map[string]*sql.Stmt{}
+	}
+	t.stmts[query] = st
+	return st, nil
+}
+
+func (t *txn) close() {
+	for _, st := range t.stmts {
+		st.Close()
+	}
+}
+
+// prepared returns the *DB-wide prepared statement for query. Only the
+// writer goroutine calls it, so the cache needs no lock.
+func (d *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st := d.stmts[query]; st != nil {
+		return st, nil
+	}
+	st, err := d.sql.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if d.stmts == nil {
+		d.stmts = map[string]*sql.Stmt{}
+	}
+	d.stmts[query] = st
+	return st, nil
+}
+
+// rowsAffected reports how many rows an UPDATE changed; on error it says 0
+// and the caller reports the missing row.
+func rowsAffected(res sql.Result) int64 {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0
+	}
+	return n
+}
