@@ -6,6 +6,7 @@
 package planner
 
 import (
+	"math/bits"
 	"sort"
 	"time"
 
@@ -199,6 +200,29 @@ func (p *Plan) Reaches(a, b *Cue) bool { return p.ancestors[b.Index].has(a.Index
 func (p *Plan) Concurrent(a, b *Cue) bool {
 	return a != b && !p.Reaches(a, b) && !p.Reaches(b, a)
 }
+
+// EachAncestorIn calls f for every cue that must complete before c and whose
+// index is set in mask (a bitset over Cue.Index, as from NewCueSet): the
+// runner asks only about cues that produced outputs.
+func (p *Plan) EachAncestorIn(c *Cue, mask CueSet, f func(*Cue)) {
+	row := p.ancestors[c.Index]
+	for w := range row {
+		word := row[w] & mask[w]
+		for word != 0 {
+			f(p.Cues[w*64+bits.TrailingZeros64(word)])
+			word &= word - 1
+		}
+	}
+}
+
+// CueSet is a set of cues of one plan, by Cue.Index.
+type CueSet []uint64
+
+// NewCueSet returns an empty set sized for the plan.
+func (p *Plan) NewCueSet() CueSet { return CueSet(newBitset(len(p.Cues))) }
+
+// Add puts c in the set.
+func (s CueSet) Add(c *Cue) { bitset(s).set(c.Index) }
 
 // Ancestors returns every cue that must complete before c, in file order.
 func (p *Plan) Ancestors(c *Cue) []*Cue {

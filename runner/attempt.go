@@ -37,6 +37,9 @@ type attempt struct {
 	halt   chan struct{} // closed to stop the attempt
 	once   sync.Once
 	why    string
+	// trivial: a plain agent with neither prepare nor ready_check has nothing
+	// to do at WARNING and STANDBY, so the loop takes it through them itself.
+	trivial bool
 }
 
 // driver speaks to one kind of agent (protocol none or jsonl).
@@ -52,7 +55,8 @@ type driver interface {
 func newAttempt(r *run, c *cueRun, t *target, number int) *attempt {
 	return &attempt{r: r, cue: c, tgt: t, agent: t.agent, number: number,
 		token:  fmt.Sprintf("%s.%s.%d.%s", r.id, c.cue.ID, number, NewRunID()),
-		orders: make(chan orderMsg, 2), halt: make(chan struct{})}
+		orders: make(chan orderMsg, 2), halt: make(chan struct{}),
+		trivial: t.agent.Protocol != "jsonl" && len(t.agent.Prepare) == 0 && len(t.agent.ReadyCheck) == 0}
 }
 
 func (a *attempt) order(kind order, t *Task) { a.orders <- orderMsg{kind, t} }
@@ -71,6 +75,8 @@ func (a *attempt) stopped() *failure {
 // run takes the attempt through its phases and reports its end.
 func (a *attempt) run(ctx context.Context) {
 	defer a.r.active.Done()
+	a.r.sweeper.begin(a.token)
+	defer a.r.sweeper.end(a.token)
 	var d driver
 	if a.agent.Protocol == "jsonl" {
 		d = &jsonlDriver{}
@@ -86,6 +92,13 @@ func (a *attempt) run(ctx context.Context) {
 }
 
 func (a *attempt) phases(d driver) (map[string]any, *failure) {
+	if a.trivial {
+		task, f := a.await(orderGo)
+		if f != nil {
+			return nil, f
+		}
+		return d.work(a, task)
+	}
 	if f := d.warning(a); f != nil {
 		return nil, f
 	}

@@ -45,8 +45,7 @@ func (r *run) handle(ctx context.Context, rep report) {
 	if rep.kind == repApproval {
 		delete(r.asking, rep.cue.cue.ID)
 		if rep.ok {
-			rep.cue.approved = true
-			_ = r.record(ctx, Event{Type: EvManualGo, Cue: rep.cue.cue.ID, Reason: "approved at the terminal"})
+			r.approve(rep.cue, "approved at the terminal")
 		} else {
 			r.declined[rep.cue.cue.ID] = true
 		}
@@ -57,18 +56,20 @@ func (r *run) handle(ctx context.Context, rep report) {
 	if t.att != a { // a stale report from an attempt already replaced
 		return
 	}
+	r.touch(c)
 	switch rep.kind {
 	case repWarned:
 		t.phase = tWarned
 		if c.state == CueStandby || c.state == CueGo { // a retry joins a cue already further on
 			t.phase = tStandby
-			a.order(orderStandby, nil)
+			r.then(func() { a.order(orderStandby, nil) })
 		}
 	case repReady:
 		t.phase = tReady
 		if c.state == CueGo {
 			t.phase = tGoing
-			a.order(orderGo, r.task(c, a))
+			task := r.task(c, a)
+			r.then(func() { a.order(orderGo, task) })
 		}
 	case repEnded:
 		r.running--
@@ -88,7 +89,7 @@ func (r *run) attemptEnded(ctx context.Context, c *cueRun, t *target, rep report
 			state = AttemptStopped
 		}
 	}
-	_ = r.record(ctx, Event{Type: EvAttemptEnded, Cue: c.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	r.emit(Event{Type: EvAttemptEnded, Cue: c.cue.ID, Agent: a.agent.ID, Attempt: a.number,
 		State: string(state), Reason: reason,
 		Data: mustJSON(AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: r.redact.value(rep.outputs)})})
 	if state == AttemptStopped {
@@ -108,14 +109,14 @@ func (r *run) attemptEnded(ctx context.Context, c *cueRun, t *target, rep report
 	canRetry := retriable(ag, class) || rep.fail.retry
 	if ag.Cooldown > 0 && canRetry {
 		until := time.Now().Add(ag.Cooldown.D()).UTC()
-		_ = r.record(ctx, Event{Type: EvCooldown, Cue: c.cue.ID, Agent: ag.ID, Reason: reason, Data: mustJSON(CooldownData{Until: until})})
+		r.emit(Event{Type: EvCooldown, Cue: c.cue.ID, Agent: ag.ID, Reason: reason, Data: mustJSON(CooldownData{Until: until})})
 	}
 	switch {
 	case canRetry && t.tries < maxAttempts(ag):
 		delay := backoff(ag, t.tries)
 		t.phase, t.retryAt = tIdle, time.Now().Add(delay)
-		r.wakeNoLaterThan(t.retryAt)
-		_ = r.record(ctx, Event{Type: EvNote, Cue: c.cue.ID, Agent: ag.ID, Attempt: a.number,
+		r.wakeNoLaterThan(t.retryAt, c)
+		r.emit(Event{Type: EvNote, Cue: c.cue.ID, Agent: ag.ID, Attempt: a.number,
 			Reason: fmt.Sprintf("%s (%s): retry %d of %d in %s", reason, class, t.tries+1, maxAttempts(ag), delay.Round(time.Millisecond))})
 	case r.takeFallback(ctx, c, t, "failed ("+class+")"):
 	default:
@@ -132,6 +133,9 @@ func (r *run) completeCue(ctx context.Context, c *cueRun) {
 		for k, v := range t.outputs {
 			c.outputs[k] = v
 		}
+	}
+	if len(c.outputs) > 0 {
+		r.withOutputs.Add(c.cue)
 	}
 	for _, key := range c.cue.Exports {
 		v, ok := c.outputs[key]

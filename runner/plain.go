@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,13 +37,14 @@ func (d *plainDriver) standby(a *attempt) *failure {
 }
 
 func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
+	// The agent creates the file when it writes an output (>> does): one
+	// file operation fewer per attempt when it has nothing to say.
 	outPath := filepath.Join(a.r.workDir, fmt.Sprintf("%s.%s.%d.out", safeName(a.cue.cue.ID), safeName(a.agent.ID), a.number))
-	if err := os.WriteFile(outPath, nil, 0o600); err != nil {
-		return nil, failf("start", "creating ORCH_OUTPUT: %v", err)
-	}
-	stdin, err := json.Marshal(t)
-	if err != nil {
-		return nil, failf("start", "encoding the task: %v", err)
+	// The task goes to stdin once the process is started: the blackboard is
+	// read while the kernel forks.
+	stdin := func() []byte {
+		b, _ := json.Marshal(a.withBlackboard(t))
+		return b
 	}
 	p, f := a.runStep("command", a.agent.Command, a.agent.Run, stdin, a.goTimeout(), a.env(t, "ORCH_OUTPUT="+outPath))
 	d.goProc = p
@@ -50,6 +52,9 @@ func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 		return nil, f
 	}
 	data, err := readCapped(outPath, maxOutputFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]any{}, nil
+	}
 	if err != nil {
 		return nil, failf("malfunction", "%v", err)
 	}
@@ -72,9 +77,10 @@ func (d *plainDriver) close(a *attempt) (int, *int) {
 }
 
 // runStep runs one process of a plain agent to its end within timeout,
-// logging its output, and classifies how it ended. A nil env means the
-// agent's environment without a task.
-func (a *attempt) runStep(step string, argv []string, shell string, stdin []byte, timeout time.Duration, env []string) (*proc, *failure) {
+// logging its output, and classifies how it ended. stdin, when not nil,
+// makes what is written to the process's stdin after it started. A nil env
+// means the agent's environment without a task.
+func (a *attempt) runStep(step string, argv []string, shell string, stdin func() []byte, timeout time.Duration, env []string) (*proc, *failure) {
 	if env == nil {
 		env = a.env(nil)
 	}
@@ -82,14 +88,18 @@ func (a *attempt) runStep(step string, argv []string, shell string, stdin []byte
 	defer out.flush()
 	defer errw.flush()
 	spec := procSpec{argv: argv, shell: shell, dir: a.dir(), env: env, token: a.token, stdout: out, stderr: errw}
-	if stdin != nil {
-		spec.stdin = bytes.NewReader(stdin)
-	} else {
+	if stdin == nil {
 		spec.stdin = strings.NewReader("")
 	}
 	p, err := startProc(spec, a.r.grace)
 	if err != nil {
 		return nil, failf("start", "%s: %v", step, err)
+	}
+	if stdin != nil {
+		go func() {
+			_, _ = p.stdin.Write(stdin()) // an agent that never reads its task gets EPIPE: fine
+			_ = p.stdin.Close()
+		}()
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -118,14 +128,11 @@ func (a *attempt) runStep(step string, argv []string, shell string, stdin []byte
 	return p, nil
 }
 
-// sweep stops what the process left behind and says so in the log.
+// sweep stops what the process left in its process group and says so.
+// Descendants that escaped the group are the run's sweeper's job.
 func (a *attempt) sweep(p *proc, step string) {
-	inGroup, escaped := p.sweep(a.r.grace)
-	if len(inGroup) > 0 {
+	if inGroup := p.sweep(a.r.grace); len(inGroup) > 0 {
 		a.note("%s left %d process(es) running in its process group; stopped them", step, len(inGroup))
-	}
-	if len(escaped) > 0 {
-		a.note("%s left %d process(es) that escaped its process group (setsid): pids %v; killed them", step, len(escaped), escaped)
 	}
 }
 

@@ -134,28 +134,24 @@ func (p *proc) terminate(grace time.Duration) {
 	}
 }
 
-// sweep runs after the leader has exited: it kills what is left in the
-// process group and any descendant that escaped it (setsid), and reports
-// how many of each there were.
-func (p *proc) sweep(grace time.Duration) (inGroup, escaped []int) {
-	if syscall.Kill(-p.pid, 0) == nil { // the group still has members
-		inGroup = groupMembers(p.pid)
-		_ = syscall.Kill(-p.pid, syscall.SIGTERM)
-		deadline := time.Now().Add(grace)
-		for syscall.Kill(-p.pid, 0) == nil && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
-		if len(inGroup) == 0 {
-			inGroup = []int{-1} // members we could not list
-		}
+// sweep runs after the leader has exited: it stops what is left in the
+// process group and returns those pids (-1 when they could not be listed).
+func (p *proc) sweep(grace time.Duration) (inGroup []int) {
+	if syscall.Kill(-p.pid, 0) != nil { // the usual case: nothing left
+		return nil
 	}
-	escaped = escapedDescendants(p.token, p.pid)
-	for _, pid := range escaped {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	inGroup = groupMembers(p.pid)
+	_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for syscall.Kill(-p.pid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
 	}
-	reapOrphans(append(append([]int(nil), inGroup...), escaped...))
-	return inGroup, escaped
+	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	if len(inGroup) == 0 {
+		inGroup = []int{-1}
+	}
+	reapOrphans(inGroup)
+	return inGroup
 }
 
 func signalName(s syscall.Signal) string {

@@ -39,22 +39,25 @@ func groupMembers(pgid int) []int {
 	return out
 }
 
-// escapedDescendants finds processes that carry the attempt's token but are
-// no longer in its process group. Orphans come to orch as their subreaper,
-// so only orch's own children need looking at.
-func escapedDescendants(token string, pgid int) []int {
-	if token == "" {
-		return nil
-	}
-	needle := []byte("ORCH_ATTEMPT_TOKEN=" + token + "\x00")
-	var out []int
+// escapees finds orch's children that carry an attempt token of the run
+// (prefix) whose attempt is over (not live): descendants that escaped their
+// process group with setsid and were reparented to orch, the subreaper. The
+// agents orch started itself carry live tokens until they are reaped. It
+// returns each pid with its token.
+func escapees(prefix string, live func(token string) bool) map[int]string {
+	var out map[int]string
 	for _, pid := range ownChildren() {
-		if g, err := syscall.Getpgid(pid); err == nil && g == pgid {
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err == nil && bytes.Contains(append(env, 0), needle) {
-			out = append(out, pid)
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if tok, ok := bytes.CutPrefix(kv, []byte("ORCH_ATTEMPT_TOKEN=")); ok && bytes.HasPrefix(tok, []byte(prefix)) && !live(string(tok)) {
+				if out == nil {
+					out = map[int]string{}
+				}
+				out[pid] = string(tok)
+			}
 		}
 	}
 	return out

@@ -71,29 +71,42 @@ func NewRunID() string {
 
 // run is the state of one run, owned by its loop goroutine.
 type run struct {
-	opts      Options
-	plan      *planner.Plan
-	rec       Recorder
-	id        string
-	cues      []*cueRun // in plan order
-	byID      map[string]*cueRun
-	reports   chan report
-	parallel  int
-	grace     time.Duration
-	workDir   string // ORCH_OUTPUT files
-	redact    *redactor
-	active    sync.WaitGroup // attempt goroutines
-	observeMu sync.Mutex
-	running   int             // attempt goroutines not yet reported finished
-	inGo      int             // cues in GO
-	prepared  int             // cues in WARNING or STANDBY
-	asking    map[string]bool // manual cues being asked about at the terminal
-	declined  map[string]bool // manual cues a person said no to: they wait for orch go
-	stopping  bool            // attempts ending now were stopped, not failed
-	wakeAt    time.Time
-	polledAt  time.Time // when the store was last asked for commands
-	failed    bool
-	err       error // a recorder failure: the run cannot go on
+	opts        Options
+	plan        *planner.Plan
+	rec         Recorder
+	id          string
+	cues        []*cueRun // in plan order
+	byID        map[string]*cueRun
+	reports     chan report
+	parallel    int
+	grace       time.Duration
+	workDir     string // ORCH_OUTPUT files
+	redact      *redactor
+	active      sync.WaitGroup // attempt goroutines
+	observeMu   sync.Mutex
+	running     int             // attempt goroutines not yet reported finished
+	inGo        int             // cues in GO
+	prepared    int             // cues in WARNING or STANDBY
+	asking      map[string]bool // manual cues being asked about at the terminal
+	declined    map[string]bool // manual cues a person said no to: they wait for orch go
+	stopping    bool            // attempts ending now were stopped, not failed
+	sweeper     *sweeper
+	envMu       sync.Mutex
+	envCache    map[string][]string // per agent: orch\'s environment and the agent\'s env
+	pending     []Event             // decided, not yet committed
+	actions     []func()            // to do once pending is committed
+	wakeAt      time.Time
+	sleepers    map[*cueRun]bool // cues to look at again when the loop wakes
+	touched     *cueQueue        // cues to step in the next advance
+	waitWarn    *cueQueue        // cues ready for WARNING but out of budget
+	waitGo      *cueQueue        // cues standing by for a free GO slot
+	live        map[*cueRun]bool // cues between WARNING and their end
+	finals      int              // cues in a final state
+	unapproved  int              // manual cues not yet approved nor ended
+	withOutputs planner.CueSet   // completed cues that produced outputs
+	polledAt    time.Time        // when the store was last asked for commands
+	failed      bool
+	err         error // a recorder failure: the run cannot go on
 }
 
 // Run executes the plan until every cue has ended, the run pauses for a
@@ -109,7 +122,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := r.start(ctx); err != nil {
 		return nil, err
 	}
-	return r.loop(ctx)
+	go r.sweeper.loop()
+	res, err := r.loop(ctx)
+	r.sweeper.stop()
+	if err == nil {
+		err = r.rec.Flush(context.WithoutCancel(ctx))
+	}
+	return res, err
 }
 
 func newRun(opts Options) (*run, error) {
@@ -139,8 +158,13 @@ func newRun(opts Options) (*run, error) {
 	}
 	r.workDir = dir
 	r.redact = newRedactor(p)
-	for _, c := range p.Order {
-		cr := &cueRun{cue: c, state: CuePending}
+	n := len(p.Order)
+	r.touched, r.waitWarn, r.waitGo = newCueQueue(n), newCueQueue(n), newCueQueue(n)
+	r.live, r.sleepers = map[*cueRun]bool{}, map[*cueRun]bool{}
+	r.withOutputs = p.NewCueSet()
+	r.sweeper = newSweeper(r)
+	for i, c := range p.Order {
+		cr := &cueRun{pos: i, cue: c, state: CuePending}
 		for _, id := range c.Agents {
 			cr.targets = append(cr.targets, &target{agentID: id, agent: p.Agents[id]})
 		}
@@ -163,8 +187,12 @@ func (r *run) start(ctx context.Context) error {
 			cr.approved = c.Approved
 			if c.State == CueCompleted || c.State == CueSkipped {
 				cr.state, cr.reason, cr.outputs = c.State, c.Reason, c.Outputs
+				if len(c.Outputs) > 0 {
+					r.withOutputs.Add(cr.cue)
+				}
 			}
 		}
+		r.count()
 		return r.record(ctx, Event{Type: EvRunState, State: string(RunRunning), Reason: fmt.Sprintf("continued by process %d on %s", os.Getpid(), host)})
 	}
 	data := RunStartedData{Cuelist: r.plan.Cuelist.ID, SpecPath: r.opts.SpecPath, SpecHash: r.opts.SpecHash,
@@ -172,11 +200,27 @@ func (r *run) start(ctx context.Context) error {
 	for _, c := range r.cues {
 		data.Cues = append(data.Cues, CueInfo{ID: c.cue.ID, Agents: c.cue.Agents})
 	}
+	r.count()
 	return r.record(ctx, Event{Type: EvRunStarted, Data: mustJSON(data)})
 }
 
-// record commits events for this run and shows them to the observer.
-func (r *run) record(ctx context.Context, events ...Event) error {
+// count sets the counters from the cues' states and touches every cue, once,
+// when the run starts.
+func (r *run) count() {
+	for _, c := range r.cues {
+		switch {
+		case c.state.Final():
+			r.finals++
+		case c.cue.Manual() && !c.approved:
+			r.unapproved++
+		}
+		r.touch(c)
+	}
+}
+
+// emit queues events to commit with the next flush. The loop batches what
+// one iteration decides into one transaction.
+func (r *run) emit(events ...Event) {
 	now := time.Now().UTC()
 	for i := range events {
 		events[i].RunID = r.id
@@ -184,11 +228,38 @@ func (r *run) record(ctx context.Context, events ...Event) error {
 			events[i].At = now
 		}
 	}
-	if err := r.publish(ctx, events...); err != nil {
-		r.err = fmt.Errorf("recording run %s: %w", r.id, err)
-		return r.err
+	r.pending = append(r.pending, events...)
+}
+
+// then queues an action (starting an attempt, an order to an agent) to run
+// once the events queued before it are committed: a decision is recorded
+// before it is acted on.
+func (r *run) then(action func()) { r.actions = append(r.actions, action) }
+
+// flush commits the queued events, shows them, then carries out the queued
+// actions. If the commit fails, nothing is acted on and the run ends.
+func (r *run) flush(ctx context.Context) error {
+	if len(r.pending) > 0 {
+		events := r.pending
+		r.pending = nil
+		if err := r.publish(ctx, events...); err != nil {
+			r.err = fmt.Errorf("recording run %s: %w", r.id, err)
+			r.actions = nil
+			return r.err
+		}
+	}
+	actions := r.actions
+	r.actions = nil
+	for _, act := range actions {
+		act()
 	}
 	return nil
+}
+
+// record emits events and flushes at once.
+func (r *run) record(ctx context.Context, events ...Event) error {
+	r.emit(events...)
+	return r.flush(ctx)
 }
 
 // publish commits events and shows them to the observer; attempts call it
@@ -213,6 +284,7 @@ func (r *run) publish(ctx context.Context, events ...Event) error {
 func (r *run) loop(ctx context.Context) (*Result, error) {
 	for {
 		r.advance(ctx)
+		_ = r.flush(ctx)
 		if r.err != nil {
 			r.stopAll(ctx, "the run could not be recorded")
 			return nil, r.err
@@ -240,8 +312,20 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		select {
 		case rep := <-r.reports:
 			r.handle(ctx, rep)
+			for more := true; more; { // take whatever else has arrived: one commit for all
+				select {
+				case rep := <-r.reports:
+					r.handle(ctx, rep)
+				default:
+					more = false
+				}
+			}
 		case <-timer.C:
 			r.wakeAt = time.Time{}
+			for c := range r.sleepers {
+				r.touch(c)
+			}
+			clear(r.sleepers)
 		case <-ctx.Done():
 			timer.Stop()
 			return r.stopped(ctx)
@@ -251,14 +335,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 }
 
 // finished reports whether every cue has reached a final state.
-func (r *run) finished() bool {
-	for _, c := range r.cues {
-		if !c.state.Final() {
-			return false
-		}
-	}
-	return r.running == 0
-}
+func (r *run) finished() bool { return r.finals == len(r.cues) && r.running == 0 }
 
 func (r *run) finish(ctx context.Context) (*Result, error) {
 	state, reason := RunCompleted, ""
@@ -338,8 +415,10 @@ func (r *run) stopAll(ctx context.Context, why string) {
 			}
 		}
 	}
+	_ = r.flush(ctx)
 	for r.running > 0 {
 		r.handle(ctx, <-r.reports)
+		_ = r.flush(ctx)
 	}
 	r.active.Wait()
 }

@@ -13,6 +13,7 @@ import (
 
 // cueRun is one cue's progress in this run.
 type cueRun struct {
+	pos      int // position in plan order
 	cue      *planner.Cue
 	state    CueState
 	reason   string
@@ -49,56 +50,108 @@ type target struct {
 	outputs   map[string]any
 }
 
-// advance starts everything that can start, in plan order.
+// advance steps every touched cue, in plan order, as many phases forward as
+// it can go now.
 func (r *run) advance(ctx context.Context) {
-	for _, c := range r.cues {
-		if c.state.Final() || r.err != nil {
-			continue
-		}
-		if dep, why := r.blockedBy(c); dep != "" {
-			r.endCue(ctx, c, CueBlocked, fmt.Sprintf("dependency %s %s", dep, why))
-			continue
-		}
-		switch c.state {
-		case CuePending:
-			if r.prepared < r.parallel && r.warnable(c) {
-				r.setState(ctx, c, CueWarning, "")
-				r.prepared++
-				r.startTargets(ctx, c)
-			}
-		case CueWarning:
-			r.startTargets(ctx, c)
-			if r.allAt(c, tWarned) && r.ready(c) {
-				if why := r.conditionFails(ctx, c); why != "" {
-					r.skip(ctx, c, why)
-					continue
-				}
-				r.setState(ctx, c, CueStandby, "")
-				for _, t := range c.targets {
-					t.phase = tStandby
-					t.att.order(orderStandby, nil)
-				}
-			}
-		case CueStandby:
-			r.startTargets(ctx, c)
-			if !r.allAt(c, tReady) || r.inGo >= r.parallel {
-				continue
-			}
-			if c.cue.Manual() && !c.approved {
-				r.askForGo(ctx, c)
-				continue
-			}
-			r.prepared--
-			r.inGo++
-			r.setState(ctx, c, CueGo, "")
-			for _, t := range c.targets {
-				t.phase = tGoing
-				t.att.order(orderGo, r.task(c, t.att))
-			}
-		case CueGo:
-			r.startTargets(ctx, c) // retries and fallbacks go straight through the phases
+	for pos := r.touched.pop(); pos >= 0; pos = r.touched.pop() {
+		c := r.cues[pos]
+		for r.step(ctx, c) {
 		}
 	}
+}
+
+// touch marks a cue to be looked at by the next advance.
+func (r *run) touch(c *cueRun) { r.touched.push(c.pos) }
+
+// touchNext marks the cues that wait for c: its state decides theirs.
+func (r *run) touchNext(c *cueRun) {
+	for _, n := range c.cue.Next {
+		r.touch(r.byID[n.ID])
+	}
+}
+
+// freePrepared and freeGo release a budget slot and wake the earliest cue
+// that waited for one.
+func (r *run) freePrepared() {
+	r.prepared--
+	if pos := r.waitWarn.pop(); pos >= 0 {
+		r.touched.push(pos)
+	}
+}
+
+func (r *run) freeGo() {
+	r.inGo--
+	if pos := r.waitGo.pop(); pos >= 0 {
+		r.touched.push(pos)
+	}
+}
+
+// step moves one cue at most one phase forward and reports whether it did.
+func (r *run) step(ctx context.Context, c *cueRun) bool {
+	if c.state.Final() || r.err != nil {
+		return false
+	}
+	if dep, why := r.blockedBy(c); dep != "" {
+		r.endCue(ctx, c, CueBlocked, fmt.Sprintf("dependency %s %s", dep, why))
+		return false
+	}
+	switch c.state {
+	case CuePending:
+		if !r.warnable(c) {
+			return false // a dependency's change touches it again
+		}
+		if r.prepared >= r.parallel {
+			r.waitWarn.push(c.pos)
+			return false
+		}
+		r.setState(ctx, c, CueWarning, "")
+		r.prepared++
+		r.startTargets(ctx, c)
+		return true
+	case CueWarning:
+		r.startTargets(ctx, c)
+		if r.allAt(c, tWarned) && r.ready(c) {
+			if why := r.conditionFails(ctx, c); why != "" {
+				r.skip(ctx, c, why)
+				return false
+			}
+			r.setState(ctx, c, CueStandby, "")
+			for _, t := range c.targets {
+				t.phase = tStandby
+				if att := t.att; !att.trivial {
+					r.then(func() { att.order(orderStandby, nil) })
+				} else {
+					t.phase = tReady
+				}
+			}
+			return true
+		}
+	case CueStandby:
+		r.startTargets(ctx, c)
+		if !r.allAt(c, tReady) {
+			return false
+		}
+		if c.cue.Manual() && !c.approved {
+			r.askForGo(ctx, c)
+			return false
+		}
+		if r.inGo >= r.parallel {
+			r.waitGo.push(c.pos)
+			return false
+		}
+		r.freePrepared()
+		r.inGo++
+		r.setState(ctx, c, CueGo, "")
+		for _, t := range c.targets {
+			t.phase = tGoing
+			att, task := t.att, r.task(c, t.att)
+			r.then(func() { att.order(orderGo, task) })
+		}
+		return true
+	case CueGo:
+		r.startTargets(ctx, c) // retries and fallbacks go straight through the phases
+	}
+	return false
 }
 
 // blockedBy names a dependency that can no longer complete.
@@ -162,24 +215,26 @@ func (r *run) startTargets(ctx context.Context, c *cueRun) {
 			continue
 		}
 		if !t.retryAt.IsZero() && time.Now().Before(t.retryAt) {
-			r.wakeNoLaterThan(t.retryAt)
+			r.wakeNoLaterThan(t.retryAt, c)
 			continue
 		}
-		if until := r.cooldown(ctx, t.agent.ID); !until.IsZero() && t.tries == 0 {
+		if until := r.cooldown(ctx, t.agent); !until.IsZero() && t.tries == 0 {
 			if r.takeFallback(ctx, c, t, "is cooling down until "+until.Format(time.TimeOnly)) {
 				continue // retried on the next pass with the fallback
 			}
-			r.wakeNoLaterThan(until)
+			r.wakeNoLaterThan(until, c)
 			continue
 		}
 		r.launch(ctx, c, t)
 	}
 }
 
-func (r *run) wakeNoLaterThan(t time.Time) {
+// wakeNoLaterThan makes the loop wake by t and then look at c again.
+func (r *run) wakeNoLaterThan(t time.Time, c *cueRun) {
 	if r.wakeAt.IsZero() || t.Before(r.wakeAt) {
 		r.wakeAt = t
 	}
+	r.sleepers[c] = true
 }
 
 // launch records the attempt, then starts it: the number is committed first
@@ -189,15 +244,25 @@ func (r *run) launch(ctx context.Context, c *cueRun, t *target) {
 	t.tries++
 	t.retryAt = time.Time{}
 	a := newAttempt(r, c, t, c.attempts)
-	if err := r.record(ctx, Event{Type: EvAttemptStarted, Cue: c.cue.ID, Agent: t.agent.ID, Attempt: a.number,
-		Data: mustJSON(AttemptStartedData{Fallback: t.agent.ID != t.agentID})}); err != nil {
-		return
-	}
+	r.emit(Event{Type: EvAttemptStarted, Cue: c.cue.ID, Agent: t.agent.ID, Attempt: a.number,
+		Data: mustJSON(AttemptStartedData{Fallback: t.agent.ID != t.agentID})})
 	t.att = a
 	t.phase = tWarning
 	r.running++
 	r.active.Add(1)
-	go a.run(ctx)
+	r.then(func() { go a.run(ctx) })
+	if a.trivial { // nothing to do at WARNING and STANDBY: warned as soon as recorded
+		switch c.state {
+		case CueWarning, CuePending:
+			t.phase = tWarned
+		case CueStandby:
+			t.phase = tReady
+		case CueGo: // a retry or a fallback of a cue already in GO
+			t.phase = tGoing
+			task := r.task(c, a)
+			r.then(func() { a.order(orderGo, task) })
+		}
+	}
 }
 
 // conditionFails checks the cue's conditions against the blackboard: every
@@ -241,14 +306,20 @@ func (r *run) askForGo(ctx context.Context, c *cueRun) {
 	}()
 }
 
-// waitingForGo reports whether a manual cue stands by for `orch go`.
-func (r *run) waitingForGo() bool {
-	for _, c := range r.cues {
-		if c.cue.Manual() && !c.approved && !c.state.Final() {
-			return true
-		}
+// waitingForGo reports whether a manual cue may still wait for `orch go`.
+func (r *run) waitingForGo() bool { return r.unapproved > 0 }
+
+// approve records GO for a manual cue.
+func (r *run) approve(c *cueRun, reason string) {
+	if c.approved {
+		return
 	}
-	return false
+	c.approved = true
+	if c.cue.Manual() && !c.state.Final() {
+		r.unapproved--
+	}
+	r.emit(Event{Type: EvManualGo, Cue: c.cue.ID, Reason: reason})
+	r.touch(c)
 }
 
 // approvalsPending applies GO commands sent through the store (`orch go` in
@@ -265,9 +336,8 @@ func (r *run) approvalsPending(ctx context.Context) bool {
 			continue
 		}
 		if c := r.byID[cmd.Cue]; c != nil && !c.approved {
-			c.approved = true
+			r.approve(c, "orch go")
 			moved = true
-			_ = r.record(ctx, Event{Type: EvManualGo, Cue: c.cue.ID, Reason: "orch go"})
 		}
 		_ = r.rec.CommandDone(ctx, cmd.ID)
 	}
@@ -277,50 +347,69 @@ func (r *run) approvalsPending(ctx context.Context) bool {
 // stuck reports whether nothing can move without a person: every running
 // attempt is a manual cue's agent standing by for GO.
 func (r *run) stuck() bool {
-	if !r.wakeAt.IsZero() || len(r.asking) > 0 {
+	if !r.wakeAt.IsZero() || len(r.asking) > 0 || r.touched.Len() > 0 {
 		return false
 	}
-	for _, c := range r.cues {
+	standingBy := 0
+	for c := range r.live {
 		for _, t := range c.targets {
-			if t.att != nil && !(c.state == CueStandby && c.cue.Manual() && !c.approved && t.phase == tReady) {
-				return false
+			if t.att != nil && c.state == CueStandby && c.cue.Manual() && !c.approved && t.phase == tReady {
+				standingBy++
 			}
 		}
 	}
-	return true
+	return standingBy == r.running // attempts of ended cues still stopping count as moving
 }
 
-// setState records a cue's new state.
+// setState records a cue's new state; the cues waiting for it are looked at
+// again.
 func (r *run) setState(ctx context.Context, c *cueRun, s CueState, reason string) {
 	c.state, c.reason = s, reason
-	_ = r.record(ctx, Event{Type: EvCueState, Cue: c.cue.ID, State: string(s), Reason: reason})
+	if s == CuePending {
+		delete(r.live, c)
+	} else {
+		r.live[c] = true
+	}
+	r.emit(Event{Type: EvCueState, Cue: c.cue.ID, State: string(s), Reason: reason})
+	r.touchNext(c)
 }
 
 // endCue records a final state, stops the cue's attempts still running (a
 // cue warned early and then blocked or skipped) and frees the cue's slot.
 func (r *run) endCue(ctx context.Context, c *cueRun, s CueState, reason string) {
 	for _, t := range c.targets {
-		if t.att != nil {
-			t.att.stop(fmt.Sprintf("cue %s is %s", c.cue.ID, s))
+		if att := t.att; att != nil {
+			why := fmt.Sprintf("cue %s is %s", c.cue.ID, s)
+			r.then(func() { att.stop(why) })
 		}
 	}
 	switch c.state {
 	case CueWarning, CueStandby:
-		r.prepared--
+		r.freePrepared()
 	case CueGo:
-		r.inGo--
+		r.freeGo()
+	}
+	if c.cue.Manual() && !c.approved {
+		r.unapproved--
 	}
 	c.state, c.reason = s, reason
+	r.finals++
+	delete(r.live, c)
+	r.touchNext(c)
 	ev := Event{Type: EvCueState, Cue: c.cue.ID, State: string(s), Reason: reason}
 	if s == CueCompleted {
 		ev.Data = mustJSON(CueStateData{Outputs: r.redact.value(c.outputs)})
 	}
-	_ = r.record(ctx, ev)
+	r.emit(ev)
 }
 
 // cooldown returns when the agent's cooldown ends, if it is in the future.
-func (r *run) cooldown(ctx context.Context, agent string) time.Time {
-	until, err := r.rec.CooldownUntil(ctx, agent)
+// Only an agent whose contract has a cooldown is ever put on one.
+func (r *run) cooldown(ctx context.Context, agent *spec.Agent) time.Time {
+	if agent.Cooldown <= 0 {
+		return time.Time{}
+	}
+	until, err := r.rec.CooldownUntil(ctx, agent.ID)
 	if err != nil || !until.After(time.Now()) {
 		return time.Time{}
 	}
@@ -339,8 +428,9 @@ func (r *run) takeFallback(ctx context.Context, c *cueRun, t *target, why string
 	if next == nil {
 		return false
 	}
-	_ = r.record(ctx, Event{Type: EvNote, Cue: c.cue.ID, Agent: t.agent.ID, Reason: fmt.Sprintf("%s %s: falling back to %s", t.agent.ID, why, next.ID)})
+	r.emit(Event{Type: EvNote, Cue: c.cue.ID, Agent: t.agent.ID, Reason: fmt.Sprintf("%s %s: falling back to %s", t.agent.ID, why, next.ID)})
 	t.agent, t.tries, t.retryAt, t.phase = next, 0, time.Time{}, tIdle
+	r.touch(c)
 	return true
 }
 

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/orch-cli/orch/planner"
 )
 
 // Task is what an agent gets at GO (DESIGN §4): inside coord.go for protocol
@@ -34,22 +36,16 @@ func (r *run) task(c *cueRun, a *attempt) *Task {
 	for k, v := range r.opts.Inputs {
 		inputs[k] = v
 	}
-	for _, anc := range r.plan.Ancestors(c.cue) {
-		for k, v := range r.byID[anc.ID].outputs {
+	var producers []*cueRun
+	r.plan.EachAncestorIn(c.cue, r.withOutputs, func(anc *planner.Cue) { producers = append(producers, r.byID[anc.ID]) })
+	sort.Slice(producers, func(i, j int) bool { return producers[i].pos < producers[j].pos })
+	for _, p := range producers { // in plan order: a later cue's output wins
+		for k, v := range p.outputs {
 			inputs[k] = v
 		}
 	}
 	for k, v := range c.cue.Inputs {
 		inputs[k] = v
-	}
-	board := map[string]any{}
-	if entries, err := r.rec.Blackboard(context.Background(), r.id); err == nil {
-		for k, e := range entries {
-			var v any
-			if json.Unmarshal(e.Value, &v) == nil {
-				board[k] = v
-			}
-		}
 	}
 	var tools []string
 	for _, t := range r.plan.Tools {
@@ -60,22 +56,31 @@ func (r *run) task(c *cueRun, a *attempt) *Task {
 	if tools == nil {
 		tools = []string{}
 	}
-	return &Task{RunID: r.id, CueID: c.cue.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Blackboard: board, Tools: tools}
+	return &Task{RunID: r.id, CueID: c.cue.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools}
+}
+
+// withBlackboard fills the task's blackboard snapshot. Attempts call it from
+// their own goroutine, as late as possible: the snapshot is fresh, and the
+// loop never waits for the read.
+func (a *attempt) withBlackboard(t *Task) *Task {
+	board := map[string]any{}
+	if entries, err := a.r.rec.Blackboard(context.Background(), a.r.id); err == nil {
+		for k, e := range entries {
+			var v any
+			if json.Unmarshal(e.Value, &v) == nil {
+				board[k] = v
+			}
+		}
+	}
+	t.Blackboard = board
+	return t
 }
 
 // env is the agent's environment: orch's own, the agent's env, and ORCH_*
 // variables (with ORCH_INPUT_<NAME> for each scalar input, so a shell
 // agent needs no JSON parser). Values never reach a command line.
 func (a *attempt) env(t *Task, extra ...string) []string {
-	env := os.Environ()
-	keys := make([]string, 0, len(a.agent.Env))
-	for k := range a.agent.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+scalar(a.agent.Env[k]))
-	}
+	env := append([]string(nil), a.r.baseEnv(a.agent.ID, a.agent.Env)...)
 	env = append(env,
 		"ORCH_RUN_ID="+a.r.id,
 		"ORCH_CUE_ID="+a.cue.cue.ID,
@@ -198,4 +203,27 @@ func truthy(raw json.RawMessage) bool {
 		return len(v) > 0
 	}
 	return true
+}
+
+// baseEnv is orch's environment plus the agent's env, built once per agent.
+func (r *run) baseEnv(agent string, vars map[string]any) []string {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if env, ok := r.envCache[agent]; ok {
+		return env
+	}
+	env := os.Environ()
+	keys := make([]string, 0, len(vars))
+	for k := range vars {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+scalar(vars[k]))
+	}
+	if r.envCache == nil {
+		r.envCache = map[string][]string{}
+	}
+	r.envCache[agent] = env
+	return env
 }

@@ -25,6 +25,7 @@ type Options struct {
 	Seed         uint64
 	AgentsInline bool // agents in the same file as the cuelist
 	OneAtATime   bool // agents serve one cue at a time (concurrency 1): every cue conflicts
+	NoProvides   bool // agents promise no outputs (for running commands such as /bin/true)
 }
 
 // Defaults returns the options of the benchmarks: n cues, 3n edges,
@@ -45,7 +46,10 @@ func Agents(w io.Writer, o Options) error {
 		if o.OneAtATime {
 			concurrency = 1
 		}
-		fmt.Fprintf(&b, "---\nagent:\n  id: agent-%d\n  command: [%s]\n  protocol: %s\n  concurrency: %d\n  provides: [out_%d]\n", a, strings.Join(argv, ", "), o.Protocol, concurrency, a)
+		fmt.Fprintf(&b, "---\nagent:\n  id: agent-%d\n  command: [%s]\n  protocol: %s\n  concurrency: %d\n", a, strings.Join(argv, ", "), o.Protocol, concurrency)
+		if !o.NoProvides {
+			fmt.Fprintf(&b, "  provides: [out_%d]\n", a)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/orch-cli/orch/runner"
 )
@@ -237,16 +238,116 @@ func (t *txn) run(runID string) (*runSeq, error) {
 	return rs, nil
 }
 
+// insertEvent queues the event's row; flushRows writes the rows of a request
+// together, a few multi-row INSERTs instead of one statement per event.
 func (t *txn) insertEvent(rec *record) error {
-	ev := &rec.ev
-	var data any
-	if len(ev.Data) > 0 {
-		data = string(ev.Data)
+	t.rows = append(t.rows, rec)
+	return nil
+}
+
+// eventChunks are the row counts of the prepared multi-row INSERTs: a batch
+// is written greedily in these, so few statements are ever compiled.
+var eventChunks = []int{32, 16, 8, 4, 2, 1}
+
+const eventColumns = 10
+
+func (t *txn) flushRows() error {
+	rows := t.rows
+	t.rows = t.rows[:0]
+	for len(rows) > 0 {
+		n := 1
+		for _, c := range eventChunks {
+			if c <= len(rows) {
+				n = c
+				break
+			}
+		}
+		args := make([]any, 0, n*eventColumns)
+		for _, rec := range rows[:n] {
+			ev := &rec.ev
+			var data any
+			if len(ev.Data) > 0 {
+				data = string(ev.Data)
+			}
+			args = append(args, ev.RunID, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, data)
+		}
+		if _, err := t.exec(insertEventsSQL(n), args...); err != nil {
+			return err
+		}
+		rows = rows[n:]
 	}
-	_, err := t.exec(`INSERT INTO events (run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ev.RunID, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, data)
-	return err
+	return nil
+}
+
+func insertEventsSQL(n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO events (run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data) VALUES ")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+	}
+	return b.String()
+}
+
+// cueUpdate gathers what one request changes of one cue, written as one
+// UPDATE: a cue that goes WARNING, STANDBY and GO in one decision costs one
+// statement, not three.
+type cueUpdate struct {
+	ev       *runner.Event // the first event that touched the cue, for errors
+	state    any           // new state, or nil
+	reason   any
+	phase    [3]any // warning_at, standby_at, go_at
+	setEnded bool
+	ended    any
+	outputs  any
+	attempts int
+	approved int
+}
+
+func (t *txn) cue(ev *runner.Event) *cueUpdate {
+	key := [2]string{ev.RunID, ev.Cue}
+	if u := t.cues[key]; u != nil {
+		return u
+	}
+	if t.cues == nil {
+		t.cues = map[[2]string]*cueUpdate{}
+	}
+	u := &cueUpdate{ev: ev}
+	t.cues[key] = u
+	t.cueOrder = append(t.cueOrder, key)
+	return u
+}
+
+// flushCues writes the gathered cue updates; one that matches no cue means
+// an event named a cue the run does not have.
+func (t *txn) flushCues() error {
+	for _, key := range t.cueOrder {
+		u := t.cues[key]
+		res, err := t.exec(`UPDATE cues SET state = coalesce(?, state),
+				reason = CASE WHEN ? IS NULL THEN reason ELSE ? END,
+				warning_at = coalesce(?, warning_at), standby_at = coalesce(?, standby_at), go_at = coalesce(?, go_at),
+				ended_at = CASE WHEN ? THEN ? ELSE ended_at END,
+				outputs = coalesce(?, outputs), attempts = max(attempts, ?), approved = max(approved, ?)
+			WHERE run_id = ? AND cue_id = ?`,
+			u.state, u.state, u.reason, u.phase[0], u.phase[1], u.phase[2], u.setEnded, u.ended,
+			u.outputs, u.attempts, u.approved, key[0], key[1])
+		if err := t.mustChange(res, err, u.ev); err != nil {
+			return err
+		}
+	}
+	clear(t.cues)
+	t.cueOrder = t.cueOrder[:0]
+	return nil
+}
+
+// flushRequest writes what a request gathered.
+func (t *txn) flushRequest() error {
+	if err := t.flushCues(); err != nil {
+		return err
+	}
+	return t.flushRows()
 }
 
 func (t *txn) projectRunStarted(rec *record) error {
@@ -286,35 +387,34 @@ func (t *txn) project(rec *record) error {
 	case runner.EvCueState:
 		// Each phase keeps the time the cue last entered it; a final state
 		// sets ended_at, and any other clears it (a resumed cue runs again).
-		var phase [3]any
+		u := t.cue(ev)
+		u.state, u.reason = ev.State, ev.Reason
 		switch runner.CueState(ev.State) {
 		case runner.CueWarning:
-			phase[0] = rec.at
+			u.phase[0] = rec.at
 		case runner.CueStandby:
-			phase[1] = rec.at
+			u.phase[1] = rec.at
 		case runner.CueGo:
-			phase[2] = rec.at
+			u.phase[2] = rec.at
 		}
-		var ended any
+		u.setEnded, u.ended = true, nil
 		if runner.CueState(ev.State).Final() {
-			ended = rec.at
+			u.ended = rec.at
 		}
-		res, err := t.exec(`UPDATE cues SET state = ?, reason = ?,
-				warning_at = coalesce(?, warning_at), standby_at = coalesce(?, standby_at), go_at = coalesce(?, go_at),
-				ended_at = ?, outputs = coalesce(?, outputs)
-			WHERE run_id = ? AND cue_id = ?`,
-			ev.State, ev.Reason, phase[0], phase[1], phase[2], ended, rec.payload.(cueState).outputs, ev.RunID, ev.Cue)
-		return t.mustChange(res, err, ev)
+		if out := rec.payload.(cueState).outputs; out != nil {
+			u.outputs = out
+		}
+		return nil
 
 	case runner.EvAttemptStarted:
-		res, err := t.exec(`UPDATE cues SET attempts = max(attempts, ?) WHERE run_id = ? AND cue_id = ?`,
-			ev.Attempt, ev.RunID, ev.Cue)
-		if err := t.mustChange(res, err, ev); err != nil {
-			return err
-		}
-		_, err = t.exec(`INSERT INTO attempts (run_id, cue_id, number, agent_id, state, fallback, started_at)
+		u := t.cue(ev)
+		u.attempts = max(u.attempts, ev.Attempt)
+		_, err := t.exec(`INSERT INTO attempts (run_id, cue_id, number, agent_id, state, fallback, started_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			ev.RunID, ev.Cue, ev.Attempt, ev.Agent, runner.AttemptRunning, rec.payload.(runner.AttemptStartedData).Fallback, rec.at)
+		if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
+			return fmt.Errorf("run %s has no cue %q", ev.RunID, ev.Cue) // the attempt's cue row is its parent
+		}
 		return err
 
 	case runner.EvAttemptEnded:
@@ -345,8 +445,8 @@ func (t *txn) project(rec *record) error {
 		return err
 
 	case runner.EvManualGo:
-		res, err := t.exec(`UPDATE cues SET approved = 1 WHERE run_id = ? AND cue_id = ?`, ev.RunID, ev.Cue)
-		return t.mustChange(res, err, ev)
+		t.cue(ev).approved = 1
+		return nil
 	}
 	return nil
 }

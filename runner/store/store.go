@@ -71,6 +71,10 @@ type DB struct {
 
 	stmts map[string]*sql.Stmt // prepared write statements; the writer's alone
 	stats writerStats
+
+	checkpointQuit chan struct{}
+	checkpointDone chan struct{}
+	wconn          *sql.Conn // the writer's own connection (writeConn)
 }
 
 // Open opens (creating it if needed) the run database at path and brings its
@@ -115,12 +119,15 @@ func open(path string, opts Options) (*DB, error) {
 		return nil, explain(err, path)
 	}
 	d := &DB{
-		path:       path,
-		sql:        db,
-		queue:      make(chan *request, queueSize),
-		writerDone: make(chan struct{}),
+		path:           path,
+		sql:            db,
+		queue:          make(chan *request, queueSize),
+		writerDone:     make(chan struct{}),
+		checkpointQuit: make(chan struct{}),
+		checkpointDone: make(chan struct{}),
 	}
 	go d.writer()
+	go d.checkpointer()
 	return d, nil
 }
 
@@ -194,6 +201,7 @@ func dsn(path, sync string) string {
 		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous(" + sync + ")",
 		"_pragma=foreign_keys(1)",
+		"_pragma=wal_autocheckpoint(0)", // checkpoints run off the commit path: see checkpoint.go
 		"_txlock=immediate",
 	}
 	return "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + strings.Join(q, "&")
@@ -208,9 +216,17 @@ func (d *DB) Close() error {
 		close(d.queue)
 		d.mu.Unlock()
 		<-d.writerDone
+		close(d.checkpointQuit)
+		<-d.checkpointDone
+		if d.stats.transactions.Load() > 0 {
+			d.checkpoint() // leave a short WAL behind
+		}
 		err := d.takeLogErr()
 		for _, st := range d.stmts {
 			st.Close()
+		}
+		if d.wconn != nil {
+			d.wconn.Close()
 		}
 		if cerr := d.sql.Close(); cerr != nil {
 			err = errors.Join(err, cerr)

@@ -250,19 +250,27 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 	// Not the callers' contexts: the batch is theirs together, and a commit
 	// that has begun should finish.
 	ctx := context.Background()
-	tx, err := d.sql.BeginTx(ctx, nil)
+	conn, err := d.writeConn(ctx)
 	if err != nil {
 		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
 	}
-	t := &txn{ctx: ctx, tx: tx, d: d, runs: map[string]*runSeq{}, now: now()}
-	defer t.close()
+	// The writer owns its connection, so it issues BEGIN and COMMIT itself
+	// and runs the statements prepared on that connection in between:
+	// database/sql's Tx would prepare them again for every transaction.
+	// IMMEDIATE takes the write lock at once (waiting up to busy_timeout), so
+	// another process's writer never turns this one's reads stale.
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
+	}
+	t := &txn{ctx: ctx, d: d, runs: map[string]*runSeq{}, now: now()}
 	for i, r := range batch {
 		if err := t.apply(r); err != nil {
-			tx.Rollback()
+			d.rollback(conn)
 			return i, err
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		d.rollback(conn)
 		return -1, fmt.Errorf("committing to %s: %w", d.path, err)
 	}
 	d.stats.transactions.Add(1)
@@ -272,12 +280,14 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 
 // txn is one write transaction of the writer.
 type txn struct {
-	ctx   context.Context
-	tx    *sql.Tx
-	d     *DB
-	stmts map[string]*sql.Stmt
-	runs  map[string]*runSeq // what this transaction knows of each run it wrote
-	now   time.Time          // when the transaction began
+	ctx  context.Context
+	d    *DB
+	runs map[string]*runSeq // what this transaction knows of each run it wrote
+	now  time.Time          // when the transaction began
+
+	rows     []*record                // event rows of the current request, written by flushRows
+	cues     map[[2]string]*cueUpdate // cue changes of the current request, by (run, cue)
+	cueOrder [][2]string
 }
 
 func (t *txn) apply(r *request) error {
@@ -289,10 +299,16 @@ func (t *txn) apply(r *request) error {
 				return fmt.Errorf("recording %s event of run %s: %w", ev.Type, ev.RunID, err)
 			}
 		}
+		if err := t.flushRequest(); err != nil {
+			return fmt.Errorf("recording events of run %s: %w", r.events[0].ev.RunID, err)
+		}
 	case kindLog:
 		return t.insertLog(&r.line)
 	case kindBlackboard:
-		return t.writeBlackboard(r)
+		if err := t.writeBlackboard(r); err != nil {
+			return err
+		}
+		return t.flushRequest()
 	case kindAddCommand:
 		return t.addCommand(r)
 	case kindCommandDone:
@@ -316,30 +332,24 @@ func (t *txn) queryRow(query string, args ...any) *sql.Row {
 	st, err := t.stmt(query)
 	if err != nil {
 		// An unprepared query reports the same error from Scan.
-		return t.tx.QueryRowContext(t.ctx, query, args...)
+		return t.d.wconn.QueryRowContext(t.ctx, query, args...)
 	}
 	return st.QueryRowContext(t.ctx, args...)
 }
 
-func (t *txn) stmt(query string) (*sql.Stmt, error) {
-	if st := t.stmts[query]; st != nil {
-		return st, nil
-	}
-	shared, err := t.d.prepared(t.ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	st := t.tx.StmtContext(t.ctx, shared)
-	if t.stmts == nil {
-		t.stmts = map[string]*sql.Stmt{}
-	}
-	t.stmts[query] = st
-	return st, nil
-}
+// stmt returns the statement prepared once on the writer's connection.
+func (t *txn) stmt(query string) (*sql.Stmt, error) { return t.d.prepared(t.ctx, query) }
 
-func (t *txn) close() {
-	for _, st := range t.stmts {
-		st.Close()
+// rollback ends a failed transaction; if even that fails, the connection is
+// dropped so the next transaction starts on a fresh one.
+func (d *DB) rollback(conn *sql.Conn) {
+	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		for _, st := range d.stmts {
+			st.Close()
+		}
+		d.stmts = nil
+		conn.Close()
+		d.wconn = nil
 	}
 }
 
@@ -349,7 +359,11 @@ func (d *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st := d.stmts[query]; st != nil {
 		return st, nil
 	}
-	st, err := d.sql.PrepareContext(ctx, query)
+	conn, err := d.writeConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := conn.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -368,4 +382,21 @@ func rowsAffected(res sql.Result) int64 {
 		return 0
 	}
 	return n
+}
+
+// writeConn is the one connection every write goes through. Writing through
+// a single connection keeps its page cache warm: SQLite empties a
+// connection's cache whenever another connection changed the database, and
+// the writer hopping between pooled connections would re-read its pages from
+// disk on every transaction.
+func (d *DB) writeConn(ctx context.Context) (*sql.Conn, error) {
+	if d.wconn != nil {
+		return d.wconn, nil
+	}
+	conn, err := d.sql.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.wconn = conn
+	return conn, nil
 }

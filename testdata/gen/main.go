@@ -23,6 +23,7 @@ func main() {
 	flag.StringVar(&o.Protocol, "protocol", o.Protocol, "none or jsonl")
 	flag.BoolVar(&o.Independent, "independent", false, "no dependencies")
 	flag.BoolVar(&o.Chain, "chain", false, "each cue depends on the one before")
+	flag.BoolVar(&o.NoProvides, "no-provides", false, "agents promise no outputs (for commands such as /bin/true)")
 	flag.BoolVar(&o.OneAtATime, "one-at-a-time", false, "agents serve one cue at a time (every cue on an agent conflicts)")
 	flag.IntVar(&o.MaxParallel, "max-parallel", o.MaxParallel, "max_parallel of the cuelist")
 	flag.Parse()

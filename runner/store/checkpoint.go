@@ -1,0 +1,39 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// checkpointEvery is how often a writing process folds the WAL back into the
+// database file. SQLite's own automatic checkpoint runs inside the commit
+// that crosses its threshold, stalling whichever decision that commit
+// carries; orch turns it off (wal_autocheckpoint=0 in the DSN) and
+// checkpoints from this goroutine instead, off every caller's path.
+const checkpointEvery = 500 * time.Millisecond
+
+// checkpointer runs PASSIVE checkpoints while this handle has written since
+// the last one; a PASSIVE checkpoint never waits for readers or writers.
+func (d *DB) checkpointer() {
+	defer close(d.checkpointDone)
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	var last int64
+	for {
+		select {
+		case <-d.checkpointQuit:
+			return
+		case <-t.C:
+		}
+		if n := d.stats.transactions.Load(); n != last {
+			last = n
+			d.checkpoint()
+		}
+	}
+}
+
+func (d *DB) checkpoint() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _ = d.sql.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+}

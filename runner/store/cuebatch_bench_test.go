@@ -1,0 +1,49 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+// BenchmarkCueBatch is what the runner commits per cue of a chain: the
+// previous cue's attempt ending and completion, the next cue's WARNING,
+// attempt start, STANDBY and GO, in one Append.
+func BenchmarkCueBatch(b *testing.B) {
+	d, _ := openTest(b)
+	cues := make([]string, b.N+1)
+	for i := range cues {
+		cues[i] = fmt.Sprintf("C%d", i)
+	}
+	startRun(b, d, "r1", cues...)
+	ctx := context.Background()
+	at := time.Now()
+	ev := func(typ, cue, state string, attempt int, data string) runner.Event {
+		e := runner.Event{RunID: "r1", At: at, Type: typ, Cue: cue, Agent: "a", Attempt: attempt, State: state}
+		if data != "" {
+			e.Data = []byte(data)
+		}
+		return e
+	}
+	if err := d.Append(ctx, ev(runner.EvAttemptStarted, "C0", "", 1, `{}`)); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		prev, next := cues[i], cues[i+1]
+		err := d.Append(ctx,
+			ev(runner.EvAttemptEnded, prev, "completed", 1, `{"pid":123,"exit_code":0}`),
+			ev(runner.EvCueState, prev, "completed", 0, `{"outputs":{}}`),
+			ev(runner.EvCueState, next, "warning", 0, ""),
+			ev(runner.EvAttemptStarted, next, "", 1, `{}`),
+			ev(runner.EvCueState, next, "standby", 0, ""),
+			ev(runner.EvCueState, next, "go", 0, ""),
+		)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
