@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -22,6 +23,13 @@ const (
 type orderMsg struct {
 	kind order
 	task *Task
+	msg  *wireMessage // the protocol message to send, already recorded
+}
+
+// wireMessage is a protocol message with its encoded line.
+type wireMessage struct {
+	msg protocols.Message
+	raw []byte
 }
 
 // attempt is one agent's attempt at one cue, driven by its own goroutine
@@ -34,12 +42,20 @@ type attempt struct {
 	number int
 	token  string
 	orders chan orderMsg
-	halt   chan struct{} // closed to stop the attempt
-	once   sync.Once
-	why    string
+	// requests are the agent's requests during this attempt (jsonl agents)
+	requests chan protocols.Message
+	halt     chan struct{} // closed to stop the attempt
+	once     sync.Once
+	why      string
 	// trivial: a plain agent with neither prepare nor ready_check has nothing
 	// to do at WARNING and STANDBY, so the loop takes it through them itself.
 	trivial bool
+	// warning is the coord.warning to send (jsonl), recorded at launch.
+	warning *wireMessage
+	// standbyMsg is the coord.standby to send, recorded with the decision.
+	standbyMsg *wireMessage
+	// reply is the agent's answer of the phase just done, for the loop to record.
+	reply *wireMessage
 }
 
 // driver speaks to one kind of agent (protocol none or jsonl).
@@ -54,12 +70,12 @@ type driver interface {
 
 func newAttempt(r *run, c *cueRun, t *target, number int) *attempt {
 	return &attempt{r: r, cue: c, tgt: t, agent: t.agent, number: number,
-		token:  fmt.Sprintf("%s.%s.%d.%s", r.id, c.cue.ID, number, NewRunID()),
-		orders: make(chan orderMsg, 2), halt: make(chan struct{}),
+		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, c.cue.ID, number, NewRunID()),
+		orders: make(chan orderMsg, 2), halt: make(chan struct{}), requests: make(chan protocols.Message),
 		trivial: t.agent.Protocol != "jsonl" && len(t.agent.Prepare) == 0 && len(t.agent.ReadyCheck) == 0}
 }
 
-func (a *attempt) order(kind order, t *Task) { a.orders <- orderMsg{kind, t} }
+func (a *attempt) order(kind order, t *Task) { a.orders <- orderMsg{kind: kind, task: t} }
 
 func (a *attempt) stop(why string) {
 	a.once.Do(func() {
@@ -88,7 +104,14 @@ func (a *attempt) run(ctx context.Context) {
 	if fail == nil {
 		fail = a.checkContract(outputs)
 	}
-	a.r.reports <- report{kind: repEnded, att: a, fail: fail, outputs: outputs, pid: pid, exit: exit}
+	a.r.reports <- report{kind: repEnded, att: a, fail: fail, outputs: outputs, pid: pid, exit: exit, reply: a.takeReply()}
+}
+
+// takeReply hands the last recorded-later reply to a report.
+func (a *attempt) takeReply() *wireMessage {
+	m := a.reply
+	a.reply = nil
+	return m
 }
 
 func (a *attempt) phases(d driver) (map[string]any, *failure) {
@@ -102,14 +125,16 @@ func (a *attempt) phases(d driver) (map[string]any, *failure) {
 	if f := d.warning(a); f != nil {
 		return nil, f
 	}
-	a.r.reports <- report{kind: repWarned, att: a}
-	if _, f := a.await(orderStandby); f != nil {
+	a.r.reports <- report{kind: repWarned, att: a, reply: a.takeReply()}
+	o, f := a.awaitOrder(orderStandby)
+	if f != nil {
 		return nil, f
 	}
+	a.standbyMsg = o.msg
 	if f := d.standby(a); f != nil {
 		return nil, f
 	}
-	a.r.reports <- report{kind: repReady, att: a}
+	a.r.reports <- report{kind: repReady, att: a, reply: a.takeReply()}
 	task, f := a.await(orderGo)
 	if f != nil {
 		return nil, f
@@ -119,14 +144,19 @@ func (a *attempt) phases(d driver) (map[string]any, *failure) {
 
 // await waits for the loop's next order, or for the attempt to be stopped.
 func (a *attempt) await(want order) (*Task, *failure) {
+	o, f := a.awaitOrder(want)
+	return o.task, f
+}
+
+func (a *attempt) awaitOrder(want order) (orderMsg, *failure) {
 	select {
 	case o := <-a.orders:
 		if o.kind != want {
-			return nil, failf("internal", "expected order %d, got %d", want, o.kind)
+			return orderMsg{}, failf("internal", "expected order %d, got %d", want, o.kind)
 		}
-		return o.task, nil
+		return o, nil
 	case <-a.halt:
-		return nil, a.stopped()
+		return orderMsg{}, a.stopped()
 	}
 }
 

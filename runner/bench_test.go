@@ -3,9 +3,13 @@ package runner_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
+	"time"
 
 	"github.com/orch-cli/orch/internal/specgen"
 	"github.com/orch-cli/orch/planner"
@@ -77,4 +81,79 @@ func BenchmarkRunChain(b *testing.B) {
 		runOnce(b, p)
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/200, "µs/cue")
+}
+
+// BenchmarkProtocolRoundTrips runs 1,000 cues of a jsonl agent that answers
+// at once and reports, per cue, the time from coord.warning sent to
+// task.complete received (WARNING->ack, STANDBY->ack, GO->complete, with
+// orch's own decisions and commits in between): median and p99.
+func BenchmarkProtocolRoundTrips(b *testing.B) {
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var yaml bytes.Buffer
+	fmt.Fprintf(&yaml, "agent: {id: fast, protocol: jsonl, command: [%q, ok], concurrency: 4, env: {ORCH_FAKE_AGENT: \"1\"}}\n---\n", self)
+	yaml.WriteString("cuelist:\n  id: protocol\n  max_parallel: 2\n  cues:\n")
+	const n = 1000
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&yaml, "    - {id: C%d, agents: [fast]}\n", i)
+	}
+	path := filepath.Join(b.TempDir(), "cuelist.yaml")
+	if err := os.WriteFile(path, yaml.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	_, p, diags, err := planner.Compile(path, "", spec.LoadOptions{})
+	if err != nil || p == nil {
+		b.Fatalf("compile: %v %v", err, diags)
+	}
+	var all []time.Duration
+	phases := map[string][]time.Duration{}
+	b.ResetTimer()
+	for range b.N {
+		db, err := store.Open(filepath.Join(b.TempDir(), "orch.db"), store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := runner.Run(context.Background(), runner.Options{Plan: p, Recorder: db, DBPath: db.Path()})
+		if err != nil || res.State != runner.RunCompleted {
+			b.Fatalf("run: %v %+v", err, res)
+		}
+		b.StopTimer()
+		events, err := db.Events(context.Background(), res.RunID, 0, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		warned := map[string]time.Time{}
+		sent := map[string]time.Time{}
+		for _, e := range events {
+			if e.Type != runner.EvMessage {
+				continue
+			}
+			var m runner.MessageData
+			_ = json.Unmarshal(e.Data, &m)
+			switch {
+			case m.Direction == "out":
+				sent[e.Cue+m.Type] = e.At
+				if m.Type == "coord.warning" {
+					warned[e.Cue] = e.At
+				}
+			case m.Direction == "in":
+				req := map[string]string{"ack.warning": "coord.warning", "ack.standby": "coord.standby", "task.complete": "coord.go"}[m.Type]
+				phases[m.Type] = append(phases[m.Type], e.At.Sub(sent[e.Cue+req]))
+				if m.Type == "task.complete" {
+					all = append(all, e.At.Sub(warned[e.Cue]))
+				}
+			}
+		}
+		db.Close()
+		b.StartTimer()
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "median-ms")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
+	for typ, ds := range phases {
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		b.Logf("%s: median %s p99 %s", typ, ds[len(ds)/2], ds[len(ds)*99/100])
+	}
 }

@@ -21,7 +21,8 @@ type report struct {
 	att     *attempt
 	cue     *cueRun
 	ok      bool
-	fail    *failure // repEnded: nil on success
+	reply   *wireMessage // the agent's answer this report is about, recorded by the loop
+	fail    *failure     // repEnded: nil on success
 	outputs map[string]any
 	pid     int
 	exit    *int
@@ -53,6 +54,9 @@ func (r *run) handle(ctx context.Context, rep report) {
 	}
 	a := rep.att
 	c, t := a.cue, a.tgt
+	if rep.reply != nil { // stored before anything is decided on it
+		r.emit(a.messageEvent("in", rep.reply))
+	}
 	if t.att != a { // a stale report from an attempt already replaced
 		return
 	}
@@ -62,7 +66,7 @@ func (r *run) handle(ctx context.Context, rep report) {
 		t.phase = tWarned
 		if c.state == CueStandby || c.state == CueGo { // a retry joins a cue already further on
 			t.phase = tStandby
-			r.then(func() { a.order(orderStandby, nil) })
+			r.orderStandby(a)
 		}
 	case repReady:
 		t.phase = tReady

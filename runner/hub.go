@@ -11,10 +11,10 @@ import (
 // for: the hub side of hub and spoke. Requests get their answer; state
 // reports are recorded (they already are, as messages); anything else gets
 // a protocol.error with the reason, and the agent goes on.
-func (r *run) serve(a *attempt, d *jsonlDriver, msg protocols.Message, phase string) *failure {
+func (r *run) serve(a *attempt, ap *agentProcess, msg protocols.Message) *failure {
 	ctx := context.Background()
-	reply := func(b protocols.Body) *failure { return d.send(a, protocols.Reply(msg, b)) }
-	switch b := body(msg).(type) {
+	reply := func(b protocols.Body) *failure { return ap.send(a, protocols.Reply(msg, b)) }
+	switch b := msg.Body.(type) {
 	case protocols.BlackboardWrite:
 		raw, err := json.Marshal(b.Value)
 		if err != nil {

@@ -3,65 +3,54 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
 )
 
-// jsonlDriver speaks the cue protocol to a protocol: jsonl agent over its
-// stdin and stdout (stderr is its log). The process starts at WARNING and
-// serves this one attempt; every message either way is recorded before it
-// is acted on.
+// jsonlDriver takes one attempt through the cue protocol on the agent's
+// long-lived process (agentProcess). Every message either way is recorded
+// before it is acted on.
 type jsonlDriver struct {
-	p      *proc
-	w      *protocols.Writer
-	in     chan inbound
-	stdout *io.PipeWriter
-	lines  int // lines received, for messages that point at one
-}
-
-// inbound is one line from the agent: a message, or why it is not one.
-type inbound struct {
-	msg protocols.Message
-	raw []byte
-	err error // a *protocols.DecodeError, or io.EOF when stdout closed
+	ap *agentProcess
 }
 
 func (d *jsonlDriver) warning(a *attempt) *failure {
-	pr, pw := io.Pipe()
-	d.stdout = pw
-	errw := a.logWriter("stderr")
-	p, err := startProc(procSpec{argv: a.agent.Command, shell: a.agent.Run, dir: a.dir(), env: a.env(nil),
-		token: a.token, stdout: pw, stderr: errw}, a.r.grace)
-	if err != nil {
-		return failf("start", "%v", err)
+	ap, f := a.r.agentProc(a)
+	if f != nil {
+		return f
 	}
-	d.p = p
-	d.w = protocols.NewWriter(p.stdin)
-	d.in = make(chan inbound, 16)
-	go d.read(pr)
-	go func() { <-p.done; errw.flush(); pw.Close() }() // EOF for the reader once the process is gone
-	msg := protocols.New(protocols.CoordWarning{RunID: a.r.id, CueID: a.cue.cue.ID, TargetAgents: a.cue.cue.Agents, Attempt: a.number})
-	_, f := d.exchange(a, msg, a.ackTimeout(), "WARNING")
+	d.ap = ap
+	ap.mu.Lock()
+	if ap.broken == nil {
+		ap.active[a.cue.cue.ID] = a
+		ap.last = a
+	}
+	ap.mu.Unlock()
+	reply, f := d.exchange(a, a.warning, a.ackTimeout(), "WARNING")
+	a.reply = reply // recorded by the loop with what it decides next
 	return f
 }
 
 func (d *jsonlDriver) standby(a *attempt) *failure {
-	msg := protocols.New(protocols.CoordStandby{RunID: a.r.id, CueID: a.cue.cue.ID, TargetAgents: a.cue.cue.Agents})
-	_, f := d.exchange(a, msg, a.standbyTimeout(), "STANDBY")
+	reply, f := d.exchange(a, a.standbyMsg, a.standbyTimeout(), "STANDBY")
+	a.reply = reply
 	return f
 }
 
 func (d *jsonlDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
-	msg := protocols.New(protocols.CoordGo{RunID: a.r.id, CueID: a.cue.cue.ID, TargetAgents: a.cue.cue.Agents, Task: protocolTask(t)})
-	reply, f := d.exchange(a, msg, a.goTimeout(), "GO")
+	// coord.go carries the blackboard snapshot read here, so it is recorded
+	// here, before it is sent.
+	m := a.r.wire(protocols.New(protocols.CoordGo{RunID: a.r.id, CueID: a.cue.cue.ID, TargetAgents: a.cue.cue.Agents, Task: protocolTask(a.withBlackboard(t))}))
+	a.recordMessage("out", m.msg, m.raw)
+	wr, f := d.exchange(a, m, a.goTimeout(), "GO")
+	a.reply = wr
 	if f != nil {
 		return nil, f
 	}
-	switch b := body(reply).(type) {
+	reply := wr.msg
+	switch b := reply.Body.(type) {
 	case protocols.TaskComplete:
 		if b.Outputs == nil {
 			b.Outputs = map[string]any{}
@@ -75,75 +64,81 @@ func (d *jsonlDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 	return nil, failf("malfunction", "unexpected %s in reply to coord.go", reply.Type)
 }
 
-// read turns the agent's stdout into messages for the driver.
-func (d *jsonlDriver) read(r io.Reader) {
-	rd := protocols.NewReader(r, MaxLine)
-	for {
-		msg, raw, err := rd.Next()
-		var de *protocols.DecodeError
-		if err != nil && !errors.As(err, &de) {
-			d.in <- inbound{err: io.EOF}
-			_, _ = io.Copy(io.Discard, r) // never block the agent on a full pipe
-			return
-		}
-		d.in <- inbound{msg: msg, raw: append([]byte(nil), raw...), err: err}
+func (d *jsonlDriver) close(a *attempt) (int, *int) {
+	if d.ap == nil {
+		return 0, nil
 	}
+	d.ap.mu.Lock()
+	if d.ap.active[a.cue.cue.ID] == a {
+		delete(d.ap.active, a.cue.cue.ID)
+	}
+	d.ap.mu.Unlock()
+	return d.ap.p.pid, nil
 }
 
-// exchange sends msg and waits for its reply within timeout, serving the
-// agent's requests meanwhile. A wrong reply, a line that is not a message,
-// an early exit or silence is a classified failure.
-func (d *jsonlDriver) exchange(a *attempt, msg protocols.Message, timeout time.Duration, phase string) (protocols.Message, *failure) {
-	if f := d.send(a, msg); f != nil {
-		return protocols.Message{}, f
+// exchange sends a recorded message and waits for its reply within timeout,
+// serving the agent's requests for this cue meanwhile. The reply comes back
+// unrecorded: the caller has it stored before acting on it. A wrong reply
+// (recorded here), a broken process or silence is a classified failure;
+// silence and protocol errors also stop the process (the next attempt gets
+// a fresh one).
+func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Duration, phase string) (*wireMessage, *failure) {
+	ap, msg := d.ap, out.msg
+	waiter := make(chan *wireMessage, 1)
+	ap.mu.Lock()
+	if ap.broken != nil {
+		ap.mu.Unlock()
+		return nil, ap.failure()
+	}
+	ap.replies[msg.ID] = waiter
+	ap.mu.Unlock()
+	defer func() {
+		ap.mu.Lock()
+		delete(ap.replies, msg.ID)
+		ap.mu.Unlock()
+	}()
+	if f := ap.write(msg); f != nil {
+		return nil, f
 	}
 	want := protocols.ExpectedReplies(msg.Type)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for {
 		select {
+		case reply := <-waiter:
+			if err := protocols.CheckReply(msg, reply.msg); err != nil {
+				a.recordMessage("in", reply.msg, reply.raw)
+				f := failf("malfunction", "%v", err)
+				ap.fail(failf("malfunction", "the agent answered %s wrongly: %v", msg.Type, err))
+				return nil, f
+			}
+			return reply, nil
+		case req := <-a.requests:
+			if f := a.r.serve(a, ap, req); f != nil {
+				return nil, f
+			}
+		case <-ap.done:
+			f := ap.failure()
+			return nil, failf(f.class, "%s, during %s", f.reason, phase)
 		case <-a.halt:
-			d.stopAgent(a)
-			return protocols.Message{}, a.stopped()
+			_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.cue.ID, Reason: a.why}))
+			return nil, a.stopped()
 		case <-timer.C:
-			class := "malfunction"
+			var f *failure
 			if phase == "GO" {
-				class = "timeout"
-				return protocols.Message{}, failf(class, "no %s within %s (GO timeout)", orList(want), timeout)
+				f = failf("timeout", "no %s within %s (GO timeout)", orList(want), timeout)
+			} else {
+				f = failf("malfunction", "no %s within %s of %s", orList(want), timeout, msg.Type)
 			}
-			return protocols.Message{}, failf(class, "no %s within %s of %s", orList(want), timeout, msg.Type)
-		case in := <-d.in:
-			d.lines++
-			if in.err == io.EOF {
-				<-d.p.done
-				return protocols.Message{}, exitFailure(d.p.exit(), fmt.Sprintf("during %s, before answering %s", phase, msg.Type))
-			}
-			if in.err != nil {
-				a.note("line %d from the agent is not a protocol message: %v", d.lines, in.err)
-				return protocols.Message{}, failf("malfunction", "line %d is not a protocol message: %v", d.lines, in.err)
-			}
-			d.record(a, "in", in.msg, in.raw)
-			if in.msg.InReplyTo == msg.ID || isReplyType(in.msg.Type, want) {
-				if err := protocols.CheckReply(msg, in.msg); err != nil {
-					return protocols.Message{}, failf("malfunction", "%v", err)
-				}
-				return in.msg, nil
-			}
-			if f := a.r.serve(a, d, in.msg, phase); f != nil {
-				return protocols.Message{}, f
-			}
+			ap.fail(failf(f.class, "the agent did not answer %s of cue %s in time", msg.Type, a.cue.cue.ID))
+			return nil, f
 		}
 	}
 }
 
-// isReplyType reports whether t answers something: a reply that does not
-// point at our message is still a reply, and a malfunction.
-func isReplyType(t string, want []string) bool {
-	for _, w := range want {
-		if t == w {
-			return true
-		}
-	}
+// isReplyType reports whether t is an answer type: one that points at no
+// outstanding request is a malfunction.
+func isReplyType(t string) bool {
 	switch t {
 	case protocols.TypeAckWarning, protocols.TypeAckStandby, protocols.TypeTaskComplete, protocols.TypeTaskFailed:
 		return true
@@ -151,60 +146,24 @@ func isReplyType(t string, want []string) bool {
 	return false
 }
 
-// send records a message to the agent, then writes it.
-func (d *jsonlDriver) send(a *attempt, msg protocols.Message) *failure {
+// recordMessage stores a message of this attempt (redacted) now.
+func (a *attempt) recordMessage(dir string, msg protocols.Message, raw []byte) {
+	a.r.publish(context.Background(), a.messageEvent(dir, &wireMessage{msg: msg, raw: raw}))
+}
+
+// messageEvent is the record of a message of this attempt (redacted).
+func (a *attempt) messageEvent(dir string, m *wireMessage) Event {
+	data := MessageData{Direction: dir, Type: m.msg.Type, ID: m.msg.ID, InReplyTo: m.msg.InReplyTo, Body: json.RawMessage(a.r.redact.text(string(trimNewline(m.raw))))}
+	return Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvMessage, Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number, Data: mustJSON(data)}
+}
+
+// wire encodes a message orch sends.
+func (r *run) wire(msg protocols.Message) *wireMessage {
 	raw, err := protocols.Encode(msg)
 	if err != nil {
-		return failf("internal", "encoding %s: %v", msg.Type, err)
+		panic(fmt.Sprintf("runner: cannot encode %s: %v", msg.Type, err)) // orch's own messages always encode
 	}
-	d.record(a, "out", msg, raw)
-	if err := d.w.Send(msg); err != nil {
-		select {
-		case <-d.p.done:
-			return exitFailure(d.p.exit(), "before it could be sent "+msg.Type)
-		case <-time.After(a.r.grace):
-			return failf("malfunction", "cannot write %s to the agent: %v", msg.Type, err)
-		}
-	}
-	return nil
-}
-
-func (d *jsonlDriver) record(a *attempt, dir string, msg protocols.Message, raw []byte) {
-	data := MessageData{Direction: dir, Type: msg.Type, ID: msg.ID, InReplyTo: msg.InReplyTo, Body: json.RawMessage(a.r.redact.text(string(trimNewline(raw))))}
-	a.r.publish(context.Background(), Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvMessage, Cue: a.cue.cue.ID,
-		Agent: a.agent.ID, Attempt: a.number, Data: mustJSON(data)})
-}
-
-// stopAgent tells the agent to stop (coord.stop) and gives it the grace
-// period before its process group is killed by close.
-func (d *jsonlDriver) stopAgent(a *attempt) {
-	if d.p == nil {
-		return
-	}
-	msg := protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.cue.ID, Reason: a.why})
-	_ = d.send(a, msg)
-}
-
-func (d *jsonlDriver) close(a *attempt) (int, *int) {
-	if d.p == nil {
-		return 0, nil
-	}
-	_ = d.p.stdin.Close() // EOF: a well-behaved agent exits
-	select {
-	case <-d.p.done:
-	case <-time.After(a.r.grace):
-		d.p.terminate(a.r.grace)
-	}
-	go func() { // drain what is left so the reader ends
-		for range d.in {
-		}
-	}()
-	a.sweep(d.p, "the agent")
-	e := d.p.exit()
-	if e.signaled {
-		return d.p.pid, nil
-	}
-	return d.p.pid, &e.code
+	return &wireMessage{msg: msg, raw: raw}
 }
 
 // exitFailure classifies a process that ended when it should not have.
@@ -230,21 +189,6 @@ func trimNewline(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
-}
-
-// body returns a message's body as a value (Decode may hold a pointer).
-func body(m protocols.Message) protocols.Body {
-	switch b := m.Body.(type) {
-	case *protocols.TaskComplete:
-		return *b
-	case *protocols.TaskFailed:
-		return *b
-	case *protocols.BlackboardWrite:
-		return *b
-	case *protocols.BlackboardRead:
-		return *b
-	}
-	return m.Body
 }
 
 func protocolTask(t *Task) protocols.Task {

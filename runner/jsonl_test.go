@@ -92,10 +92,10 @@ func TestAgentFaults(t *testing.T) {
 	}{
 		{"silent-warning", "malfunction", "no ack.warning within 300ms of coord.warning"},
 		{"wrong-reply", "malfunction", "expected ack.warning in reply to coord.warning, got ack.standby"},
-		{"garbage", "malfunction", "line 1 is not a protocol message"},
-		{"huge-line", "malfunction", "line 1 is not a protocol message"},
+		{"garbage", "malfunction", "line 1 from the agent is not a protocol message: not JSON"},
+		{"huge-line", "malfunction", "line 1 from the agent is not a protocol message: line longer than 1048576 bytes"},
 		{"other-cue", "malfunction", "reply for cue SOMETHING-ELSE"},
-		{"exit-in-go", "exit:3", "the agent exited with status 3 during GO, before answering coord.go"},
+		{"exit-in-go", "exit:3", "the agent exited with status 3 while serving its cues, during GO"},
 		{"hang-in-go", "timeout", "no task.complete or task.failed within 500ms (GO timeout)"},
 		{"fail", "failed", "the agent failed: the fake agent was told to fail"},
 	}

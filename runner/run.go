@@ -91,6 +91,9 @@ type run struct {
 	declined    map[string]bool // manual cues a person said no to: they wait for orch go
 	stopping    bool            // attempts ending now were stopped, not failed
 	sweeper     *sweeper
+	procsMu     sync.Mutex
+	procs       map[string]*agentProcess // jsonl agents\' processes, by agent
+	allProcs    []*agentProcess          // every agent process started, to wait for at the end
 	envMu       sync.Mutex
 	envCache    map[string][]string // per agent: orch\'s environment and the agent\'s env
 	pending     []Event             // decided, not yet committed
@@ -124,6 +127,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	go r.sweeper.loop()
 	res, err := r.loop(ctx)
+	r.closeAgents()
 	r.sweeper.stop()
 	if err == nil {
 		err = r.rec.Flush(context.WithoutCancel(ctx))
@@ -163,6 +167,7 @@ func newRun(opts Options) (*run, error) {
 	r.live, r.sleepers = map[*cueRun]bool{}, map[*cueRun]bool{}
 	r.withOutputs = p.NewCueSet()
 	r.sweeper = newSweeper(r)
+	r.procs = map[string]*agentProcess{}
 	for i, c := range p.Order {
 		cr := &cueRun{pos: i, cue: c, state: CuePending}
 		for _, id := range c.Agents {
@@ -236,8 +241,9 @@ func (r *run) emit(events ...Event) {
 // before it is acted on.
 func (r *run) then(action func()) { r.actions = append(r.actions, action) }
 
-// flush commits the queued events, shows them, then carries out the queued
-// actions. If the commit fails, nothing is acted on and the run ends.
+// flush commits the queued events in one transaction, shows them, then
+// carries out the queued actions. If the commit fails, nothing is acted on
+// and the run ends with the error.
 func (r *run) flush(ctx context.Context) error {
 	if len(r.pending) > 0 {
 		events := r.pending
@@ -256,7 +262,7 @@ func (r *run) flush(ctx context.Context) error {
 	return nil
 }
 
-// record emits events and flushes at once.
+// record emits events and commits them at once.
 func (r *run) record(ctx context.Context, events ...Event) error {
 	r.emit(events...)
 	return r.flush(ctx)

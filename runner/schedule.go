@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -119,7 +120,7 @@ func (r *run) step(ctx context.Context, c *cueRun) bool {
 			for _, t := range c.targets {
 				t.phase = tStandby
 				if att := t.att; !att.trivial {
-					r.then(func() { att.order(orderStandby, nil) })
+					r.orderStandby(att)
 				} else {
 					t.phase = tReady
 				}
@@ -246,6 +247,9 @@ func (r *run) launch(ctx context.Context, c *cueRun, t *target) {
 	a := newAttempt(r, c, t, c.attempts)
 	r.emit(Event{Type: EvAttemptStarted, Cue: c.cue.ID, Agent: t.agent.ID, Attempt: a.number,
 		Data: mustJSON(AttemptStartedData{Fallback: t.agent.ID != t.agentID})})
+	if a.agent.Protocol == "jsonl" { // WARNING is recorded with the decision to send it
+		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.cue.ID, TargetAgents: c.cue.Agents, Attempt: a.number})
+	}
 	t.att = a
 	t.phase = tWarning
 	r.running++
@@ -263,6 +267,29 @@ func (r *run) launch(ctx context.Context, c *cueRun, t *target) {
 			r.then(func() { a.order(orderGo, task) })
 		}
 	}
+}
+
+// orderStandby records coord.standby for a protocol agent's attempt and
+// orders the attempt to send it once recorded.
+func (r *run) orderStandby(a *attempt) {
+	var m *wireMessage
+	if a.agent.Protocol == "jsonl" {
+		m = r.outbound(a, protocols.CoordStandby{RunID: r.id, CueID: a.cue.cue.ID, TargetAgents: a.cue.cue.Agents})
+	}
+	r.then(func() { a.orders <- orderMsg{kind: orderStandby, msg: m} })
+}
+
+// outbound creates a message to an agent and emits its record, so that it is
+// stored with the decision that sends it.
+func (r *run) outbound(a *attempt, b protocols.Body) *wireMessage {
+	msg := protocols.New(b)
+	raw, err := protocols.Encode(msg)
+	if err != nil {
+		panic(fmt.Sprintf("runner: cannot encode %s: %v", msg.Type, err)) // orch's own messages always encode
+	}
+	m := &wireMessage{msg: msg, raw: raw}
+	r.emit(a.messageEvent("out", m))
+	return m
 }
 
 // conditionFails checks the cue's conditions against the blackboard: every

@@ -67,7 +67,7 @@ func (s *sweeper) stop() {
 // sweep kills every escaped descendant of this run's ended attempts and
 // records which attempt it came from.
 func (s *sweeper) sweep() {
-	found := escapees(s.r.id+".", func(token string) bool {
+	found := escapees(s.r.id+"/", func(token string) bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.live[token]
@@ -79,17 +79,20 @@ func (s *sweeper) sweep() {
 	for pid, token := range found {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		pids = append(pids, pid)
-		// token: RUN.CUE.ATTEMPT.RANDOM (cue ids may hold dots: cut from both ends)
-		rest := strings.TrimPrefix(token, s.r.id+".")
-		cue, attempt := rest, ""
-		if i := strings.LastIndexByte(rest, '.'); i > 0 {
-			rest = rest[:i]
-			if j := strings.LastIndexByte(rest, '.'); j > 0 {
-				cue, attempt = rest[:j], rest[j+1:]
-			}
+		// token: RUN/cue/CUE/ATTEMPT/RANDOM or RUN/agent/AGENT/RANDOM
+		parts := strings.Split(token, "/")
+		ev := Event{RunID: s.r.id, At: time.Now().UTC(), Type: EvNote}
+		switch {
+		case len(parts) == 5 && parts[1] == "cue":
+			ev.Cue = parts[2]
+			ev.Reason = "process " + itoaPID(pid) + " of attempt " + parts[3] + " escaped its process group (setsid); killed it"
+		case len(parts) == 4 && parts[1] == "agent":
+			ev.Agent = parts[2]
+			ev.Reason = "process " + itoaPID(pid) + " of agent " + parts[2] + " escaped its process group (setsid); killed it"
+		default:
+			ev.Reason = "process " + itoaPID(pid) + " escaped its process group (setsid); killed it"
 		}
-		s.r.publish(context.Background(), Event{RunID: s.r.id, At: time.Now().UTC(), Type: EvNote, Cue: cue,
-			Reason: "process " + itoaPID(pid) + " of attempt " + attempt + " escaped its process group (setsid); killed it"})
+		s.r.publish(context.Background(), ev)
 	}
 	reapOrphans(pids)
 }

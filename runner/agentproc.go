@@ -1,0 +1,262 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/spec"
+)
+
+// agentProcess is a protocol: jsonl agent's process. It is started at the
+// first WARNING one of the agent's cues needs and then serves cue after cue
+// (up to the agent's concurrency at once, each message naming its cue) until
+// the run ends, it exits, or it misbehaves: a specialist standing by, not a
+// process per attempt. A process that breaks the protocol or hangs is
+// stopped, and the next attempt gets a fresh one.
+type agentProcess struct {
+	r     *run
+	agent *spec.Agent
+	token string
+	p     *proc
+	w     *protocols.Writer
+	errw  *lineWriter
+
+	mu      sync.Mutex
+	replies map[string]chan *wireMessage // by the id of the request waiting for it
+	active  map[string]*attempt          // attempts using the process, by cue
+	last    *attempt                     // the latest attempt to use it: stderr is logged as its
+	broken  *failure                     // why the process is unusable; set once
+	done    chan struct{}                // closed when broken
+	lines   int
+	closed  chan struct{} // closed when the process is gone and swept
+	once    sync.Once
+}
+
+// agentProc returns the agent's healthy process, starting one if needed.
+func (r *run) agentProc(a *attempt) (*agentProcess, *failure) {
+	r.procsMu.Lock()
+	defer r.procsMu.Unlock()
+	if ap := r.procs[a.agent.ID]; ap != nil && ap.healthy() {
+		return ap, nil
+	}
+	ap := &agentProcess{r: r, agent: a.agent, token: fmt.Sprintf("%s/agent/%s/%s", r.id, a.agent.ID, NewRunID()),
+		replies: map[string]chan *wireMessage{}, active: map[string]*attempt{}, done: make(chan struct{}), closed: make(chan struct{})}
+	pr, pw := io.Pipe()
+	ap.errw = &lineWriter{emit: ap.logLine}
+	r.sweeper.begin(ap.token)
+	p, err := startProc(procSpec{argv: a.agent.Command, shell: a.agent.Run, dir: a.dir(), env: a.env(nil),
+		token: ap.token, stdout: pw, stderr: ap.errw}, r.grace)
+	if err != nil {
+		r.sweeper.end(ap.token)
+		return nil, failf("start", "%v", err)
+	}
+	ap.p = p
+	ap.w = protocols.NewWriter(p.stdin)
+	go ap.read(pr)
+	go func() { <-p.done; ap.errw.flush(); pw.Close() }()
+	r.procs[a.agent.ID] = ap
+	r.allProcs = append(r.allProcs, ap)
+	return ap, nil
+}
+
+func (ap *agentProcess) healthy() bool {
+	ap.mu.Lock()
+	defer ap.mu.Unlock()
+	return ap.broken == nil
+}
+
+// fail marks the process unusable (once) and stops it: every attempt using
+// it learns why through done.
+func (ap *agentProcess) fail(f *failure) {
+	ap.mu.Lock()
+	if ap.broken != nil {
+		ap.mu.Unlock()
+		return
+	}
+	ap.broken = f
+	close(ap.done)
+	ap.mu.Unlock()
+	go ap.shutdown(false)
+}
+
+// failure is why the process is unusable (after done is closed).
+func (ap *agentProcess) failure() *failure {
+	ap.mu.Lock()
+	defer ap.mu.Unlock()
+	return ap.broken
+}
+
+// shutdown ends the process: EOF on its stdin first when it is healthy (a
+// well-behaved agent exits), then its process group is stopped and swept.
+func (ap *agentProcess) shutdown(gentle bool) {
+	ap.once.Do(func() { ap.stop(gentle) })
+	<-ap.closed
+}
+
+func (ap *agentProcess) stop(gentle bool) {
+	defer close(ap.closed)
+	if gentle {
+		_ = ap.p.stdin.Close()
+		select {
+		case <-ap.p.done:
+		case <-time.After(ap.r.grace):
+		}
+	}
+	ap.p.terminate(ap.r.grace)
+	if inGroup := ap.p.sweep(ap.r.grace); len(inGroup) > 0 {
+		ap.r.publish(context.Background(), Event{RunID: ap.r.id, At: time.Now().UTC(), Type: EvNote, Agent: ap.agent.ID,
+			Reason: fmt.Sprintf("agent %s left %d process(es) in its process group; stopped them", ap.agent.ID, len(inGroup))})
+	}
+	ap.r.sweeper.end(ap.token)
+}
+
+// read turns the agent's stdout into messages: replies go to the exchange
+// waiting for them, requests to the attempt they are for. A line that is not
+// a message, or stdout closing, breaks the process.
+func (ap *agentProcess) read(r io.Reader) {
+	defer func() { _, _ = io.Copy(io.Discard, r) }() // never block the agent on a full pipe
+	rd := protocols.NewReader(r, MaxLine)
+	for {
+		msg, raw, err := rd.Next()
+		ap.mu.Lock()
+		ap.lines++
+		line := ap.lines
+		ap.mu.Unlock()
+		var de *protocols.DecodeError
+		switch {
+		case errors.As(err, &de):
+			ap.fail(failf("malfunction", "line %d from the agent is not a protocol message: %v", line, err))
+			return
+		case err != nil:
+			<-ap.p.done
+			ap.fail(exitFailure(ap.p.exit(), "while serving its cues"))
+			return
+		}
+		ap.deliver(msg, raw)
+	}
+}
+
+func (ap *agentProcess) deliver(msg protocols.Message, raw []byte) {
+	ap.mu.Lock()
+	waiter := ap.replies[msg.InReplyTo]
+	if waiter != nil {
+		delete(ap.replies, msg.InReplyTo)
+	}
+	a := ap.attemptFor(msg)
+	ap.mu.Unlock()
+	if waiter != nil { // the exchange has it recorded before acting on it
+		waiter <- &wireMessage{msg: msg, raw: append([]byte(nil), raw...)}
+		return
+	}
+	if a != nil {
+		a.recordMessage("in", msg, raw)
+	}
+	switch {
+	case isReplyType(msg.Type):
+		ap.fail(failf("malfunction", "%s answers no request (in_reply_to %q)", msg.Type, msg.InReplyTo))
+	case a == nil:
+		_ = ap.send(nil, protocols.Reply(msg, protocols.ProtocolError{Reason: msg.Type + ": no cue of this agent is in GO"}))
+	default:
+		select {
+		case a.requests <- msg:
+		case <-a.halt:
+		}
+	}
+}
+
+// attemptFor names the attempt a message belongs to: the one whose request it
+// answers, the cue it names, or the only attempt using the process.
+func (ap *agentProcess) attemptFor(msg protocols.Message) *attempt {
+	if cue := cueOf(msg); cue != "" {
+		if a := ap.active[cue]; a != nil {
+			return a
+		}
+	}
+	if len(ap.active) == 1 {
+		for _, a := range ap.active {
+			return a
+		}
+	}
+	return nil
+}
+
+// send records and writes a message to the agent.
+func (ap *agentProcess) send(a *attempt, msg protocols.Message) *failure {
+	raw, err := protocols.Encode(msg)
+	if err != nil {
+		return failf("internal", "encoding %s: %v", msg.Type, err)
+	}
+	if a != nil {
+		a.recordMessage("out", msg, raw)
+	}
+	return ap.write(msg)
+}
+
+// write writes a message that is already recorded.
+func (ap *agentProcess) write(msg protocols.Message) *failure {
+	if err := ap.w.Send(msg); err != nil {
+		select {
+		case <-ap.done:
+			return ap.failure()
+		case <-time.After(ap.r.grace):
+			f := failf("malfunction", "cannot write %s to the agent: %v", msg.Type, err)
+			ap.fail(f)
+			return f
+		}
+	}
+	return nil
+}
+
+func (ap *agentProcess) logLine(text string) {
+	ap.mu.Lock()
+	a := ap.last
+	ap.mu.Unlock()
+	line := LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr", At: time.Now().UTC(), Text: ap.r.redact.text(text)}
+	if a != nil {
+		line.Cue, line.Attempt = a.cue.cue.ID, a.number
+	}
+	ap.r.rec.Log(line)
+}
+
+// cueOf returns the cue a message names, if it names one.
+func cueOf(msg protocols.Message) string {
+	var probe struct {
+		CueID string `json:"cue_id"`
+	}
+	b, err := json.Marshal(msg.Body)
+	if err == nil {
+		_ = json.Unmarshal(b, &probe)
+	}
+	return probe.CueID
+}
+
+// closeAgents ends every agent process the run started, healthy ones
+// gently (EOF, then the grace period), and waits until all are gone.
+func (r *run) closeAgents() {
+	r.procsMu.Lock()
+	procs := r.allProcs
+	r.procs, r.allProcs = map[string]*agentProcess{}, nil
+	r.procsMu.Unlock()
+	var wg sync.WaitGroup
+	for _, ap := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ap.mu.Lock()
+			healthy := ap.broken == nil
+			if healthy {
+				ap.broken = failf("stopped", "the run ended")
+				close(ap.done)
+			}
+			ap.mu.Unlock()
+			ap.shutdown(healthy)
+		}()
+	}
+	wg.Wait()
+}
