@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +32,47 @@ func TestExamplesValidate(t *testing.T) {
 		if code != exitOK {
 			t.Errorf("orch validate --strict %s: exit %d\n%s%s", p, code, stdout, stderr)
 		}
+	}
+}
+
+// TestExamplesRun runs every example to completion through orch run, in a
+// fresh database; a manual cue pauses the run (exit 3) and orch go continues
+// it. An example that does not complete fails the test with its output.
+func TestExamplesRun(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", "..", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		cuelist := filepath.Join(root, e.Name(), "cuelist.yaml")
+		if _, err := os.Stat(cuelist); err != nil {
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "orch.db")
+			code, stdout, stderr := runOrch(t, "", "run", "--db", db, cuelist)
+			for code == exitPaused {
+				var cue string
+				for _, line := range strings.Split(stdout, "\n") {
+					if _, rest, ok := strings.Cut(line, "continue with: orch go "); ok {
+						cue = strings.Fields(rest)[1]
+					}
+				}
+				if cue == "" {
+					t.Fatalf("paused without saying how to continue:\n%s", stdout)
+				}
+				code, stdout, stderr = runOrch(t, "", "go", "--db", db, "last", cue)
+			}
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, " completed in ") {
+				t.Errorf("no completed verdict:\n%s", stdout)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -44,6 +45,34 @@ func TestValidateExitCodes(t *testing.T) {
 			}
 			if strings.Count(stderr, "orch:") > 1 {
 				t.Errorf("error printed more than once: %q", stderr)
+			}
+		})
+	}
+}
+
+// TestRunExitCodes checks orch run's exit codes in-process: completed 0,
+// failed 1, usage 2, paused 3.
+func TestRunExitCodes(t *testing.T) {
+	const agent = "---\nagent: {id: a, command: [sh, -c, 'exit 0'], concurrency: 2}\n---\nagent: {id: bad, command: [sh, -c, 'exit 4']}\n"
+	tests := []struct {
+		name string
+		spec string
+		args []string
+		want int
+	}{
+		{"completed", "cuelist: {id: c, cues: [{id: A, agents: [a]}]}\n" + agent, nil, exitOK},
+		{"failed", "cuelist: {id: c, cues: [{id: A, agents: [bad]}]}\n" + agent, nil, exitFailed},
+		{"paused", "cuelist: {id: c, cues: [{id: A, agents: [a], go: manual}]}\n" + agent, nil, exitPaused},
+		{"invalid", "cuelist: {id: c, cues: [{id: A, agents: [nobody]}]}\n" + agent, nil, exitFailed},
+		{"bad set", "cuelist: {id: c, cues: [{id: A, agents: [a]}]}\n" + agent, []string{"--set", "x=1"}, exitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"c.yaml": tt.spec})
+			args := append([]string{"run", "--db", filepath.Join(dir, "o.db"), "c.yaml"}, tt.args...)
+			code, stdout, stderr := runOrch(t, dir, args...)
+			if code != tt.want {
+				t.Errorf("exit %d, want %d\n%s%s", code, tt.want, stdout, stderr)
 			}
 		})
 	}

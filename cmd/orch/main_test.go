@@ -11,13 +11,16 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/orch-cli/orch/internal/fakeagent"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and testscript expectations")
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"orch": func() { os.Exit(run(os.Args[1:], stdio())) },
+		"orch":       func() { os.Exit(run(os.Args[1:], stdio())) },
+		"fake-agent": func() { os.Exit(fakeagent.Main(os.Args[1:])) },
 	})
 }
 
@@ -31,6 +34,8 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("ORCH_DB", filepath.Join(env.WorkDir, ".orch", "orch.db"))
+			examples, _ := filepath.Abs(filepath.Join("..", "..", "examples"))
+			env.Setenv("EXAMPLES", examples)
 			return nil
 		},
 	})

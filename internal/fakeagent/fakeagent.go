@@ -9,7 +9,8 @@
 // wrong-reply, garbage, huge-line, exit-in-go, hang-in-go (with a
 // background child), other-cue, fail, fail-retriable, blackboard (write
 // then read a key), sleep-in-go DURATION, ignore-term (hangs in GO and
-// ignores SIGTERM), pidfile FILE (writes its pid, then ok).
+// ignores SIGTERM), pidfile FILE (writes its pid, then ok), fail-once
+// (the first GO fails as retriable, later ones complete).
 package fakeagent
 
 import (
@@ -43,6 +44,7 @@ func Main(args []string) int {
 		_ = os.WriteFile(arg, []byte(fmt.Sprint(os.Getpid())), 0o644)
 		mode = "ok"
 	}
+	gos := 0
 	out := bufio.NewWriter(os.Stdout)
 	w := protocols.NewWriter(out)
 	send := func(m protocols.Message) {
@@ -79,7 +81,15 @@ func Main(args []string) int {
 		case protocols.CoordStandby:
 			send(protocols.Reply(msg, protocols.AckStandby{CueID: b.CueID}))
 		case protocols.CoordGo:
-			if done := work(mode, arg, msg, b, send, r); done {
+			gos++
+			m := mode
+			if mode == "fail-once" {
+				m = "ok"
+				if gos == 1 {
+					m = "fail-retriable"
+				}
+			}
+			if done := work(m, arg, msg, b, send, r); done {
 				return 0
 			}
 		case protocols.CoordStop:
