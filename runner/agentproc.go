@@ -109,7 +109,7 @@ func (ap *agentProcess) stop(gentle bool) {
 		}
 	}
 	ap.p.terminate(ap.r.grace)
-	if inGroup := ap.p.sweep(ap.r.grace); len(inGroup) > 0 {
+	if inGroup := ap.p.sweep(ap.r.grace, true); len(inGroup) > 0 && gentle {
 		ap.r.publish(context.Background(), Event{RunID: ap.r.id, At: time.Now().UTC(), Type: EvNote, Agent: ap.agent.ID,
 			Reason: fmt.Sprintf("agent %s left %d process(es) in its process group; stopped them", ap.agent.ID, len(inGroup))})
 	}
@@ -236,13 +236,16 @@ func cueOf(msg protocols.Message) string {
 	return probe.CueID
 }
 
-// closeAgents ends every agent process the run started, healthy ones
-// gently (EOF, then the grace period), and waits until all are gone.
+// closeAgents ends every agent process the run started and waits until all
+// are gone. When the run ends normally a healthy agent gets EOF and the
+// grace period to exit. In a cascade stop every agent is told (coord.stop)
+// and its process group gets SIGTERM at once, SIGKILL after the grace period.
 func (r *run) closeAgents() {
 	r.procsMu.Lock()
 	procs := r.allProcs
 	r.procs, r.allProcs = map[string]*agentProcess{}, nil
 	r.procsMu.Unlock()
+	gentle := !r.cascade
 	var wg sync.WaitGroup
 	for _, ap := range procs {
 		wg.Add(1)
@@ -255,7 +258,11 @@ func (r *run) closeAgents() {
 				close(ap.done)
 			}
 			ap.mu.Unlock()
-			ap.shutdown(healthy)
+			if healthy && !gentle {
+				stop := r.wire(protocols.New(protocols.CoordStop{RunID: r.id, Reason: "the run is being stopped"}))
+				go func() { _ = ap.w.Send(stop.msg) }() // never wait on a stuck agent's stdin
+			}
+			ap.shutdown(healthy && gentle)
 		}()
 	}
 	wg.Wait()

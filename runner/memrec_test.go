@@ -132,3 +132,5 @@ func (m *memRecorder) cueStates() map[string]string {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func (m *memRecorder) Heartbeat(context.Context, string, string) error { return nil }

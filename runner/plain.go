@@ -114,7 +114,7 @@ func (a *attempt) runStep(step string, argv []string, shell string, stdin func()
 		p.terminate(a.r.grace)
 	}
 	<-p.done
-	a.sweep(p, step)
+	a.sweep(p, step, f != nil)
 	if f != nil {
 		return p, f
 	}
@@ -130,8 +130,8 @@ func (a *attempt) runStep(step string, argv []string, shell string, stdin func()
 
 // sweep stops what the process left in its process group and says so.
 // Descendants that escaped the group are the run's sweeper's job.
-func (a *attempt) sweep(p *proc, step string) {
-	if inGroup := p.sweep(a.r.grace); len(inGroup) > 0 {
+func (a *attempt) sweep(p *proc, step string, killed bool) {
+	if inGroup := p.sweep(a.r.grace, killed); len(inGroup) > 0 && !killed {
 		a.note("%s left %d process(es) running in its process group; stopped them", step, len(inGroup))
 	}
 }

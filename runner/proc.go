@@ -136,22 +136,52 @@ func (p *proc) terminate(grace time.Duration) {
 
 // sweep runs after the leader has exited: it stops what is left in the
 // process group and returns those pids (-1 when they could not be listed).
-func (p *proc) sweep(grace time.Duration) (inGroup []int) {
-	if syscall.Kill(-p.pid, 0) != nil { // the usual case: nothing left
+// After terminate (killed) the stragglers get SIGKILL at once. Zombies of the
+// group that were reparented to orch are reaped as they appear: a zombie
+// still counts as a member of its group.
+func (p *proc) sweep(grace time.Duration, killed bool) (inGroup []int) {
+	if reapGroup(p.pid); syscall.Kill(-p.pid, 0) != nil { // the usual case: nothing left
 		return nil
 	}
 	inGroup = groupMembers(p.pid)
-	_ = syscall.Kill(-p.pid, syscall.SIGTERM)
-	deadline := time.Now().Add(grace)
-	for syscall.Kill(-p.pid, 0) == nil && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 	if len(inGroup) == 0 {
 		inGroup = []int{-1}
 	}
-	reapOrphans(inGroup)
+	sig := syscall.SIGTERM
+	if killed {
+		sig = syscall.SIGKILL
+	}
+	_ = syscall.Kill(-p.pid, sig)
+	deadline := time.Now().Add(grace)
+	for {
+		reapGroup(p.pid)
+		if syscall.Kill(-p.pid, 0) != nil {
+			return inGroup
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	for i := 0; i < 100 && syscall.Kill(-p.pid, 0) == nil; i++ {
+		reapGroup(p.pid)
+		time.Sleep(5 * time.Millisecond)
+	}
 	return inGroup
+}
+
+// reapGroup collects the exit status of orch's children in process group
+// pgid (orphans reparented to orch, the subreaper). Only called once the
+// group's leader has been waited for, so it never takes os/exec's child.
+func reapGroup(pgid int) {
+	var ws syscall.WaitStatus
+	for {
+		pid, err := syscall.Wait4(-pgid, &ws, syscall.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
 }
 
 func signalName(s syscall.Signal) string {

@@ -99,3 +99,35 @@ func reapOrphans(pids []int) {
 		}
 	}
 }
+
+// KillLeftovers kills every agent process (with its process group) a run
+// left running: for orch stop and orch resume of a run whose owner died.
+func KillLeftovers(runID string) []int { return killLeftovers(runID + "/") }
+
+// killLeftovers kills every process (with its process group) that carries
+// an attempt token starting with prefix: what a run's dead owner left
+// running. It reads every process's environment, so it runs once, when a run
+// is resumed, not on any hot path.
+func killLeftovers(prefix string) []int {
+	needle := []byte("ORCH_ATTEMPT_TOKEN=" + prefix)
+	self, ownGroup := os.Getpid(), syscall.Getpgrp()
+	var killed []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, needle) {
+			continue
+		}
+		if g, err := syscall.Getpgid(pid); err == nil && g != ownGroup && g > 1 {
+			_ = syscall.Kill(-g, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		killed = append(killed, pid)
+	}
+	reapOrphans(killed)
+	return killed
+}

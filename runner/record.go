@@ -7,6 +7,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -60,6 +61,9 @@ const (
 	AttemptCompleted AttemptState = "completed"
 	AttemptFailed    AttemptState = "failed"
 	AttemptStopped   AttemptState = "stopped"
+	// AttemptInterrupted: running when its run's owner died; recorded by the
+	// process that resumes the run.
+	AttemptInterrupted AttemptState = "interrupted"
 )
 
 // Event types. Every change of a run is an event; the recorder applies each
@@ -87,6 +91,9 @@ const (
 	EvBlackboard = "blackboard/updated"
 	// EvManualGo records that a person said GO for Cue.
 	EvManualGo = "cue/go-approved"
+	// EvConflict is an arbitration decision taken at run time (a cue waits for
+	// a resource, an agent or an output another cue holds). Data: ConflictData.
+	EvConflict = "escalation/conflict"
 	// EvNote is anything else worth seeing in the log (a malfunction, a process
 	// left behind, a retry scheduled): Reason says what.
 	EvNote = "note"
@@ -109,13 +116,14 @@ type Event struct {
 
 // RunStartedData is the data of EvRunStarted.
 type RunStartedData struct {
-	Cuelist   string         `json:"cuelist"`
-	SpecPath  string         `json:"spec_path"`  // absolute path of the cuelist file
-	SpecHash  string         `json:"spec_hash"`  // sha256 of every loaded spec file, for resume
-	Inputs    map[string]any `json:"inputs"`     // the run parameters after --set
-	Cues      []CueInfo      `json:"cues"`       // every cue, in plan order: the recorder creates their rows (pending)
-	OwnerPID  int            `json:"owner_pid"`  // the orch process running it
-	OwnerHost string         `json:"owner_host"` // and its host
+	Cuelist    string         `json:"cuelist"`
+	SpecPath   string         `json:"spec_path"`   // absolute path of the cuelist file
+	SpecHash   string         `json:"spec_hash"`   // sha256 of every loaded spec file, for resume
+	Inputs     map[string]any `json:"inputs"`      // the run parameters after --set
+	Cues       []CueInfo      `json:"cues"`        // every cue, in plan order: the recorder creates their rows (pending)
+	OwnerPID   int            `json:"owner_pid"`   // the orch process running it
+	OwnerHost  string         `json:"owner_host"`  // and its host
+	OwnerToken string         `json:"owner_token"` // the owner's lease (see Recorder.Heartbeat)
 }
 
 // CueInfo describes a cue when the run starts.
@@ -149,6 +157,19 @@ type MessageData struct {
 	ID        string          `json:"id,omitempty"`
 	InReplyTo string          `json:"in_reply_to,omitempty"`
 	Body      json.RawMessage `json:"body"` // the whole message as sent or received
+}
+
+// ConflictData is the data of EvConflict, in the seeds' escalation.conflict form.
+type ConflictData struct {
+	ConflictType       string   `json:"conflict_type"` // resource, timing or output
+	CuesInvolved       []string `json:"cues_involved"`
+	AgentsInvolved     []string `json:"agents_involved"`
+	ResourceInQuestion string   `json:"resource_in_question"`
+	Capacity           int      `json:"capacity"`
+	ProposedResolution string   `json:"proposed_resolution"` // the arbitration strategy
+	Winner             string   `json:"winner"`              // the cue holding it
+	SuggestedWinner    string   `json:"suggested_winner"`    // the winner's agent
+	Reason             string   `json:"reason"`
 }
 
 // CooldownData is the data of EvCooldown.
@@ -219,6 +240,28 @@ type Recorder interface {
 	// LoadRun reads what is needed to continue a run: its start data and the
 	// state of each cue, with the outputs of completed ones.
 	LoadRun(ctx context.Context, runID string) (*RunRecord, error)
+
+	// Heartbeat renews the owner's lease on the run; ErrLeaseLost says another
+	// process has taken the run over and this one must stop.
+	Heartbeat(ctx context.Context, runID, ownerToken string) error
+}
+
+// The lease: a run's owner renews it every HeartbeatEvery; past LeaseTTL
+// without a heartbeat (or, on the owner's host, once its process is gone)
+// the owner is dead and the run is interrupted.
+const (
+	HeartbeatEvery = time.Second
+	LeaseTTL       = 5 * time.Second
+)
+
+// ErrLeaseLost is returned by Heartbeat when the run has another owner.
+var ErrLeaseLost = errors.New("another process owns the run now")
+
+// Owner identifies the process that owns a run.
+type Owner struct {
+	PID   int
+	Host  string
+	Token string
 }
 
 // RunRecord is a run as recorded, for continuing it.
@@ -232,9 +275,18 @@ type RunRecord struct {
 
 // CueRecord is one cue of a recorded run.
 type CueRecord struct {
-	State    CueState
-	Reason   string
-	Attempts int            // the highest attempt number recorded
-	Outputs  map[string]any // of a completed cue
-	Approved bool           // a person said GO
+	State         CueState
+	Reason        string
+	Attempts      int            // the highest attempt number recorded
+	AgentAttempts map[string]int // failed attempts per agent: they count against its max_attempts (an interrupted or stopped one does not)
+	Running       []AttemptRef   // attempts still recorded as running (in flight when the owner died)
+	ReachedGo     bool           // GO was sent for the cue in its latest try
+	Outputs       map[string]any // of a completed cue
+	Approved      bool           // a person said GO
+}
+
+// AttemptRef names one attempt of a cue.
+type AttemptRef struct {
+	Agent  string
+	Number int
 }

@@ -23,7 +23,7 @@ const (
 	DefaultKillGrace      = 5 * time.Second
 	MaxLine               = 1 << 20 // the longest protocol line or output line accepted
 
-	commandPoll = 200 * time.Millisecond // how often a waiting run looks for orch go
+	commandPoll = 200 * time.Millisecond // how often the owner looks for orch go and orch stop
 )
 
 // Options describe one run.
@@ -48,6 +48,10 @@ type Options struct {
 	// now; the cue waits for `orch go`, and the run pauses when nothing else
 	// can move.
 	Approve func(ctx context.Context, cue string, agents []string) bool
+
+	// Owner is the process running the run; its Token is the lease renewed
+	// with Recorder.Heartbeat. A zero Owner means this process, a new token.
+	Owner Owner
 
 	// Observe sees every event once it is committed (for live progress).
 	// Calls are serialized; it must not block.
@@ -90,7 +94,10 @@ type run struct {
 	asking      map[string]bool // manual cues being asked about at the terminal
 	declined    map[string]bool // manual cues a person said no to: they wait for orch go
 	stopping    bool            // attempts ending now were stopped, not failed
+	cascade     bool            // the whole run is being stopped: agents get no grace beyond the kill grace
+	beatAt      time.Time       // when the lease was last renewed
 	sweeper     *sweeper
+	locks       *locks
 	procsMu     sync.Mutex
 	procs       map[string]*agentProcess // jsonl agents\' processes, by agent
 	allProcs    []*agentProcess          // every agent process started, to wait for at the end
@@ -142,6 +149,10 @@ func newRun(opts Options) (*run, error) {
 	if r.id == "" {
 		r.id = NewRunID()
 	}
+	if r.opts.Owner.Token == "" {
+		host, _ := os.Hostname()
+		r.opts.Owner = Owner{PID: os.Getpid(), Host: host, Token: NewRunID() + NewRunID()}
+	}
 	r.parallel = opts.MaxParallel
 	if r.parallel <= 0 {
 		r.parallel = p.Cuelist.MaxParallel
@@ -167,6 +178,7 @@ func newRun(opts Options) (*run, error) {
 	r.live, r.sleepers = map[*cueRun]bool{}, map[*cueRun]bool{}
 	r.withOutputs = p.NewCueSet()
 	r.sweeper = newSweeper(r)
+	r.locks = newLocks()
 	r.procs = map[string]*agentProcess{}
 	for i, c := range p.Order {
 		cr := &cueRun{pos: i, cue: c, state: CuePending}
@@ -183,30 +195,79 @@ func newRun(opts Options) (*run, error) {
 func (r *run) start(ctx context.Context) error {
 	host, _ := os.Hostname()
 	if rec := r.opts.Resume; rec != nil {
+		if killed := killLeftovers(r.id + "/"); len(killed) > 0 {
+			r.emit(Event{Type: EvNote, Reason: fmt.Sprintf("stopped %d process(es) left running by the run's previous owner: pids %v", len(killed), killed)})
+		}
+		r.emit(Event{Type: EvRunState, State: string(RunRunning), Reason: fmt.Sprintf("continued by process %d on %s", os.Getpid(), host)})
 		for id, c := range rec.Cues {
-			cr := r.byID[id]
-			if cr == nil {
-				continue
-			}
-			cr.attempts = c.Attempts
-			cr.approved = c.Approved
-			if c.State == CueCompleted || c.State == CueSkipped {
-				cr.state, cr.reason, cr.outputs = c.State, c.Reason, c.Outputs
-				if len(c.Outputs) > 0 {
-					r.withOutputs.Add(cr.cue)
-				}
+			if cr := r.byID[id]; cr != nil {
+				r.restore(cr, c)
 			}
 		}
 		r.count()
-		return r.record(ctx, Event{Type: EvRunState, State: string(RunRunning), Reason: fmt.Sprintf("continued by process %d on %s", os.Getpid(), host)})
+		return r.flush(ctx)
 	}
 	data := RunStartedData{Cuelist: r.plan.Cuelist.ID, SpecPath: r.opts.SpecPath, SpecHash: r.opts.SpecHash,
-		Inputs: r.opts.Inputs, OwnerPID: os.Getpid(), OwnerHost: host}
+		Inputs: r.opts.Inputs, OwnerPID: r.opts.Owner.PID, OwnerHost: r.opts.Owner.Host, OwnerToken: r.opts.Owner.Token}
 	for _, c := range r.cues {
 		data.Cues = append(data.Cues, CueInfo{ID: c.cue.ID, Agents: c.cue.Agents})
 	}
 	r.count()
 	return r.record(ctx, Event{Type: EvRunStarted, Data: mustJSON(data)})
+}
+
+// restore takes a cue back to where the recorded run left it. Completed and
+// skipped cues are kept; a failed or blocked one stays so; everything else
+// runs again, except a cue that was in GO when the owner died and is not
+// idempotent: it is interrupted until a person says orch go. Attempt numbers
+// continue, and each agent's failed attempts count against its max_attempts,
+// so a crash never buys an agent more tries (an attempt the crash
+// interrupted is not its failure, and does not count).
+func (r *run) restore(cr *cueRun, c CueRecord) {
+	cr.attempts, cr.approved = c.Attempts, c.Approved
+	for _, a := range c.Running {
+		r.emit(Event{Type: EvAttemptEnded, Cue: cr.cue.ID, Agent: a.Agent, Attempt: a.Number, State: string(AttemptInterrupted),
+			Reason: "its run's owner stopped while it ran", Data: mustJSON(AttemptEndedData{Class: "interrupted"})})
+	}
+	switch c.State {
+	case CueCompleted, CueSkipped, CueFailed, CueBlocked:
+		cr.state, cr.reason, cr.outputs = c.State, c.Reason, c.Outputs
+		if len(c.Outputs) > 0 {
+			r.withOutputs.Add(cr.cue)
+		}
+		return
+	case CueInterrupted:
+		cr.state = CueInterrupted // still waiting for orch go (unless it came: approved)
+	case CueGo:
+		if !cr.cue.IsIdempotent() {
+			cr.approved = false
+			r.setState(context.Background(), cr, CueInterrupted, "it was in GO when its run's owner stopped, and it is not idempotent: orch go "+r.id+" "+cr.cue.ID+" runs it again")
+		}
+	}
+	if cr.state != CueInterrupted && cr.state != CuePending {
+		r.setState(context.Background(), cr, CuePending, "")
+	}
+	for _, t := range cr.targets {
+		t.tries = c.AgentAttempts[t.agent.ID]
+		for t.tries >= maxAttempts(t.agent) {
+			listed := r.plan.Agents[t.agentID]
+			if t.fallbacks >= len(listed.Fallback) {
+				t.phase = tFailed
+				break
+			}
+			next := r.plan.Agents[listed.Fallback[t.fallbacks]]
+			t.fallbacks++
+			t.agent, t.tries = next, c.AgentAttempts[next.ID]
+		}
+	}
+	for _, t := range cr.targets {
+		if t.phase == tFailed {
+			r.emit(Event{Type: EvCueState, Cue: cr.cue.ID, State: string(CueFailed),
+				Reason: fmt.Sprintf("%s: no attempts left (all failed before the run was resumed)", t.agentID)})
+			cr.state = CueFailed
+			break
+		}
+	}
 }
 
 // count sets the counters from the cues' states and touches every cue, once,
@@ -216,7 +277,7 @@ func (r *run) count() {
 		switch {
 		case c.state.Final():
 			r.finals++
-		case c.cue.Manual() && !c.approved:
+		case (c.cue.Manual() || c.state == CueInterrupted) && !c.approved:
 			r.unapproved++
 		}
 		r.touch(c)
@@ -298,9 +359,17 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		if r.finished() {
 			return r.finish(ctx)
 		}
-		if r.waitingForGo() && time.Since(r.polledAt) >= commandPoll {
+		if time.Since(r.polledAt) >= commandPoll {
 			r.polledAt = time.Now()
-			if r.approvalsPending(ctx) {
+			if r.leaseLost(ctx) {
+				r.stopAll(ctx, "another process took the run over")
+				return nil, r.err
+			}
+			stop, moved := r.commands(ctx)
+			if stop != "" {
+				return r.stopped(ctx, stop)
+			}
+			if moved {
 				continue // `orch go` arrived: advance again at once
 			}
 		}
@@ -311,9 +380,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		if !r.wakeAt.IsZero() {
 			wait = max(time.Until(r.wakeAt), 0)
 		}
-		if r.waitingForGo() {
-			wait = min(wait, commandPoll) // orch go arrives through the store
-		}
+		wait = min(wait, commandPoll) // orch go and orch stop arrive through the store
 		timer := time.NewTimer(wait)
 		select {
 		case rep := <-r.reports:
@@ -334,7 +401,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 			clear(r.sleepers)
 		case <-ctx.Done():
 			timer.Stop()
-			return r.stopped(ctx)
+			return r.stopped(ctx, "interrupted by a signal")
 		}
 		timer.Stop()
 	}
@@ -370,7 +437,7 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 func (r *run) pause(ctx context.Context) (*Result, error) {
 	var waiting []string
 	for _, c := range r.cues {
-		if !c.state.Final() && c.cue.Manual() && !c.approved {
+		if !c.state.Final() && (c.cue.Manual() || c.state == CueInterrupted) && !c.approved {
 			waiting = append(waiting, c.cue.ID)
 		}
 	}
@@ -380,7 +447,7 @@ func (r *run) pause(ctx context.Context) (*Result, error) {
 		reason = "nothing can move"
 	}
 	for _, c := range r.cues {
-		if !c.state.Final() && c.state != CuePending {
+		if !c.state.Final() && c.state != CuePending && c.state != CueInterrupted {
 			r.setState(ctx, c, CuePending, "stood down while the run is paused")
 		}
 	}
@@ -393,22 +460,27 @@ func (r *run) pause(ctx context.Context) (*Result, error) {
 	return &Result{RunID: r.id, State: RunPaused, Reason: reason, Waiting: waiting}, nil
 }
 
-// stopped handles cancellation: every agent is stopped, unfinished cues are
-// marked stopped and the run ends stopped.
-func (r *run) stopped(ctx context.Context) (*Result, error) {
-	r.stopAll(ctx, "the run was stopped")
+// stopped is the cascade stop (a signal, or orch stop): every agent is told
+// and stopped with its whole process group, unfinished cues are marked
+// stopped and the run ends stopped.
+func (r *run) stopped(ctx context.Context, why string) (*Result, error) {
+	r.cascade = true
+	agentsGone := make(chan struct{})
+	go func() { r.closeAgents(); close(agentsGone) }() // at the same time as the attempts
+	r.stopAll(ctx, "the run was stopped: "+why)
+	<-agentsGone
 	for _, c := range r.cues {
 		if !c.state.Final() {
-			r.setState(ctx, c, CueStopped, "the run was stopped")
+			r.endCue(ctx, c, CueStopped, "the run was stopped: "+why)
 		}
 	}
-	if err := r.record(ctx, Event{Type: EvRunState, State: string(RunStopped), Reason: "stopped"}); err != nil {
+	if err := r.record(ctx, Event{Type: EvRunState, State: string(RunStopped), Reason: why}); err != nil {
 		return nil, err
 	}
 	if err := r.rec.Flush(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}
-	return &Result{RunID: r.id, State: RunStopped, Reason: "stopped"}, nil
+	return &Result{RunID: r.id, State: RunStopped, Reason: why}, nil
 }
 
 // stopAll stops every attempt still running and waits for them to report.

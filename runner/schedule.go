@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -22,6 +23,7 @@ type cueRun struct {
 	attempts int // highest attempt number used (attempts continue across agents and resumes)
 	approved bool
 	outputs  map[string]any
+	holding  []subject // what the cue holds while in GO
 }
 
 // targetPhase is where one target agent of a cue is.
@@ -97,6 +99,12 @@ func (r *run) step(ctx context.Context, c *cueRun) bool {
 		return false
 	}
 	switch c.state {
+	case CueInterrupted:
+		if !c.approved {
+			return false // waits for orch go
+		}
+		r.setState(ctx, c, CuePending, "orch go: run it again")
+		return true
 	case CuePending:
 		if !r.warnable(c) {
 			return false // a dependency's change touches it again
@@ -139,6 +147,9 @@ func (r *run) step(ctx context.Context, c *cueRun) bool {
 		if r.inGo >= r.parallel {
 			r.waitGo.push(c.pos)
 			return false
+		}
+		if !r.acquire(c) {
+			return false // woken when a holder lets go
 		}
 		r.freePrepared()
 		r.inGo++
@@ -333,7 +344,8 @@ func (r *run) askForGo(ctx context.Context, c *cueRun) {
 	}()
 }
 
-// waitingForGo reports whether a manual cue may still wait for `orch go`.
+// waitingForGo reports whether a manual or interrupted cue may still wait
+// for `orch go`.
 func (r *run) waitingForGo() bool { return r.unapproved > 0 }
 
 // approve records GO for a manual cue.
@@ -342,33 +354,52 @@ func (r *run) approve(c *cueRun, reason string) {
 		return
 	}
 	c.approved = true
-	if c.cue.Manual() && !c.state.Final() {
+	if (c.cue.Manual() || c.state == CueInterrupted) && !c.state.Final() {
 		r.unapproved--
 	}
 	r.emit(Event{Type: EvManualGo, Cue: c.cue.ID, Reason: reason})
 	r.touch(c)
 }
 
-// approvalsPending applies GO commands sent through the store (`orch go` in
-// another shell) and reports whether one approved a waiting cue.
-func (r *run) approvalsPending(ctx context.Context) bool {
+// commands applies what other orch processes sent through the store: a GO
+// for a waiting cue (orch go), a stop (orch stop). It returns why to stop, or
+// whether a GO moved something.
+func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 	cmds, err := r.rec.Commands(ctx, r.id)
 	if err != nil {
-		r.err = err
-		return true
+		return "", false // a busy database: look again at the next poll
 	}
-	moved := false
 	for _, cmd := range cmds {
-		if cmd.Kind != "go" {
-			continue
-		}
-		if c := r.byID[cmd.Cue]; c != nil && !c.approved {
-			r.approve(c, "orch go")
-			moved = true
+		switch cmd.Kind {
+		case "go":
+			if c := r.byID[cmd.Cue]; c != nil && !c.approved {
+				r.approve(c, "orch go")
+				moved = true
+			}
+		case "stop":
+			stop = "orch stop"
+			if cmd.Arg != "" {
+				stop += ": " + cmd.Arg
+			}
 		}
 		_ = r.rec.CommandDone(ctx, cmd.ID)
 	}
-	return moved
+	return stop, moved
+}
+
+// leaseLost renews the lease when it is due and reports whether another
+// process has taken the run over.
+func (r *run) leaseLost(ctx context.Context) bool {
+	if time.Since(r.beatAt) < HeartbeatEvery {
+		return false
+	}
+	r.beatAt = time.Now()
+	err := r.rec.Heartbeat(ctx, r.id, r.opts.Owner.Token)
+	if errors.Is(err, ErrLeaseLost) {
+		r.err = fmt.Errorf("run %s: %w", r.id, err)
+		return true
+	}
+	return false // a failed heartbeat is tried again; the lease outlives a few
 }
 
 // stuck reports whether nothing can move without a person: every running
@@ -415,8 +446,9 @@ func (r *run) endCue(ctx context.Context, c *cueRun, s CueState, reason string) 
 		r.freePrepared()
 	case CueGo:
 		r.freeGo()
+		r.release(c)
 	}
-	if c.cue.Manual() && !c.approved {
+	if (c.cue.Manual() || c.state == CueInterrupted) && !c.approved {
 		r.unapproved--
 	}
 	c.state, c.reason = s, reason

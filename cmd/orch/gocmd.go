@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -68,7 +67,7 @@ func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue, outp
 	case r.State.Ended():
 		return usageError(fmt.Errorf("run %s is %s: nothing waits for GO", id, r.State))
 	}
-	if r.State == runner.RunRunning && ownerAlive(r) {
+	if r.State == runner.RunRunning { // a live owner: it picks the GO up
 		if _, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "go", Cue: cue}); err != nil {
 			return err
 		}
@@ -81,34 +80,40 @@ func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue, outp
 	return continueRun(ctx, io, db, dbFile, id, output, allowSpecChange)
 }
 
-// ownerAlive reports whether the process that owns the run still runs.
-func ownerAlive(r *store.RunDetail) bool {
-	host, _ := os.Hostname()
-	if r.OwnerPID <= 0 || r.OwnerHost != host {
-		return r.OwnerPID > 0 // another host: trust the record
-	}
-	return syscall.Kill(r.OwnerPID, 0) == nil
-}
-
 // continueRun takes over a recorded run and runs it in the foreground: the
-// cuelist is compiled again from its file (refused if the files changed,
-// unless allowed), completed cues are kept, the others run.
+// lease is claimed (only one process continues a run), the cuelist is
+// compiled again from its file (refused if the files changed, unless
+// allowed), completed cues are kept, the others run.
 func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id, output string, allowSpecChange bool) error {
+	host, _ := os.Hostname()
+	me := runner.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
+	if err := db.ClaimRun(ctx, id, me); err != nil {
+		return err
+	}
 	rec, err := db.LoadRun(ctx, id)
 	if err != nil {
 		return err
 	}
 	set, p, diags, err := planner.Compile(rec.Started.SpecPath, rec.Started.Cuelist, spec.LoadOptions{})
 	if err != nil {
+		release(db, id)
 		return fmt.Errorf("run %s: cannot load its cuelist: %w", id, err)
 	}
 	if p == nil {
+		release(db, id)
 		return fmt.Errorf("run %s: its cuelist %s no longer validates (orch validate %s shows why; %d problem(s))", id, rec.Started.SpecPath, rec.Started.SpecPath, len(diags))
 	}
 	if h := specHash(set); h != rec.Started.SpecHash && !allowSpecChange {
+		release(db, id)
 		return usageError(fmt.Errorf("run %s: its cuelist's files changed since the run started (%s); continue anyway with --allow-spec-change", id, rec.Started.SpecPath))
 	}
 	ro := runner.Options{Plan: p, Recorder: db, RunID: id, Inputs: rec.Started.Inputs, SpecPath: rec.Started.SpecPath,
-		SpecHash: rec.Started.SpecHash, DBPath: dbFile, Resume: rec}
+		SpecHash: rec.Started.SpecHash, DBPath: dbFile, Resume: rec, Owner: me}
 	return execute(ctx, io, db, ro, output)
+}
+
+// release gives a claimed run back (it is left as it was: resumable).
+func release(db *store.DB, id string) {
+	_ = db.Append(context.Background(), runner.Event{RunID: id, Type: runner.EvRunState, State: string(runner.RunInterrupted),
+		Reason: "not continued: its cuelist could not be used"})
 }

@@ -44,6 +44,8 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 		newEventsCmd(io),
 		newLogsCmd(io),
 		newGoCmd(io),
+		newStopCmd(io),
+		newResumeCmd(io),
 		newSchemaCmd(io),
 		newVersionCmd(io),
 	)

@@ -143,19 +143,19 @@ func showRuns(ctx context.Context, io *streams, db *store.DB, opts *statusOption
 
 // statusJSON is `orch status RUN --output json` (DESIGN §6).
 type statusJSON struct {
-	ID        string         `json:"id"`
-	Cuelist   string         `json:"cuelist"`
-	State     string         `json:"state"`
-	Reason    string         `json:"reason,omitempty"`
-	StartedAt *string        `json:"started_at"`
-	EndedAt   *string        `json:"ended_at"`
-	Inputs    any            `json:"inputs"`
-	Cues      []cueJSON      `json:"cues"`
-	Questions []any          `json:"questions"`
-	Conflicts []any          `json:"conflicts"`
-	Owner     *ownerJSON     `json:"owner,omitempty"`
-	Waiting   []string       `json:"waiting_for_go,omitempty"`
-	Counts    map[string]int `json:"counts"`
+	ID        string                `json:"id"`
+	Cuelist   string                `json:"cuelist"`
+	State     string                `json:"state"`
+	Reason    string                `json:"reason,omitempty"`
+	StartedAt *string               `json:"started_at"`
+	EndedAt   *string               `json:"ended_at"`
+	Inputs    any                   `json:"inputs"`
+	Cues      []cueJSON             `json:"cues"`
+	Questions []any                 `json:"questions"`
+	Conflicts []runner.ConflictData `json:"conflicts"`
+	Owner     *ownerJSON            `json:"owner,omitempty"`
+	Waiting   []string              `json:"waiting_for_go,omitempty"`
+	Counts    map[string]int        `json:"counts"`
 }
 
 type ownerJSON struct {
@@ -192,10 +192,13 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	if err != nil {
 		return false, err
 	}
-	ended := r.State.Ended() || r.State == runner.RunPaused
+	ended := r.State.Ended() || r.State == runner.RunPaused || r.State == runner.RunInterrupted
 	if opts.output == "json" {
 		out := statusJSON{ID: r.ID, Cuelist: r.Cuelist, State: string(r.State), Reason: r.Reason, StartedAt: timeJSON(r.StartedAt),
-			EndedAt: timeJSON(r.EndedAt), Inputs: r.Inputs, Questions: []any{}, Conflicts: []any{}, Counts: map[string]int{}}
+			EndedAt: timeJSON(r.EndedAt), Inputs: r.Inputs, Questions: []any{}, Conflicts: r.Conflicts, Counts: map[string]int{}}
+		if out.Conflicts == nil {
+			out.Conflicts = []runner.ConflictData{}
+		}
 		if r.OwnerPID != 0 {
 			out.Owner = &ownerJSON{PID: r.OwnerPID, Host: r.OwnerHost}
 		}
@@ -234,6 +237,12 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	if len(failed) > 0 {
 		fmt.Fprintln(io.out, "\nfailed attempts")
 		fmt.Fprintln(io.out, strings.Join(failed, "\n"))
+	}
+	if len(r.Conflicts) > 0 {
+		fmt.Fprintf(io.out, "\nconflicts decided at run time (%d)\n", len(r.Conflicts))
+		for _, c := range r.Conflicts {
+			fmt.Fprintf(io.out, "  %s %s: %s\n", c.ConflictType, c.ResourceInQuestion, c.Reason)
+		}
 	}
 	return ended, nil
 }

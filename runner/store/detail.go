@@ -15,13 +15,15 @@ import (
 // from, its owner and its cues in plan order.
 type RunDetail struct {
 	RunSummary
-	SpecPath  string
-	SpecHash  string
-	Inputs    map[string]any
-	OwnerPID  int
-	OwnerHost string
-	Heartbeat time.Time
-	Cues      []CueDetail
+	SpecPath   string
+	SpecHash   string
+	Inputs     map[string]any
+	OwnerPID   int
+	OwnerHost  string
+	OwnerToken string // empty when no process holds the run (paused, ended)
+	Heartbeat  time.Time
+	Cues       []CueDetail
+	Conflicts  []runner.ConflictData // decisions taken at run time
 }
 
 // CueDetail is one cue of a run; times are zero until the cue gets there.
@@ -72,10 +74,11 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	r := &RunDetail{}
 	var inputs string
 	var started, ended, heartbeat sql.NullInt64
+	var token string
 	err = tx.QueryRowContext(ctx, `SELECT id, cuelist, state, reason, started_at, ended_at,
-			spec_path, spec_hash, inputs, owner_pid, owner_host, heartbeat_at
+			spec_path, spec_hash, inputs, owner_pid, owner_host, heartbeat_at, owner_token
 		FROM runs WHERE id = ?`, id).Scan(&r.ID, &r.Cuelist, &r.State, &r.Reason, &started, &ended,
-		&r.SpecPath, &r.SpecHash, &inputs, &r.OwnerPID, &r.OwnerHost, &heartbeat)
+		&r.SpecPath, &r.SpecHash, &inputs, &r.OwnerPID, &r.OwnerHost, &heartbeat, &token)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{Ref: id}
 	}
@@ -83,6 +86,10 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 		return nil, err
 	}
 	r.StartedAt, r.EndedAt, r.Heartbeat = fromMicros(started), fromMicros(ended), fromMicros(heartbeat)
+	r.OwnerToken = token
+	if r.State == runner.RunRunning && !alive(r.OwnerPID, r.OwnerHost, token, r.Heartbeat) {
+		r.State, r.Reason = runner.RunInterrupted, fmt.Sprintf("its owner (process %d on %s) is gone; orch resume %s continues it", r.OwnerPID, r.OwnerHost, r.ID)
+	}
 	if err := unmarshalColumn(inputs, &r.Inputs, "inputs"); err != nil {
 		return nil, err
 	}
@@ -120,7 +127,31 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return r, d.attachAttempts(ctx, tx, r, index)
+	if err := d.attachAttempts(ctx, tx, r, index); err != nil {
+		return nil, err
+	}
+	return r, d.attachConflicts(ctx, tx, r)
+}
+
+// attachConflicts reads the conflict decisions taken at run time.
+func (d *DB) attachConflicts(ctx context.Context, tx *sql.Tx, r *RunDetail) error {
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM conflicts WHERE run_id = ? ORDER BY seq`, r.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var data string
+		var c runner.ConflictData
+		if err := rows.Scan(&data); err != nil {
+			return err
+		}
+		if err := unmarshalColumn(data, &c, "conflicts.data"); err != nil {
+			return err
+		}
+		r.Conflicts = append(r.Conflicts, c)
+	}
+	return rows.Err()
 }
 
 func (d *DB) attachAttempts(ctx context.Context, tx *sql.Tx, r *RunDetail, index map[string]int) error {
@@ -188,9 +219,16 @@ func (d *DB) LoadRun(ctx context.Context, runID string) (*runner.RunRecord, erro
 	}
 	for _, c := range r.Cues {
 		rec.Started.Cues = append(rec.Started.Cues, runner.CueInfo{ID: c.ID, Agents: c.Agents})
-		cr := runner.CueRecord{State: c.State, Reason: c.Reason, Approved: c.Approved}
+		cr := runner.CueRecord{State: c.State, Reason: c.Reason, Approved: c.Approved, AgentAttempts: map[string]int{},
+			ReachedGo: c.State == runner.CueGo}
 		for _, a := range c.Attempts {
 			cr.Attempts = max(cr.Attempts, a.Number)
+			if a.State == runner.AttemptFailed {
+				cr.AgentAttempts[a.Agent]++
+			}
+			if a.State == runner.AttemptRunning {
+				cr.Running = append(cr.Running, runner.AttemptRef{Agent: a.Agent, Number: a.Number})
+			}
 		}
 		if c.State == runner.CueCompleted {
 			cr.Outputs = c.Outputs

@@ -16,6 +16,14 @@ var schemaV1 string
 // its SQL here and never edits an entry that has shipped.
 var migrations = []string{
 	schemaV1,
+	// v2: the owner's lease token, and the conflict decisions taken at run time.
+	`ALTER TABLE runs ADD COLUMN owner_token TEXT NOT NULL DEFAULT '';
+	CREATE TABLE conflicts (
+		run_id TEXT NOT NULL,
+		seq    INTEGER NOT NULL,
+		data   TEXT NOT NULL,
+		PRIMARY KEY (run_id, seq)
+	) WITHOUT ROWID;`,
 }
 
 // schemaVersion is the schema version this build of orch writes.

@@ -303,7 +303,7 @@ type cueUpdate struct {
 	ended    any
 	outputs  any
 	attempts int
-	approved int
+	approved any // 1 when a person said GO, 0 to forget an earlier GO (interrupted), nil: unchanged
 }
 
 func (t *txn) cue(ev *runner.Event) *cueUpdate {
@@ -329,7 +329,7 @@ func (t *txn) flushCues() error {
 				reason = CASE WHEN ? IS NULL THEN reason ELSE ? END,
 				warning_at = coalesce(?, warning_at), standby_at = coalesce(?, standby_at), go_at = coalesce(?, go_at),
 				ended_at = CASE WHEN ? THEN ? ELSE ended_at END,
-				outputs = coalesce(?, outputs), attempts = max(attempts, ?), approved = max(approved, ?)
+				outputs = coalesce(?, outputs), attempts = max(attempts, ?), approved = coalesce(?, approved)
 			WHERE run_id = ? AND cue_id = ?`,
 			u.state, u.state, u.reason, u.phase[0], u.phase[1], u.phase[2], u.setEnded, u.ended,
 			u.outputs, u.attempts, u.approved, key[0], key[1])
@@ -353,10 +353,10 @@ func (t *txn) flushRequest() error {
 func (t *txn) projectRunStarted(rec *record) error {
 	ev, p := &rec.ev, rec.payload.(runStarted)
 	_, err := t.exec(`INSERT INTO runs (id, cuelist, spec_path, spec_hash, inputs, state, reason,
-			created_at, started_at, owner_pid, owner_host, heartbeat_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			created_at, started_at, owner_pid, owner_host, heartbeat_at, owner_token)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ev.RunID, p.data.Cuelist, p.data.SpecPath, p.data.SpecHash, p.inputs, runner.RunRunning, ev.Reason,
-		t.now.UnixMicro(), rec.at, p.data.OwnerPID, p.data.OwnerHost, rec.at)
+		t.now.UnixMicro(), rec.at, p.data.OwnerPID, p.data.OwnerHost, rec.at, p.data.OwnerToken)
 	if err != nil {
 		return err
 	}
@@ -380,8 +380,16 @@ func (t *txn) project(rec *record) error {
 		if runner.RunState(ev.State).Ended() {
 			ended = rec.at
 		}
-		_, err := t.exec(`UPDATE runs SET state = ?, reason = ?, ended_at = ? WHERE id = ?`,
-			ev.State, ev.Reason, ended, ev.RunID)
+		// A run that pauses or ends releases its owner's lease: anyone may
+		// continue it at once.
+		release := runner.RunState(ev.State) != runner.RunRunning
+		_, err := t.exec(`UPDATE runs SET state = ?, reason = ?, ended_at = ?,
+				owner_token = CASE WHEN ? THEN '' ELSE owner_token END WHERE id = ?`,
+			ev.State, ev.Reason, ended, release, ev.RunID)
+		return err
+
+	case runner.EvConflict:
+		_, err := t.exec(`INSERT INTO conflicts (run_id, seq, data) VALUES (?, ?, ?)`, ev.RunID, rec.seq, string(ev.Data))
 		return err
 
 	case runner.EvCueState:
@@ -403,6 +411,9 @@ func (t *txn) project(rec *record) error {
 		}
 		if out := rec.payload.(cueState).outputs; out != nil {
 			u.outputs = out
+		}
+		if runner.CueState(ev.State) == runner.CueInterrupted {
+			u.approved = 0 // a GO given before the interruption does not run it again
 		}
 		return nil
 
@@ -494,7 +505,7 @@ func knownCueState(s runner.CueState) bool {
 
 func knownAttemptState(s runner.AttemptState) bool {
 	switch s {
-	case runner.AttemptRunning, runner.AttemptCompleted, runner.AttemptFailed, runner.AttemptStopped:
+	case runner.AttemptRunning, runner.AttemptCompleted, runner.AttemptFailed, runner.AttemptStopped, runner.AttemptInterrupted:
 		return true
 	}
 	return false

@@ -21,7 +21,10 @@ func TestRunStartedProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := RunSummary{ID: "r1", Cuelist: "deploy", State: runner.RunRunning, StartedAt: t0, Cues: 3}
+	// The recorded owner (pid 42 on "box", heartbeat at t0) is long dead: the
+	// run reads as interrupted.
+	want := RunSummary{ID: "r1", Cuelist: "deploy", State: runner.RunInterrupted,
+		Reason: "its owner (process 42 on box) is gone; orch resume r1 continues it", StartedAt: t0, Cues: 3}
 	if r.RunSummary != want {
 		t.Errorf("summary %+v\nwant    %+v", r.RunSummary, want)
 	}
@@ -202,9 +205,10 @@ func TestLoadRun(t *testing.T) {
 	want := &runner.RunRecord{
 		ID: "r1", State: runner.RunInterrupted, Reason: "owner died", Started: data,
 		Cues: map[string]runner.CueRecord{
-			"a": {State: runner.CueCompleted, Attempts: 1, Outputs: map[string]any{"k": "v"}},
-			"b": {State: runner.CueGo, Attempts: 2},
-			"c": {State: runner.CuePending, Approved: true},
+			"a": {State: runner.CueCompleted, Attempts: 1, AgentAttempts: map[string]int{}, Outputs: map[string]any{"k": "v"}},
+			"b": {State: runner.CueGo, Attempts: 2, AgentAttempts: map[string]int{}, ReachedGo: true,
+				Running: []runner.AttemptRef{{Agent: "b-agent", Number: 1}, {Agent: "b-agent", Number: 2}}},
+			"c": {State: runner.CuePending, Approved: true, AgentAttempts: map[string]int{}},
 		},
 	}
 	if !reflect.DeepEqual(rec, want) {

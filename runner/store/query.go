@@ -90,9 +90,10 @@ func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 	}
 	rows, err := tx.QueryContext(ctx, `
 		WITH page AS (
-			SELECT id, cuelist, state, reason, started_at, ended_at FROM runs
+			SELECT id, cuelist, state, reason, started_at, ended_at, owner_pid, owner_host, owner_token, heartbeat_at FROM runs
 			ORDER BY started_at DESC, id DESC LIMIT ?)
-		SELECT p.id, p.cuelist, p.state, p.reason, p.started_at, p.ended_at, count(c.cue_id),
+		SELECT p.id, p.cuelist, p.state, p.reason, p.started_at, p.ended_at,
+			p.owner_pid, p.owner_host, p.owner_token, p.heartbeat_at, count(c.cue_id),
 			coalesce(sum(c.state = 'completed'), 0), coalesce(sum(c.state = 'failed'), 0),
 			coalesce(sum(c.state IN ('warning', 'standby', 'go')), 0)
 		FROM page p LEFT JOIN cues c ON c.run_id = p.id
@@ -104,12 +105,17 @@ func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 	var out []RunSummary
 	for rows.Next() {
 		var s RunSummary
-		var started, ended sql.NullInt64
-		if err := rows.Scan(&s.ID, &s.Cuelist, &s.State, &s.Reason, &started, &ended,
+		var started, ended, heartbeat sql.NullInt64
+		var pid int
+		var host, token string
+		if err := rows.Scan(&s.ID, &s.Cuelist, &s.State, &s.Reason, &started, &ended, &pid, &host, &token, &heartbeat,
 			&s.Cues, &s.Completed, &s.Failed, &s.Active); err != nil {
 			return nil, 0, err
 		}
 		s.StartedAt, s.EndedAt = fromMicros(started), fromMicros(ended)
+		if s.State == runner.RunRunning && !alive(pid, host, token, fromMicros(heartbeat)) {
+			s.State = runner.RunInterrupted // its owner died: orch resume continues it
+		}
 		out = append(out, s)
 	}
 	return out, total, rows.Err()

@@ -32,6 +32,8 @@ const (
 	kindAddCommand
 	kindCommandDone
 	kindFlush
+	kindClaim
+	kindHeartbeat
 )
 
 // request is one caller's write, queued for the writer. The writer fills the
@@ -46,6 +48,8 @@ type request struct {
 	id     int64            // kindAddCommand: the new id; kindCommandDone: the command
 	done   chan error       // nil when nobody waits (Log)
 	result blackboardResult // kindBlackboard
+	runID  string           // kindClaim, kindHeartbeat
+	claim  runner.Owner     // kindClaim: the new owner; kindHeartbeat: its token
 }
 
 func (r *request) rows() int {
@@ -313,6 +317,10 @@ func (t *txn) apply(r *request) error {
 		return t.addCommand(r)
 	case kindCommandDone:
 		return t.commandDone(r.id)
+	case kindClaim:
+		return t.claim(r)
+	case kindHeartbeat:
+		return t.heartbeat(r)
 	}
 	return nil
 }
