@@ -125,9 +125,13 @@ func capacityText(kind string, n int) string {
 // cycle: when the preferred winner cannot go first, the other order is chosen
 // and the reason says so.
 func (b *builder) arbitrate(p *Plan, adj *adjacency, order []int) {
+	buckets := b.buckets(p)
+	if len(buckets) == 0 {
+		return // nothing shared: no n×n descendants matrix to build
+	}
 	desc := adj.descendants(order) // grows with each decision
 	first := b.ranking(p)
-	for _, bk := range b.buckets(p) {
+	for _, bk := range buckets {
 		seq := linearize(bk.members, desc, first)
 		var edges [][2]int
 		var undecided []*Cue

@@ -74,7 +74,7 @@ func (b *builder) build(cl *spec.Cuelist) (*Plan, spec.Diagnostics) {
 	p := b.skeleton(cl)
 	p.Graph = graph.New(func(c *Cue) string { return c.ID }, graph.Directed())
 	for _, c := range p.Cues {
-		_ = p.Graph.AddVertex(c, graph.VertexAttribute("label", c.ID))
+		_ = p.Graph.AddVertex(c)
 	}
 	for _, c := range p.Cues {
 		for _, dep := range c.Dependencies {
@@ -193,6 +193,12 @@ func (b *builder) finish(p *Plan, adj *adjacency) {
 
 // Reaches reports whether a must complete before b starts, through
 // dependencies and auto_follow (not arbitration).
+// DropGraph releases the library graph once the plan is built: ordering,
+// reachability and lanes are computed from it and kept, and only the plan's
+// renderings read it again. A run holds its plan to the end, and for 10k cues
+// the graph is ~35 MB of maps and attributes.
+func (p *Plan) DropGraph() { p.Graph = nil }
+
 func (p *Plan) Reaches(a, b *Cue) bool { return p.ancestors[b.Index].has(a.Index) }
 
 // Concurrent reports whether a and b may run at the same time: neither

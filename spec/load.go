@@ -59,6 +59,20 @@ func (s *Set) AgentIndex() map[string]*Agent {
 	return m
 }
 
+// ReleaseSources drops the YAML node trees and file contents, for a caller
+// that will report nothing more at a spec position (orch run, once the plan is
+// built): they are the biggest part of a loaded set (a 10k-cue cuelist's nodes
+// are ~16 MB) and a long run would otherwise hold them to the end. Positions
+// asked for afterwards fall back to line 1, column 1 of the file.
+func (s *Set) ReleaseSources() {
+	for _, f := range s.Files {
+		f.Data, f.lineStarts = nil, nil
+		for _, doc := range f.Docs {
+			doc.Root, doc.keyIndex = nil, nil
+		}
+	}
+}
+
 // File returns the loaded file with the given display name, or nil.
 func (s *Set) File(name string) *File {
 	if s.byName == nil {
@@ -214,6 +228,7 @@ func (l *loader) loadData(f *File, data []byte) {
 		if doc.Kind == KindCuelist && !l.noIncludes {
 			l.includes(doc)
 		}
+		doc.value = nil // decoded and schema-checked: the typed values and the YAML nodes are what is kept
 	}
 }
 
@@ -322,11 +337,11 @@ var kindKeys = map[string]Kind{"agent": KindAgent, "cuelist": KindCuelist, "mess
 // It reports false for a document that could not be understood at all.
 func (l *loader) decodeDocument(doc *Document) bool {
 	conv := &converter{file: doc.File.Name, diags: &l.diags}
-	doc.Value = conv.convert(doc.Root, 0)
+	doc.value = conv.convert(doc.Root, 0)
 	if conv.bombed {
 		return false
 	}
-	top, ok := doc.Value.(map[string]any)
+	top, ok := doc.value.(map[string]any)
 	if !ok || doc.Root.Kind != yaml.MappingNode {
 		l.diags.Add(Error, doc.Pos(""), "", "unknown-kind",
 			"a spec document must be a mapping with one top-level key agent, cuelist or message_type, not a %s", kindName(doc.Root))
@@ -433,7 +448,7 @@ func (l *loader) decodeTyped(doc *Document, top map[string]any) {
 
 // includes loads the files a cuelist's include globs name, relative to its file.
 func (l *loader) includes(doc *Document) {
-	top, _ := doc.Value.(map[string]any)
+	top, _ := doc.value.(map[string]any)
 	cl, _ := top["cuelist"].(map[string]any)
 	list, _ := cl["include"].([]any)
 	for i, e := range list {

@@ -137,7 +137,8 @@ func TestConverterValues(t *testing.T) {
   command: [x, "007", 0x1F, 1_000, 2.5, 2024-01-02, yes, ~]
 `})
 	set, diags, _ := Load([]string{"v.yaml"}, LoadOptions{})
-	cmd := set.Files[0].Docs[0].Value.(map[string]any)["agent"].(map[string]any)["command"].([]any)
+	doc := set.Files[0].Docs[0]
+	cmd := (&converter{file: "v.yaml", diags: &Diagnostics{}}).convert(doc.Root, 0).(map[string]any)["agent"].(map[string]any)["command"].([]any)
 	want := []any{"x", "007", int64(31), int64(1000), 2.5, "2024-01-02", "yes", nil}
 	for i := range want {
 		if cmd[i] != want[i] {

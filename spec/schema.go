@@ -91,7 +91,7 @@ func validateSchema(doc *Document, poisoned map[string]bool, diags *Diagnostics)
 	if cues, ok := bigCuelist(doc); ok {
 		errs = validateCuelistParallel(ks, doc, cues)
 	} else {
-		errs = validateOne(ks.schema, doc.Value, "")
+		errs = validateOne(ks.schema, doc.value, "")
 	}
 	for _, e := range errs {
 		if e.Message == "" && len(e.Causes) == 0 { // a non-validation failure
@@ -140,7 +140,7 @@ func bigCuelist(doc *Document) ([]any, bool) {
 	if doc.Kind != KindCuelist {
 		return nil, false
 	}
-	top, _ := doc.Value.(map[string]any)
+	top, _ := doc.value.(map[string]any)
 	cl, _ := top["cuelist"].(map[string]any)
 	cues, ok := cl["cues"].([]any)
 	return cues, ok && len(cues) > parallelCues
@@ -149,7 +149,7 @@ func bigCuelist(doc *Document) ([]any, bool) {
 // validateCuelistParallel validates the cuelist with only its first cue, then
 // the other cues on every core. The errors are the same as one pass's.
 func validateCuelistParallel(ks *kindSchema, doc *Document, cues []any) []*jsonschema.ValidationError {
-	top := doc.Value.(map[string]any)
+	top := doc.value.(map[string]any)
 	head := make(map[string]any, len(top))
 	for k, v := range top {
 		head[k] = v
@@ -222,8 +222,8 @@ func underPoisoned(ptr string, poisoned map[string]bool) bool {
 func explain(doc *Document, ks *kindSchema, e *jsonschema.ValidationError, diags *Diagnostics) {
 	ptr := e.InstanceLocation
 	keyword, schemaAt := splitKeyword(ks.raw, e.AbsoluteKeywordLocation)
-	field := fieldName(doc.Value, ptr)
-	value := valueAt(doc.Value, ptr)
+	field := fieldName(doc.value, ptr)
+	value := valueAt(doc.value, ptr)
 	at := doc.Pos(ptr)
 	if strings.Contains(e.KeywordLocation, "/propertyNames") {
 		// A key that is not a valid name: point at the key itself.

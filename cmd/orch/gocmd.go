@@ -85,6 +85,7 @@ func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue, outp
 // compiled again from its file (refused if the files changed, unless
 // allowed), completed cues are kept, the others run.
 func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id, output string, allowSpecChange bool) error {
+	limitMemory()
 	host, _ := os.Hostname()
 	me := runner.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
 	if err := db.ClaimRun(ctx, id, me); err != nil {
@@ -107,6 +108,7 @@ func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id, out
 		release(db, id)
 		return usageError(fmt.Errorf("run %s: its cuelist's files changed since the run started (%s); continue anyway with --allow-spec-change", id, rec.Started.SpecPath))
 	}
+	lighten(set, p)
 	ro := runner.Options{Plan: p, Recorder: db, RunID: id, Inputs: rec.Started.Inputs, SpecPath: rec.Started.SpecPath,
 		SpecHash: rec.Started.SpecHash, DBPath: dbFile, Resume: rec, Owner: me}
 	return execute(ctx, io, db, ro, output)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
@@ -72,6 +74,7 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 	if opts.output != "text" && opts.output != "json" {
 		return usageError(fmt.Errorf("unknown output %q (want text or json)", opts.output))
 	}
+	limitMemory()
 	set, p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize)
 	if err != nil {
 		return err
@@ -86,7 +89,9 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 	}
 	defer db.Close()
 	specPath, _ := filepath.Abs(opts.path)
-	ro := runner.Options{Plan: p, Recorder: db, Inputs: inputs, SpecPath: specPath, SpecHash: specHash(set),
+	hash := specHash(set)
+	lighten(set, p)
+	ro := runner.Options{Plan: p, Recorder: db, Inputs: inputs, SpecPath: specPath, SpecHash: hash,
 		DBPath: dbFile, MaxParallel: opts.maxParallel}
 	return execute(cmd.Context(), io, db, ro, opts.output)
 }
@@ -230,6 +235,26 @@ func orNone(names []string) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// lighten frees what a run no longer needs once its plan is built: the
+// spec's YAML trees and the plan's library graph are most of the memory of a
+// big cuelist, and the run holds its plan to the end.
+func lighten(set *spec.Set, p *planner.Plan) {
+	set.ReleaseSources()
+	p.DropGraph()
+}
+
+// limitMemory asks the collector to keep a run's heap near runSoftMemory
+// rather than let it double between collections, unless the user chose a
+// limit with GOMEMLIMIT. It is a soft limit: the heap may go past it (a run
+// never fails for it), the collector just works harder there.
+func limitMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(runSoftMemory)
+	}
+}
+
+const runSoftMemory = 64 << 20
 
 // specHash fingerprints every loaded spec file, so a continued run can tell
 // that its cuelist changed.
