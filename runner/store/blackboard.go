@@ -11,77 +11,175 @@ import (
 	"github.com/orch-cli/orch/runner"
 )
 
-// blackboardWrite is a queued BlackboardWrite.
+// blackboardWrite is a queued group of blackboard writes to one run, in
+// order; at is when they were queued (each write's time).
 type blackboardWrite struct {
-	runID, key, author string
-	value              json.RawMessage
-	at                 time.Time
+	runID string
+	puts  []runner.BlackboardPut
+	at    time.Time
 }
 
+// blackboardResult is what the writer filled in: each put's version.
 type blackboardResult struct {
-	version int64
-	seq     int64
+	versions []int64
 }
+
+// maxPutsPerRequest caps the writes of one queued request: a larger group is
+// queued as several requests at once, so that no single request exceeds the
+// writer's batch (each write is two rows: the value and its event).
+const maxPutsPerRequest = maxBatch / 4
 
 // BlackboardWrite stores a new version of key (1 for a new key) and the
 // blackboard/updated event that announces it, in one transaction, and
 // returns the version. Another process (a shell agent's `orch bb set`) may
 // write the same run's board; versions stay contiguous per key.
 func (d *DB) BlackboardWrite(ctx context.Context, runID, key string, value json.RawMessage, author string) (int64, error) {
-	r := &request{kind: kindBlackboard, bb: blackboardWrite{runID: runID, key: key, author: author, value: value, at: now()}}
-	err := func() error {
-		switch {
-		case runID == "":
-			return errors.New("no run id")
-		case key == "":
-			return errors.New("the key is empty")
-		case !json.Valid(value):
-			return errors.New("the value is not valid JSON")
-		}
-		return d.do(ctx, r)
-	}()
+	versions, err := d.BlackboardWriteMany(ctx, runID, []runner.BlackboardPut{{Key: key, Value: value, Author: author}})
 	if err != nil {
-		return 0, fmt.Errorf("writing blackboard key %q of run %s: %w", key, runID, err)
+		return 0, err
 	}
-	return r.result.version, nil
+	return versions[0], nil
 }
 
+// BlackboardWriteMany stores several writes in order, each a new version of
+// its key and a blackboard/updated event (Cue, Attempt and Agent = Author of
+// the put; Data: key, version, message id). They are all queued before the
+// first is waited for, so the group-commit writer puts them in as few
+// transactions as it can. It returns each write's version. A put that is
+// malformed (no key, a value that is not JSON) stops the group there: the
+// writes before it are stored and returned with the error.
+func (d *DB) BlackboardWriteMany(ctx context.Context, runID string, puts []runner.BlackboardPut) ([]int64, error) {
+	valid := len(puts)
+	var bad error
+	for i, p := range puts {
+		if err := checkPut(runID, p); err != nil {
+			valid, bad = i, fmt.Errorf("writing blackboard key %q of run %s: %w", p.Key, runID, err)
+			break
+		}
+	}
+	at := now()
+	var reqs []*request
+	for start := 0; start < valid; start += maxPutsPerRequest {
+		end := min(start+maxPutsPerRequest, valid)
+		r := &request{kind: kindBlackboard, bb: blackboardWrite{runID: runID, puts: puts[start:end], at: at}, done: make(chan error, 1)}
+		if err := d.send(ctx, r); err != nil {
+			bad = fmt.Errorf("writing the blackboard of run %s: %w", runID, err)
+			break
+		}
+		reqs = append(reqs, r)
+	}
+	versions := make([]int64, 0, valid)
+	for _, r := range reqs {
+		if err := d.wait(ctx, r); err != nil {
+			// The writes of the requests after this one may be stored
+			// too, but the caller learns of the first failure only.
+			return versions, fmt.Errorf("writing the blackboard of run %s: %w", runID, err)
+		}
+		versions = append(versions, r.result.versions...)
+	}
+	return versions, bad
+}
+
+func checkPut(runID string, p runner.BlackboardPut) error {
+	switch {
+	case runID == "":
+		return errors.New("no run id")
+	case p.Key == "":
+		return errors.New("the key is empty")
+	case !json.Valid(p.Value):
+		return errors.New("the value is not valid JSON")
+	}
+	return nil
+}
+
+// writeBlackboard stores a request's writes. The latest version of each key
+// is read once per transaction and then counted up in t.bbVersions: the
+// transaction holds the write lock, so no other process can write between.
 func (t *txn) writeBlackboard(r *request) error {
 	w := &r.bb
-	seq, err := t.nextSeq(w.runID, false)
-	if err != nil {
-		return err
+	at := w.at.UnixMicro()
+	r.result.versions = make([]int64, 0, len(w.puts))
+	for i := range w.puts {
+		p := &w.puts[i]
+		seq, err := t.nextSeq(w.runID, false)
+		if err != nil {
+			return err
+		}
+		version, err := t.nextVersion(w.runID, p.Key)
+		if err != nil {
+			return err
+		}
+		t.bbRows = append(t.bbRows, bbRow{key: p.Key, version: version, value: string(p.Value), author: p.Author})
+		data, err := json.Marshal(runner.BlackboardData{Key: p.Key, Version: version, MessageID: p.MessageID})
+		if err != nil {
+			return err
+		}
+		t.rows = append(t.rows, &record{
+			ev: runner.Event{RunID: w.runID, At: w.at, Type: runner.EvBlackboard, Cue: p.Cue, Agent: p.Author,
+				Attempt: p.Attempt, Data: data},
+			at:  at,
+			seq: seq,
+		})
+		r.result.versions = append(r.result.versions, version)
+	}
+	return t.flushBlackboard(w.runID, at)
+}
+
+// nextVersion returns the next version of a key of a run's board.
+func (t *txn) nextVersion(runID, key string) (int64, error) {
+	k := [2]string{runID, key}
+	if v, ok := t.bbVersions[k]; ok {
+		t.bbVersions[k] = v + 1
+		return v + 1, nil
 	}
 	// max() alone in its SELECT is answered from the primary key's last entry.
 	var last *int64
-	err = t.queryRow(`SELECT (SELECT max(version) FROM blackboard WHERE run_id = ? AND key = ?)`,
-		w.runID, w.key).Scan(&last)
+	err := t.queryRow(`SELECT (SELECT max(version) FROM blackboard WHERE run_id = ? AND key = ?)`, runID, key).Scan(&last)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	version := int64(1)
 	if last != nil {
 		version = *last + 1
 	}
-	at := w.at.UnixMicro()
-	_, err = t.exec(`INSERT INTO blackboard (run_id, key, version, value, author, at) VALUES (?, ?, ?, ?, ?, ?)`,
-		w.runID, w.key, version, string(w.value), w.author, at)
-	if err != nil {
-		return err
+	if t.bbVersions == nil {
+		t.bbVersions = map[[2]string]int64{}
 	}
-	data, err := json.Marshal(runner.BlackboardData{Key: w.key, Version: version})
-	if err != nil {
-		return err
+	t.bbVersions[k] = version
+	return version, nil
+}
+
+// bbRow is a blackboard row waiting for flushBlackboard.
+type bbRow struct {
+	key, value, author string
+	version            int64
+}
+
+// bbChunks are the row counts of the prepared multi-row blackboard INSERTs.
+var bbChunks = []int{32, 8, 1}
+
+// flushBlackboard writes the gathered blackboard rows of one run, a few
+// multi-row INSERTs rather than one statement per write.
+func (t *txn) flushBlackboard(runID string, at int64) error {
+	rows := t.bbRows
+	t.bbRows = t.bbRows[:0]
+	for len(rows) > 0 {
+		n := 1
+		for _, c := range bbChunks {
+			if c <= len(rows) {
+				n = c
+				break
+			}
+		}
+		args := make([]any, 0, n*6)
+		for _, b := range rows[:n] {
+			args = append(args, runID, b.key, b.version, b.value, b.author, at)
+		}
+		if _, err := t.exec(t.d.insertRowsSQL("INSERT INTO blackboard (run_id, key, version, value, author, at) VALUES ", 6, n), args...); err != nil {
+			return err
+		}
+		rows = rows[n:]
 	}
-	ev := record{
-		ev:  runner.Event{RunID: w.runID, At: w.at, Type: runner.EvBlackboard, Agent: w.author, Data: data},
-		at:  at,
-		seq: seq,
-	}
-	if err := t.insertEvent(&ev); err != nil {
-		return err
-	}
-	r.result = blackboardResult{version: version, seq: seq}
 	return nil
 }
 

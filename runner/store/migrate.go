@@ -11,6 +11,9 @@ import (
 //go:embed schema.sql
 var schemaV1 string
 
+//go:embed schema_v3.sql
+var schemaV3 string
+
 // migrations[i] takes the schema from version i to version i+1; PRAGMA
 // user_version holds the version a database is at. A later change appends
 // its SQL here and never edits an entry that has shipped.
@@ -24,6 +27,7 @@ var migrations = []string{
 		data   TEXT NOT NULL,
 		PRIMARY KEY (run_id, seq)
 	) WITHOUT ROWID;`,
+	schemaV3,
 }
 
 // schemaVersion is the schema version this build of orch writes.

@@ -271,7 +271,7 @@ func (t *txn) flushRows() error {
 			}
 			args = append(args, ev.RunID, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, data)
 		}
-		if _, err := t.exec(insertEventsSQL(n), args...); err != nil {
+		if _, err := t.exec(t.d.insertRowsSQL(insertEventsPrefix, eventColumns, n), args...); err != nil {
 			return err
 		}
 		rows = rows[n:]
@@ -279,16 +279,35 @@ func (t *txn) flushRows() error {
 	return nil
 }
 
-func insertEventsSQL(n int) string {
+const insertEventsPrefix = "INSERT INTO events (run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data) VALUES "
+
+// insertRowsSQL is prefix followed by n rows of cols placeholders. The
+// texts are kept, as they are the keys of the prepared statements and are
+// asked for on every flush; only the writer goroutine uses the cache.
+func (d *DB) insertRowsSQL(prefix string, cols, n int) string {
+	k := insertKey{prefix, cols, n}
+	if q, ok := d.insertSQL[k]; ok {
+		return q
+	}
+	if d.insertSQL == nil {
+		d.insertSQL = map[insertKey]string{}
+	}
 	var b strings.Builder
-	b.WriteString("INSERT INTO events (run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data) VALUES ")
+	b.WriteString(prefix)
+	row := "(" + strings.Repeat("?, ", cols-1) + "?)"
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		b.WriteString(row)
 	}
-	return b.String()
+	d.insertSQL[k] = b.String()
+	return d.insertSQL[k]
+}
+
+type insertKey struct {
+	prefix  string
+	cols, n int
 }
 
 // cueUpdate gathers what one request changes of one cue, written as one

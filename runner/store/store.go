@@ -69,8 +69,9 @@ type DB struct {
 	errMu  sync.Mutex
 	logErr error // the first failure to store a logged line since the last Flush
 
-	stmts map[string]*sql.Stmt // prepared write statements; the writer's alone
-	stats writerStats
+	stmts     map[string]*sql.Stmt // prepared write statements; the writer's alone
+	insertSQL map[insertKey]string // the texts of multi-row INSERTs; the writer's alone
+	stats     writerStats
 
 	checkpointQuit chan struct{}
 	checkpointDone chan struct{}

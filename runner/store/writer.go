@@ -34,6 +34,7 @@ const (
 	kindFlush
 	kindClaim
 	kindHeartbeat
+	kindMemory
 )
 
 // request is one caller's write, queued for the writer. The writer fills the
@@ -50,12 +51,15 @@ type request struct {
 	result blackboardResult // kindBlackboard
 	runID  string           // kindClaim, kindHeartbeat
 	claim  runner.Owner     // kindClaim: the new owner; kindHeartbeat: its token
+	mem    memoryWrite      // kindMemory
 }
 
 func (r *request) rows() int {
 	switch r.kind {
 	case kindAppend:
 		return len(r.events)
+	case kindBlackboard:
+		return 2 * len(r.bb.puts) // a value and its event each
 	case kindFlush:
 		return 0
 	}
@@ -96,6 +100,11 @@ func (d *DB) do(ctx context.Context, r *request) error {
 	if err := d.send(ctx, r); err != nil {
 		return err
 	}
+	return d.wait(ctx, r)
+}
+
+// wait waits for the commit of r, queued with a done channel.
+func (d *DB) wait(ctx context.Context, r *request) error {
 	select {
 	case err := <-r.done:
 		return err
@@ -289,9 +298,14 @@ type txn struct {
 	runs map[string]*runSeq // what this transaction knows of each run it wrote
 	now  time.Time          // when the transaction began
 
-	rows     []*record                // event rows of the current request, written by flushRows
-	cues     map[[2]string]*cueUpdate // cue changes of the current request, by (run, cue)
-	cueOrder [][2]string
+	rows   []*record // event rows of the current request, written by flushRows
+	bbRows []bbRow   // blackboard rows of the current request, written by flushBlackboard
+	// bbVersions is the latest version of each blackboard key this
+	// transaction wrote, by (run, key), so a burst of writes to one key
+	// reads its version once.
+	bbVersions map[[2]string]int64
+	cues       map[[2]string]*cueUpdate // cue changes of the current request, by (run, cue)
+	cueOrder   [][2]string
 }
 
 func (t *txn) apply(r *request) error {
@@ -321,6 +335,8 @@ func (t *txn) apply(r *request) error {
 		return t.claim(r)
 	case kindHeartbeat:
 		return t.heartbeat(r)
+	case kindMemory:
+		return t.writeMemory(&r.mem)
 	}
 	return nil
 }

@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+// Memory is what agents keep across runs (memory.write): one row per key in
+// the memory table, indexed for full-text search by memory_fts (FTS5), which
+// triggers keep in step. It belongs to the database, not to a run.
+
+// DefaultMemoryLimit is how many items MemorySearch and MemoryList return
+// when the caller gives no limit.
+const DefaultMemoryLimit = 20
+
+// memoryWrite is a queued MemoryWrite, its tags already in JSON.
+type memoryWrite struct {
+	item runner.MemoryItem
+	tags string
+}
+
+// MemoryWrite keeps item across runs, replacing the item with its key if
+// there is one (runner.Recorder). Its time is now unless it has one.
+func (d *DB) MemoryWrite(ctx context.Context, item runner.MemoryItem) error {
+	err := func() error {
+		if strings.TrimSpace(item.Key) == "" {
+			return errors.New("the key is empty")
+		}
+		if item.At.IsZero() {
+			item.At = now()
+		}
+		tags := item.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		b, err := json.Marshal(tags)
+		if err != nil {
+			return err
+		}
+		return d.do(ctx, &request{kind: kindMemory, mem: memoryWrite{item: item, tags: string(b)}})
+	}()
+	if err != nil {
+		return fmt.Errorf("keeping memory item %q: %w", item.Key, err)
+	}
+	return nil
+}
+
+// writeMemory upserts the item; the update keeps the row's id, so the
+// full-text index follows it through the update trigger.
+func (t *txn) writeMemory(m *memoryWrite) error {
+	it := &m.item
+	_, err := t.exec(`INSERT INTO memory (key, text, tags, agent_id, run_id, at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET text = excluded.text, tags = excluded.tags,
+			agent_id = excluded.agent_id, run_id = excluded.run_id, at = excluded.at`,
+		it.Key, it.Text, m.tags, it.Agent, it.RunID, it.At.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("keeping memory item %q: %w", it.Key, err)
+	}
+	return nil
+}
+
+// MemorySearch returns the items whose key, text or tags hold every word of
+// query, best first (BM25, a match in the key or the tags weighing more than
+// one in the text), at most limit (0: DefaultMemoryLimit). The query is
+// words, not FTS5 syntax: each word is matched as written (operators,
+// quotes and parentheses are plain text), and a word ending in * matches
+// as a prefix. A query with no word in it finds nothing.
+func (d *DB) MemorySearch(ctx context.Context, query string, limit int) ([]runner.MemoryItem, error) {
+	match := ftsQuery(query)
+	if match == "" {
+		return []runner.MemoryItem{}, nil
+	}
+	if limit <= 0 {
+		limit = DefaultMemoryLimit
+	}
+	rows, err := d.sql.QueryContext(ctx, `SELECT m.key, m.text, m.tags, m.agent_id, m.run_id, m.at
+		FROM memory_fts f JOIN memory m ON m.id = f.rowid
+		WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts, 4.0, 1.0, 2.0), m.at DESC, m.id DESC LIMIT ?`, match, limit)
+	if err != nil {
+		return nil, fmt.Errorf("searching memory for %q: %w", query, err)
+	}
+	items, err := scanMemory(rows)
+	if err != nil {
+		return nil, fmt.Errorf("searching memory for %q: %w", query, err)
+	}
+	return items, nil
+}
+
+// MemoryList returns the newest items first, at most limit (0:
+// DefaultMemoryLimit), and how many items memory holds.
+func (d *DB) MemoryList(ctx context.Context, limit int) ([]runner.MemoryItem, int, error) {
+	if limit <= 0 {
+		limit = DefaultMemoryLimit
+	}
+	var total int
+	if err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM memory`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("listing memory in %s: %w", d.path, err)
+	}
+	rows, err := d.sql.QueryContext(ctx, `SELECT key, text, tags, agent_id, run_id, at FROM memory
+		ORDER BY at DESC, id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing memory in %s: %w", d.path, err)
+	}
+	items, err := scanMemory(rows)
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing memory in %s: %w", d.path, err)
+	}
+	return items, total, nil
+}
+
+func scanMemory(rows *sql.Rows) ([]runner.MemoryItem, error) {
+	defer rows.Close()
+	items := []runner.MemoryItem{}
+	for rows.Next() {
+		var it runner.MemoryItem
+		var tags string
+		var at sql.NullInt64
+		if err := rows.Scan(&it.Key, &it.Text, &tags, &it.Agent, &it.RunID, &at); err != nil {
+			return nil, err
+		}
+		if err := unmarshalColumn(tags, &it.Tags, "memory.tags"); err != nil {
+			return nil, err
+		}
+		it.At = fromMicros(at)
+		items = append(items, it)
+	}
+	return items, rows.Err()
+}
+
+// ftsQuery turns what a person or an agent typed into an FTS5 query that
+// cannot be a syntax error: every word becomes a quoted string (a quote
+// inside doubled), so AND, OR, NOT, NEAR, -, :, ^, parentheses and stray
+// quotes are text; words are joined by spaces, which FTS5 reads as AND. A
+// trailing * (after at least one letter or digit) keeps its meaning of a
+// prefix search. Words without a letter or a digit are dropped: the
+// tokenizer would make them empty phrases.
+func ftsQuery(query string) string {
+	var terms []string
+	for _, w := range strings.Fields(query) {
+		prefix := false
+		if strings.HasSuffix(w, "*") {
+			w = strings.TrimRight(w, "*")
+			prefix = true
+		}
+		if !strings.ContainsFunc(w, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			continue
+		}
+		term := `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
+		if prefix {
+			term += "*"
+		}
+		terms = append(terms, term)
+	}
+	return strings.Join(terms, " ")
+}
