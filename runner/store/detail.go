@@ -22,13 +22,20 @@ type RunDetail struct {
 	OwnerHost  string
 	OwnerToken string // empty when no process holds the run (paused, ended)
 	Heartbeat  time.Time
-	Cues       []CueDetail
+	Cues       []CueDetail           // the plan's cues in plan order, then child tasks in the order they started
 	Conflicts  []runner.ConflictData // decisions taken at run time
+	Questions  []QuestionDetail      // in the order asked
+	Credits    float64               // reported by the agents (status.usage)
 }
 
-// CueDetail is one cue of a run; times are zero until the cue gets there.
+// CueDetail is one cue of a run, or a child task (a handoff's receiver, a
+// spawned agent: Parent is set); times are zero until it gets there.
 type CueDetail struct {
 	ID        string
+	Parent    string // the task that started it; "" for a plan cue
+	Kind      string // handoff or spawn; "" for a plan cue
+	Depth     int    // 0 for a plan cue, 1 for its children, ...
+	TaskRef   string // the task_id the sender of a handoff gave
 	Agents    []string
 	State     runner.CueState
 	Reason    string
@@ -76,9 +83,9 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	var started, ended, heartbeat sql.NullInt64
 	var token string
 	err = tx.QueryRowContext(ctx, `SELECT id, cuelist, state, reason, started_at, ended_at,
-			spec_path, spec_hash, inputs, owner_pid, owner_host, heartbeat_at, owner_token
+			spec_path, spec_hash, inputs, owner_pid, owner_host, heartbeat_at, owner_token, credits
 		FROM runs WHERE id = ?`, id).Scan(&r.ID, &r.Cuelist, &r.State, &r.Reason, &started, &ended,
-		&r.SpecPath, &r.SpecHash, &inputs, &r.OwnerPID, &r.OwnerHost, &heartbeat, &token)
+		&r.SpecPath, &r.SpecHash, &inputs, &r.OwnerPID, &r.OwnerHost, &heartbeat, &token, &r.Credits)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{Ref: id}
 	}
@@ -95,7 +102,7 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	}
 
 	rows, err := tx.QueryContext(ctx, `SELECT cue_id, agents, state, reason, warning_at, standby_at, go_at,
-			ended_at, outputs, approved
+			ended_at, outputs, approved, parent, kind, depth, task_ref
 		FROM cues WHERE run_id = ? ORDER BY position`, id)
 	if err != nil {
 		return nil, err
@@ -108,7 +115,7 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 		var outputs sql.NullString
 		var warning, standby, goAt, ended sql.NullInt64
 		if err := rows.Scan(&c.ID, &agents, &c.State, &c.Reason, &warning, &standby, &goAt, &ended,
-			&outputs, &c.Approved); err != nil {
+			&outputs, &c.Approved, &c.Parent, &c.Kind, &c.Depth, &c.TaskRef); err != nil {
 			return nil, err
 		}
 		c.WarningAt, c.StandbyAt, c.GoAt, c.EndedAt = fromMicros(warning), fromMicros(standby), fromMicros(goAt), fromMicros(ended)
@@ -120,7 +127,9 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 				return nil, err
 			}
 		}
-		r.count(c.State)
+		if c.Parent == "" { // the counts are of the plan's cues
+			r.count(c.State)
+		}
 		index[c.ID] = len(r.Cues)
 		r.Cues = append(r.Cues, c)
 	}
@@ -129,6 +138,14 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	}
 	if err := d.attachAttempts(ctx, tx, r, index); err != nil {
 		return nil, err
+	}
+	if r.Questions, err = questions(ctx, tx, r.ID, false); err != nil {
+		return nil, err
+	}
+	for _, q := range r.Questions {
+		if q.State == QuestionOpen {
+			r.OpenQuestions++
+		}
 	}
 	return r, d.attachConflicts(ctx, tx, r)
 }
@@ -215,10 +232,19 @@ func (d *DB) LoadRun(ctx context.Context, runID string) (*runner.RunRecord, erro
 			OwnerPID:  r.OwnerPID,
 			OwnerHost: r.OwnerHost,
 		},
-		Cues: make(map[string]runner.CueRecord, len(r.Cues)),
+		Cues:      make(map[string]runner.CueRecord, len(r.Cues)),
+		Questions: len(r.Questions),
+		Credits:   r.Credits,
+	}
+	for _, q := range r.Questions {
+		if q.State == QuestionOpen {
+			rec.OpenQuestions = append(rec.OpenQuestions, q.ID)
+		}
 	}
 	for _, c := range r.Cues {
-		rec.Started.Cues = append(rec.Started.Cues, runner.CueInfo{ID: c.ID, Agents: c.Agents})
+		if c.Parent == "" { // the plan's cues; children are in Cues only
+			rec.Started.Cues = append(rec.Started.Cues, runner.CueInfo{ID: c.ID, Agents: c.Agents})
+		}
 		cr := runner.CueRecord{State: c.State, Reason: c.Reason, Approved: c.Approved, AgentAttempts: map[string]int{},
 			ReachedGo: c.State == runner.CueGo}
 		for _, a := range c.Attempts {

@@ -49,7 +49,7 @@ func decodeEvent(ev runner.Event) (record, error) {
 	}
 	switch ev.Type {
 	case runner.EvRunStarted, runner.EvCueState, runner.EvAttemptStarted, runner.EvAttemptEnded,
-		runner.EvMessage, runner.EvCooldown:
+		runner.EvMessage, runner.EvCooldown, runner.EvTaskStarted, runner.EvQuestion, runner.EvQuestionClosed, runner.EvUsage:
 		// Decoding the data below checks it.
 	default:
 		if len(ev.Data) > 0 && !json.Valid(ev.Data) {
@@ -102,6 +102,8 @@ func decodeEvent(ev runner.Event) (record, error) {
 		rec.payload = d
 	case runner.EvManualGo:
 		err = need(ev.Cue != "", "cue")
+	default:
+		rec.payload, _, err = decodeCollab(ev)
 	}
 	return rec, err
 }
@@ -392,6 +394,9 @@ func (t *txn) projectRunStarted(rec *record) error {
 // project applies an event to the state tables; types without state (notes,
 // blackboard updates, types this orch does not know) are only logged.
 func (t *txn) project(rec *record) error {
+	if ok, err := t.projectCollab(rec); ok {
+		return err
+	}
 	ev := &rec.ev
 	switch ev.Type {
 	case runner.EvRunState:

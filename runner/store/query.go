@@ -23,6 +23,8 @@ type RunSummary struct {
 	Completed int
 	Failed    int
 	Active    int // cues in warning, standby or go
+	// The counts above are of the plan's cues, not of child tasks.
+	OpenQuestions int // questions waiting for an answer
 }
 
 // ErrNoRuns says the database holds no run at all, so no reference to one
@@ -95,8 +97,9 @@ func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 		SELECT p.id, p.cuelist, p.state, p.reason, p.started_at, p.ended_at,
 			p.owner_pid, p.owner_host, p.owner_token, p.heartbeat_at, count(c.cue_id),
 			coalesce(sum(c.state = 'completed'), 0), coalesce(sum(c.state = 'failed'), 0),
-			coalesce(sum(c.state IN ('warning', 'standby', 'go')), 0)
-		FROM page p LEFT JOIN cues c ON c.run_id = p.id
+			coalesce(sum(c.state IN ('warning', 'standby', 'go')), 0),
+			(SELECT count(*) FROM questions q WHERE q.run_id = p.id AND q.state = 'open')
+		FROM page p LEFT JOIN cues c ON c.run_id = p.id AND c.parent = ''
 		GROUP BY p.id ORDER BY p.started_at DESC, p.id DESC`, limit)
 	if err != nil {
 		return nil, 0, err
@@ -109,7 +112,7 @@ func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 		var pid int
 		var host, token string
 		if err := rows.Scan(&s.ID, &s.Cuelist, &s.State, &s.Reason, &started, &ended, &pid, &host, &token, &heartbeat,
-			&s.Cues, &s.Completed, &s.Failed, &s.Active); err != nil {
+			&s.Cues, &s.Completed, &s.Failed, &s.Active, &s.OpenQuestions); err != nil {
 			return nil, 0, err
 		}
 		s.StartedAt, s.EndedAt = fromMicros(started), fromMicros(ended)

@@ -56,7 +56,7 @@ func TestMigrateFromEmpty(t *testing.T) {
 	if id := queryInt(t, raw, "PRAGMA application_id"); id != applicationID {
 		t.Errorf("application_id = %#x", id)
 	}
-	for _, table := range []string{"runs", "cues", "attempts", "events", "messages", "blackboard", "cooldowns", "output", "commands"} {
+	for _, table := range []string{"runs", "cues", "attempts", "events", "messages", "blackboard", "cooldowns", "output", "commands", "conflicts", "questions", "memory", "memory_fts"} {
 		if n := queryInt(t, raw, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", table); n != 1 {
 			t.Errorf("table %s missing", table)
 		}
@@ -349,6 +349,63 @@ func TestKilledProcessLosesNothing(t *testing.T) {
 	logs, err := d.Logs(context.Background(), "r1", "", 0, 0)
 	if err != nil || len(logs) != 200 {
 		t.Fatalf("logs after kill: %d, %v", len(logs), err)
+	}
+	integrityOK(t, path)
+}
+
+// TestMigrateV2ToV3 opens a database written by the orch before schema 3,
+// with a run in it: the run reads as before, as plan cues with no parent,
+// and the new tables work.
+func TestMigrateV2ToV3(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orch.db")
+	if err := createFile(path); err != nil {
+		t.Fatal(err)
+	}
+	old := rawDB(t, path)
+	for _, m := range migrations[:2] {
+		if _, err := old.Exec(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		"PRAGMA user_version = 2",
+		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
+		`INSERT INTO runs (id, cuelist, state, created_at, started_at, ended_at) VALUES ('r1', 'deploy', 'completed', 1, 1000000, 2000000)`,
+		`INSERT INTO cues (run_id, cue_id, position, agents, state) VALUES ('r1', 'build', 0, '["b"]', 'completed'), ('r1', 'ship', 1, '["s"]', 'completed')`,
+		`INSERT INTO events (run_id, seq, at, type) VALUES ('r1', 1, 1000000, 'run/started')`,
+	} {
+		if _, err := old.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	old.Close()
+
+	d, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if v := queryInt(t, rawDB(t, path), "PRAGMA user_version"); v != 3 || schemaVersion != 3 {
+		t.Errorf("user_version %d, schemaVersion %d", v, schemaVersion)
+	}
+	ctx := context.Background()
+	r, err := d.Run(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Cues) != 2 || r.Cues[0].Parent != "" || r.Cues[0].Depth != 0 || r.RunSummary.Cues != 2 || r.Completed != 2 ||
+		r.Credits != 0 || len(r.Questions) != 0 {
+		t.Errorf("migrated run %+v", r)
+	}
+	// The new projections work on the old run.
+	appendOK(t, d, taskStartedEvent(t, "r1", "build/1", "helper", "build", "spawn", 1),
+		questionEvent(t, "r1", "q1", "build/1", "helper", "person"))
+	if q, err := d.Question(ctx, "r1", "q1"); err != nil || q.Cue != "build/1" {
+		t.Errorf("Question = %+v, %v", q, err)
+	}
+	writeMemory(t, d, runner.MemoryItem{Key: "k", Text: "migrated fine"})
+	if items, err := d.MemorySearch(ctx, "migrated", 0); err != nil || len(items) != 1 {
+		t.Errorf("MemorySearch = %+v, %v", items, err)
 	}
 	integrityOK(t, path)
 }

@@ -1,0 +1,182 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+// The projections of agents working together: child tasks (handoffs and
+// spawns) become cue rows, questions get a row each from asked to closed,
+// and the credits the agents report are kept on the run.
+
+// taskStarted is the decoded data of a task/started event.
+type taskStarted struct {
+	data    runner.TaskStartedData
+	agents  string // JSON array holding the child's agent
+	context any    // JSON object, or nil
+}
+
+// decodeCollab checks and decodes the data of the event types of this file;
+// ok is false for any other type.
+func decodeCollab(ev runner.Event) (payload any, ok bool, err error) {
+	switch ev.Type {
+	case runner.EvTaskStarted:
+		p, err := decodeTaskStarted(ev)
+		return p, true, err
+	case runner.EvQuestion:
+		var d runner.QuestionData
+		if err := needAttempt(ev); err != nil {
+			return nil, true, err
+		}
+		if err := decodeData(ev.Data, &d, true); err != nil {
+			return nil, true, err
+		}
+		switch {
+		case d.ID == "":
+			err = errors.New("the question has no id")
+		case strings.TrimSpace(d.Question) == "":
+			err = fmt.Errorf("question %s has no text", d.ID)
+		case d.Complexity != "quick" && d.Complexity != "deep":
+			err = fmt.Errorf("question %s: complexity %q is neither quick nor deep", d.ID, d.Complexity)
+		case d.To == "":
+			err = fmt.Errorf("question %s says nobody it was asked of", d.ID)
+		}
+		return d, true, err
+	case runner.EvQuestionClosed:
+		var d runner.AnswerData
+		switch ev.State {
+		case runner.QuestionAnswered, runner.QuestionUnanswered, runner.QuestionWithdrawn:
+		default:
+			return nil, true, fmt.Errorf("unknown question state %q (want answered, unanswered or withdrawn)", ev.State)
+		}
+		if err := decodeData(ev.Data, &d, true); err != nil {
+			return nil, true, err
+		}
+		if d.ID == "" {
+			return nil, true, errors.New("the data names no question (id)")
+		}
+		return d, true, nil
+	case runner.EvUsage:
+		var d runner.UsageData
+		if err := decodeData(ev.Data, &d, true); err != nil {
+			return nil, true, err
+		}
+		if d.RunTotal < 0 || d.Credits < 0 {
+			return nil, true, fmt.Errorf("negative credits (%g, run total %g)", d.Credits, d.RunTotal)
+		}
+		return d, true, nil
+	}
+	return nil, false, nil
+}
+
+func decodeTaskStarted(ev runner.Event) (taskStarted, error) {
+	var p taskStarted
+	if ev.Cue == "" || ev.Agent == "" {
+		return p, fmt.Errorf("a task/started event needs the child's task id (cue) and agent (got %q, %q)", ev.Cue, ev.Agent)
+	}
+	if err := decodeData(ev.Data, &p.data, true); err != nil {
+		return p, err
+	}
+	d := &p.data
+	switch {
+	case d.Parent == "":
+		return p, fmt.Errorf("task %s has no parent", ev.Cue)
+	case d.Kind != "handoff" && d.Kind != "spawn":
+		return p, fmt.Errorf("task %s: kind %q is neither handoff nor spawn", ev.Cue, d.Kind)
+	case d.Depth < 1:
+		return p, fmt.Errorf("task %s: depth %d (a child is at depth 1 or more)", ev.Cue, d.Depth)
+	}
+	// A child's id is its parent's, "/", a number: the tree can be read from
+	// the ids alone, and a cue id (which cannot hold "/") never collides.
+	rest, ok := strings.CutPrefix(ev.Cue, d.Parent+"/")
+	if !ok || rest == "" || strings.Contains(rest, "/") {
+		return p, fmt.Errorf("task id %q is not its parent's id %q followed by /N", ev.Cue, d.Parent)
+	}
+	a, _ := json.Marshal([]string{ev.Agent}) // a []string always marshals
+	p.agents = string(a)
+	p.context = jsonOrNil(d.Context)
+	return p, nil
+}
+
+// projectCollab applies the event types of this file; ok is false for any
+// other type.
+func (t *txn) projectCollab(rec *record) (ok bool, err error) {
+	ev := &rec.ev
+	switch ev.Type {
+	case runner.EvTaskStarted:
+		return true, t.projectTaskStarted(rec)
+	case runner.EvQuestion:
+		return true, t.projectQuestion(rec)
+	case runner.EvQuestionClosed:
+		return true, t.projectQuestionClosed(rec)
+	case runner.EvUsage:
+		_, err := t.exec(`UPDATE runs SET credits = ? WHERE id = ?`, rec.payload.(runner.UsageData).RunTotal, ev.RunID)
+		return true, err
+	}
+	return false, nil
+}
+
+// projectTaskStarted creates the child's cue row, pending, after every row
+// the run has (plan cues first, then children in the order they started).
+func (t *txn) projectTaskStarted(rec *record) error {
+	ev, p := &rec.ev, rec.payload.(taskStarted)
+	res, err := t.exec(`INSERT INTO cues (run_id, cue_id, position, agents, state, parent, kind, depth, task_ref, context)
+		SELECT ?, ?, coalesce((SELECT max(position) FROM cues WHERE run_id = ?), -1) + 1, ?, ?, ?, ?, ?, ?, ?
+		WHERE EXISTS (SELECT 1 FROM cues WHERE run_id = ? AND cue_id = ?)`,
+		ev.RunID, ev.Cue, ev.RunID, p.agents, runner.CuePending, p.data.Parent, p.data.Kind, p.data.Depth, p.data.TaskRef, p.context,
+		ev.RunID, p.data.Parent)
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return fmt.Errorf("run %s already has a task %s", ev.RunID, ev.Cue)
+		}
+		return err
+	}
+	if rowsAffected(res) == 0 {
+		return fmt.Errorf("run %s has no task %q, the parent of %s", ev.RunID, p.data.Parent, ev.Cue)
+	}
+	return nil
+}
+
+func (t *txn) projectQuestion(rec *record) error {
+	ev, q := &rec.ev, rec.payload.(runner.QuestionData)
+	_, err := t.exec(`INSERT INTO questions (run_id, qid, cue_id, agent_id, attempt, question, complexity, asked_to, deadline, asked_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ev.RunID, q.ID, ev.Cue, ev.Agent, ev.Attempt, q.Question, q.Complexity, q.To, micros(q.Deadline), rec.at)
+	switch {
+	case err == nil:
+		return nil
+	case strings.Contains(err.Error(), "FOREIGN KEY"):
+		return fmt.Errorf("run %s has no cue %q (the asker of question %s)", ev.RunID, ev.Cue, q.ID)
+	case strings.Contains(err.Error(), "UNIQUE"):
+		return fmt.Errorf("run %s already has a question %s", ev.RunID, q.ID)
+	}
+	return err
+}
+
+// projectQuestionClosed closes an open question; closing one that is not
+// open is the caller's mistake (two answers to one question, say) and fails.
+func (t *txn) projectQuestionClosed(rec *record) error {
+	ev, a := &rec.ev, rec.payload.(runner.AnswerData)
+	var answer, by string
+	if ev.State == runner.QuestionAnswered {
+		answer, by = a.Answer, a.By
+	}
+	res, err := t.exec(`UPDATE questions SET state = ?, answer = ?, answered_by = ?, reason = ?, closed_at = ?
+		WHERE run_id = ? AND qid = ? AND state = 'open'`,
+		ev.State, answer, by, ev.Reason, rec.at, ev.RunID, a.ID)
+	if err != nil || rowsAffected(res) > 0 {
+		return err
+	}
+	var state string
+	if err := t.queryRow(`SELECT coalesce((SELECT state FROM questions WHERE run_id = ? AND qid = ?), '')`, ev.RunID, a.ID).Scan(&state); err != nil {
+		return err
+	}
+	if state == "" {
+		return fmt.Errorf("run %s has no question %s", ev.RunID, a.ID)
+	}
+	return fmt.Errorf("question %s of run %s is already %s", a.ID, ev.RunID, state)
+}
