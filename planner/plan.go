@@ -21,7 +21,7 @@ const DefaultEstimate = time.Minute
 // Plan is a compiled cuelist. It is never changed after Build returns.
 type Plan struct {
 	Cuelist   *spec.Cuelist
-	Agents    map[string]*spec.Agent // every agent the cues target, with their fallbacks
+	Agents    map[string]*spec.Agent // every agent the cues target, with their fallbacks and handoff_to receivers
 	Cues      []*Cue                 // in file order
 	ByID      map[string]*Cue
 	Graph     graph.Graph[string, *Cue] // dependency, auto_follow and arbitration edges
@@ -148,7 +148,9 @@ func (b *builder) priority(c *spec.Cue) int {
 	return best
 }
 
-// addAgent records an agent the plan uses, with the fallbacks it may be replaced by.
+// addAgent records an agent the plan uses, with the fallbacks it may be
+// replaced by and the agents it may hand work to or spawn (handoff_to): a
+// run may start any of them.
 func (b *builder) addAgent(p *Plan, id string) {
 	a := b.agents[id]
 	if a == nil || p.Agents[id] != nil {
@@ -157,6 +159,9 @@ func (b *builder) addAgent(p *Plan, id string) {
 	p.Agents[id] = a
 	for _, fb := range a.Fallback {
 		b.addAgent(p, fb)
+	}
+	for _, to := range a.HandoffTo {
+		b.addAgent(p, to)
 	}
 }
 

@@ -68,6 +68,7 @@ type TaskFailed struct {
 
 // TaskHandoff hands work to another agent (a handoff spec); answer HandoffResult.
 type TaskHandoff struct {
+	CueID          string         `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
 	FromAgent      string         `json:"from_agent,omitempty"`
 	ToAgent        string         `json:"to_agent" protocol:"required"`
 	TaskID         string         `json:"task_id" protocol:"required"`
@@ -85,6 +86,7 @@ type HandoffResult struct {
 // TaskSpawn starts a child task without waiting; answer SpawnAccepted. When the
 // child ends, orch sends TaskAnnounce.
 type TaskSpawn struct {
+	CueID  string         `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
 	Agent  string         `json:"agent" protocol:"required"`
 	Inputs map[string]any `json:"inputs,omitempty"`
 }
@@ -106,6 +108,7 @@ type TaskAnnounce struct {
 // BlackboardWrite writes a key on the run's blackboard; answer BlackboardAck.
 // Value may be any JSON value, null included.
 type BlackboardWrite struct {
+	CueID string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
 	Key   string `json:"key" protocol:"required"`
 	Value any    `json:"value" protocol:"required"`
 }
@@ -118,7 +121,8 @@ type BlackboardAck struct {
 
 // BlackboardRead reads a key; answer BlackboardValue.
 type BlackboardRead struct {
-	Key string `json:"key" protocol:"required"`
+	CueID string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
+	Key   string `json:"key" protocol:"required"`
 }
 
 // BlackboardValue answers BlackboardRead. Value, Version and Author are set
@@ -134,6 +138,7 @@ type BlackboardValue struct {
 // QuestionAsk is a question that bubbles up to the parent, then to the person;
 // answer QuestionAnswer. Complexity is shown before anyone opens the question.
 type QuestionAsk struct {
+	CueID      string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
 	Question   string `json:"question" protocol:"required,nonempty"`
 	Complexity string `json:"complexity" protocol:"required,enum=quick|deep"`
 	QuestionID string `json:"question_id,omitempty"`
@@ -147,8 +152,9 @@ type QuestionAnswer struct {
 
 // MessageSend sends Body to a sibling agent; answer MessageSent or DeliveryFailed.
 type MessageSend struct {
-	To   string `json:"to" protocol:"required"`
-	Body any    `json:"body" protocol:"required"`
+	CueID string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
+	To    string `json:"to" protocol:"required"`
+	Body  any    `json:"body" protocol:"required"`
 }
 
 // MessageSent answers MessageSend: delivered.
@@ -158,21 +164,24 @@ type MessageSent struct {
 
 // MessageUser sends Body to the person running orch; the parent is told.
 type MessageUser struct {
-	Body any `json:"body" protocol:"required"`
+	CueID string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
+	Body  any    `json:"body" protocol:"required"`
 }
 
 // MessageNotice tells a parent that one of its children sent a message.
 type MessageNotice struct {
-	From string `json:"from,omitempty"`
-	To   string `json:"to,omitempty"`
-	Kind string `json:"kind,omitempty"`
-	Body any    `json:"body,omitempty"`
+	CueID string `json:"cue_id,omitempty"` // the recipient's task it is for
+	From  string `json:"from,omitempty"`
+	To    string `json:"to,omitempty"`
+	Kind  string `json:"kind,omitempty"`
+	Body  any    `json:"body,omitempty"`
 }
 
 // MessageReceived delivers a message to an agent.
 type MessageReceived struct {
-	From string `json:"from" protocol:"required"`
-	Body any    `json:"body,omitempty"`
+	CueID string `json:"cue_id,omitempty"` // the recipient's task it is for
+	From  string `json:"from" protocol:"required"`
+	Body  any    `json:"body,omitempty"`
 }
 
 // DeliveryFailed says a message could not be delivered (its recipient ended).
@@ -182,15 +191,17 @@ type DeliveryFailed struct {
 
 // DiscoveryReport is something noticed, for the parent, without interrupting it.
 type DiscoveryReport struct {
+	CueID   string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
 	Summary string `json:"summary,omitempty"`
 	Body    any    `json:"body,omitempty"`
 }
 
 // MemoryWrite keeps something across runs; answer MemoryAck.
 type MemoryWrite struct {
-	Key  string   `json:"key" protocol:"required"`
-	Text string   `json:"text" protocol:"required"`
-	Tags []string `json:"tags,omitempty"`
+	CueID string   `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
+	Key   string   `json:"key" protocol:"required"`
+	Text  string   `json:"text" protocol:"required"`
+	Tags  []string `json:"tags,omitempty"`
 }
 
 // MemoryAck answers MemoryWrite.
@@ -200,6 +211,7 @@ type MemoryAck struct {
 
 // MemorySearch is a full-text search of memory; answer MemoryResults.
 type MemorySearch struct {
+	CueID string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
 	Query string `json:"query" protocol:"required,nonempty"`
 	Limit int    `json:"limit,omitempty" protocol:"min=1"`
 }
@@ -211,17 +223,20 @@ type MemoryResults struct {
 
 // StatusUpdate reports a state change of the agent (exception-based: no heartbeats).
 type StatusUpdate struct {
+	CueID  string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
 	State  string `json:"state" protocol:"required"`
 	Detail string `json:"detail,omitempty"`
 }
 
 // StatusUsage reports the credits used so far by this attempt.
 type StatusUsage struct {
+	CueID   string  `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
 	Credits float64 `json:"credits" protocol:"required,min=0"`
 }
 
 // EscalationConflict is a conflict decision (seed format).
 type EscalationConflict struct {
+	CueID              string   `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
 	ConflictType       string   `json:"conflict_type" protocol:"required,enum=resource|timing|output"`
 	CuesInvolved       []string `json:"cues_involved,omitempty"`
 	AgentsInvolved     []string `json:"agents_involved,omitempty"`
@@ -234,6 +249,7 @@ type EscalationConflict struct {
 
 // EscalationError reports an error to the hub.
 type EscalationError struct {
+	CueID  string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
 	Error  string `json:"error" protocol:"required"`
 	Detail any    `json:"detail,omitempty"`
 }

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/spec"
@@ -28,14 +31,19 @@ type agentProcess struct {
 	errw  *lineWriter
 
 	mu      sync.Mutex
-	replies map[string]chan *wireMessage // by the id of the request waiting for it
-	active  map[string]*attempt          // attempts using the process, by cue
-	last    *attempt                     // the latest attempt to use it: stderr is logged as its
-	broken  *failure                     // why the process is unusable; set once
-	done    chan struct{}                // closed when broken
+	replies map[string]func(*wireMessage) // by the id of the message waiting for its answer
+	active  map[string]*attempt           // attempts using the process, by cue
+	last    *attempt                      // the latest attempt to use it: stderr is logged as its
+	broken  *failure                      // why the process is unusable; set once
+	done    chan struct{}                 // closed when broken
 	lines   int
 	closed  chan struct{} // closed when the process is gone and swept
 	once    sync.Once
+
+	// the reader goroutine's: the agent's message rate (see throttle)
+	limiter   *rate.Limiter
+	throttled int
+	warnedAt  time.Time
 }
 
 // agentProc returns the agent's healthy process, starting one if needed.
@@ -46,7 +54,7 @@ func (r *run) agentProc(a *attempt) (*agentProcess, *failure) {
 		return ap, nil
 	}
 	ap := &agentProcess{r: r, agent: a.agent, token: fmt.Sprintf("%s/agent/%s/%s", r.id, a.agent.ID, NewRunID()),
-		replies: map[string]chan *wireMessage{}, active: map[string]*attempt{}, done: make(chan struct{}), closed: make(chan struct{})}
+		replies: map[string]func(*wireMessage){}, active: map[string]*attempt{}, done: make(chan struct{}), closed: make(chan struct{})}
 	pr, pw := io.Pipe()
 	ap.errw = &lineWriter{emit: ap.logLine}
 	r.sweeper.begin(ap.token)
@@ -63,6 +71,24 @@ func (r *run) agentProc(a *attempt) (*agentProcess, *failure) {
 	r.procs[a.agent.ID] = ap
 	r.allProcs = append(r.allProcs, ap)
 	return ap, nil
+}
+
+// expect registers what to do with the answer to message id (called from
+// the reader goroutine: it must not block); unexpect forgets it.
+func (ap *agentProcess) expect(id string, answer func(*wireMessage)) *failure {
+	ap.mu.Lock()
+	defer ap.mu.Unlock()
+	if ap.broken != nil {
+		return ap.broken
+	}
+	ap.replies[id] = answer
+	return nil
+}
+
+func (ap *agentProcess) unexpect(id string) {
+	ap.mu.Lock()
+	delete(ap.replies, id)
+	ap.mu.Unlock()
 }
 
 func (ap *agentProcess) healthy() bool {
@@ -138,6 +164,7 @@ func (ap *agentProcess) read(r io.Reader) {
 			ap.fail(exitFailure(ap.p.exit(), "while serving its cues"))
 			return
 		}
+		ap.throttle(msg)
 		ap.deliver(msg, raw)
 	}
 }
@@ -150,8 +177,8 @@ func (ap *agentProcess) deliver(msg protocols.Message, raw []byte) {
 	}
 	a := ap.attemptFor(msg)
 	ap.mu.Unlock()
-	if waiter != nil { // the exchange has it recorded before acting on it
-		waiter <- &wireMessage{msg: msg, raw: append([]byte(nil), raw...)}
+	if waiter != nil { // the waiter has it recorded before acting on it
+		waiter(&wireMessage{msg: msg, raw: append([]byte(nil), raw...)})
 		return
 	}
 	if a != nil {
@@ -198,9 +225,18 @@ func (ap *agentProcess) send(a *attempt, msg protocols.Message) *failure {
 	return ap.write(msg)
 }
 
-// write writes a message that is already recorded.
+// write writes a message that is already recorded. An agent that has not
+// read its stdin for the grace period is broken: orch never blocks on it.
 func (ap *agentProcess) write(msg protocols.Message) *failure {
+	if f, ok := ap.p.stdin.(*os.File); ok {
+		_ = f.SetWriteDeadline(time.Now().Add(ap.r.grace))
+	}
 	if err := ap.w.Send(msg); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			f := failf("malfunction", "the agent has not read its stdin for %s (writing %s to it)", ap.r.grace, msg.Type)
+			ap.fail(f)
+			return f
+		}
 		select {
 		case <-ap.done:
 			return ap.failure()

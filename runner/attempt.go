@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
@@ -56,6 +57,20 @@ type attempt struct {
 	standbyMsg *wireMessage
 	// reply is the agent's answer of the phase just done, for the loop to record.
 	reply *wireMessage
+
+	node    *node              // the task it serves in the run's tree
+	proc    *agentProcess      // a protocol agent's process, from WARNING on
+	child   *child             // set for a child task's attempt: it drives itself through the phases
+	reports chan report        // where it reports: the loop's channel, or its child's
+	inGo    atomic.Bool        // GO was sent: it may receive messages and questions
+	held    *protocols.Message // a request taken out of requests but not yet served (see serveWrites)
+	guard   loopGuard          // repeated messages (its own goroutine only)
+	credits float64            // the credits it reported so far (its own goroutine only)
+
+	mu     sync.Mutex
+	kids   map[*child]bool // children still running: they end with it
+	abort  chan struct{}   // closed by fail: another goroutine ended it (a question unanswered in time)
+	failed *failure
 }
 
 // driver speaks to one kind of agent (protocol none or jsonl).
@@ -68,11 +83,34 @@ type driver interface {
 	close(a *attempt) (pid int, exit *int)
 }
 
-func newAttempt(r *run, c *cueRun, t *target, number int) *attempt {
-	return &attempt{r: r, cue: c, tgt: t, agent: t.agent, number: number,
-		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, c.cue.ID, number, NewRunID()),
-		orders: make(chan orderMsg, 2), halt: make(chan struct{}), requests: make(chan protocols.Message),
+// requestBuffer is how many of an agent's requests may wait for the
+// attempt serving them: enough to batch a burst of blackboard writes into
+// one transaction; beyond it the agent's pipe fills and it waits.
+const requestBuffer = 256
+
+func newAttempt(r *run, c *cueRun, t *target, n *node, number int, reports chan report) *attempt {
+	return &attempt{r: r, cue: c, tgt: t, agent: t.agent, number: number, node: n, reports: reports,
+		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, safeName(c.cue.ID), number, NewRunID()),
+		orders: make(chan orderMsg, 2), halt: make(chan struct{}), requests: make(chan protocols.Message, requestBuffer),
+		abort: make(chan struct{}), kids: map[*child]bool{},
 		trivial: t.agent.Protocol != "jsonl" && len(t.agent.Prepare) == 0 && len(t.agent.ReadyCheck) == 0}
+}
+
+// fail ends the attempt from another goroutine, with f, as soon as it is
+// waiting for its agent. The first failure wins.
+func (a *attempt) fail(f *failure) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.failed == nil {
+		a.failed = f
+		close(a.abort)
+	}
+}
+
+func (a *attempt) failure() *failure {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.failed
 }
 
 func (a *attempt) order(kind order, t *Task) { a.orders <- orderMsg{kind: kind, task: t} }
@@ -100,11 +138,22 @@ func (a *attempt) run(ctx context.Context) {
 		d = &plainDriver{}
 	}
 	outputs, fail := a.phases(d)
+	a.inGo.Store(false)
+	a.endChildren("their parent's attempt ended")
+	a.r.withdrawQuestions(a)
 	pid, exit := d.close(a)
 	if fail == nil {
 		fail = a.checkContract(outputs)
 	}
-	a.r.reports <- report{kind: repEnded, att: a, fail: fail, outputs: outputs, pid: pid, exit: exit, reply: a.takeReply()}
+	how := "completed"
+	if fail != nil {
+		how = "failed"
+		if fail.class == "stopped" {
+			how = "stopped"
+		}
+	}
+	a.r.tree.end(a.node, how)
+	a.reports <- report{kind: repEnded, att: a, fail: fail, outputs: outputs, pid: pid, exit: exit, reply: a.takeReply()}
 }
 
 // takeReply hands the last recorded-later reply to a report.
@@ -115,6 +164,9 @@ func (a *attempt) takeReply() *wireMessage {
 }
 
 func (a *attempt) phases(d driver) (map[string]any, *failure) {
+	if a.child != nil {
+		return a.childPhases(d)
+	}
 	if a.trivial {
 		task, f := a.await(orderGo)
 		if f != nil {
@@ -125,7 +177,7 @@ func (a *attempt) phases(d driver) (map[string]any, *failure) {
 	if f := d.warning(a); f != nil {
 		return nil, f
 	}
-	a.r.reports <- report{kind: repWarned, att: a, reply: a.takeReply()}
+	a.reports <- report{kind: repWarned, att: a, reply: a.takeReply()}
 	o, f := a.awaitOrder(orderStandby)
 	if f != nil {
 		return nil, f
@@ -134,7 +186,7 @@ func (a *attempt) phases(d driver) (map[string]any, *failure) {
 	if f := d.standby(a); f != nil {
 		return nil, f
 	}
-	a.r.reports <- report{kind: repReady, att: a, reply: a.takeReply()}
+	a.reports <- report{kind: repReady, att: a, reply: a.takeReply()}
 	task, f := a.await(orderGo)
 	if f != nil {
 		return nil, f

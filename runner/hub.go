@@ -1,51 +1,179 @@
 package runner
 
 import (
-	"context"
 	"encoding/json"
+	"fmt"
+	"time"
 
 	"github.com/orch-cli/orch/protocols"
 )
 
-// serve handles a message an agent sent that is not the reply being waited
-// for: the hub side of hub and spoke. Requests get their answer; state
-// reports are recorded (they already are, as messages); anything else gets
-// a protocol.error with the reason, and the agent goes on.
+// serve handles a message an agent sent during its attempt that is not the
+// reply being waited for: the hub side of hub and spoke (DESIGN §4). It runs
+// on the attempt's goroutine. Requests get their answer (some later: a
+// handoff's result, a question's answer); reports are recorded (they already
+// are, as messages); anything else gets a protocol.error with the reason,
+// and the agent goes on. A failure returned ends the attempt.
 func (r *run) serve(a *attempt, ap *agentProcess, msg protocols.Message) *failure {
-	ctx := context.Background()
-	reply := func(b protocols.Body) *failure { return ap.send(a, protocols.Reply(msg, b)) }
+	if f := a.checkLoop(ap, msg); f != nil {
+		return f
+	}
+	refuse := func(format string, args ...any) *failure {
+		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: fmt.Sprintf(format, args...)}))
+	}
 	switch b := msg.Body.(type) {
 	case protocols.BlackboardWrite:
-		raw, err := json.Marshal(b.Value)
-		if err != nil {
-			return reply(protocols.ProtocolError{Reason: "blackboard.write: value cannot be stored: " + err.Error()})
+		if !a.allows("blackboard") {
+			return refuse("blackboard.write: %s", a.denied("blackboard"))
 		}
-		v, err := r.rec.BlackboardWrite(ctx, r.id, b.Key, json.RawMessage(r.redact.text(string(raw))), a.agent.ID)
-		if err != nil {
-			return reply(protocols.ProtocolError{Reason: "blackboard.write failed: " + err.Error()})
-		}
-		return reply(protocols.BlackboardAck{Key: b.Key, Version: v})
+		return r.serveWrites(a, ap, msg)
 	case protocols.BlackboardRead:
-		e, ok, err := r.rec.BlackboardRead(ctx, r.id, b.Key)
-		if err != nil {
-			return reply(protocols.ProtocolError{Reason: "blackboard.read failed: " + err.Error()})
+		if !a.allows("blackboard") {
+			return refuse("blackboard.read: %s", a.denied("blackboard"))
 		}
-		val := protocols.BlackboardValue{Key: b.Key, Found: ok}
-		if ok {
-			var v any
-			_ = json.Unmarshal(e.Value, &v)
-			val.Value, val.Version, val.Author = v, e.Version, e.Author
+		return r.read(a, ap, msg, b)
+	case protocols.TaskHandoff:
+		return r.handoff(a, ap, msg, b)
+	case protocols.TaskSpawn:
+		return r.spawn(a, ap, msg, b)
+	case protocols.QuestionAsk:
+		return r.ask(a, msg, b)
+	case protocols.QuestionAnswer: // an answer to a question that closed meanwhile
+		a.note("%s answered question %s after it closed; the answer is not used", a.agent.ID, b.QuestionID)
+		return nil
+	case protocols.MessageSend:
+		return r.sendMessage(a, ap, msg, b)
+	case protocols.MessageUser:
+		r.toUser(a, "message", "", b.Body)
+		r.notifyParent(a, "message.user", "person", b.Body)
+		return nil
+	case protocols.DiscoveryReport:
+		r.discovery(a, b)
+		return nil
+	case protocols.MemoryWrite:
+		if !a.allows("memory") {
+			return refuse("memory.write: %s", a.denied("memory"))
 		}
-		return reply(val)
+		item := MemoryItem{Key: b.Key, Text: r.redact.text(b.Text), Tags: b.Tags, Agent: a.agent.ID, RunID: r.id, At: time.Now().UTC()}
+		if err := r.rec.MemoryWrite(context0, item); err != nil {
+			return refuse("memory.write failed: %v", err)
+		}
+		return ap.send(a, protocols.Reply(msg, protocols.MemoryAck{Key: b.Key}))
+	case protocols.MemorySearch:
+		if !a.allows("memory") {
+			return refuse("memory.search: %s", a.denied("memory"))
+		}
+		return r.searchMemory(a, ap, msg, b)
+	case protocols.StatusUsage:
+		a.addCredits(b.Credits)
+		return nil
 	}
 	ch, err := protocols.Route(msg.Type)
 	switch {
 	case err != nil:
-		return reply(protocols.ProtocolError{Reason: err.Error()})
+		return refuse("%v", err)
 	case ch == protocols.ChannelStatus || ch == protocols.ChannelEscalation:
 		return nil // recorded; exception-based reporting needs no answer
 	case !protocols.FromAgent(msg.Type):
-		return reply(protocols.ProtocolError{Reason: msg.Type + " is sent by orch, not by agents"})
+		return refuse("%s is sent by orch, not by agents", msg.Type)
 	}
-	return reply(protocols.ProtocolError{Reason: msg.Type + " is not supported by this version of orch"})
+	return refuse("%s is not supported by this version of orch", msg.Type)
+}
+
+// allows reports whether the agent's effective tools at its depth include tool.
+func (a *attempt) allows(tool string) bool {
+	return toolsOf(a.r.plan, a.agent.ID).Allows(tool, a.node.depth)
+}
+
+func (a *attempt) denied(tool string) string {
+	return fmt.Sprintf("agent %s may not use %q at handoff depth %d (its effective tools: %v)",
+		a.agent.ID, tool, a.node.depth, toolsOf(a.r.plan, a.agent.ID).At(a.node.depth))
+}
+
+// serveWrites stores a blackboard.write together with the writes queued
+// right behind it, in as few transactions as the store can (an agent may
+// send thousands a second), then acknowledges each in order. A request of
+// another kind found behind them waits in a.held for the exchange.
+func (r *run) serveWrites(a *attempt, ap *agentProcess, first protocols.Message) *failure {
+	batch := []protocols.Message{first}
+drain:
+	for len(batch) < requestBuffer {
+		select {
+		case m := <-a.requests:
+			if m.Type != protocols.TypeBlackboardWrite {
+				a.held = &m
+				break drain
+			}
+			if f := a.checkLoop(ap, m); f != nil {
+				return f
+			}
+			batch = append(batch, m)
+		default:
+			break drain
+		}
+	}
+	puts := make([]BlackboardPut, 0, len(batch))
+	replies := make([]protocols.Message, len(batch))
+	for i, m := range batch {
+		b := m.Body.(protocols.BlackboardWrite)
+		raw, err := json.Marshal(b.Value)
+		if err != nil { // a decoded value always encodes; kept for safety
+			replies[i] = protocols.Reply(m, protocols.ProtocolError{Reason: "blackboard.write: the value cannot be stored: " + err.Error()})
+			continue
+		}
+		puts = append(puts, BlackboardPut{Key: b.Key, Value: json.RawMessage(r.redact.text(string(raw))), Author: a.agent.ID,
+			Cue: a.cue.cue.ID, Attempt: a.number, MessageID: m.ID})
+	}
+	versions, err := r.rec.BlackboardWriteMany(context0, r.id, puts)
+	j := 0
+	for i, m := range batch {
+		if replies[i].Type != "" {
+			continue
+		}
+		if j < len(versions) {
+			replies[i] = protocols.Reply(m, protocols.BlackboardAck{Key: puts[j].Key, Version: versions[j]})
+		} else {
+			replies[i] = protocols.Reply(m, protocols.ProtocolError{Reason: fmt.Sprintf("blackboard.write failed: %v", err)})
+		}
+		j++
+	}
+	// The acknowledgements are recorded by the blackboard/updated events
+	// (with the message ids they answer), not once more each.
+	for _, m := range replies {
+		if f := ap.write(m); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+func (r *run) read(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.BlackboardRead) *failure {
+	e, ok, err := r.rec.BlackboardRead(context0, r.id, b.Key)
+	if err != nil {
+		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: "blackboard.read failed: " + err.Error()}))
+	}
+	val := protocols.BlackboardValue{Key: b.Key, Found: ok}
+	if ok {
+		var v any
+		_ = json.Unmarshal(e.Value, &v)
+		val.Value, val.Version, val.Author = v, e.Version, e.Author
+	}
+	return ap.send(a, protocols.Reply(msg, val))
+}
+
+func (r *run) searchMemory(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.MemorySearch) *failure {
+	items, err := r.rec.MemorySearch(context0, b.Query, b.Limit)
+	if err != nil {
+		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: "memory.search failed: " + err.Error()}))
+	}
+	out := make([]map[string]any, 0, len(items))
+	for _, it := range items {
+		tags := it.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		out = append(out, map[string]any{"key": it.Key, "text": it.Text, "tags": tags, "agent": it.Agent, "run_id": it.RunID,
+			"at": it.At.Format(time.RFC3339Nano)})
+	}
+	return ap.send(a, protocols.Reply(msg, protocols.MemoryResults{Items: out}))
 }

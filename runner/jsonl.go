@@ -21,7 +21,7 @@ func (d *jsonlDriver) warning(a *attempt) *failure {
 	if f != nil {
 		return f
 	}
-	d.ap = ap
+	d.ap, a.proc = ap, ap
 	ap.mu.Lock()
 	if ap.broken == nil {
 		ap.active[a.cue.cue.ID] = a
@@ -44,6 +44,7 @@ func (d *jsonlDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 	// here, before it is sent.
 	m := a.r.wire(protocols.New(protocols.CoordGo{RunID: a.r.id, CueID: a.cue.cue.ID, TargetAgents: a.cue.cue.Agents, Task: protocolTask(a.withBlackboard(t))}))
 	a.recordMessage("out", m.msg, m.raw)
+	a.inGo.Store(true)
 	wr, f := d.exchange(a, m, a.goTimeout(), "GO")
 	a.reply = wr
 	if f != nil {
@@ -85,18 +86,10 @@ func (d *jsonlDriver) close(a *attempt) (int, *int) {
 func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Duration, phase string) (*wireMessage, *failure) {
 	ap, msg := d.ap, out.msg
 	waiter := make(chan *wireMessage, 1)
-	ap.mu.Lock()
-	if ap.broken != nil {
-		ap.mu.Unlock()
-		return nil, ap.failure()
+	if f := ap.expect(msg.ID, func(m *wireMessage) { waiter <- m }); f != nil {
+		return nil, f
 	}
-	ap.replies[msg.ID] = waiter
-	ap.mu.Unlock()
-	defer func() {
-		ap.mu.Lock()
-		delete(ap.replies, msg.ID)
-		ap.mu.Unlock()
-	}()
+	defer ap.unexpect(msg.ID)
 	if f := ap.write(msg); f != nil {
 		return nil, f
 	}
@@ -104,6 +97,13 @@ func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Durati
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for {
+		if req := a.held; req != nil { // taken out of requests by a batch: served first
+			a.held = nil
+			if f := a.r.serve(a, ap, *req); f != nil {
+				return nil, f
+			}
+			continue
+		}
 		select {
 		case reply := <-waiter:
 			if err := protocols.CheckReply(msg, reply.msg); err != nil {
@@ -123,6 +123,10 @@ func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Durati
 		case <-a.halt:
 			_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.cue.ID, Reason: a.why}))
 			return nil, a.stopped()
+		case <-a.abort:
+			f := a.failure()
+			_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.cue.ID, Reason: f.reason}))
+			return nil, f
 		case <-timer.C:
 			var f *failure
 			if phase == "GO" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/internal/fakeagent"
+	"github.com/orch-cli/orch/internal/scriptagent"
 )
 
 // TestMain lets the test binary be a scripted jsonl agent: with
@@ -18,6 +19,9 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("ORCH_FAKE_AGENT") == "1" {
 		os.Exit(fakeagent.Main(os.Args[1:]))
+	}
+	if os.Getenv("ORCH_SCRIPT_AGENT") == "1" {
+		os.Exit(scriptagent.Main(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }

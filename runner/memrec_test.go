@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 )
@@ -17,6 +18,7 @@ type memRecorder struct {
 	cooldowns map[string]time.Time
 	commands  []Command
 	seq       map[string]int64
+	memory    map[string]MemoryItem
 }
 
 func newMemRecorder() *memRecorder {
@@ -134,3 +136,39 @@ func (m *memRecorder) cueStates() map[string]string {
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 func (m *memRecorder) Heartbeat(context.Context, string, string) error { return nil }
+
+func (m *memRecorder) BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) ([]int64, error) {
+	versions := make([]int64, len(puts))
+	for i, p := range puts {
+		v, err := m.BlackboardWrite(ctx, runID, p.Key, p.Value, p.Author)
+		if err != nil {
+			return versions[:i], err
+		}
+		versions[i] = v
+	}
+	return versions, nil
+}
+
+// MemoryWrite and MemorySearch keep items in a map; search matches the
+// query as a substring of the text (full-text search is the store's).
+func (m *memRecorder) MemoryWrite(_ context.Context, item MemoryItem) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.memory == nil {
+		m.memory = map[string]MemoryItem{}
+	}
+	m.memory[item.Key] = item
+	return nil
+}
+
+func (m *memRecorder) MemorySearch(_ context.Context, query string, _ int) ([]MemoryItem, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []MemoryItem
+	for _, it := range m.memory {
+		if strings.Contains(it.Text, query) {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}

@@ -67,14 +67,28 @@ func startProc(spec procSpec, waitDelay time.Duration) (*proc, error) {
 	// A grandchild that keeps stdout open must not hold Wait forever.
 	cmd.WaitDelay = waitDelay
 	p := &proc{cmd: cmd, token: spec.token, done: make(chan struct{})}
-	var err error
+	var childStdin *os.File
 	if spec.stdin != nil {
 		cmd.Stdin = spec.stdin
-	} else if p.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, err
+	} else {
+		// An os.Pipe rather than cmd.StdinPipe: its writing end takes a
+		// deadline, so that an agent that stops reading its stdin is found
+		// out instead of blocking orch (see agentProcess.write).
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdin, p.stdin, childStdin = pr, pw, pr
 	}
 	cmd.Stdout, cmd.Stderr = spec.stdout, spec.stderr
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	if childStdin != nil {
+		childStdin.Close() // the child has its own copy
+	}
+	if err != nil {
+		if p.stdin != nil {
+			p.stdin.Close()
+		}
 		return nil, startError(argv[0], spec.dir, err)
 	}
 	p.pid = cmd.Process.Pid

@@ -97,7 +97,95 @@ const (
 	// EvNote is anything else worth seeing in the log (a malfunction, a process
 	// left behind, a retry scheduled): Reason says what.
 	EvNote = "note"
+
+	// EvTaskStarted creates a child task: the receiver of a handoff or a
+	// spawned agent, run as a child of the task that asked for it. Cue is the
+	// child's task id — its parent's id, "/", a number (CUE-100/1, CUE-100/1/2;
+	// cue ids cannot hold "/") — and Agent the child's agent. The recorder
+	// creates a cue row for it (pending, with its parent); from then on its
+	// states and attempts are recorded as any cue's: EvCueState,
+	// EvAttemptStarted and EvAttemptEnded with Cue set to the task id.
+	// Data: TaskStartedData.
+	EvTaskStarted = "task/started"
+	// EvQuestion records a question an agent asked (question.ask), open until
+	// EvQuestionClosed. Cue, Agent, Attempt: the asker. Data: QuestionData.
+	EvQuestion = "question/asked"
+	// EvQuestionClosed closes a question. State: "answered", "unanswered"
+	// (its timeout passed) or "withdrawn" (its asker ended first); Reason
+	// says more. Data: AnswerData, always with the ID; Answer and By when
+	// answered.
+	EvQuestionClosed = "question/closed"
+	// EvUsage records credits an attempt reported (status.usage). Cue, Agent,
+	// Attempt: the reporter. Data: UsageData; the recorder keeps the run's
+	// total on the run.
+	EvUsage = "usage/reported"
+	// EvExhausted says a limit of the run was reached: no new GO is given and
+	// the run is stopped, then fails. Data: ExhaustedData.
+	EvExhausted = "resource/exhausted"
+	// EvGuard says a guard acted on an agent: a message repeated loop_warn
+	// times (a warning), loop_block times (the attempt fails), or a flood
+	// throttled. Cue, Agent, Attempt: the agent's; Reason says what.
+	EvGuard = "guard/warning"
+	// EvUserMessage is something that reached the person running orch: an
+	// agent's message.user, a root task's discovery.report, or the notice of a
+	// message between root tasks (their parent is the person). Data:
+	// UserMessageData.
+	EvUserMessage = "message/user"
 )
+
+// Question states, in EvQuestionClosed.State (an open question has none).
+const (
+	QuestionAnswered   = "answered"
+	QuestionUnanswered = "unanswered"
+	QuestionWithdrawn  = "withdrawn"
+)
+
+// TaskStartedData is the data of EvTaskStarted.
+type TaskStartedData struct {
+	Parent  string         `json:"parent"`             // the parent's task id: a cue id, or a child's id
+	Kind    string         `json:"kind"`               // "handoff" or "spawn"
+	TaskRef string         `json:"task_ref,omitempty"` // the task_id the sender gave a handoff
+	Depth   int            `json:"depth"`              // 1 for a child of a cue's agent
+	Chain   []string       `json:"chain"`              // agents from the root to this child, this one last
+	Context map[string]any `json:"context,omitempty"`  // the handoff_context, or the spawn's inputs
+}
+
+// QuestionData is the data of EvQuestion.
+type QuestionData struct {
+	ID         string    `json:"id"` // q1, q2, ... in the order asked in the run
+	Question   string    `json:"question"`
+	Complexity string    `json:"complexity"` // quick or deep
+	To         string    `json:"to"`         // "person", or the id of the parent agent it went to
+	Deadline   time.Time `json:"deadline"`   // when it becomes unanswered
+}
+
+// AnswerData is the data of EvQuestionClosed.
+type AnswerData struct {
+	ID     string `json:"id"`
+	Answer string `json:"answer,omitempty"`
+	By     string `json:"by,omitempty"` // "person", or the agent that answered
+}
+
+// UsageData is the data of EvUsage.
+type UsageData struct {
+	Credits  float64 `json:"credits"`   // the attempt's credits so far, as reported
+	RunTotal float64 `json:"run_total"` // the run's credits so far
+}
+
+// ExhaustedData is the data of EvExhausted.
+type ExhaustedData struct {
+	Limit string `json:"limit"` // max_credits or max_duration
+	Used  string `json:"used"`  // e.g. "1003.5" or "2m0.1s"
+	Max   string `json:"max"`
+}
+
+// UserMessageData is the data of EvUserMessage.
+type UserMessageData struct {
+	Kind string          `json:"kind"` // "message" (message.user), "discovery" (discovery.report) or "notice" (a message between root tasks)
+	From string          `json:"from"` // the sending agent
+	To   string          `json:"to,omitempty"`
+	Body json.RawMessage `json:"body,omitempty"`
+}
 
 // Event is one entry of a run's append-only log. The recorder assigns Seq,
 // contiguous per run, when it commits the event.
@@ -181,6 +269,30 @@ type CooldownData struct {
 type BlackboardData struct {
 	Key     string `json:"key"`
 	Version int64  `json:"version"`
+	// MessageID is the blackboard.write the write carries out, if an agent
+	// sent one: the event is that message's record (and, with Version, its
+	// blackboard.ack's), so that a flood of writes costs one event each.
+	MessageID string `json:"message_id,omitempty"`
+}
+
+// BlackboardPut is one write of BlackboardWriteMany.
+type BlackboardPut struct {
+	Key       string
+	Value     json.RawMessage
+	Author    string // the agent, or "person" for orch bb set outside an agent
+	Cue       string // the writer's task, for the event ("" outside a run's agents)
+	Attempt   int
+	MessageID string // see BlackboardData
+}
+
+// MemoryItem is one thing kept in memory across runs (memory.write).
+type MemoryItem struct {
+	Key   string    `json:"key"` // a later write of the same key replaces it
+	Text  string    `json:"text"`
+	Tags  []string  `json:"tags"`
+	Agent string    `json:"agent"`  // who wrote it
+	RunID string    `json:"run_id"` // in which run
+	At    time.Time `json:"at"`
 }
 
 // LogLine is one line an agent printed: stderr, or stdout of a plain process.
@@ -204,13 +316,13 @@ type BlackboardEntry struct {
 }
 
 // Command is a request from another orch process to the run's owner, passed
-// through the store: a manual GO, later a stop or an answer.
+// through the store: a manual GO, a stop, or an answer to a question.
 type Command struct {
 	ID    int64
 	RunID string
-	Kind  string // "go"
-	Cue   string
-	Arg   string
+	Kind  string // "go", "stop" or "answer"
+	Cue   string // go: the cue; answer: the question id (q3)
+	Arg   string // stop: the reason; answer: the answer
 	At    time.Time
 }
 
@@ -226,8 +338,18 @@ type Recorder interface {
 	Flush(ctx context.Context) error
 
 	BlackboardWrite(ctx context.Context, runID, key string, value json.RawMessage, author string) (version int64, err error)
+	// BlackboardWriteMany writes several keys in order, in as few
+	// transactions as the recorder can, and returns each write's version.
+	// Each write is its own: on an error, the writes before it are stored.
+	BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) (versions []int64, err error)
 	BlackboardRead(ctx context.Context, runID, key string) (BlackboardEntry, bool, error)
 	Blackboard(ctx context.Context, runID string) (map[string]BlackboardEntry, error)
+
+	// MemoryWrite keeps an item across runs (replacing one with its key);
+	// MemorySearch finds items by full-text search of their key, text and
+	// tags, best first, at most limit (0: 20).
+	MemoryWrite(ctx context.Context, item MemoryItem) error
+	MemorySearch(ctx context.Context, query string, limit int) ([]MemoryItem, error)
 
 	// CooldownUntil returns when the agent's cooldown ends (zero: none).
 	CooldownUntil(ctx context.Context, agent string) (time.Time, error)
@@ -270,7 +392,12 @@ type RunRecord struct {
 	State   RunState
 	Reason  string
 	Started RunStartedData
-	Cues    map[string]CueRecord
+	Cues    map[string]CueRecord // the plan's cues and the child tasks (ids with "/")
+	// Questions is how many questions the run has recorded (the next is
+	// q<Questions+1>); OpenQuestions are those still open, to withdraw.
+	Questions     int
+	OpenQuestions []string
+	Credits       float64 // the run's credits so far (status.usage)
 }
 
 // CueRecord is one cue of a recorded run.

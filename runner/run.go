@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/orch-cli/orch/planner"
@@ -52,6 +54,18 @@ type Options struct {
 	// Owner is the process running the run; its Token is the lease renewed
 	// with Recorder.Heartbeat. A zero Owner means this process, a new token.
 	Owner Owner
+
+	// Ask puts a question that bubbled up to the top to the person, when a
+	// person can be asked (a terminal). It runs on its own goroutine and
+	// returns the answer, or ok false (ctx ends when the question is answered
+	// otherwise, with orch answer, or times out). Nil: questions wait for
+	// orch answer.
+	Ask func(ctx context.Context, q QuestionPrompt) (answer string, ok bool)
+
+	// ProjectRoot is the directory handoff artifacts are relative to (their
+	// paths must stay inside it; their hashes are checked). Empty: the
+	// current directory.
+	ProjectRoot string
 
 	// Observe sees every event once it is committed (for live progress).
 	// Calls are serialized; it must not block.
@@ -117,6 +131,17 @@ type run struct {
 	polledAt    time.Time        // when the store was last asked for commands
 	failed      bool
 	err         error // a recorder failure: the run cannot go on
+
+	tree      *tree     // the tasks: cues' agents and their children
+	root      *os.Root  // the project, for handoff artifacts
+	began     time.Time // when this process started or continued the run (max_duration)
+	usageMu   sync.Mutex
+	credits   float64                       // the run's credits so far (status.usage)
+	exhausted atomic.Pointer[ExhaustedData] // the limit the run ran out of: no more GO
+	limitHit  chan struct{}                 // tells the loop that exhausted was set
+	qmu       sync.Mutex
+	questions map[string]*question // open questions, by id
+	asked     int                  // questions asked in the run so far (q1, q2, ...)
 }
 
 // Run executes the plan until every cue has ended, the run pauses for a
@@ -179,6 +204,17 @@ func newRun(opts Options) (*run, error) {
 	r.withOutputs = p.NewCueSet()
 	r.sweeper = newSweeper(r)
 	r.locks = newLocks()
+	r.tree = newTree()
+	r.limitHit = make(chan struct{}, 1)
+	r.questions = map[string]*question{}
+	root := opts.ProjectRoot
+	if root == "" {
+		root = "."
+	}
+	if r.root, err = os.OpenRoot(root); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("opening the project root for handoff artifacts: %w", err)
+	}
 	r.procs = map[string]*agentProcess{}
 	for i, c := range p.Order {
 		cr := &cueRun{pos: i, cue: c, state: CuePending}
@@ -194,7 +230,10 @@ func newRun(opts Options) (*run, error) {
 // start records the run (or, resuming, restores the recorded cue states).
 func (r *run) start(ctx context.Context) error {
 	host, _ := os.Hostname()
+	r.began = time.Now()
 	if rec := r.opts.Resume; rec != nil {
+		r.credits, r.asked = rec.Credits, rec.Questions
+		r.restoreTasks(rec)
 		if killed := killLeftovers(r.id + "/"); len(killed) > 0 {
 			r.emit(Event{Type: EvNote, Reason: fmt.Sprintf("stopped %d process(es) left running by the run's previous owner: pids %v", len(killed), killed)})
 		}
@@ -267,6 +306,32 @@ func (r *run) restore(cr *cueRun, c CueRecord) {
 			cr.state = CueFailed
 			break
 		}
+	}
+}
+
+// restoreTasks closes what the run's previous owner left open of its child
+// tasks and questions: children in flight ended with it (their parents run
+// again and start new ones, numbered after them), and open questions are
+// withdrawn (an agent that asks again gets a new one).
+func (r *run) restoreTasks(rec *RunRecord) {
+	var ids []string
+	for id, c := range rec.Cues {
+		if !strings.Contains(id, "/") {
+			continue
+		}
+		ids = append(ids, id)
+		for _, a := range c.Running {
+			r.emit(Event{Type: EvAttemptEnded, Cue: id, Agent: a.Agent, Attempt: a.Number, State: string(AttemptInterrupted),
+				Reason: "its run's owner stopped while it ran", Data: mustJSON(AttemptEndedData{Class: "interrupted"})})
+		}
+		if !c.State.Final() && c.State != CueInterrupted {
+			r.emit(Event{Type: EvCueState, Cue: id, State: string(CueInterrupted), Reason: "its run's owner stopped while it ran; its parent runs again"})
+		}
+	}
+	r.tree.continueNumbering(ids)
+	for _, id := range rec.OpenQuestions {
+		r.emit(Event{Type: EvQuestionClosed, State: QuestionWithdrawn, Reason: "its run's owner stopped; an agent that asks again gets a new question",
+			Data: mustJSON(AnswerData{ID: id})})
 	}
 }
 
@@ -359,6 +424,10 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		if r.finished() {
 			return r.finish(ctx)
 		}
+		r.checkDuration()
+		if d := r.exhausted.Load(); d != nil {
+			return r.outOfLimits(ctx, d)
+		}
 		if time.Since(r.polledAt) >= commandPoll {
 			r.polledAt = time.Now()
 			if r.leaseLost(ctx) {
@@ -381,6 +450,9 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 			wait = max(time.Until(r.wakeAt), 0)
 		}
 		wait = min(wait, commandPoll) // orch go and orch stop arrive through the store
+		if left, ok := r.durationLeft(); ok {
+			wait = max(min(wait, left), 0)
+		}
 		timer := time.NewTimer(wait)
 		select {
 		case rep := <-r.reports:
@@ -402,9 +474,18 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		case <-ctx.Done():
 			timer.Stop()
 			return r.stopped(ctx, "interrupted by a signal")
+		case <-r.limitHit:
 		}
 		timer.Stop()
 	}
+}
+
+// outOfLimits ends a run that ran out of max_credits or max_duration: no
+// new GO was given since (step checks), everything is stopped, and the run
+// fails naming the limit.
+func (r *run) outOfLimits(ctx context.Context, d *ExhaustedData) (*Result, error) {
+	r.emit(Event{Type: EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: mustJSON(d)})
+	return r.halt(ctx, fmt.Sprintf("limit %s reached (%s of %s used)", d.Limit, d.Used, d.Max), RunFailed)
 }
 
 // finished reports whether every cue has reached a final state.
@@ -464,6 +545,11 @@ func (r *run) pause(ctx context.Context) (*Result, error) {
 // and stopped with its whole process group, unfinished cues are marked
 // stopped and the run ends stopped.
 func (r *run) stopped(ctx context.Context, why string) (*Result, error) {
+	return r.halt(ctx, why, RunStopped)
+}
+
+// halt stops everything as stopped does and ends the run in state.
+func (r *run) halt(ctx context.Context, why string, state RunState) (*Result, error) {
 	r.cascade = true
 	agentsGone := make(chan struct{})
 	go func() { r.closeAgents(); close(agentsGone) }() // at the same time as the attempts
@@ -474,13 +560,13 @@ func (r *run) stopped(ctx context.Context, why string) (*Result, error) {
 			r.endCue(ctx, c, CueStopped, "the run was stopped: "+why)
 		}
 	}
-	if err := r.record(ctx, Event{Type: EvRunState, State: string(RunStopped), Reason: why}); err != nil {
+	if err := r.record(ctx, Event{Type: EvRunState, State: string(state), Reason: why}); err != nil {
 		return nil, err
 	}
 	if err := r.rec.Flush(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}
-	return &Result{RunID: r.id, State: RunStopped, Reason: why}, nil
+	return &Result{RunID: r.id, State: state, Reason: why}, nil
 }
 
 // stopAll stops every attempt still running and waits for them to report.

@@ -148,6 +148,9 @@ func (r *run) step(ctx context.Context, c *cueRun) bool {
 			r.waitGo.push(c.pos)
 			return false
 		}
+		if r.exhausted.Load() != nil {
+			return false // out of a limit: the loop stops the run
+		}
 		if !r.acquire(c) {
 			return false // woken when a holder lets go
 		}
@@ -255,7 +258,9 @@ func (r *run) launch(ctx context.Context, c *cueRun, t *target) {
 	c.attempts++
 	t.tries++
 	t.retryAt = time.Time{}
-	a := newAttempt(r, c, t, c.attempts)
+	n := r.tree.root(c.cue.ID, t.agent)
+	a := newAttempt(r, c, t, n, c.attempts, r.reports)
+	r.tree.serve(n, a)
 	r.emit(Event{Type: EvAttemptStarted, Cue: c.cue.ID, Agent: t.agent.ID, Attempt: a.number,
 		Data: mustJSON(AttemptStartedData{Fallback: t.agent.ID != t.agentID})})
 	if a.agent.Protocol == "jsonl" { // WARNING is recorded with the decision to send it
@@ -273,6 +278,9 @@ func (r *run) launch(ctx context.Context, c *cueRun, t *target) {
 		case CueStandby:
 			t.phase = tReady
 		case CueGo: // a retry or a fallback of a cue already in GO
+			if r.exhausted.Load() != nil {
+				break // out of a limit: no new GO
+			}
 			t.phase = tGoing
 			task := r.task(c, a)
 			r.then(func() { a.order(orderGo, task) })
@@ -381,6 +389,8 @@ func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 			if cmd.Arg != "" {
 				stop += ": " + cmd.Arg
 			}
+		case "answer":
+			go r.answerFromPerson(cmd.Cue, cmd.Arg) // it writes to an agent: never on the loop
 		}
 		_ = r.rec.CommandDone(ctx, cmd.ID)
 	}

@@ -90,9 +90,14 @@ func (s *server) deliver(m protocols.Message) bool {
 func (s *server) unsolicited(m protocols.Message) {
 	s.mu.Lock()
 	var t *Task
-	if a, ok := m.Body.(protocols.TaskAnnounce); ok {
-		t = s.spawned[a.TaskID]
-		delete(s.spawned, a.TaskID)
+	switch b := m.Body.(type) {
+	case protocols.TaskAnnounce:
+		t = s.spawned[b.TaskID]
+		delete(s.spawned, b.TaskID)
+	case protocols.QuestionAsk:
+		t = s.runningTask(b.CueID)
+	case protocols.MessageReceived:
+		t = s.runningTask(b.CueID)
 	}
 	if t == nil && len(s.running) > 0 {
 		t = s.running[0]
@@ -130,6 +135,20 @@ func (s *server) unsolicited(m protocols.Message) {
 		return
 	}
 	s.logf("ignoring unexpected %s %s", m.Type, m.ID)
+}
+
+// runningTask is the running task for cue (nil if none or cue is empty).
+// s.mu is held.
+func (s *server) runningTask(cue string) *Task {
+	if cue == "" {
+		return nil
+	}
+	for _, t := range s.running {
+		if t.CueID == cue {
+			return t
+		}
+	}
+	return nil
 }
 
 // offer queues v for the handler without ever blocking the reader goroutine:

@@ -98,7 +98,7 @@ func (t *Task) Questions() <-chan *Question { return t.questions }
 
 // BlackboardWrite sets key on the run's blackboard and returns its new version.
 func (t *Task) BlackboardWrite(ctx context.Context, key string, value any) (version int64, err error) {
-	r, err := t.s.request(ctx, t, protocols.BlackboardWrite{Key: key, Value: value})
+	r, err := t.s.request(ctx, t, protocols.BlackboardWrite{CueID: t.CueID, Key: key, Value: value})
 	if err != nil {
 		return 0, err
 	}
@@ -107,7 +107,7 @@ func (t *Task) BlackboardWrite(ctx context.Context, key string, value any) (vers
 
 // BlackboardRead reads key from the run's blackboard; found is false if it is not set.
 func (t *Task) BlackboardRead(ctx context.Context, key string) (value any, found bool, version int64, author string, err error) {
-	r, err := t.s.request(ctx, t, protocols.BlackboardRead{Key: key})
+	r, err := t.s.request(ctx, t, protocols.BlackboardRead{CueID: t.CueID, Key: key})
 	if err != nil {
 		return nil, false, 0, "", err
 	}
@@ -122,7 +122,7 @@ func (t *Task) Ask(ctx context.Context, question, complexity string) (answer str
 	if complexity == "" {
 		complexity = "quick"
 	}
-	r, err := t.s.request(ctx, t, protocols.QuestionAsk{Question: question, Complexity: complexity})
+	r, err := t.s.request(ctx, t, protocols.QuestionAsk{CueID: t.CueID, Question: question, Complexity: complexity})
 	if err != nil {
 		return "", err
 	}
@@ -132,7 +132,7 @@ func (t *Task) Ask(ctx context.Context, question, complexity string) (answer str
 // Handoff hands work to another agent and waits for its result. A child that
 // failed or refused is a result, not an error: check Status.
 func (t *Task) Handoff(ctx context.Context, toAgent, taskID string, handoffContext map[string]any) (HandoffResult, error) {
-	r, err := t.s.request(ctx, t, protocols.TaskHandoff{FromAgent: t.AgentID, ToAgent: toAgent, TaskID: taskID, HandoffContext: handoffContext})
+	r, err := t.s.request(ctx, t, protocols.TaskHandoff{CueID: t.CueID, FromAgent: t.AgentID, ToAgent: toAgent, TaskID: taskID, HandoffContext: handoffContext})
 	if err != nil {
 		return HandoffResult{}, err
 	}
@@ -142,7 +142,7 @@ func (t *Task) Handoff(ctx context.Context, toAgent, taskID string, handoffConte
 // Spawn starts a child task without waiting for it and returns its task id;
 // its outcome arrives later on Announcements.
 func (t *Task) Spawn(ctx context.Context, agent string, inputs map[string]any) (taskID string, err error) {
-	r, err := t.s.request(ctx, t, protocols.TaskSpawn{Agent: agent, Inputs: inputs})
+	r, err := t.s.request(ctx, t, protocols.TaskSpawn{CueID: t.CueID, Agent: agent, Inputs: inputs})
 	if err != nil {
 		return "", err
 	}
@@ -152,7 +152,7 @@ func (t *Task) Spawn(ctx context.Context, agent string, inputs map[string]any) (
 // Send sends body (any JSON value) to a sibling agent. If orch could not
 // deliver it, the error wraps ErrNotDelivered and says why.
 func (t *Task) Send(ctx context.Context, to string, body any) error {
-	r, err := t.s.request(ctx, t, protocols.MessageSend{To: to, Body: body})
+	r, err := t.s.request(ctx, t, protocols.MessageSend{CueID: t.CueID, To: to, Body: body})
 	if err != nil {
 		return err
 	}
@@ -165,40 +165,40 @@ func (t *Task) Send(ctx context.Context, to string, body any) error {
 // User sends body to the person running orch (the parent is told). It does
 // not wait: there is no answer.
 func (t *Task) User(ctx context.Context, body any) error {
-	return t.s.notify(ctx, protocols.MessageUser{Body: body})
+	return t.s.notify(ctx, protocols.MessageUser{CueID: t.CueID, Body: body})
 }
 
 // Discovery reports something noticed, for the parent, without interrupting it.
 func (t *Task) Discovery(ctx context.Context, summary string) error {
-	return t.s.notify(ctx, protocols.DiscoveryReport{Summary: summary})
+	return t.s.notify(ctx, protocols.DiscoveryReport{CueID: t.CueID, Summary: summary})
 }
 
 // Usage reports the credits this attempt has used so far (they count against
 // the cuelist's max_credits).
 func (t *Task) Usage(ctx context.Context, credits float64) error {
-	return t.s.notify(ctx, protocols.StatusUsage{Credits: credits})
+	return t.s.notify(ctx, protocols.StatusUsage{CueID: t.CueID, Credits: credits})
 }
 
 // Status reports a change of state ("blocked", "waiting for db", ...). Send
 // changes only: orch wants no heartbeats.
 func (t *Task) Status(ctx context.Context, state, detail string) error {
-	return t.s.notify(ctx, protocols.StatusUpdate{State: state, Detail: detail})
+	return t.s.notify(ctx, protocols.StatusUpdate{CueID: t.CueID, State: state, Detail: detail})
 }
 
 // Escalate reports an error to the hub without failing the task.
 func (t *Task) Escalate(ctx context.Context, message string, detail any) error {
-	return t.s.notify(ctx, protocols.EscalationError{Error: message, Detail: detail})
+	return t.s.notify(ctx, protocols.EscalationError{CueID: t.CueID, Error: message, Detail: detail})
 }
 
 // MemoryWrite keeps text under key across runs, with tags for searching.
 func (t *Task) MemoryWrite(ctx context.Context, key, text string, tags []string) error {
-	_, err := t.s.request(ctx, t, protocols.MemoryWrite{Key: key, Text: text, Tags: tags})
+	_, err := t.s.request(ctx, t, protocols.MemoryWrite{CueID: t.CueID, Key: key, Text: text, Tags: tags})
 	return err
 }
 
 // MemorySearch searches what agents kept across runs (full-text).
 func (t *Task) MemorySearch(ctx context.Context, query string) ([]map[string]any, error) {
-	r, err := t.s.request(ctx, t, protocols.MemorySearch{Query: query})
+	r, err := t.s.request(ctx, t, protocols.MemorySearch{CueID: t.CueID, Query: query})
 	if err != nil {
 		return nil, err
 	}

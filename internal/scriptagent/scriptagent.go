@@ -1,0 +1,295 @@
+// Package scriptagent is a protocol: jsonl agent for orch's own tests of
+// collaboration: at GO it runs the script found in its task — the input
+// "script", or the handoff_context's — one step after another, through the
+// protocols/agent library, and returns what each step saw as its outputs.
+// A test writes the scenario in the cuelist (a cue's inputs) or in the
+// handoff context or spawn inputs a parent sends, and checks the outputs and
+// the run's records.
+//
+//	script-agent
+//
+// A step is an object with one key:
+//
+//	{"bb_write": {"key": K, "value": V}}      blackboard.write
+//	{"bb_read": K}                            -> outputs["read_K"]
+//	{"handoff": {"to": A, "task_id": T, "context": {...}}}  -> outputs["handoff_A"] = {status, reason, outputs}
+//	{"spawn": {"agent": A, "inputs": {...}}}  -> outputs["spawned"] += task id, or outputs["spawn_error"]
+//	{"await_announcements": N}                -> outputs["announced"] = [{task_id, agent, status, outputs}]
+//	{"ask": {"question": Q, "complexity": C}} -> outputs["answer"], or outputs["ask_error"]
+//	{"answer_questions": TEXT}                answers every question from its children with TEXT
+//	{"pass_up_questions": true}               passes every question from its children up
+//	{"send": {"to": A, "body": B}}            -> outputs["sent_A"] = "ok" or the error
+//	{"await_messages": N}                     -> outputs["received"] = [{from, body}]
+//	{"user": B}, {"discovery": S}, {"usage": CREDITS}, {"status": S}
+//	{"memory_write": {"key": K, "text": T, "tags": [...]}}
+//	{"memory_search": Q}                      -> outputs["memory"] = [keys]
+//	{"repeat": {"times": N, "step": STEP}}    the step N times
+//	{"flood": N}                              N message.user as fast as it can
+//	{"sleep": DURATION}
+//	{"output": {K: V}}                        -> outputs[K] = V
+//	{"fail": REASON}                          the task fails with REASON
+package scriptagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/orch-cli/orch/protocols/agent"
+)
+
+// Main runs the agent until orch closes its stdin; it returns the exit status.
+func Main([]string) int {
+	agent.Run(handle)
+	return 0
+}
+
+type step map[string]json.RawMessage
+
+type state struct {
+	t       *agent.Task
+	outputs map[string]any
+}
+
+func handle(ctx context.Context, t *agent.Task) (map[string]any, error) {
+	raw, ok := t.Inputs["script"]
+	if !ok {
+		raw = t.HandoffContext["script"]
+	}
+	b, _ := json.Marshal(raw)
+	var script []step
+	if err := json.Unmarshal(b, &script); err != nil {
+		return nil, fmt.Errorf("the task's script is not a list of steps: %v", err)
+	}
+	s := &state{t: t, outputs: map[string]any{}}
+	for i, st := range script {
+		if err := s.do(ctx, st); err != nil {
+			return nil, fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	return s.outputs, nil
+}
+
+func (s *state) do(ctx context.Context, st step) error {
+	if len(st) != 1 {
+		return fmt.Errorf("a step has one key, not %d", len(st))
+	}
+	for op, arg := range st {
+		return s.op(ctx, op, arg)
+	}
+	return nil
+}
+
+func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
+	t := s.t
+	switch op {
+	case "bb_write":
+		var a struct {
+			Key   string `json:"key"`
+			Value any    `json:"value"`
+		}
+		if err := json.Unmarshal(arg, &a); err != nil {
+			return err
+		}
+		_, err := t.BlackboardWrite(ctx, a.Key, a.Value)
+		return err
+	case "bb_read":
+		var key string
+		_ = json.Unmarshal(arg, &key)
+		v, found, _, _, err := t.BlackboardRead(ctx, key)
+		if err != nil {
+			return err
+		}
+		if found {
+			s.outputs["read_"+key] = v
+		}
+	case "handoff":
+		var a struct {
+			To      string         `json:"to"`
+			TaskID  string         `json:"task_id"`
+			Context map[string]any `json:"context"`
+		}
+		if err := json.Unmarshal(arg, &a); err != nil {
+			return err
+		}
+		res, err := t.Handoff(ctx, a.To, a.TaskID, a.Context)
+		if err != nil {
+			return err
+		}
+		s.outputs["handoff_"+a.To] = map[string]any{"status": res.Status, "reason": res.Reason, "outputs": res.Outputs}
+	case "spawn":
+		var a struct {
+			Agent  string         `json:"agent"`
+			Inputs map[string]any `json:"inputs"`
+		}
+		if err := json.Unmarshal(arg, &a); err != nil {
+			return err
+		}
+		id, err := t.Spawn(ctx, a.Agent, a.Inputs)
+		if err != nil {
+			s.outputs["spawn_error"] = err.Error()
+			return nil
+		}
+		ids, _ := s.outputs["spawned"].([]any)
+		s.outputs["spawned"] = append(ids, id)
+	case "await_announcements":
+		var n int
+		_ = json.Unmarshal(arg, &n)
+		var got []any
+		for len(got) < n {
+			select {
+			case a := <-t.Announcements():
+				got = append(got, map[string]any{"task_id": a.TaskID, "agent": a.Agent, "status": a.Status, "outputs": a.Outputs, "reason": a.Reason})
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		s.outputs["announced"] = got
+	case "ask":
+		var a struct {
+			Question   string `json:"question"`
+			Complexity string `json:"complexity"`
+		}
+		if err := json.Unmarshal(arg, &a); err != nil {
+			return err
+		}
+		answer, err := t.Ask(ctx, a.Question, a.Complexity)
+		if err != nil {
+			s.outputs["ask_error"] = err.Error()
+			return nil
+		}
+		s.outputs["answer"] = answer
+	case "answer_questions", "pass_up_questions":
+		var text string
+		_ = json.Unmarshal(arg, &text)
+		go func() {
+			for {
+				select {
+				case q := <-t.Questions():
+					if op == "pass_up_questions" {
+						_ = q.PassUp(ctx)
+					} else {
+						_ = q.Answer(ctx, text)
+					}
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	case "send":
+		var a struct {
+			To   string `json:"to"`
+			Body any    `json:"body"`
+		}
+		if err := json.Unmarshal(arg, &a); err != nil {
+			return err
+		}
+		s.outputs["sent_"+a.To] = "ok"
+		if err := t.Send(ctx, a.To, a.Body); err != nil {
+			s.outputs["sent_"+a.To] = err.Error()
+		}
+	case "await_messages":
+		var n int
+		_ = json.Unmarshal(arg, &n)
+		var got []any
+		for len(got) < n {
+			select {
+			case m := <-t.Messages():
+				got = append(got, map[string]any{"from": m.From, "body": m.Body})
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		s.outputs["received"] = got
+	case "user":
+		var body any
+		_ = json.Unmarshal(arg, &body)
+		return t.User(ctx, body)
+	case "discovery":
+		var summary string
+		_ = json.Unmarshal(arg, &summary)
+		return t.Discovery(ctx, summary)
+	case "usage":
+		var credits float64
+		_ = json.Unmarshal(arg, &credits)
+		return t.Usage(ctx, credits)
+	case "status":
+		var state string
+		_ = json.Unmarshal(arg, &state)
+		return t.Status(ctx, state, "")
+	case "memory_write":
+		var a struct {
+			Key  string   `json:"key"`
+			Text string   `json:"text"`
+			Tags []string `json:"tags"`
+		}
+		if err := json.Unmarshal(arg, &a); err != nil {
+			return err
+		}
+		return t.MemoryWrite(ctx, a.Key, a.Text, a.Tags)
+	case "memory_search":
+		var q string
+		_ = json.Unmarshal(arg, &q)
+		items, err := t.MemorySearch(ctx, q)
+		if err != nil {
+			return err
+		}
+		keys := []any{}
+		for _, it := range items {
+			keys = append(keys, it["key"])
+		}
+		s.outputs["memory"] = keys
+	case "repeat":
+		var a struct {
+			Times int  `json:"times"`
+			Step  step `json:"step"`
+		}
+		if err := json.Unmarshal(arg, &a); err != nil {
+			return err
+		}
+		for i := 0; i < a.Times; i++ {
+			if err := s.do(ctx, a.Step); err != nil {
+				return err
+			}
+		}
+	case "flood":
+		var n int
+		_ = json.Unmarshal(arg, &n)
+		for i := 0; i < n; i++ {
+			if err := t.User(ctx, map[string]any{"n": i}); err != nil {
+				return err
+			}
+		}
+	case "sleep":
+		var d string
+		_ = json.Unmarshal(arg, &d)
+		dur, err := time.ParseDuration(d)
+		if err != nil {
+			return err
+		}
+		select {
+		case <-time.After(dur):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	case "output":
+		var kv map[string]any
+		if err := json.Unmarshal(arg, &kv); err != nil {
+			return err
+		}
+		for k, v := range kv {
+			s.outputs[k] = v
+		}
+	case "fail":
+		var reason string
+		_ = json.Unmarshal(arg, &reason)
+		return errors.New(reason)
+	default:
+		fmt.Fprintf(os.Stderr, "script-agent: unknown step %q\n", op)
+		return fmt.Errorf("unknown step %q", op)
+	}
+	return nil
+}

@@ -1,0 +1,261 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/spec"
+)
+
+// child is a task started during a parent's GO: the receiver of a handoff
+// (the parent waits for its handoff.result) or a spawned agent (the parent
+// goes on and gets task.announce). It runs its agent through WARNING,
+// STANDBY and GO at once — it is part of its parent's work, so it takes no
+// GO slot and no lock — with the agent's retries, and ends with its parent.
+type child struct {
+	r       *run
+	node    *node
+	parent  *attempt          // the attempt that started it
+	req     protocols.Message // the task.handoff or task.spawn it answers
+	taskRef string            // a handoff's task_id, as the sender gave it
+	inputs  map[string]any    // a spawn's inputs
+	hctx    map[string]any    // a handoff's handoff_context
+	cue     *cueRun           // its own cue, for its attempts (never scheduled)
+	reports chan report
+
+	halt chan struct{}
+	once sync.Once
+	why  string
+	done chan struct{}
+}
+
+// childResult is how a child ended.
+type childResult struct {
+	status  string // completed, failed or stopped
+	outputs map[string]any
+	reason  string
+}
+
+// newChild records a child task of parent; start starts it. The caller has
+// checked that it may start.
+func (r *run) newChild(parent *attempt, kind string, agent *spec.Agent, req protocols.Message, taskRef string, inputs, hctx map[string]any) (*child, error) {
+	n := r.tree.child(parent.node, agent, kind)
+	c := &child{r: r, node: n, parent: parent, req: req, taskRef: taskRef, inputs: inputs, hctx: hctx,
+		reports: make(chan report, 4), halt: make(chan struct{}), done: make(chan struct{}),
+		cue: &cueRun{cue: &planner.Cue{Cue: &spec.Cue{ID: n.id, Agents: []string{agent.ID}}}, state: CuePending}}
+	given := hctx
+	if kind == "spawn" {
+		given = inputs
+	}
+	data := TaskStartedData{Parent: parent.node.id, Kind: kind, TaskRef: taskRef, Depth: n.depth, Chain: n.chain,
+		Context: r.redact.value(given)}
+	if err := r.publish(context0, Event{RunID: r.id, At: time.Now().UTC(), Type: EvTaskStarted, Cue: n.id, Agent: agent.ID,
+		Data: mustJSON(data)}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// start runs the child; its parent's end stops it.
+func (c *child) start() {
+	p := c.parent
+	p.mu.Lock()
+	p.kids[c] = true
+	p.mu.Unlock()
+	c.r.active.Add(1)
+	go c.run()
+}
+
+// context0 is for records that must be written whatever happens to the run.
+var context0 = context.Background()
+
+// stop ends the child (and so its own children) with why.
+func (c *child) stop(why string) {
+	c.once.Do(func() {
+		c.why = why
+		close(c.halt)
+	})
+}
+
+func (c *child) halted() bool {
+	select {
+	case <-c.halt:
+		return true
+	default:
+		return false
+	}
+}
+
+// run takes the child through its attempts, records how it ended and tells
+// its parent, unless the parent is the reason it ended.
+func (c *child) run() {
+	defer c.r.active.Done()
+	defer close(c.done)
+	res := c.attempts()
+	r, n := c.r, c.node
+	ev := Event{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: n.id, State: res.status, Reason: res.reason}
+	if res.status == string(CueCompleted) {
+		ev.Data = mustJSON(CueStateData{Outputs: r.redact.value(res.outputs)})
+	}
+	_ = r.publish(context0, ev)
+	r.tree.end(n, res.status)
+	c.parent.mu.Lock()
+	delete(c.parent.kids, c)
+	c.parent.mu.Unlock()
+	if c.halted() {
+		return // its parent stopped it: nobody waits for the result
+	}
+	c.tellParent(res)
+}
+
+// attempts runs attempt after attempt, as the agent's retry policy allows.
+func (c *child) attempts() childResult {
+	agent := c.node.agent
+	for tries := 1; ; tries++ {
+		if c.halted() {
+			return childResult{status: string(CueStopped), reason: c.why}
+		}
+		rep := c.attempt(tries)
+		r := c.r
+		state, reason, class := AttemptCompleted, "", ""
+		if rep.fail != nil {
+			state, reason, class = AttemptFailed, rep.fail.reason, rep.fail.class
+			if class == "stopped" {
+				state = AttemptStopped
+			}
+		}
+		a := rep.att
+		events := []Event{{RunID: r.id, At: time.Now().UTC(), Type: EvAttemptEnded, Cue: c.node.id, Agent: agent.ID, Attempt: a.number,
+			State: string(state), Reason: reason,
+			Data: mustJSON(AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: r.redact.value(rep.outputs)})}}
+		if rep.reply != nil {
+			events = append([]Event{a.messageEvent("in", rep.reply)}, events...)
+		}
+		_ = r.publish(context0, events...)
+		switch {
+		case state == AttemptCompleted:
+			return childResult{status: string(CueCompleted), outputs: rep.outputs}
+		case state == AttemptStopped:
+			return childResult{status: string(CueStopped), reason: reason}
+		case (retriable(agent, class) || rep.fail.retry) && tries < maxAttempts(agent):
+			select {
+			case <-time.After(backoff(agent, tries)):
+			case <-c.halt:
+			}
+		default:
+			return childResult{status: string(CueFailed), reason: fmt.Sprintf("%s: %s", agent.ID, reason)}
+		}
+	}
+}
+
+// attempt runs one attempt of the child and returns its end.
+func (c *child) attempt(number int) report {
+	r, n := c.r, c.node
+	t := &target{agentID: n.agent.ID, agent: n.agent}
+	a := newAttempt(r, c.cue, t, n, number, c.reports)
+	a.child = c
+	events := []Event{
+		{RunID: r.id, At: time.Now().UTC(), Type: EvAttemptStarted, Cue: n.id, Agent: n.agent.ID, Attempt: number, Data: mustJSON(AttemptStartedData{})},
+		{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: n.id, State: string(CueWarning)},
+	}
+	if n.agent.Protocol == "jsonl" {
+		a.warning = r.wire(protocols.New(protocols.CoordWarning{RunID: r.id, CueID: n.id, TargetAgents: []string{n.agent.ID}, Attempt: number}))
+		events = append(events, a.messageEvent("out", a.warning))
+	}
+	if err := r.publish(context0, events...); err != nil {
+		return report{kind: repEnded, att: a, fail: failf("internal", "recording the attempt: %v", err)}
+	}
+	r.tree.serve(n, a)
+	r.active.Add(1)
+	go a.run(context0)
+	select {
+	case rep := <-c.reports:
+		return rep
+	case <-c.halt:
+		a.stop(c.why)
+		return <-c.reports
+	}
+}
+
+// task is the child's GO task: the run's inputs and a spawn's inputs, a
+// handoff's context, its tools at its depth.
+func (c *child) task(a *attempt) *Task {
+	inputs := map[string]any{}
+	for k, v := range c.r.opts.Inputs {
+		inputs[k] = v
+	}
+	for k, v := range c.inputs {
+		inputs[k] = v
+	}
+	tools := toolsOf(c.r.plan, a.agent.ID).At(c.node.depth)
+	if tools == nil {
+		tools = []string{}
+	}
+	return &Task{RunID: c.r.id, CueID: c.node.id, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools, HandoffContext: c.hctx}
+}
+
+// tellParent sends the outcome to the parent: handoff.result in answer to
+// its task.handoff, or task.announce for a spawn.
+func (c *child) tellParent(res childResult) {
+	p := c.parent
+	var msg protocols.Message
+	if c.node.kind == "handoff" {
+		msg = protocols.Reply(c.req, protocols.HandoffResult{TaskID: c.taskRef, Status: res.status, Outputs: res.outputs, Reason: res.reason})
+	} else {
+		msg = protocols.New(protocols.TaskAnnounce{TaskID: c.node.id, Agent: c.node.agent.ID, Status: res.status, Outputs: res.outputs, Reason: res.reason})
+	}
+	if f := p.proc.send(p, msg); f != nil {
+		p.note("could not tell %s that task %s ended (%s): %s", p.agent.ID, c.node.id, res.status, f.reason)
+	}
+}
+
+// endChildren stops the attempt's children still running and waits for them:
+// no child outlives its parent.
+func (a *attempt) endChildren(why string) {
+	a.mu.Lock()
+	kids := make([]*child, 0, len(a.kids))
+	for c := range a.kids {
+		kids = append(kids, c)
+	}
+	a.mu.Unlock()
+	for _, c := range kids {
+		c.stop(why)
+	}
+	for _, c := range kids {
+		<-c.done
+	}
+}
+
+// childPhases takes a child's attempt through WARNING and STANDBY and into
+// GO at once, recording each step itself (no loop decides them).
+func (a *attempt) childPhases(d driver) (map[string]any, *failure) {
+	r, id := a.r, a.node.id
+	if !a.trivial {
+		if f := d.warning(a); f != nil {
+			return nil, f
+		}
+		events := a.replyEvents(Event{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: id, State: string(CueStandby)})
+		if a.agent.Protocol == "jsonl" {
+			a.standbyMsg = r.wire(protocols.New(protocols.CoordStandby{RunID: r.id, CueID: id, TargetAgents: []string{a.agent.ID}}))
+			events = append(events, a.messageEvent("out", a.standbyMsg))
+		}
+		_ = r.publish(context0, events...)
+		if f := d.standby(a); f != nil {
+			return nil, f
+		}
+	}
+	_ = r.publish(context0, a.replyEvents(Event{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: id, State: string(CueGo)})...)
+	return d.work(a, a.child.task(a))
+}
+
+// replyEvents is ev preceded by the record of the agent's last answer, if any.
+func (a *attempt) replyEvents(ev Event) []Event {
+	if m := a.takeReply(); m != nil {
+		return []Event{a.messageEvent("in", m), ev}
+	}
+	return []Event{ev}
+}

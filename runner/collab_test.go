@@ -1,0 +1,467 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scriptAgent returns an agent document running scriptagent; extra is more
+// of the agent's fields ("handoff_to: [b]").
+func scriptAgent(t *testing.T, id, extra string) string {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extra != "" {
+		extra = ", " + extra
+	}
+	return fmt.Sprintf("agent: {id: %s, protocol: jsonl, command: [%q], env: {ORCH_SCRIPT_AGENT: \"1\"}%s}\n", id, self, extra)
+}
+
+// collab compiles a cuelist whose agents are script agents.
+func collab(t *testing.T, cuelist string, agents ...string) *Options {
+	t.Helper()
+	p, dir := project(t, map[string]string{
+		"cuelist.yaml": "cuelist:\n  id: collab\n  include: [agents.yaml]\n" + cuelist,
+		"agents.yaml":  strings.Join(agents, "---\n"),
+	})
+	return &Options{Plan: p, ProjectRoot: dir}
+}
+
+func runCollab(t *testing.T, o *Options, rec *memRecorder, mod func(*Options)) *Result {
+	t.Helper()
+	return runPlan(t, o.Plan, rec, func(opts *Options) {
+		opts.ProjectRoot = o.ProjectRoot
+		if mod != nil {
+			mod(opts)
+		}
+	})
+}
+
+// outputsOf returns the outputs a cue (or child task) completed with.
+func outputsOf(t *testing.T, rec *memRecorder, cue string) map[string]any {
+	t.Helper()
+	for _, e := range rec.of(EvCueState) {
+		if e.Cue == cue && e.State == string(CueCompleted) {
+			var d CueStateData
+			_ = json.Unmarshal(e.Data, &d)
+			return d.Outputs
+		}
+	}
+	t.Fatalf("cue %s did not complete: %v (%s)", cue, rec.cueStates()[cue], reasonOf(rec, cue))
+	return nil
+}
+
+func field(v any, path ...string) any {
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
+
+func TestHandoffRunsChildAndReturnsResult(t *testing.T) {
+	o := collab(t, `  cues:
+    - id: LEAD
+      agents: [lead]
+      inputs:
+        script:
+          - handoff: {to: helper, task_id: T-1, context: {task_description: sum, script: [{output: {sum: 3}}]}}
+`, scriptAgent(t, "lead", "handoff_to: [helper]"), scriptAgent(t, "helper", "requires: [task_description], provides: [sum]"))
+	rec := newMemRecorder()
+	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	got := outputsOf(t, rec, "LEAD")["handoff_helper"]
+	if field(got, "status") != "completed" || field(got, "outputs", "sum") != float64(3) {
+		t.Errorf("handoff result: %v", got)
+	}
+	started := rec.of(EvTaskStarted)
+	if len(started) != 1 || started[0].Cue != "LEAD/1" || started[0].Agent != "helper" {
+		t.Fatalf("task/started: %+v", started)
+	}
+	var d TaskStartedData
+	_ = json.Unmarshal(started[0].Data, &d)
+	if d.Parent != "LEAD" || d.Kind != "handoff" || d.TaskRef != "T-1" || d.Depth != 1 || strings.Join(d.Chain, ",") != "lead,helper" ||
+		d.Context["task_description"] != "sum" {
+		t.Errorf("task data: %+v", d)
+	}
+	if outputsOf(t, rec, "LEAD/1")["sum"] != float64(3) {
+		t.Error("the child's outputs are not recorded")
+	}
+	var attempts []string
+	for _, e := range rec.of(EvAttemptStarted) {
+		attempts = append(attempts, fmt.Sprintf("%s:%s:%d", e.Cue, e.Agent, e.Attempt))
+	}
+	if strings.Join(attempts, " ") != "LEAD:lead:1 LEAD/1:helper:1" {
+		t.Errorf("attempts: %v", attempts)
+	}
+}
+
+func TestHandoffRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, guard, lead, helper, helper2, script string
+		want                                       []string
+	}{
+		{name: "allowlist", lead: "handoff_to: [other]", helper: "", script: `{handoff: {to: helper, task_id: T, context: {}}}`,
+			want: []string{`may not hand off to "helper"`, `it allows "other"`}},
+		{name: "requires", lead: "handoff_to: [helper]", helper: "requires: [task_description, acceptance_criteria]",
+			script: `{handoff: {to: helper, task_id: T, context: {task_description: x}}}`,
+			want:   []string{`handoff_context lacks "acceptance_criteria"`}},
+		{name: "tools", lead: "handoff_to: [helper], tools: {deny: [handoff]}", script: `{handoff: {to: helper, task_id: T, context: {}}}`,
+			want: []string{`may not use "handoff"`}},
+		{name: "artifact", lead: "handoff_to: [helper]",
+			script: `{handoff: {to: helper, task_id: T, context: {artifacts_produced: [{path: ../secret}]}}}`,
+			want:   []string{"../secret"}},
+		{name: "depth", guard: "  guardrails: {max_handoff_depth: 1}\n", lead: "handoff_to: [helper]", helper: "handoff_to: [helper2]",
+			script: `{handoff: {to: helper, task_id: T, context: {script: [{handoff: {to: helper2, task_id: U, context: {}}}]}}}`,
+			want:   []string{"depth 2, beyond max_handoff_depth 1", "lead -> helper -> helper2"}},
+		{name: "cycle", lead: "handoff_to: [helper]", helper: "handoff_to: [lead]",
+			script: `{handoff: {to: helper, task_id: T, context: {script: [{handoff: {to: lead, task_id: U, context: {}}}]}}}`,
+			want:   []string{"handoff cycle: lead -> helper -> lead"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := collab(t, tc.guard+"  cues:\n    - {id: C, agents: [lead], inputs: {script: ["+tc.script+"]}}\n",
+				scriptAgent(t, "lead", tc.lead), scriptAgent(t, "helper", tc.helper), scriptAgent(t, "other", ""), scriptAgent(t, "helper2", ""))
+			rec := newMemRecorder()
+			if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+				t.Fatalf("run %s: %s", res.State, res.Reason)
+			}
+			var results []map[string]any
+			for _, e := range rec.of(EvMessage) {
+				var d MessageData
+				_ = json.Unmarshal(e.Data, &d)
+				if d.Type == "handoff.result" {
+					var m map[string]any
+					_ = json.Unmarshal(d.Body, &m)
+					results = append(results, m)
+				}
+			}
+			var refused map[string]any
+			for _, m := range results {
+				if m["status"] == "refused" {
+					refused = m
+				}
+			}
+			if refused == nil {
+				t.Fatalf("no refusal among %v", results)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(fmt.Sprint(refused["reason"]), w) {
+					t.Errorf("reason %q lacks %q", refused["reason"], w)
+				}
+			}
+		})
+	}
+}
+
+func TestQuestionAnsweredByParent(t *testing.T) {
+	o := collab(t, `  cues:
+    - id: C
+      agents: [lead]
+      inputs:
+        script:
+          - answer_questions: "use port 8080"
+          - handoff: {to: helper, task_id: T, context: {script: [{ask: {question: "which port?", complexity: quick}}, {output: {}}]}}
+`, scriptAgent(t, "lead", "handoff_to: [helper]"), scriptAgent(t, "helper", ""))
+	rec := newMemRecorder()
+	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	if got := field(outputsOf(t, rec, "C")["handoff_helper"], "outputs", "answer"); got != "use port 8080" {
+		t.Errorf("the child's answer: %v", got)
+	}
+	asked := rec.of(EvQuestion)
+	if len(asked) != 1 {
+		t.Fatalf("questions: %+v", asked)
+	}
+	var q QuestionData
+	_ = json.Unmarshal(asked[0].Data, &q)
+	if q.ID != "q1" || q.To != "lead" || q.Complexity != "quick" || asked[0].Cue != "C/1" {
+		t.Errorf("question: %+v on %s", q, asked[0].Cue)
+	}
+	closed := rec.of(EvQuestionClosed)
+	var a AnswerData
+	if len(closed) == 1 {
+		_ = json.Unmarshal(closed[0].Data, &a)
+	}
+	if len(closed) != 1 || closed[0].State != QuestionAnswered || a.By != "lead" || a.Answer != "use port 8080" {
+		t.Errorf("closed: %+v %+v", closed, a)
+	}
+}
+
+func TestQuestionBubblesToPerson(t *testing.T) {
+	cuelist := `  cues:
+    - id: C
+      agents: [lead]
+      inputs:
+        script:
+          - pass_up_questions: true
+          - handoff: {to: helper, task_id: T, context: {script: [{ask: {question: "ship it?", complexity: deep}}]}}
+`
+	agents := []string{scriptAgent(t, "lead", "handoff_to: [helper]"), scriptAgent(t, "helper", "")}
+
+	t.Run("terminal", func(t *testing.T) {
+		var prompts []QuestionPrompt
+		rec := newMemRecorder()
+		res := runCollab(t, collab(t, cuelist, agents...), rec, func(o *Options) {
+			o.Ask = func(_ context.Context, q QuestionPrompt) (string, bool) {
+				prompts = append(prompts, q)
+				return "yes, ship", true
+			}
+		})
+		if res.State != RunCompleted {
+			t.Fatalf("run %s: %s", res.State, res.Reason)
+		}
+		// The helper asks the lead (q1), the lead passes it up (q2, to the person).
+		if len(prompts) != 1 || prompts[0].ID != "q2" || prompts[0].Complexity != "deep" || prompts[0].Agent != "lead" {
+			t.Fatalf("prompts: %+v", prompts)
+		}
+		if got := field(outputsOf(t, rec, "C")["handoff_helper"], "outputs", "answer"); got != "yes, ship" {
+			t.Errorf("answer: %v", got)
+		}
+	})
+	t.Run("orch answer", func(t *testing.T) {
+		rec := newMemRecorder()
+		go func() { // what orch answer does: a command through the store, once q2 is open
+			for len(rec.of(EvQuestion)) < 2 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			rec.mu.Lock()
+			rec.commands = append(rec.commands, Command{ID: 1, RunID: rec.events[0].RunID, Kind: "answer", Cue: "q2", Arg: "go ahead"})
+			rec.mu.Unlock()
+		}()
+		if res := runCollab(t, collab(t, cuelist, agents...), rec, nil); res.State != RunCompleted {
+			t.Fatalf("run %s: %s", res.State, res.Reason)
+		}
+		if got := field(outputsOf(t, rec, "C")["handoff_helper"], "outputs", "answer"); got != "go ahead" {
+			t.Errorf("answer: %v", got)
+		}
+	})
+}
+
+func TestQuestionTimeoutFailsAsker(t *testing.T) {
+	o := collab(t, `  guardrails: {question_timeout: 300ms}
+  cues:
+    - {id: C, agents: [asker], inputs: {script: [{ask: {question: "anyone?", complexity: quick}}]}}
+`, scriptAgent(t, "asker", ""))
+	rec := newMemRecorder()
+	res := runCollab(t, o, rec, nil)
+	if res.State != RunFailed || !strings.Contains(reasonOf(rec, "C"), "question q1 was not answered within 300ms") {
+		t.Fatalf("run %s: %s / %s", res.State, res.Reason, reasonOf(rec, "C"))
+	}
+	if closed := rec.of(EvQuestionClosed); len(closed) != 1 || closed[0].State != QuestionUnanswered {
+		t.Errorf("closed: %+v", closed)
+	}
+	ended := rec.of(EvAttemptEnded)
+	var d AttemptEndedData
+	_ = json.Unmarshal(ended[len(ended)-1].Data, &d)
+	if d.Class != "unanswered" {
+		t.Errorf("class %q", d.Class)
+	}
+}
+
+func TestSiblingMessages(t *testing.T) {
+	o := collab(t, `  max_parallel: 3
+  cues:
+    - {id: QUICK, agents: [quick], inputs: {script: [{output: {}}]}}
+    - {id: LISTEN, agents: [listener], inputs: {script: [{await_messages: 1}]}}
+    - id: TALK
+      agents: [talker]
+      inputs: {script: [{sleep: 400ms}, {send: {to: listener, body: {hello: 1}}}, {send: {to: quick, body: late}}, {send: {to: nobody, body: x}}]}
+`, scriptAgent(t, "quick", ""), scriptAgent(t, "listener", ""), scriptAgent(t, "talker", ""))
+	rec := newMemRecorder()
+	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	got := outputsOf(t, rec, "LISTEN")["received"]
+	if fmt.Sprint(got) != "[map[body:map[hello:1] from:talker]]" {
+		t.Errorf("received %v", got)
+	}
+	out := outputsOf(t, rec, "TALK")
+	if out["sent_listener"] != "ok" || !strings.Contains(fmt.Sprint(out["sent_quick"]), "quick ended (task QUICK completed)") ||
+		!strings.Contains(fmt.Sprint(out["sent_nobody"]), `no sibling named "nobody"`) {
+		t.Errorf("sends: %v", out)
+	}
+	var notices []string
+	for _, e := range rec.of(EvUserMessage) {
+		var d UserMessageData
+		_ = json.Unmarshal(e.Data, &d)
+		notices = append(notices, d.Kind+":"+d.From+"->"+d.To)
+	}
+	if strings.Join(notices, " ") != "notice:talker->listener" {
+		t.Errorf("the person (the roots' parent) was told: %v", notices)
+	}
+}
+
+func TestSpawnAndAnnounce(t *testing.T) {
+	o := collab(t, `  cues:
+    - id: LEAD
+      agents: [lead]
+      inputs:
+        script:
+          - spawn: {agent: researcher, inputs: {topic: a, script: [{output: {found: a}}]}}
+          - spawn: {agent: researcher, inputs: {topic: b, script: [{sleep: 100ms}, {output: {found: b}}]}}
+          - spawn: {agent: lead, inputs: {}}
+          - await_announcements: 2
+`, scriptAgent(t, "lead", "handoff_to: [researcher]"), scriptAgent(t, "researcher", "requires: [topic]"))
+	rec := newMemRecorder()
+	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	out := outputsOf(t, rec, "LEAD")
+	if fmt.Sprint(out["spawned"]) != "[LEAD/1 LEAD/2]" || !strings.Contains(fmt.Sprint(out["spawn_error"]), "not in its handoff_to") {
+		t.Errorf("spawns: %v", out)
+	}
+	found := map[string]bool{}
+	for _, a := range out["announced"].([]any) {
+		if field(a, "status") != "completed" {
+			t.Errorf("announcement %v", a)
+		}
+		found[fmt.Sprint(field(a, "outputs", "found"))] = true
+	}
+	if !found["a"] || !found["b"] {
+		t.Errorf("announcements: %v", out["announced"])
+	}
+}
+
+func TestParentEndStopsChildren(t *testing.T) {
+	o := collab(t, `  cues:
+    - id: LEAD
+      agents: [lead]
+      inputs: {script: [{spawn: {agent: sleeper, inputs: {script: [{sleep: 30s}]}}}, {output: {done: true}}]}
+`, scriptAgent(t, "lead", "handoff_to: [sleeper]"), scriptAgent(t, "sleeper", ""))
+	rec := newMemRecorder()
+	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	if s := rec.cueStates()["LEAD/1"]; s != string(CueStopped) {
+		t.Errorf("the child is %q, want stopped", s)
+	}
+}
+
+func TestCascadeStopReachesChildren(t *testing.T) {
+	o := collab(t, `  cues:
+    - id: LEAD
+      agents: [lead]
+      inputs: {script: [{spawn: {agent: sleeper, inputs: {script: [{sleep: 30s}]}}}, {sleep: 30s}]}
+`, scriptAgent(t, "lead", "handoff_to: [sleeper]"), scriptAgent(t, "sleeper", ""))
+	rec := newMemRecorder()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for len(rec.of(EvTaskStarted)) == 0 || rec.cueStates()["LEAD/1"] != string(CueGo) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	res, err := Run(ctx, Options{Plan: o.Plan, Recorder: rec, KillGrace: 300 * time.Millisecond})
+	if err != nil || res.State != RunStopped {
+		t.Fatalf("run %v %v", res, err)
+	}
+	states := rec.cueStates()
+	if states["LEAD"] != string(CueStopped) || states["LEAD/1"] != string(CueStopped) {
+		t.Errorf("states %v", states)
+	}
+}
+
+func TestLoopGuardThresholds(t *testing.T) {
+	o := collab(t, `  guardrails: {loop_warn: 3, loop_block: 5}
+  cues:
+    - {id: FOUR, agents: [a], inputs: {script: [{repeat: {times: 4, step: {bb_read: k}}}, {output: {ok: true}}]}}
+    - {id: FIVE, agents: [b], inputs: {script: [{repeat: {times: 5, step: {bb_read: k}}}]}}
+`, scriptAgent(t, "a", ""), scriptAgent(t, "b", ""))
+	rec := newMemRecorder()
+	runCollab(t, o, rec, nil)
+	wantStates(t, rec, map[string]string{"FOUR": "completed", "FIVE": "failed"})
+	if r := reasonOf(rec, "FIVE"); !strings.Contains(r, "loop detected: b sent the same blackboard.read 5 times (loop_block 5)") {
+		t.Errorf("reason %q", r)
+	}
+	count := map[string]int{}
+	for _, e := range rec.of(EvGuard) {
+		count[e.Cue]++
+	}
+	if count["FOUR"] != 2 || count["FIVE"] != 3 { // warnings at 3 and 4; FIVE: two warnings and the block
+		t.Errorf("guard events %v", count)
+	}
+}
+
+func TestCreditsExhaustedStopsBeforeNextGo(t *testing.T) {
+	o := collab(t, `  limits: {max_credits: 10}
+  cues:
+    - {id: SPEND, agents: [a], inputs: {script: [{usage: 4}, {usage: 12}, {sleep: 10s}]}}
+    - {id: NEXT, agents: [b], dependencies: [SPEND], inputs: {script: []}}
+`, scriptAgent(t, "a", ""), scriptAgent(t, "b", ""))
+	rec := newMemRecorder()
+	res := runCollab(t, o, rec, nil)
+	if res.State != RunFailed || !strings.Contains(res.Reason, "limit max_credits reached (12 of 10 used)") {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	if len(rec.of(EvExhausted)) != 1 {
+		t.Errorf("exhausted events: %v", rec.of(EvExhausted))
+	}
+	for _, e := range rec.of(EvCueState) {
+		if e.Cue == "NEXT" && e.State == string(CueGo) {
+			t.Error("NEXT got GO after the credits ran out")
+		}
+	}
+	var totals []float64
+	for _, e := range rec.of(EvUsage) {
+		var d UsageData
+		_ = json.Unmarshal(e.Data, &d)
+		totals = append(totals, d.RunTotal)
+	}
+	if fmt.Sprint(totals) != "[4 12]" {
+		t.Errorf("run totals %v", totals)
+	}
+}
+
+func TestMaxDuration(t *testing.T) {
+	o := collab(t, `  limits: {max_duration: 300ms}
+  cues:
+    - {id: SLOW, agents: [a], inputs: {script: [{sleep: 10s}]}}
+`, scriptAgent(t, "a", ""))
+	rec := newMemRecorder()
+	res := runCollab(t, o, rec, nil)
+	if res.State != RunFailed || !strings.Contains(res.Reason, "limit max_duration reached") {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	if s := rec.cueStates()["SLOW"]; s != string(CueStopped) {
+		t.Errorf("SLOW is %q, want stopped", s)
+	}
+}
+
+func TestMemoryThroughProtocol(t *testing.T) {
+	o := collab(t, `  cues:
+    - {id: W, agents: [a], inputs: {script: [{memory_write: {key: k1, text: the deploy needs a vpn, tags: [ops]}}]}}
+    - {id: R, agents: [a], dependencies: [W], inputs: {script: [{memory_search: vpn}]}}
+`, scriptAgent(t, "a", ""))
+	rec := newMemRecorder()
+	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	if got := fmt.Sprint(outputsOf(t, rec, "R")["memory"]); got != "[k1]" {
+		t.Errorf("search found %s", got)
+	}
+}
+
+func TestFloodIsThrottled(t *testing.T) {
+	o := collab(t, `  guardrails: {message_rate: 200}
+  cues:
+    - {id: F, agents: [a], inputs: {script: [{flood: 600}]}}
+`, scriptAgent(t, "a", ""))
+	rec := newMemRecorder()
+	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	if len(rec.of(EvUserMessage)) != 600 {
+		t.Errorf("%d of 600 messages recorded", len(rec.of(EvUserMessage)))
+	}
+	if len(rec.of(EvGuard)) == 0 {
+		t.Error("no guard warning for the flood")
+	}
+}

@@ -1,0 +1,182 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/spec"
+)
+
+// handoff checks a task.handoff like a handoff spec (DESIGN §2.3) plus the
+// guardrails, and starts the receiver as a child; its handoff.result comes
+// when the child ends. A refusal is a handoff.result too: the sender goes on.
+func (r *run) handoff(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.TaskHandoff) *failure {
+	to := r.plan.Agents[b.ToAgent]
+	var problems []string
+	if !a.allows("handoff") {
+		problems = append(problems, a.denied("handoff"))
+	}
+	if b.FromAgent != "" && b.FromAgent != a.agent.ID {
+		problems = append(problems, fmt.Sprintf("from_agent is %q, but the sender is agent %s", b.FromAgent, a.agent.ID))
+	}
+	found := spec.HandoffProblems(a.agent, b.ToAgent, to, b.HandoffContext, r.root)
+	notAllowed := slices.ContainsFunc(found, func(p spec.Problem) bool { return p.Code == "handoff-not-allowed" })
+	for _, p := range found {
+		if p.Code == "unknown-agent" && notAllowed {
+			continue // "not in its handoff_to" says it better
+		}
+		problems = append(problems, p.Message)
+	}
+	if to != nil {
+		problems = append(problems, r.chainProblems(a.node, to, "handoff")...)
+	}
+	if len(problems) > 0 {
+		reason := strings.Join(problems, "; ")
+		a.note("handoff from %s to %s refused: %s", a.agent.ID, b.ToAgent, reason)
+		return ap.send(a, protocols.Reply(msg, protocols.HandoffResult{TaskID: b.TaskID, Status: "refused", Reason: reason}))
+	}
+	c, err := r.newChild(a, "handoff", to, msg, b.TaskID, nil, b.HandoffContext)
+	if err != nil {
+		return ap.send(a, protocols.Reply(msg, protocols.HandoffResult{TaskID: b.TaskID, Status: "refused", Reason: "orch could not record the handoff: " + err.Error()}))
+	}
+	c.start()
+	return nil
+}
+
+// spawn starts a child without waiting: spawn.accepted at once, then
+// task.announce when the child ends. The receiver must be in the sender's
+// handoff_to (the one allowlist of whom an agent may give work to), and the
+// guardrails of handoffs apply. A refusal is a protocol.error with the reason.
+func (r *run) spawn(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.TaskSpawn) *failure {
+	to := r.plan.Agents[b.Agent]
+	var problems []string
+	if !a.allows("spawn") {
+		problems = append(problems, a.denied("spawn"))
+	}
+	if !slices.Contains(a.agent.HandoffTo, b.Agent) {
+		allowed := "it lists none"
+		if len(a.agent.HandoffTo) > 0 {
+			allowed = "it allows " + strings.Join(a.agent.HandoffTo, ", ")
+		}
+		problems = append(problems, fmt.Sprintf("agent %s may not spawn %s: not in its handoff_to (%s)", a.agent.ID, b.Agent, allowed))
+	}
+	if to != nil {
+		var missing []string
+		for _, k := range to.Requires {
+			_, inRun := r.opts.Inputs[k]
+			if _, given := b.Inputs[k]; !given && !inRun {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("the inputs lack %s, which %s requires", strings.Join(missing, ", "), to.ID))
+		}
+		problems = append(problems, r.chainProblems(a.node, to, "spawn")...)
+	}
+	if len(problems) > 0 {
+		reason := fmt.Sprintf("task.spawn of %s refused: %s", b.Agent, strings.Join(problems, "; "))
+		a.note("%s", reason)
+		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: reason}))
+	}
+	c, err := r.newChild(a, "spawn", to, msg, "", b.Inputs, nil)
+	if err != nil {
+		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: "orch could not record the spawn: " + err.Error()}))
+	}
+	// Accepted before the child starts: its announcement can never overtake it.
+	f := ap.send(a, protocols.Reply(msg, protocols.SpawnAccepted{TaskID: c.node.id}))
+	c.start()
+	return f
+}
+
+// chainProblems applies the guardrails to a child of n for agent to: its
+// depth within max_handoff_depth, and no agent twice in the chain.
+func (r *run) chainProblems(n *node, to *spec.Agent, what string) []string {
+	var out []string
+	if depth, max := n.depth+1, planner.MaxHandoffDepth(r.plan.Cuelist); depth > max {
+		out = append(out, fmt.Sprintf("the %s would be at depth %d, beyond max_handoff_depth %d (chain: %s -> %s)",
+			what, depth, max, strings.Join(n.chain, " -> "), to.ID))
+	}
+	if i := slices.Index(n.chain, to.ID); i >= 0 {
+		out = append(out, fmt.Sprintf("%s cycle: %s -> %s (agent %s is already in the chain)",
+			what, strings.Join(n.chain[i:], " -> "), to.ID, to.ID))
+	}
+	return out
+}
+
+// sendMessage delivers message.send to a sibling (a task with the same
+// parent) directly, tells the parent, and answers message.sent, or
+// delivery.failed when the sibling cannot take it.
+func (r *run) sendMessage(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.MessageSend) *failure {
+	failed := func(why string) *failure {
+		return ap.send(a, protocols.Reply(msg, protocols.DeliveryFailed{Reason: why}))
+	}
+	n, why := r.tree.sibling(a.node, b.To)
+	if n == nil {
+		return failed(why)
+	}
+	to, why := r.tree.working(n)
+	if to == nil {
+		return failed(why)
+	}
+	in := protocols.New(protocols.MessageReceived{CueID: n.id, From: a.agent.ID, Body: b.Body})
+	if f := to.proc.send(to, in); f != nil {
+		return failed(fmt.Sprintf("%s could not take it: %s", n.agent.ID, f.reason))
+	}
+	r.notifyParent(a, "message.send", n.agent.ID, b.Body)
+	return ap.send(a, protocols.Reply(msg, protocols.MessageSent{To: b.To}))
+}
+
+// notifyParent tells a task's parent what it sent (visible, not a relay): a
+// message.notice to a parent agent at work; for a root task, whose parent is
+// the person, the person sees messages between tasks (what it sends the
+// person it already sees).
+func (r *run) notifyParent(a *attempt, kind, to string, body any) {
+	parent := a.node.parent
+	if parent == nil {
+		if kind == protocols.TypeMessageSend {
+			r.toUser(a, "notice", to, body)
+		}
+		return
+	}
+	if p, _ := r.tree.working(parent); p != nil {
+		_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, To: to, Kind: kind, Body: body}))
+		return
+	}
+	r.toUser(a, "notice", to, map[string]any{"kind": kind, "body": body})
+}
+
+// discovery goes to the parent without interrupting it (a notice), or to
+// the person for a root task.
+func (r *run) discovery(a *attempt, b protocols.DiscoveryReport) {
+	body := map[string]any{"summary": b.Summary}
+	if b.Body != nil {
+		body["body"] = b.Body
+	}
+	if parent := a.node.parent; parent != nil {
+		if p, _ := r.tree.working(parent); p != nil {
+			_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, Kind: protocols.TypeDiscoveryReport, Body: body}))
+			return
+		}
+	}
+	r.toUser(a, "discovery", "", body)
+}
+
+// toUser records something for the person running orch.
+func (r *run) toUser(a *attempt, kind, to string, body any) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		raw = nil
+	}
+	data := UserMessageData{Kind: kind, From: a.agent.ID, To: to, Body: json.RawMessage(r.redact.text(string(raw)))}
+	if len(raw) == 0 {
+		data.Body = nil
+	}
+	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvUserMessage, Cue: a.cue.cue.ID,
+		Agent: a.agent.ID, Attempt: a.number, Data: mustJSON(data)})
+}
