@@ -134,11 +134,11 @@ func TestBlackboardWriteManyLargeGroupWithOthers(t *testing.T) {
 	}
 	raw := rawDB(t, path)
 	total := int64(n + len(otherVersions))
-	if got := queryInt(t, raw, `SELECT count(*) FROM blackboard WHERE run_id = 'r1' AND key = 'hot'`); got != total {
+	if got := queryInt(t, raw, `SELECT count(*) FROM blackboard_history WHERE run_id = 'r1' AND key = 'hot'`); got != total {
 		t.Errorf("%d rows, want %d", got, total)
 	}
 	// Versions are 1..total with no gap or repeat, and each is one event.
-	if got := queryInt(t, raw, `SELECT count(DISTINCT version) FROM blackboard WHERE key = 'hot' AND version BETWEEN 1 AND ?`, total); got != total {
+	if got := queryInt(t, raw, `SELECT count(DISTINCT version) FROM blackboard_history WHERE key = 'hot' AND version BETWEEN 1 AND ?`, total); got != total {
 		t.Errorf("%d distinct versions in 1..%d", got, total)
 	}
 	if got := queryInt(t, raw, `SELECT count(*) FROM events WHERE run_id = 'r1' AND type = ?`, runner.EvBlackboard); got != total {
@@ -148,7 +148,7 @@ func TestBlackboardWriteManyLargeGroupWithOthers(t *testing.T) {
 		t.Errorf("last seq %d, want %d", got, total+1)
 	}
 	// The values are in the order written: the latest "many" version holds n-1.
-	if got := queryInt(t, raw, `SELECT value FROM blackboard WHERE key = 'hot' AND author = 'many' ORDER BY version DESC LIMIT 1`); got != int64(n-1) {
+	if got := queryInt(t, raw, `SELECT value FROM blackboard_history WHERE key = 'hot' AND author = 'many' ORDER BY version DESC LIMIT 1`); got != int64(n-1) {
 		t.Errorf("latest value %d", got)
 	}
 }

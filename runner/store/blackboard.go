@@ -92,12 +92,17 @@ func checkPut(runID string, p runner.BlackboardPut) error {
 	return nil
 }
 
-// writeBlackboard stores a request's writes. The latest version of each key
-// is read once per transaction and then counted up in t.bbVersions: the
-// transaction holds the write lock, so no other process can write between.
+// writeBlackboard stores a request's writes: every version in
+// blackboard_history, the latest of each key in blackboard. The latest
+// version of each key is read once per transaction and then counted up in
+// t.bbVersions: the transaction holds the write lock, so no other process
+// can write between.
 func (t *txn) writeBlackboard(r *request) error {
 	w := &r.bb
 	at := w.at.UnixMicro()
+	if err := t.loadVersions(w.runID, w.puts); err != nil {
+		return err
+	}
 	r.result.versions = make([]int64, 0, len(w.puts))
 	for i := range w.puts {
 		p := &w.puts[i]
@@ -105,10 +110,7 @@ func (t *txn) writeBlackboard(r *request) error {
 		if err != nil {
 			return err
 		}
-		version, err := t.nextVersion(w.runID, p.Key)
-		if err != nil {
-			return err
-		}
+		version := t.nextVersion(w.runID, p.Key)
 		t.bbRows = append(t.bbRows, bbRow{key: p.Key, version: version, value: string(p.Value), author: p.Author})
 		data, err := json.Marshal(runner.BlackboardData{Key: p.Key, Version: version, MessageID: p.MessageID})
 		if err != nil {
@@ -125,44 +127,99 @@ func (t *txn) writeBlackboard(r *request) error {
 	return t.flushBlackboard(w.runID, at)
 }
 
-// nextVersion returns the next version of a key of a run's board.
-func (t *txn) nextVersion(runID, key string) (int64, error) {
-	k := [2]string{runID, key}
-	if v, ok := t.bbVersions[k]; ok {
-		t.bbVersions[k] = v + 1
-		return v + 1, nil
-	}
-	// max() alone in its SELECT is answered from the primary key's last entry.
-	var last *int64
-	err := t.queryRow(`SELECT (SELECT max(version) FROM blackboard WHERE run_id = ? AND key = ?)`, runID, key).Scan(&last)
-	if err != nil {
-		return 0, err
-	}
-	version := int64(1)
-	if last != nil {
-		version = *last + 1
-	}
+// loadVersions reads the latest version of the keys of puts that this
+// transaction has not seen yet, with one query for all of them rather than
+// one per key.
+func (t *txn) loadVersions(runID string, puts []runner.BlackboardPut) error {
 	if t.bbVersions == nil {
 		t.bbVersions = map[[2]string]int64{}
 	}
-	t.bbVersions[k] = version
-	return version, nil
+	var missing []string
+	seen := map[string]bool{}
+	for _, p := range puts {
+		if _, ok := t.bbVersions[[2]string{runID, p.Key}]; !ok && !seen[p.Key] {
+			seen[p.Key] = true
+			missing = append(missing, p.Key)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	for _, k := range missing {
+		t.bbVersions[[2]string{runID, k}] = 0 // a new key, unless the board has it
+	}
+	keys, err := json.Marshal(missing)
+	if err != nil {
+		return err
+	}
+	st, err := t.stmt(`SELECT key, version FROM blackboard WHERE run_id = ? AND key IN (SELECT value FROM json_each(?))`)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(t.ctx, runID, string(keys))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key string
+		var version int64
+		if err := rows.Scan(&key, &version); err != nil {
+			return err
+		}
+		t.bbVersions[[2]string{runID, key}] = version
+	}
+	return rows.Err()
 }
 
-// bbRow is a blackboard row waiting for flushBlackboard.
+// nextVersion returns the next version of a key whose latest version
+// loadVersions has read.
+func (t *txn) nextVersion(runID, key string) int64 {
+	k := [2]string{runID, key}
+	t.bbVersions[k]++
+	return t.bbVersions[k]
+}
+
+// bbRow is a blackboard write waiting for flushBlackboard.
 type bbRow struct {
 	key, value, author string
 	version            int64
 }
 
-// bbChunks are the row counts of the prepared multi-row blackboard INSERTs.
+// bbChunks are the row counts of the prepared multi-row INSERTs.
 var bbChunks = []int{32, 8, 1}
 
-// flushBlackboard writes the gathered blackboard rows of one run, a few
-// multi-row INSERTs rather than one statement per write.
+const (
+	insertHistoryPrefix = "INSERT INTO blackboard_history (run_id, key, version, value, author, at) VALUES "
+	upsertLatestPrefix  = "INSERT INTO blackboard (run_id, key, version, value, author, at) VALUES "
+	upsertLatestSuffix  = ` ON CONFLICT (run_id, key) DO UPDATE SET version = excluded.version, value = excluded.value,
+		author = excluded.author, at = excluded.at`
+)
+
+// flushBlackboard writes the gathered writes of one run, a few multi-row
+// statements rather than one per write: all of them to the history, and the
+// last of each key to the latest versions.
 func (t *txn) flushBlackboard(runID string, at int64) error {
 	rows := t.bbRows
 	t.bbRows = t.bbRows[:0]
+	if err := t.insertBB(insertHistoryPrefix, "", runID, at, rows); err != nil {
+		return err
+	}
+	// Keep the last write of each key, in the order the keys came.
+	last := make(map[string]int, len(rows))
+	latest := make([]bbRow, 0, len(rows))
+	for _, b := range rows {
+		if i, ok := last[b.key]; ok {
+			latest[i] = b
+			continue
+		}
+		last[b.key] = len(latest)
+		latest = append(latest, b)
+	}
+	return t.insertBB(upsertLatestPrefix, upsertLatestSuffix, runID, at, latest)
+}
+
+func (t *txn) insertBB(prefix, suffix, runID string, at int64, rows []bbRow) error {
 	for len(rows) > 0 {
 		n := 1
 		for _, c := range bbChunks {
@@ -175,7 +232,7 @@ func (t *txn) flushBlackboard(runID string, at int64) error {
 		for _, b := range rows[:n] {
 			args = append(args, runID, b.key, b.version, b.value, b.author, at)
 		}
-		if _, err := t.exec(t.d.insertRowsSQL("INSERT INTO blackboard (run_id, key, version, value, author, at) VALUES ", 6, n), args...); err != nil {
+		if _, err := t.exec(t.d.insertRowsSQL(prefix, suffix, 6, n), args...); err != nil {
 			return err
 		}
 		rows = rows[n:]
@@ -187,7 +244,7 @@ func (t *txn) flushBlackboard(runID string, at int64) error {
 // board does not have it.
 func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (runner.BlackboardEntry, bool, error) {
 	row := d.sql.QueryRowContext(ctx, `SELECT key, value, version, author, at FROM blackboard
-		WHERE run_id = ? AND key = ? ORDER BY version DESC LIMIT 1`, runID, key)
+		WHERE run_id = ? AND key = ?`, runID, key)
 	e, err := scanEntry(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return runner.BlackboardEntry{}, false, nil
@@ -200,9 +257,7 @@ func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (runner.Blac
 
 // Blackboard returns the latest version of every key of the run's board.
 func (d *DB) Blackboard(ctx context.Context, runID string) (map[string]runner.BlackboardEntry, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT key, value, version, author, at FROM blackboard b
-		WHERE run_id = ? AND version = (SELECT max(version) FROM blackboard WHERE run_id = b.run_id AND key = b.key)`,
-		runID)
+	rows, err := d.sql.QueryContext(ctx, `SELECT key, value, version, author, at FROM blackboard WHERE run_id = ?`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("reading the blackboard of run %s: %w", runID, err)
 	}

@@ -273,7 +273,7 @@ func (t *txn) flushRows() error {
 			}
 			args = append(args, ev.RunID, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, data)
 		}
-		if _, err := t.exec(t.d.insertRowsSQL(insertEventsPrefix, eventColumns, n), args...); err != nil {
+		if _, err := t.exec(t.d.insertRowsSQL(insertEventsPrefix, "", eventColumns, n), args...); err != nil {
 			return err
 		}
 		rows = rows[n:]
@@ -283,11 +283,11 @@ func (t *txn) flushRows() error {
 
 const insertEventsPrefix = "INSERT INTO events (run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data) VALUES "
 
-// insertRowsSQL is prefix followed by n rows of cols placeholders. The
+// insertRowsSQL is prefix, n rows of cols placeholders, then suffix. The
 // texts are kept, as they are the keys of the prepared statements and are
 // asked for on every flush; only the writer goroutine uses the cache.
-func (d *DB) insertRowsSQL(prefix string, cols, n int) string {
-	k := insertKey{prefix, cols, n}
+func (d *DB) insertRowsSQL(prefix, suffix string, cols, n int) string {
+	k := insertKey{prefix, suffix, cols, n}
 	if q, ok := d.insertSQL[k]; ok {
 		return q
 	}
@@ -303,13 +303,14 @@ func (d *DB) insertRowsSQL(prefix string, cols, n int) string {
 		}
 		b.WriteString(row)
 	}
+	b.WriteString(suffix)
 	d.insertSQL[k] = b.String()
 	return d.insertSQL[k]
 }
 
 type insertKey struct {
-	prefix  string
-	cols, n int
+	prefix, suffix string
+	cols, n        int
 }
 
 // cueUpdate gathers what one request changes of one cue, written as one

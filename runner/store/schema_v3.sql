@@ -14,6 +14,39 @@ ALTER TABLE cues ADD COLUMN context  TEXT;                      -- JSON: handoff
 -- The run's credits so far (status.usage), kept by usage/reported.
 ALTER TABLE runs ADD COLUMN credits REAL NOT NULL DEFAULT 0;
 
+-- The blackboard becomes two tables. blackboard holds the latest version of
+-- each key: every GO task carries a snapshot of it, and reading the latest
+-- versions out of every version ever written grew with the run (0.4 s after
+-- 100,000 writes). blackboard_history holds every version in the order
+-- written: appending there touches the last page or two, where the v1 table,
+-- ordered by key, had a write to each of many keys touch a page each.
+ALTER TABLE blackboard RENAME TO blackboard_v2;
+CREATE TABLE blackboard (
+    run_id  TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    value   TEXT NOT NULL,
+    author  TEXT NOT NULL DEFAULT '',
+    at      INTEGER NOT NULL,
+    PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+CREATE TABLE blackboard_history (
+    id      INTEGER PRIMARY KEY,
+    run_id  TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    value   TEXT NOT NULL,
+    author  TEXT NOT NULL DEFAULT '',
+    at      INTEGER NOT NULL
+);
+CREATE INDEX blackboard_history_by_run ON blackboard_history (run_id, id);
+INSERT INTO blackboard_history (run_id, key, version, value, author, at)
+    SELECT run_id, key, version, value, author, at FROM blackboard_v2 ORDER BY run_id, at, key, version;
+INSERT INTO blackboard (run_id, key, version, value, author, at)
+    SELECT run_id, key, version, value, author, at FROM blackboard_v2 b
+    WHERE version = (SELECT max(version) FROM blackboard_v2 WHERE run_id = b.run_id AND key = b.key);
+DROP TABLE blackboard_v2;
+
 -- One row per question an agent asked; state is 'open' until
 -- question/closed sets answered, unanswered or withdrawn.
 CREATE TABLE questions (

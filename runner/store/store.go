@@ -202,6 +202,7 @@ func dsn(path, sync string) string {
 		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous(" + sync + ")",
 		"_pragma=foreign_keys(1)",
+		"_pragma=temp_store(MEMORY)",
 		"_pragma=wal_autocheckpoint(0)", // checkpoints run off the commit path: see checkpoint.go
 		"_txlock=immediate",
 	}

@@ -373,6 +373,9 @@ func TestMigrateV2ToV3(t *testing.T) {
 		`INSERT INTO runs (id, cuelist, state, created_at, started_at, ended_at) VALUES ('r1', 'deploy', 'completed', 1, 1000000, 2000000)`,
 		`INSERT INTO cues (run_id, cue_id, position, agents, state) VALUES ('r1', 'build', 0, '["b"]', 'completed'), ('r1', 'ship', 1, '["s"]', 'completed')`,
 		`INSERT INTO events (run_id, seq, at, type) VALUES ('r1', 1, 1000000, 'run/started')`,
+		`INSERT INTO blackboard (run_id, key, version, value, author, at) VALUES
+			('r1', 'plan', 1, '"draft"', 'lead', 1100000), ('r1', 'plan', 2, '"final"', 'rev', 1300000),
+			('r1', 'ticket', 1, '42', 'lead', 1200000)`,
 	} {
 		if _, err := old.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -396,6 +399,29 @@ func TestMigrateV2ToV3(t *testing.T) {
 	if len(r.Cues) != 2 || r.Cues[0].Parent != "" || r.Cues[0].Depth != 0 || r.RunSummary.Cues != 2 || r.Completed != 2 ||
 		r.Credits != 0 || len(r.Questions) != 0 {
 		t.Errorf("migrated run %+v", r)
+	}
+	// The board keeps its latest versions, and every version in the order written.
+	board, err := d.Blackboard(ctx, "r1")
+	if err != nil || len(board) != 2 || string(board["plan"].Value) != `"final"` || board["plan"].Version != 2 ||
+		board["plan"].Author != "rev" || board["ticket"].Version != 1 {
+		t.Errorf("migrated board %+v, %v", board, err)
+	}
+	if v, err := d.BlackboardWrite(ctx, "r1", "plan", []byte(`"v3"`), "x"); err != nil || v != 3 {
+		t.Errorf("write after migration: version %d, %v", v, err)
+	}
+	var history []string
+	rows, err := rawDB(t, path).Query(`SELECT key || ':' || version FROM blackboard_history WHERE run_id = 'r1' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var h string
+		rows.Scan(&h)
+		history = append(history, h)
+	}
+	rows.Close()
+	if strings.Join(history, " ") != "plan:1 ticket:1 plan:2 plan:3" {
+		t.Errorf("history %v", history)
 	}
 	// The new projections work on the old run.
 	appendOK(t, d, taskStartedEvent(t, "r1", "build/1", "helper", "build", "spawn", 1),
