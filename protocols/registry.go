@@ -176,6 +176,24 @@ func newField(sf reflect.StructField, index int) (*field, error) {
 	return f, nil
 }
 
+// CueOf returns a message's cue_id (the task it is for), or "" if its type
+// has none or it is not set.
+func CueOf(m Message) string {
+	info := registry[m.Type]
+	if info == nil || m.Body == nil {
+		return ""
+	}
+	f := info.byName["cue_id"]
+	if f == nil {
+		return ""
+	}
+	v := reflect.ValueOf(m.Body)
+	if v.Kind() != reflect.Struct || v.Type() != info.typ {
+		return ""
+	}
+	return v.Field(f.index).String()
+}
+
 // Types returns every message type, in the schema's order.
 func Types() []string {
 	return append([]string(nil), typeList...)

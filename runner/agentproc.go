@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -181,17 +180,17 @@ func (ap *agentProcess) deliver(msg protocols.Message, raw []byte) {
 		waiter(&wireMessage{msg: msg, raw: append([]byte(nil), raw...)})
 		return
 	}
-	if a != nil {
-		a.recordMessage("in", msg, raw)
-	}
 	switch {
 	case isReplyType(msg.Type):
+		if a != nil {
+			a.recordMessage("in", msg, raw)
+		}
 		ap.fail(failf("malfunction", "%s answers no request (in_reply_to %q)", msg.Type, msg.InReplyTo))
 	case a == nil:
 		_ = ap.send(nil, protocols.Reply(msg, protocols.ProtocolError{Reason: msg.Type + ": no cue of this agent is in GO"}))
-	default:
+	default: // the attempt records it before it acts on it (serve)
 		select {
-		case a.requests <- msg:
+		case a.requests <- &wireMessage{msg: msg, raw: append([]byte(nil), raw...)}:
 		case <-a.halt:
 		}
 	}
@@ -200,7 +199,7 @@ func (ap *agentProcess) deliver(msg protocols.Message, raw []byte) {
 // attemptFor names the attempt a message belongs to: the one whose request it
 // answers, the cue it names, or the only attempt using the process.
 func (ap *agentProcess) attemptFor(msg protocols.Message) *attempt {
-	if cue := cueOf(msg); cue != "" {
+	if cue := protocols.CueOf(msg); cue != "" {
 		if a := ap.active[cue]; a != nil {
 			return a
 		}
@@ -258,18 +257,6 @@ func (ap *agentProcess) logLine(text string) {
 		line.Cue, line.Attempt = a.cue.cue.ID, a.number
 	}
 	ap.r.rec.Log(line)
-}
-
-// cueOf returns the cue a message names, if it names one.
-func cueOf(msg protocols.Message) string {
-	var probe struct {
-		CueID string `json:"cue_id"`
-	}
-	b, err := json.Marshal(msg.Body)
-	if err == nil {
-		_ = json.Unmarshal(b, &probe)
-	}
-	return probe.CueID
 }
 
 // closeAgents ends every agent process the run started and waits until all

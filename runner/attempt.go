@@ -44,7 +44,7 @@ type attempt struct {
 	token  string
 	orders chan orderMsg
 	// requests are the agent's requests during this attempt (jsonl agents)
-	requests chan protocols.Message
+	requests chan *wireMessage
 	halt     chan struct{} // closed to stop the attempt
 	once     sync.Once
 	why      string
@@ -58,14 +58,14 @@ type attempt struct {
 	// reply is the agent's answer of the phase just done, for the loop to record.
 	reply *wireMessage
 
-	node    *node              // the task it serves in the run's tree
-	proc    *agentProcess      // a protocol agent's process, from WARNING on
-	child   *child             // set for a child task's attempt: it drives itself through the phases
-	reports chan report        // where it reports: the loop's channel, or its child's
-	inGo    atomic.Bool        // GO was sent: it may receive messages and questions
-	held    *protocols.Message // a request taken out of requests but not yet served (see serveWrites)
-	guard   loopGuard          // repeated messages (its own goroutine only)
-	credits float64            // the credits it reported so far (its own goroutine only)
+	node    *node         // the task it serves in the run's tree
+	proc    *agentProcess // a protocol agent's process, from WARNING on
+	child   *child        // set for a child task's attempt: it drives itself through the phases
+	reports chan report   // where it reports: the loop's channel, or its child's
+	inGo    atomic.Bool   // GO was sent: it may receive messages and questions
+	held    *wireMessage  // a request taken out of requests but not yet served (see serveWrites)
+	guard   loopGuard     // repeated messages (its own goroutine only)
+	credits float64       // the credits it reported so far (its own goroutine only)
 
 	mu     sync.Mutex
 	kids   map[*child]bool // children still running: they end with it
@@ -91,7 +91,7 @@ const requestBuffer = 256
 func newAttempt(r *run, c *cueRun, t *target, n *node, number int, reports chan report) *attempt {
 	return &attempt{r: r, cue: c, tgt: t, agent: t.agent, number: number, node: n, reports: reports,
 		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, safeName(c.cue.ID), number, NewRunID()),
-		orders: make(chan orderMsg, 2), halt: make(chan struct{}), requests: make(chan protocols.Message, requestBuffer),
+		orders: make(chan orderMsg, 2), halt: make(chan struct{}), requests: make(chan *wireMessage, requestBuffer),
 		abort: make(chan struct{}), kids: map[*child]bool{},
 		trivial: t.agent.Protocol != "jsonl" && len(t.agent.Prepare) == 0 && len(t.agent.ReadyCheck) == 0}
 }

@@ -14,7 +14,21 @@ import (
 // handoff's result, a question's answer); reports are recorded (they already
 // are, as messages); anything else gets a protocol.error with the reason,
 // and the agent goes on. A failure returned ends the attempt.
-func (r *run) serve(a *attempt, ap *agentProcess, msg protocols.Message) *failure {
+//
+// Every request is stored before it is acted on: most are recorded here
+// first; a blackboard.write by the event of its write, a blackboard.read
+// together with its answer (one commit each, as the store's figures need).
+func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
+	msg := wm.msg
+	if a.allows("blackboard") {
+		switch b := msg.Body.(type) {
+		case protocols.BlackboardWrite:
+			return r.serveWrites(a, ap, wm)
+		case protocols.BlackboardRead:
+			return r.read(a, ap, wm, b)
+		}
+	}
+	a.recordMessage("in", msg, wm.raw)
 	if f := a.checkLoop(ap, msg); f != nil {
 		return f
 	}
@@ -22,16 +36,8 @@ func (r *run) serve(a *attempt, ap *agentProcess, msg protocols.Message) *failur
 		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: fmt.Sprintf(format, args...)}))
 	}
 	switch b := msg.Body.(type) {
-	case protocols.BlackboardWrite:
-		if !a.allows("blackboard") {
-			return refuse("blackboard.write: %s", a.denied("blackboard"))
-		}
-		return r.serveWrites(a, ap, msg)
-	case protocols.BlackboardRead:
-		if !a.allows("blackboard") {
-			return refuse("blackboard.read: %s", a.denied("blackboard"))
-		}
-		return r.read(a, ap, msg, b)
+	case protocols.BlackboardWrite, protocols.BlackboardRead:
+		return refuse("%s: %s", msg.Type, a.denied("blackboard"))
 	case protocols.TaskHandoff:
 		return r.handoff(a, ap, msg, b)
 	case protocols.TaskSpawn:
@@ -94,20 +100,25 @@ func (a *attempt) denied(tool string) string {
 // right behind it, in as few transactions as the store can (an agent may
 // send thousands a second), then acknowledges each in order. A request of
 // another kind found behind them waits in a.held for the exchange.
-func (r *run) serveWrites(a *attempt, ap *agentProcess, first protocols.Message) *failure {
-	batch := []protocols.Message{first}
+func (r *run) serveWrites(a *attempt, ap *agentProcess, first *wireMessage) *failure {
+	if f := a.checkLoop(ap, first.msg); f != nil {
+		a.recordMessage("in", first.msg, first.raw)
+		return f
+	}
+	batch := []protocols.Message{first.msg}
 drain:
 	for len(batch) < requestBuffer {
 		select {
 		case m := <-a.requests:
-			if m.Type != protocols.TypeBlackboardWrite {
-				a.held = &m
+			if m.msg.Type != protocols.TypeBlackboardWrite {
+				a.held = m
 				break drain
 			}
-			if f := a.checkLoop(ap, m); f != nil {
+			if f := a.checkLoop(ap, m.msg); f != nil {
+				a.recordMessage("in", m.msg, m.raw)
 				return f
 			}
-			batch = append(batch, m)
+			batch = append(batch, m.msg)
 		default:
 			break drain
 		}
@@ -147,18 +158,31 @@ drain:
 	return nil
 }
 
-func (r *run) read(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.BlackboardRead) *failure {
+// read answers a blackboard.read; the request and its answer are stored in
+// one commit before the answer goes out.
+func (r *run) read(a *attempt, ap *agentProcess, wm *wireMessage, b protocols.BlackboardRead) *failure {
+	if f := a.checkLoop(ap, wm.msg); f != nil {
+		a.recordMessage("in", wm.msg, wm.raw)
+		return f
+	}
+	var reply protocols.Message
 	e, ok, err := r.rec.BlackboardRead(context0, r.id, b.Key)
 	if err != nil {
-		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: "blackboard.read failed: " + err.Error()}))
+		reply = protocols.Reply(wm.msg, protocols.ProtocolError{Reason: "blackboard.read failed: " + err.Error()})
+	} else {
+		val := protocols.BlackboardValue{Key: b.Key, Found: ok}
+		if ok {
+			var v any
+			_ = json.Unmarshal(e.Value, &v)
+			val.Value, val.Version, val.Author = v, e.Version, e.Author
+		}
+		reply = protocols.Reply(wm.msg, val)
 	}
-	val := protocols.BlackboardValue{Key: b.Key, Found: ok}
-	if ok {
-		var v any
-		_ = json.Unmarshal(e.Value, &v)
-		val.Value, val.Version, val.Author = v, e.Version, e.Author
+	out := r.wire(reply)
+	if err := r.publish(context0, a.messageEvent("in", wm), a.messageEvent("out", out)); err != nil {
+		return failf("internal", "recording blackboard.read: %v", err)
 	}
-	return ap.send(a, protocols.Reply(msg, val))
+	return ap.write(reply)
 }
 
 func (r *run) searchMemory(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.MemorySearch) *failure {

@@ -99,7 +99,7 @@ func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Durati
 	for {
 		if req := a.held; req != nil { // taken out of requests by a batch: served first
 			a.held = nil
-			if f := a.r.serve(a, ap, *req); f != nil {
+			if f := a.r.serve(a, ap, req); f != nil {
 				return nil, f
 			}
 			continue

@@ -205,13 +205,14 @@ type Event struct {
 // RunStartedData is the data of EvRunStarted.
 type RunStartedData struct {
 	Cuelist    string         `json:"cuelist"`
-	SpecPath   string         `json:"spec_path"`   // absolute path of the cuelist file
-	SpecHash   string         `json:"spec_hash"`   // sha256 of every loaded spec file, for resume
-	Inputs     map[string]any `json:"inputs"`      // the run parameters after --set
-	Cues       []CueInfo      `json:"cues"`        // every cue, in plan order: the recorder creates their rows (pending)
-	OwnerPID   int            `json:"owner_pid"`   // the orch process running it
-	OwnerHost  string         `json:"owner_host"`  // and its host
-	OwnerToken string         `json:"owner_token"` // the owner's lease (see Recorder.Heartbeat)
+	SpecPath   string         `json:"spec_path"`      // absolute path of the cuelist file
+	SpecHash   string         `json:"spec_hash"`      // sha256 of every loaded spec file, for resume
+	Inputs     map[string]any `json:"inputs"`         // the run parameters after --set
+	Root       string         `json:"root,omitempty"` // the project root of handoff artifacts (absolute)
+	Cues       []CueInfo      `json:"cues"`           // every cue, in plan order: the recorder creates their rows (pending)
+	OwnerPID   int            `json:"owner_pid"`      // the orch process running it
+	OwnerHost  string         `json:"owner_host"`     // and its host
+	OwnerToken string         `json:"owner_token"`    // the owner's lease (see Recorder.Heartbeat)
 }
 
 // CueInfo describes a cue when the run starts.

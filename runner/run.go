@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -63,8 +64,8 @@ type Options struct {
 	Ask func(ctx context.Context, q QuestionPrompt) (answer string, ok bool)
 
 	// ProjectRoot is the directory handoff artifacts are relative to (their
-	// paths must stay inside it; their hashes are checked). Empty: the
-	// current directory.
+	// paths must stay inside it; their hashes are checked); agents get it as
+	// ORCH_ROOT. Empty: the current directory.
 	ProjectRoot string
 
 	// Observe sees every event once it is committed (for live progress).
@@ -207,11 +208,10 @@ func newRun(opts Options) (*run, error) {
 	r.tree = newTree()
 	r.limitHit = make(chan struct{}, 1)
 	r.questions = map[string]*question{}
-	root := opts.ProjectRoot
-	if root == "" {
-		root = "."
+	if r.opts.ProjectRoot, err = filepath.Abs(opts.ProjectRoot); err != nil {
+		return nil, err
 	}
-	if r.root, err = os.OpenRoot(root); err != nil {
+	if r.root, err = os.OpenRoot(r.opts.ProjectRoot); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("opening the project root for handoff artifacts: %w", err)
 	}
@@ -246,7 +246,7 @@ func (r *run) start(ctx context.Context) error {
 		r.count()
 		return r.flush(ctx)
 	}
-	data := RunStartedData{Cuelist: r.plan.Cuelist.ID, SpecPath: r.opts.SpecPath, SpecHash: r.opts.SpecHash,
+	data := RunStartedData{Cuelist: r.plan.Cuelist.ID, SpecPath: r.opts.SpecPath, SpecHash: r.opts.SpecHash, Root: r.opts.ProjectRoot,
 		Inputs: r.opts.Inputs, OwnerPID: r.opts.Owner.PID, OwnerHost: r.opts.Owner.Host, OwnerToken: r.opts.Owner.Token}
 	for _, c := range r.cues {
 		data.Cues = append(data.Cues, CueInfo{ID: c.cue.ID, Agents: c.cue.Agents})

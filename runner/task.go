@@ -87,6 +87,7 @@ func (a *attempt) env(t *Task, extra ...string) []string {
 		"ORCH_AGENT_ID="+a.agent.ID,
 		"ORCH_ATTEMPT="+strconv.Itoa(a.number),
 		"ORCH_DB="+a.r.opts.DBPath,
+		"ORCH_ROOT="+a.r.opts.ProjectRoot,
 	)
 	if t != nil {
 		names := make([]string, 0, len(t.Inputs))

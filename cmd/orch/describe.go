@@ -64,6 +64,48 @@ func describeEvent(e runner.Event) string {
 	case runner.EvNote:
 		who := strings.TrimSpace(e.Cue + " " + e.Agent)
 		return strings.TrimSpace(who + ": " + e.Reason)
+	case runner.EvTaskStarted:
+		var d runner.TaskStartedData
+		_ = json.Unmarshal(e.Data, &d)
+		verb := "handed off to"
+		if d.Kind == "spawn" {
+			verb = "spawned:"
+		}
+		return fmt.Sprintf("%s %s %s (child of %s, depth %d: %s)", e.Cue, verb, e.Agent, d.Parent, d.Depth, strings.Join(d.Chain, " -> "))
+	case runner.EvQuestion:
+		var d runner.QuestionData
+		_ = json.Unmarshal(e.Data, &d)
+		s := fmt.Sprintf("? %s [%s] %s (%s) asks %s: %s", d.ID, d.Complexity, e.Agent, e.Cue, d.To, oneLine(d.Question, 200))
+		if d.To == "person" {
+			s += fmt.Sprintf(" — answer with: orch answer %s %s TEXT", e.RunID, d.ID)
+		}
+		return s
+	case runner.EvQuestionClosed:
+		var d runner.AnswerData
+		_ = json.Unmarshal(e.Data, &d)
+		if e.State == runner.QuestionAnswered {
+			return fmt.Sprintf("%s answered by %s: %s", d.ID, d.By, oneLine(d.Answer, 200))
+		}
+		return with(d.ID + " " + e.State)
+	case runner.EvUsage:
+		var d runner.UsageData
+		_ = json.Unmarshal(e.Data, &d)
+		return fmt.Sprintf("%s %s used %g credits (run total %g)", e.Cue, e.Agent, d.Credits, d.RunTotal)
+	case runner.EvExhausted:
+		return "limit reached: " + e.Reason
+	case runner.EvGuard:
+		return strings.TrimSpace(e.Cue+" guard: ") + " " + e.Reason
+	case runner.EvUserMessage:
+		var d runner.UserMessageData
+		_ = json.Unmarshal(e.Data, &d)
+		body := oneLine(bodyText(d.Body), 300)
+		switch d.Kind {
+		case "notice":
+			return fmt.Sprintf("%s sent %s a message: %s", d.From, d.To, body)
+		case "discovery":
+			return fmt.Sprintf("%s (%s) discovered: %s", d.From, e.Cue, body)
+		}
+		return fmt.Sprintf("message from %s (%s): %s", d.From, e.Cue, body)
 	}
 	return with(strings.TrimSpace(e.Type + " " + e.Cue + " " + e.Agent))
 }
@@ -81,4 +123,14 @@ func shortDuration(d time.Duration) string {
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// bodyText shows a message body: a JSON string as its text, anything else
+// as JSON.
+func bodyText(raw json.RawMessage) string {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return text
+	}
+	return string(raw)
 }

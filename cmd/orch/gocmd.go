@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -109,8 +110,12 @@ func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id, out
 		return usageError(fmt.Errorf("run %s: its cuelist's files changed since the run started (%s); continue anyway with --allow-spec-change", id, rec.Started.SpecPath))
 	}
 	lighten(set, p)
+	root := rec.Started.Root
+	if root == "" { // recorded by an orch from before handoffs
+		root = filepath.Dir(rec.Started.SpecPath)
+	}
 	ro := runner.Options{Plan: p, Recorder: db, RunID: id, Inputs: rec.Started.Inputs, SpecPath: rec.Started.SpecPath,
-		SpecHash: rec.Started.SpecHash, DBPath: dbFile, Resume: rec, Owner: me}
+		SpecHash: rec.Started.SpecHash, DBPath: dbFile, Resume: rec, Owner: me, ProjectRoot: root}
 	return execute(ctx, io, db, ro, output)
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,9 +17,15 @@ import (
 // progress shows a run as it happens.
 type progress interface {
 	event(e runner.Event)
+	// note prints a line that is not an event (a summary of open questions).
+	note(line string)
 	// ask suspends the display, asks a yes/no question on the terminal and
-	// returns the answer.
-	ask(question string) bool
+	// returns the answer (false when ctx ends first).
+	ask(ctx context.Context, question string) bool
+	// question puts an agent's question to the person at the terminal: its
+	// complexity first, then the text; ok is false for an empty answer or
+	// when ctx ends first (the question was answered otherwise).
+	question(ctx context.Context, q runner.QuestionPrompt) (answer string, ok bool)
 	stop()
 }
 
@@ -38,8 +45,17 @@ func (p *plainProgress) event(e runner.Event) {
 	fmt.Fprintf(p.w, "%s %s\n", e.At.Local().Format("15:04:05.000"), describeEvent(e))
 }
 
-func (p *plainProgress) ask(string) bool { return false }
-func (p *plainProgress) stop()           {}
+func (p *plainProgress) note(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "%s %s\n", time.Now().Format("15:04:05.000"), line)
+}
+
+func (p *plainProgress) ask(context.Context, string) bool { return false }
+func (p *plainProgress) question(context.Context, runner.QuestionPrompt) (string, bool) {
+	return "", false
+}
+func (p *plainProgress) stop() {}
 
 // jsonProgress streams every event as one JSON object per line.
 type jsonProgress struct {
@@ -53,8 +69,12 @@ func (p *jsonProgress) event(e runner.Event) {
 	_ = p.enc.Encode(e)
 }
 
-func (p *jsonProgress) ask(string) bool { return false }
-func (p *jsonProgress) stop()           {}
+func (p *jsonProgress) note(string)                      {}
+func (p *jsonProgress) ask(context.Context, string) bool { return false }
+func (p *jsonProgress) question(context.Context, runner.QuestionPrompt) (string, bool) {
+	return "", false
+}
+func (p *jsonProgress) stop() {}
 
 // liveProgress redraws, in place, one line per active cue with its phase and
 // elapsed time; each cue that ends is printed once above them.
@@ -68,6 +88,10 @@ type liveProgress struct {
 	paused bool
 	quit   chan struct{}
 	done   chan struct{}
+
+	promptMu  sync.Mutex  // one prompt at a time
+	lines     chan string // the terminal's input, read by one goroutine
+	linesOnce sync.Once
 }
 
 type liveCue struct {
@@ -127,9 +151,25 @@ func (p *liveProgress) event(e runner.Event) {
 		if e.State == string(runner.AttemptFailed) {
 			p.above(p.paint("33", "  ! ") + describeEvent(e))
 		}
-	case runner.EvNote, runner.EvCooldown, runner.EvManualGo:
+	case runner.EvNote, runner.EvCooldown, runner.EvManualGo, runner.EvTaskStarted, runner.EvQuestionClosed, runner.EvGuard:
 		p.above("  " + describeEvent(e))
+	case runner.EvUserMessage:
+		p.above(p.paint("36", "  ✉ ") + describeEvent(e))
+	case runner.EvExhausted:
+		p.above(p.paint("31", "  ! ") + describeEvent(e))
+	case runner.EvQuestion:
+		var d runner.QuestionData
+		_ = json.Unmarshal(e.Data, &d)
+		if d.To != "person" { // the person's questions are prompted (or summarised)
+			p.above("  " + describeEvent(e))
+		}
 	}
+}
+
+func (p *liveProgress) note(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.above(p.paint("35", "  ? ") + line)
 }
 
 func (p *liveProgress) finalLine(c *liveCue, e runner.Event) string {
@@ -189,18 +229,58 @@ func (p *liveProgress) redraw() {
 	}
 }
 
-func (p *liveProgress) ask(question string) bool {
+func (p *liveProgress) ask(ctx context.Context, question string) bool {
+	line, ok := p.prompt(ctx, question+" [y/N] ")
+	answer := strings.ToLower(strings.TrimSpace(line))
+	return ok && (answer == "y" || answer == "yes")
+}
+
+func (p *liveProgress) question(ctx context.Context, q runner.QuestionPrompt) (string, bool) {
+	text := fmt.Sprintf("%s question %s from %s (%s)\n  %s\n  answer (Enter alone leaves it for orch answer): ",
+		p.paint("35", "["+q.Complexity+"]"), q.ID, q.Agent, q.Cue, q.Question)
+	line, ok := p.prompt(ctx, text)
+	line = strings.TrimSpace(line)
+	return line, ok && line != ""
+}
+
+// prompt suspends the live block, prints text and reads one line; ok is
+// false when ctx ends first or the input is closed.
+func (p *liveProgress) prompt(ctx context.Context, text string) (string, bool) {
+	p.promptMu.Lock()
+	defer p.promptMu.Unlock()
+	if ctx.Err() != nil {
+		return "", false
+	}
+	p.linesOnce.Do(func() {
+		p.lines = make(chan string)
+		go func() {
+			defer close(p.lines)
+			for {
+				line, err := p.in.ReadString('\n')
+				if err != nil {
+					return
+				}
+				p.lines <- line
+			}
+		}()
+	})
 	p.mu.Lock()
 	p.paused = true
 	p.clear()
-	fmt.Fprintf(p.w, "%s [y/N] ", question)
+	fmt.Fprint(p.w, text)
 	p.mu.Unlock()
-	line, _ := p.in.ReadString('\n')
-	p.mu.Lock()
-	p.paused = false
-	p.mu.Unlock()
-	answer := strings.ToLower(strings.TrimSpace(line))
-	return answer == "y" || answer == "yes"
+	defer func() {
+		p.mu.Lock()
+		p.paused = false
+		p.mu.Unlock()
+	}()
+	select {
+	case line, ok := <-p.lines:
+		return line, ok
+	case <-ctx.Done():
+		fmt.Fprintln(p.w, "(answered elsewhere)")
+		return "", false
+	}
 }
 
 func (p *liveProgress) stop() {

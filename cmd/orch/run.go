@@ -31,6 +31,7 @@ type runOptions struct {
 	maxParallel int
 	output      string
 	maxFileSize string
+	root        string
 }
 
 func newRunCmd(io *streams) *cobra.Command {
@@ -66,6 +67,7 @@ Exit status: 0 completed, 1 failed (or invalid specs), 2 usage error,
 	f.StringVarP(&opts.output, "output", "o", "text", "text, or json: every event as one JSON object per line")
 	f.StringVar(&opts.cuelist, "cuelist", "", "the cuelist to run when the file holds several")
 	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read")
+	f.StringVar(&opts.root, "root", "", "project root that handoff artifact paths are relative to (default: the cuelist's directory)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -91,8 +93,12 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 	specPath, _ := filepath.Abs(opts.path)
 	hash := specHash(set)
 	lighten(set, p)
+	root := opts.root
+	if root == "" {
+		root = filepath.Dir(specPath)
+	}
 	ro := runner.Options{Plan: p, Recorder: db, Inputs: inputs, SpecPath: specPath, SpecHash: hash,
-		DBPath: dbFile, MaxParallel: opts.maxParallel}
+		DBPath: dbFile, MaxParallel: opts.maxParallel, ProjectRoot: root}
 	return execute(cmd.Context(), io, db, ro, opts.output)
 }
 
@@ -110,11 +116,15 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	default:
 		prog = &plainProgress{w: io.out}
 	}
+	if ro.Plan.Cuelist.Notify == "summary" && output != "json" {
+		prog = newSummaryProgress(prog)
+	}
 	ro.Observe = prog.event
 	if io.inTTY && io.outTTY && output != "json" {
-		ro.Approve = func(_ context.Context, cue string, agents []string) bool {
-			return prog.ask(fmt.Sprintf("%s (%s) is standing by. GO?", cue, strings.Join(agents, ", ")))
+		ro.Approve = func(ctx context.Context, cue string, agents []string) bool {
+			return prog.ask(ctx, fmt.Sprintf("%s (%s) is standing by. GO?", cue, strings.Join(agents, ", ")))
 		}
+		ro.Ask = prog.question
 	}
 	started := time.Now()
 	res, err := runner.Run(ctx, ro)
@@ -146,7 +156,9 @@ func printVerdict(ctx context.Context, io *streams, db *store.DB, res *runner.Re
 	}
 	counts := map[runner.CueState]int{}
 	for _, c := range detail.Cues {
-		counts[c.State]++
+		if c.Parent == "" { // the plan's cues; child tasks are in orch status
+			counts[c.State]++
+		}
 	}
 	var parts []string
 	for _, s := range []runner.CueState{runner.CueCompleted, runner.CueFailed, runner.CueBlocked, runner.CueSkipped, runner.CueStopped, runner.CuePending} {
@@ -155,6 +167,9 @@ func printVerdict(ctx context.Context, io *streams, db *store.DB, res *runner.Re
 		}
 	}
 	fmt.Fprintf(io.out, "run %s %s in %s: %s\n", res.RunID, res.State, shortDuration(took), strings.Join(parts, ", "))
+	if res.State != runner.RunCompleted && res.State != runner.RunPaused && !strings.HasPrefix(res.Reason, "failed: ") {
+		fmt.Fprintf(io.out, "  %s\n", res.Reason)
+	}
 	for _, c := range detail.Cues {
 		if c.State == runner.CueFailed {
 			fmt.Fprintf(io.out, "  %s failed: %s\n", c.ID, c.Reason)
