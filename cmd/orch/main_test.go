@@ -21,6 +21,8 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"orch":       func() { os.Exit(run(os.Args[1:], stdio())) },
 		"fake-agent": func() { os.Exit(fakeagent.Main(os.Args[1:])) },
+		// orch-fixture builds run database states (fixture_test.go).
+		"orch-fixture": func() { os.Exit(fixtureMain(os.Args[1:])) },
 	})
 }
 

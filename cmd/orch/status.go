@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -103,9 +105,10 @@ type runJSON struct {
 	Reason    string  `json:"reason,omitempty"`
 	StartedAt *string `json:"started_at"`
 	EndedAt   *string `json:"ended_at"`
-	Cues      int     `json:"cues"`
+	Cues      int     `json:"cues"` // the plan's cues (not child tasks)
 	Completed int     `json:"completed"`
 	Failed    int     `json:"failed"`
+	Questions int     `json:"open_questions"`
 }
 
 func showRuns(ctx context.Context, io *streams, db *store.DB, opts *statusOptions) (bool, error) {
@@ -121,7 +124,8 @@ func showRuns(ctx context.Context, io *streams, db *store.DB, opts *statusOption
 		out := make([]runJSON, 0, len(runs))
 		for _, r := range runs {
 			out = append(out, runJSON{ID: r.ID, Cuelist: r.Cuelist, State: string(r.State), Reason: r.Reason,
-				StartedAt: timeJSON(r.StartedAt), EndedAt: timeJSON(r.EndedAt), Cues: r.Cues, Completed: r.Completed, Failed: r.Failed})
+				StartedAt: timeJSON(r.StartedAt), EndedAt: timeJSON(r.EndedAt), Cues: r.Cues, Completed: r.Completed, Failed: r.Failed,
+				Questions: r.OpenQuestions})
 		}
 		return false, writeJSON(io.out, out)
 	}
@@ -132,7 +136,8 @@ func showRuns(ctx context.Context, io *streams, db *store.DB, opts *statusOption
 	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tCUELIST\tSTATE\tSTARTED\tTOOK\tCUES")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d done\n", r.ID, r.Cuelist, r.State, ago(r.StartedAt), took(r.StartedAt, r.EndedAt), r.Completed, r.Cues)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d done%s\n", r.ID, r.Cuelist, r.State, ago(r.StartedAt), took(r.StartedAt, r.EndedAt), r.Completed, r.Cues,
+			plural(r.OpenQuestions, ", %d open question", ", %d open questions"))
 	}
 	_ = tw.Flush()
 	if total > len(runs) {
@@ -151,8 +156,9 @@ type statusJSON struct {
 	EndedAt   *string               `json:"ended_at"`
 	Inputs    any                   `json:"inputs"`
 	Cues      []cueJSON             `json:"cues"`
-	Questions []any                 `json:"questions"`
+	Questions []questionJSON        `json:"questions"`
 	Conflicts []runner.ConflictData `json:"conflicts"`
+	Credits   float64               `json:"credits"`
 	Owner     *ownerJSON            `json:"owner,omitempty"`
 	Waiting   []string              `json:"waiting_for_go,omitempty"`
 	Counts    map[string]int        `json:"counts"`
@@ -174,6 +180,10 @@ type cueJSON struct {
 	EndedAt   *string        `json:"ended_at"`
 	Outputs   map[string]any `json:"outputs,omitempty"`
 	Attempts  []attemptJSON  `json:"attempts"`
+	Parent    string         `json:"parent,omitempty"` // a child task's parent (handoff or spawn)
+	Kind      string         `json:"kind,omitempty"`   // handoff or spawn
+	Depth     int            `json:"depth"`            // 0 for the plan's cues
+	TaskRef   string         `json:"task_ref,omitempty"`
 }
 
 type attemptJSON struct {
@@ -195,7 +205,8 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	ended := r.State.Ended() || r.State == runner.RunPaused || r.State == runner.RunInterrupted
 	if opts.output == "json" {
 		out := statusJSON{ID: r.ID, Cuelist: r.Cuelist, State: string(r.State), Reason: r.Reason, StartedAt: timeJSON(r.StartedAt),
-			EndedAt: timeJSON(r.EndedAt), Inputs: r.Inputs, Questions: []any{}, Conflicts: r.Conflicts, Counts: map[string]int{}}
+			EndedAt: timeJSON(r.EndedAt), Inputs: r.Inputs, Questions: questionsJSON(r.Questions), Conflicts: r.Conflicts,
+			Credits: r.Credits, Counts: map[string]int{}}
 		if out.Conflicts == nil {
 			out.Conflicts = []runner.ConflictData{}
 		}
@@ -203,14 +214,16 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 			out.Owner = &ownerJSON{PID: r.OwnerPID, Host: r.OwnerHost}
 		}
 		for _, c := range r.Cues {
-			cj := cueJSON{ID: c.ID, State: string(c.State), Reason: c.Reason, Agents: c.Agents, WarningAt: timeJSON(c.WarningAt),
+			cj := cueJSON{ID: c.ID, Parent: c.Parent, Kind: c.Kind, Depth: c.Depth, TaskRef: c.TaskRef, State: string(c.State), Reason: c.Reason, Agents: c.Agents, WarningAt: timeJSON(c.WarningAt),
 				StandbyAt: timeJSON(c.StandbyAt), GoAt: timeJSON(c.GoAt), EndedAt: timeJSON(c.EndedAt), Outputs: c.Outputs, Attempts: []attemptJSON{}}
 			for _, a := range c.Attempts {
 				cj.Attempts = append(cj.Attempts, attemptJSON{Number: a.Number, Agent: a.Agent, State: string(a.State), Reason: a.Reason,
 					Class: a.Class, ExitCode: a.ExitCode, StartedAt: timeJSON(a.StartedAt), EndedAt: timeJSON(a.EndedAt)})
 			}
 			out.Cues = append(out.Cues, cj)
-			out.Counts[string(c.State)]++
+			if c.Parent == "" { // the counts are of the plan's cues, as in orch status
+				out.Counts[string(c.State)]++
+			}
 		}
 		return ended, writeJSON(io.out, out)
 	}
@@ -218,14 +231,24 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	if r.Reason != "" {
 		fmt.Fprintf(io.out, ": %s", r.Reason)
 	}
-	fmt.Fprintf(io.out, "\nstarted %s, took %s\n\n", r.StartedAt.Local().Format("2006-01-02 15:04:05"), took(r.StartedAt, r.EndedAt))
+	fmt.Fprintf(io.out, "\nstarted %s, took %s", r.StartedAt.Local().Format("2006-01-02 15:04:05"), took(r.StartedAt, r.EndedAt))
+	if r.Credits > 0 {
+		fmt.Fprintf(io.out, ", %s credits used", strconv.FormatFloat(r.Credits, 'f', -1, 64))
+	}
+	fmt.Fprint(io.out, "\n\n")
 	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CUE\tSTATE\tAGENTS\tATTEMPTS\tPREPARE\tGO\tTOOK\tREASON")
-	for _, c := range r.Cues {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.ID, c.State, strings.Join(c.Agents, ","), len(c.Attempts),
+	for _, row := range cueTree(r.Cues) {
+		c := row.cue
+		name := c.ID
+		if c.Parent != "" {
+			name = row.prefix + c.ID + " " + c.Kind
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, c.State, strings.Join(c.Agents, ","), len(c.Attempts),
 			between(c.WarningAt, c.GoAt), ago0(c.GoAt, r.StartedAt), between(c.GoAt, c.EndedAt), oneLine(c.Reason, 80))
 	}
 	_ = tw.Flush()
+	printQuestions(io.out, r)
 	var failed []string
 	for _, c := range r.Cues {
 		for _, a := range c.Attempts {
@@ -293,10 +316,22 @@ func between(a, b time.Time) string {
 	return shortDuration(b.Sub(a))
 }
 
+// oneLine puts s on one line of at most n characters (runes).
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n-3] + "..."
+	if utf8.RuneCountInString(s) > n {
+		return string([]rune(s)[:n-3]) + "..."
 	}
 	return s
+}
+
+// plural formats n with one or many, and is empty for 0.
+func plural(n int, one, many string) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(one, n)
+	}
+	return fmt.Sprintf(many, n)
 }

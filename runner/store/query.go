@@ -197,3 +197,26 @@ func (d *DB) resolveRun(ctx context.Context, ref string) (string, error) {
 	}
 	return "", amb
 }
+
+// RunState returns a run's state as orch status shows it (a running run
+// whose owner is gone reads interrupted), reading the run's row alone: for
+// commands such as orch bb set that only need to know whether the run is
+// still going.
+func (d *DB) RunState(ctx context.Context, id string) (runner.RunState, error) {
+	var state runner.RunState
+	var pid int
+	var host, token string
+	var heartbeat sql.NullInt64
+	err := d.sql.QueryRowContext(ctx, `SELECT state, owner_pid, owner_host, owner_token, heartbeat_at FROM runs WHERE id = ?`, id).
+		Scan(&state, &pid, &host, &token, &heartbeat)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", &NotFoundError{Ref: id}
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the state of run %s from %s: %w", id, d.path, err)
+	}
+	if state == runner.RunRunning && !alive(pid, host, token, fromMicros(heartbeat)) {
+		state = runner.RunInterrupted
+	}
+	return state, nil
+}

@@ -180,3 +180,20 @@ func TestLogsPaging(t *testing.T) {
 		}
 	}
 }
+
+func TestRunState(t *testing.T) {
+	d, _ := openTest(t)
+	ctx := context.Background()
+	startRun(t, d, "r1", "a") // its owner, pid 42 on "box", is long gone
+	if s, err := d.RunState(ctx, "r1"); err != nil || s != runner.RunInterrupted {
+		t.Errorf("RunState(r1) = %s, %v", s, err)
+	}
+	appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvRunState, State: "completed"})
+	if s, err := d.RunState(ctx, "r1"); err != nil || s != runner.RunCompleted {
+		t.Errorf("RunState(r1) = %s, %v", s, err)
+	}
+	var nf *NotFoundError
+	if _, err := d.RunState(ctx, "nope"); !errors.As(err, &nf) {
+		t.Errorf("RunState(nope) = %v", err)
+	}
+}
