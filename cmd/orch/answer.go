@@ -31,7 +31,7 @@ delivered it by then, the answer stays queued and orch answer exits 0.`,
 		Example: `  orch answer last q1 yes, use PostgreSQL
   orch answer 3f9a q3 "ship it" --wait 30s`,
 		Args:              argsBetween(3, -1),
-		ValidArgsFunction: completeRuns,
+		ValidArgsFunction: completeAnswer,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			db, err := openExisting(cmd)
 			if err != nil {
@@ -127,4 +127,32 @@ func noQuestion(ctx context.Context, db *store.DB, id, qid string) error {
 		fmt.Fprintf(&b, "\n  %s [%s] %s (%s) asks %s: %s", q.ID, q.Complexity, q.Agent, q.Cue, q.To, oneLine(q.Question, 80))
 	}
 	return errors.New(b.String())
+}
+
+// completeAnswer offers runs for RUN, then the run's open questions asked of
+// the person for QID.
+func completeAnswer(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) != 1 {
+		return completeRuns(cmd, args, toComplete)
+	}
+	db, err := openExisting(cmd)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer db.Close()
+	id, err := db.ResolveRun(cmd.Context(), args[0])
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	open, err := db.Questions(cmd.Context(), id, true)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, q := range open {
+		if q.To == "person" {
+			out = append(out, fmt.Sprintf("%s\t[%s] %s: %s", q.ID, q.Complexity, q.Agent, oneLine(q.Question, 60)))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
 }

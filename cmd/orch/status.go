@@ -248,7 +248,6 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 			between(c.WarningAt, c.GoAt), ago0(c.GoAt, r.StartedAt), between(c.GoAt, c.EndedAt), oneLine(c.Reason, 80))
 	}
 	_ = tw.Flush()
-	printQuestions(io.out, r)
 	var failed []string
 	for _, c := range r.Cues {
 		for _, a := range c.Attempts {
@@ -267,6 +266,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 			fmt.Fprintf(io.out, "  %s %s: %s\n", c.ConflictType, c.ResourceInQuestion, c.Reason)
 		}
 	}
+	printQuestions(io.out, r) // last: what waits for a person is what they look for
 	return ended, nil
 }
 
