@@ -28,7 +28,18 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 			return r.read(a, ap, wm, b)
 		}
 	}
-	a.recordMessage("in", msg, wm.raw)
+	in := a.messageEvent("in", wm)
+	if ev, ok := r.forPerson(a, msg); ok { // one commit for the message and what the person sees
+		_ = r.publish(context0, in, ev)
+		if f := a.checkLoop(ap, msg); f != nil {
+			return f
+		}
+		if b, ok := msg.Body.(protocols.MessageUser); ok {
+			r.notifyParent(a, "message.user", "person", b.Body)
+		}
+		return nil
+	}
+	_ = r.publish(context0, in)
 	if f := a.checkLoop(ap, msg); f != nil {
 		return f
 	}
@@ -49,11 +60,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		return nil
 	case protocols.MessageSend:
 		return r.sendMessage(a, ap, msg, b)
-	case protocols.MessageUser:
-		r.toUser(a, "message", "", b.Body)
-		r.notifyParent(a, "message.user", "person", b.Body)
-		return nil
-	case protocols.DiscoveryReport:
+	case protocols.DiscoveryReport: // for a parent agent at work (forPerson took the rest)
 		r.discovery(a, b)
 		return nil
 	case protocols.MemoryWrite:

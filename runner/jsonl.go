@@ -106,6 +106,11 @@ func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Durati
 		}
 		select {
 		case reply := <-waiter:
+			// What the agent sent before its reply is queued already (one
+			// reader, in order): it is served, and recorded, first.
+			if f := a.serveQueued(ap); f != nil {
+				return nil, f
+			}
 			if err := protocols.CheckReply(msg, reply.msg); err != nil {
 				a.recordMessage("in", reply.msg, reply.raw)
 				f := failf("malfunction", "%v", err)
@@ -136,6 +141,24 @@ func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Durati
 			}
 			ap.fail(failf(f.class, "the agent did not answer %s of cue %s in time", msg.Type, a.cue.cue.ID))
 			return nil, f
+		}
+	}
+}
+
+// serveQueued serves the requests waiting in the attempt's queue now.
+func (a *attempt) serveQueued(ap *agentProcess) *failure {
+	for {
+		req := a.held
+		a.held = nil
+		if req == nil {
+			select {
+			case req = <-a.requests:
+			default:
+				return nil
+			}
+		}
+		if f := a.r.serve(a, ap, req); f != nil {
+			return f
 		}
 	}
 }

@@ -151,24 +151,48 @@ func (r *run) notifyParent(a *attempt, kind, to string, body any) {
 	r.toUser(a, "notice", to, map[string]any{"kind": kind, "body": body})
 }
 
-// discovery goes to the parent without interrupting it (a notice), or to
-// the person for a root task.
+// forPerson is the record of what a request shows the person: a
+// message.user, or the discovery.report of a task whose parent is the person
+// (or is not at work to take it).
+func (r *run) forPerson(a *attempt, msg protocols.Message) (Event, bool) {
+	switch b := msg.Body.(type) {
+	case protocols.MessageUser:
+		return r.userEvent(a, "message", "", b.Body), true
+	case protocols.DiscoveryReport:
+		if parent := a.node.parent; parent != nil {
+			if p, _ := r.tree.working(parent); p != nil {
+				return Event{}, false
+			}
+		}
+		return r.userEvent(a, "discovery", "", discoveryBody(b)), true
+	}
+	return Event{}, false
+}
+
+// discovery goes to the parent at work without interrupting it: a notice.
 func (r *run) discovery(a *attempt, b protocols.DiscoveryReport) {
+	parent := a.node.parent
+	if p, _ := r.tree.working(parent); p != nil {
+		_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, Kind: protocols.TypeDiscoveryReport, Body: discoveryBody(b)}))
+		return
+	}
+	r.toUser(a, "discovery", "", discoveryBody(b)) // the parent ended meanwhile
+}
+
+func discoveryBody(b protocols.DiscoveryReport) map[string]any {
 	body := map[string]any{"summary": b.Summary}
 	if b.Body != nil {
 		body["body"] = b.Body
 	}
-	if parent := a.node.parent; parent != nil {
-		if p, _ := r.tree.working(parent); p != nil {
-			_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, Kind: protocols.TypeDiscoveryReport, Body: body}))
-			return
-		}
-	}
-	r.toUser(a, "discovery", "", body)
+	return body
 }
 
 // toUser records something for the person running orch.
 func (r *run) toUser(a *attempt, kind, to string, body any) {
+	_ = r.publish(context.Background(), r.userEvent(a, kind, to, body))
+}
+
+func (r *run) userEvent(a *attempt, kind, to string, body any) Event {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		raw = nil
@@ -177,6 +201,6 @@ func (r *run) toUser(a *attempt, kind, to string, body any) {
 	if len(raw) == 0 {
 		data.Body = nil
 	}
-	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvUserMessage, Cue: a.cue.cue.ID,
-		Agent: a.agent.ID, Attempt: a.number, Data: mustJSON(data)})
+	return Event{RunID: r.id, At: time.Now().UTC(), Type: EvUserMessage, Cue: a.cue.cue.ID,
+		Agent: a.agent.ID, Attempt: a.number, Data: mustJSON(data)}
 }

@@ -103,6 +103,12 @@ func describeEvent(e runner.Event) string {
 		case "notice":
 			return fmt.Sprintf("%s sent %s a message: %s", d.From, d.To, body)
 		case "discovery":
+			var r struct {
+				Summary string `json:"summary"`
+			}
+			if json.Unmarshal(d.Body, &r) == nil && r.Summary != "" {
+				body = oneLine(r.Summary, 300)
+			}
 			return fmt.Sprintf("%s (%s) discovered: %s", d.From, e.Cue, body)
 		}
 		return fmt.Sprintf("message from %s (%s): %s", d.From, e.Cue, body)

@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/orch-cli/orch/internal/fakeagent"
+	"github.com/orch-cli/orch/internal/scriptagent"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and testscript expectations")
@@ -21,6 +22,8 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"orch":       func() { os.Exit(run(os.Args[1:], stdio())) },
 		"fake-agent": func() { os.Exit(fakeagent.Main(os.Args[1:])) },
+		// script-agent runs the script in its task (internal/scriptagent).
+		"script-agent": func() { os.Exit(scriptagent.Main(os.Args[1:])) },
 		// orch-fixture builds run database states (fixture_test.go).
 		"orch-fixture": func() { os.Exit(fixtureMain(os.Args[1:])) },
 	})
@@ -32,7 +35,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("..", "..", "testdata", "script"),
 		UpdateScripts: *update,
-		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"gen": cmdGen},
+		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"gen": cmdGen, "waitfor": cmdWaitFor, "gone": cmdGone},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("ORCH_DB", filepath.Join(env.WorkDir, ".orch", "orch.db"))

@@ -26,6 +26,7 @@
 //	{"repeat": {"times": N, "step": STEP}}    the step N times
 //	{"flood": N}                              N message.user as fast as it can
 //	{"sleep": DURATION}
+//	{"pidfile": PATH}                         writes the agent's pid to PATH
 //	{"output": {K: V}}                        -> outputs[K] = V
 //	{"fail": REASON}                          the task fails with REASON
 package scriptagent
@@ -36,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/orch-cli/orch/protocols/agent"
@@ -283,6 +285,10 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		for k, v := range kv {
 			s.outputs[k] = v
 		}
+	case "pidfile":
+		var path string
+		_ = json.Unmarshal(arg, &path)
+		return os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())), 0o644)
 	case "fail":
 		var reason string
 		_ = json.Unmarshal(arg, &reason)
