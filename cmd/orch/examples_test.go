@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/orch-cli/orch/runner/store"
 )
 
 // TestExamplesValidate keeps the bundled examples valid: every example
@@ -20,8 +25,8 @@ func TestExamplesValidate(t *testing.T) {
 	}
 	paths := []string{root}
 	for _, e := range entries {
-		if e.IsDir() {
-			paths = append(paths, filepath.Join(root, e.Name()))
+		if yamls, _ := filepath.Glob(filepath.Join(root, e.Name(), "*.yaml")); e.IsDir() && len(yamls) > 0 {
+			paths = append(paths, filepath.Join(root, e.Name())) // not lib/: code, no specs
 		}
 	}
 	if len(paths) < 4 {
@@ -54,7 +59,9 @@ func TestExamplesRun(t *testing.T) {
 		}
 		t.Run(e.Name(), func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "orch.db")
+			stopAnswering := answerQuestions(t, db, "0")
 			code, stdout, stderr := runOrch(t, "", "run", "--db", db, cuelist)
+			stopAnswering()
 			for code == exitPaused {
 				var cue string
 				for _, line := range strings.Split(stdout, "\n") {
@@ -75,4 +82,45 @@ func TestExamplesRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// answerQuestions plays the person for an example run: every question that
+// reaches the person gets answer, through orch answer, as someone at another
+// shell would. The returned func stops it.
+func answerQuestions(t *testing.T, db, answer string) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		answered := map[string]bool{}
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			d, err := store.Open(db, store.Options{})
+			if err != nil {
+				continue // not created yet
+			}
+			var detail *store.RunDetail
+			id, err := d.ResolveRun(context.Background(), "last")
+			if err == nil {
+				detail, err = d.Run(context.Background(), id)
+			}
+			d.Close()
+			if err != nil {
+				continue
+			}
+			for _, q := range detail.Questions {
+				if q.State == "open" && q.To == "person" && !answered[q.ID] {
+					answered[q.ID] = true
+					var out, errb bytes.Buffer
+					if code := run([]string{"answer", "--db", db, detail.ID, q.ID, answer}, &streams{in: bytes.NewReader(nil), out: &out, err: &errb}); code != exitOK {
+						t.Errorf("orch answer %s %s: exit %d\n%s%s", detail.ID, q.ID, code, out.String(), errb.String())
+					}
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
