@@ -259,9 +259,6 @@ agent: {id: quick, command: ["true"]}
 		t.Errorf("after orch resume the run is %s, cues:%s; want paused, FIRST completed, AFTER not", st.State, st.states())
 	}
 	t.Run("paused-cues-are-pending", func(t *testing.T) {
-		t.Skip("BUG: after orch resume pauses, AFTER (in WARNING when orch was killed) is still recorded as \"warning\" " +
-			"though nothing prepares it: restore (runner/run.go:247) tests the in-memory state, always pending there " +
-			"(run.go:184), instead of the recorded one, so no cue/state pending event is written")
 		// AFTER waits for ONCE: nothing prepares it while the run is paused.
 		if got := st.cue("AFTER").State; got != "pending" {
 			t.Errorf("after orch resume paused the run, AFTER is %s, want pending", got)
@@ -334,9 +331,6 @@ agent:
 	checkSeqs(t, c.events("last"))
 
 	t.Run("no-attempt-left-running", func(t *testing.T) {
-		t.Skip("BUG: orch stop of a run whose owner died ends the run and its cues but leaves their attempts " +
-			"recorded as \"running\" (no ended_at) forever: stopRun (cmd/orch/control.go:143-148) appends cue/state " +
-			"and run/state events but no attempt/ended for the attempts still running, as restore does (runner/run.go:228)")
 		for _, cue := range st.Cues {
 			for _, a := range cue.Attempts {
 				if a.State == "running" {

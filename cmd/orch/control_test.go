@@ -459,9 +459,6 @@ func TestControlManyRunsOneDatabase(t *testing.T) {
 	integrityCheck(t, c.db)
 
 	t.Run("watch-exits-0-on-SIGINT", func(t *testing.T) {
-		t.Skip("BUG: orch status --watch is killed by SIGINT (exit status -1, signal) instead of exiting 0: " +
-			"its loop waits on cmd.Context() (status.go:69,91), which nothing cancels on a signal " +
-			"(main.go:44 calls root.Execute(); only run.go:102 installs signal.NotifyContext)")
 		for w, code := range sigintCodes {
 			if code != 0 {
 				t.Errorf("orch %s exited %d on SIGINT, want 0 (Ctrl-C is how --watch is left)\n%s", strings.Join(w.args, " "), code, w.output())

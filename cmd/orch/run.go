@@ -149,7 +149,7 @@ func printVerdict(ctx context.Context, io *streams, db *store.DB, res *runner.Re
 		counts[c.State]++
 	}
 	var parts []string
-	for _, s := range []runner.CueState{runner.CueCompleted, runner.CueFailed, runner.CueBlocked, runner.CueSkipped, runner.CueStopped, runner.CuePending} {
+	for _, s := range []runner.CueState{runner.CueCompleted, runner.CueFailed, runner.CueBlocked, runner.CueSkipped, runner.CueStopped, runner.CueInterrupted, runner.CuePending} {
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}
