@@ -193,7 +193,7 @@ func newRun(opts Options) (*run, error) {
 	if r.grace <= 0 {
 		r.grace = DefaultKillGrace
 	}
-	dir, err := os.MkdirTemp("", "orch-run-"+r.id+"-")
+	dir, err := os.MkdirTemp("", workDirPrefix(r.id))
 	if err != nil {
 		return nil, fmt.Errorf("creating the run's work directory: %w", err)
 	}
@@ -227,6 +227,22 @@ func newRun(opts Options) (*run, error) {
 	return r, nil
 }
 
+// workDirPrefix names a run's work directories (ORCH_OUTPUT files) in the
+// system's temporary directory: one per process that ran the run.
+func workDirPrefix(runID string) string { return "orch-run-" + runID + "-" }
+
+// RemoveWorkDirs removes the work directories that earlier owners of a run
+// left behind when they were killed (all of them but keep): for orch resume
+// and orch stop of a run whose owner died.
+func RemoveWorkDirs(runID, keep string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), workDirPrefix(runID)+"*"))
+	for _, d := range dirs {
+		if d != keep {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
 // start records the run (or, resuming, restores the recorded cue states).
 func (r *run) start(ctx context.Context) error {
 	host, _ := os.Hostname()
@@ -234,6 +250,7 @@ func (r *run) start(ctx context.Context) error {
 	if rec := r.opts.Resume; rec != nil {
 		r.credits, r.asked = rec.Credits, rec.Questions
 		r.restoreTasks(rec)
+		RemoveWorkDirs(r.id, r.workDir)
 		if killed := killLeftovers(r.id + "/"); len(killed) > 0 {
 			r.emit(Event{Type: EvNote, Reason: fmt.Sprintf("stopped %d process(es) left running by the run's previous owner: pids %v", len(killed), killed)})
 		}
@@ -283,8 +300,11 @@ func (r *run) restore(cr *cueRun, c CueRecord) {
 			r.setState(context.Background(), cr, CueInterrupted, "it was in GO when its run's owner stopped, and it is not idempotent: orch go "+r.id+" "+cr.cue.ID+" runs it again")
 		}
 	}
-	if cr.state != CueInterrupted && cr.state != CuePending {
-		r.setState(context.Background(), cr, CuePending, "")
+	// A cue recorded in WARNING, STANDBY or GO (and not interrupted above)
+	// starts over: recorded pending, so that the store never shows it being
+	// prepared by nobody (say, while the resumed run pauses).
+	if cr.state != CueInterrupted && c.State != CuePending && c.State != CueInterrupted {
+		r.setState(context.Background(), cr, CuePending, "its run's owner stopped; it starts over")
 	}
 	for _, t := range cr.targets {
 		t.tries = c.AgentAttempts[t.agent.ID]

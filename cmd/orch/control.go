@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -136,11 +137,19 @@ func stopRun(ctx context.Context, io *streams, db *store.DB, id string, wait tim
 		return err
 	}
 	killed := runner.KillLeftovers(id)
+	runner.RemoveWorkDirs(id, "")
 	var events []runner.Event
 	if len(killed) > 0 {
 		events = append(events, runner.Event{RunID: id, Type: runner.EvNote, Reason: fmt.Sprintf("orch stop killed %d process(es) left by the run's owner", len(killed))})
 	}
 	for _, c := range r.Cues {
+		for _, a := range c.Attempts {
+			if a.State == runner.AttemptRunning {
+				events = append(events, runner.Event{RunID: id, Type: runner.EvAttemptEnded, Cue: c.ID, Agent: a.Agent, Attempt: a.Number,
+					State: string(runner.AttemptStopped), Reason: "orch stop: its run's owner was gone",
+					Data: json.RawMessage(`{"class":"stopped"}`)})
+			}
+		}
 		if !c.State.Final() {
 			events = append(events, runner.Event{RunID: id, Type: runner.EvCueState, Cue: c.ID, State: string(runner.CueStopped), Reason: "orch stop"})
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -44,7 +45,7 @@ protocol message, blackboard write and note, with its sequence number.`,
 			for {
 				events, err := db.Events(ctx, id, after, 1000)
 				if err != nil {
-					return err
+					return ifNotLeft(ctx, err)
 				}
 				for _, e := range events {
 					if output == "json" {
@@ -62,7 +63,7 @@ protocol message, blackboard write and note, with its sequence number.`,
 				}
 				r, err := db.Run(ctx, id)
 				if err != nil {
-					return err
+					return ifNotLeft(ctx, err)
 				}
 				if r.State.Ended() || r.State == runner.RunPaused {
 					if more, _ := db.Events(ctx, id, after, 1); len(more) == 0 {
@@ -120,7 +121,7 @@ func newLogsCmd(io *streams) *cobra.Command {
 			for {
 				lines, err := db.Logs(ctx, id, cue, after, 1000)
 				if err != nil {
-					return err
+					return ifNotLeft(ctx, err)
 				}
 				for _, l := range lines {
 					fmt.Fprintf(io.out, "[%s %s#%d %s] %s\n", l.Cue, l.Agent, l.Attempt, l.Stream, l.Text)
@@ -134,7 +135,7 @@ func newLogsCmd(io *streams) *cobra.Command {
 				}
 				r, err := db.Run(ctx, id)
 				if err != nil {
-					return err
+					return ifNotLeft(ctx, err)
 				}
 				if r.State.Ended() || r.State == runner.RunPaused {
 					return nil
@@ -158,4 +159,13 @@ func hasCue(cues []store.CueDetail, id string) bool {
 		}
 	}
 	return false
+}
+
+// ifNotLeft is err, unless the person left with Ctrl-C (the context ended):
+// that is how --follow ends, and it is not a failure.
+func ifNotLeft(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }

@@ -7,9 +7,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
@@ -41,7 +44,11 @@ func isTerminal(f *os.File) bool {
 func run(args []string, io *streams) int {
 	root := newRootCmd(io)
 	root.SetArgs(args)
-	err := root.Execute()
+	// Ctrl-C and SIGTERM cancel the command's context: orch run stops its
+	// agents (exit 130), the --watch and --follow loops end (exit 0).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := root.ExecuteContext(ctx)
 	code := exitCode(err)
 	if err != nil && !isSilent(err) {
 		fmt.Fprintf(io.err, "orch: %v\n", err)

@@ -161,7 +161,7 @@ func printVerdict(ctx context.Context, io *streams, db *store.DB, res *runner.Re
 		}
 	}
 	var parts []string
-	for _, s := range []runner.CueState{runner.CueCompleted, runner.CueFailed, runner.CueBlocked, runner.CueSkipped, runner.CueStopped, runner.CuePending} {
+	for _, s := range []runner.CueState{runner.CueCompleted, runner.CueFailed, runner.CueBlocked, runner.CueSkipped, runner.CueStopped, runner.CueInterrupted, runner.CuePending} {
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}
