@@ -63,6 +63,8 @@ func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue, outp
 	switch {
 	case c == nil:
 		return usageError(fmt.Errorf("run %s has no cue %q", id, cue))
+	case c.Parent != "":
+		return usageError(fmt.Errorf("%s is a child task (a %s of %s), started and stopped by its parent: orch go is for the cuelist's cues", cue, c.Kind, c.Parent))
 	case c.State.Final():
 		return usageError(fmt.Errorf("cue %s of run %s is already %s", cue, id, c.State))
 	case r.State.Ended():
