@@ -243,9 +243,14 @@ func (t *txn) insertBB(prefix, suffix, runID string, at int64, rows []bbRow) err
 // BlackboardRead returns the latest version of key; false when the run's
 // board does not have it.
 func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (runner.BlackboardEntry, bool, error) {
-	row := d.sql.QueryRowContext(ctx, `SELECT key, value, version, author, at FROM blackboard
-		WHERE run_id = ? AND key = ?`, runID, key)
-	e, err := scanEntry(row)
+	d.readOnce.Do(func() {
+		d.readStmt, d.readErr = d.sql.PrepareContext(context.Background(), `SELECT key, value, version, author, at FROM blackboard
+			WHERE run_id = ? AND key = ?`)
+	})
+	if d.readErr != nil {
+		return runner.BlackboardEntry{}, false, fmt.Errorf("reading blackboard key %q of run %s: %w", key, runID, d.readErr)
+	}
+	e, err := scanEntry(d.readStmt.QueryRowContext(ctx, runID, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return runner.BlackboardEntry{}, false, nil
 	}

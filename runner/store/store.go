@@ -76,6 +76,10 @@ type DB struct {
 	checkpointQuit chan struct{}
 	checkpointDone chan struct{}
 	wconn          *sql.Conn // the writer's own connection (writeConn)
+
+	readOnce sync.Once
+	readStmt *sql.Stmt // BlackboardRead's, prepared once: agents read in tight loops
+	readErr  error
 }
 
 // Open opens (creating it if needed) the run database at path and brings its
@@ -226,6 +230,9 @@ func (d *DB) Close() error {
 		err := d.takeLogErr()
 		for _, st := range d.stmts {
 			st.Close()
+		}
+		if d.readStmt != nil {
+			d.readStmt.Close()
 		}
 		if d.wconn != nil {
 			d.wconn.Close()
