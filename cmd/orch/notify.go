@@ -13,7 +13,7 @@ import (
 )
 
 // summaryEvery is how often `notify: summary` shows the open questions.
-const summaryEvery = 30 * time.Second
+var summaryEvery = 30 * time.Second // a variable for the tests
 
 // summaryProgress is the cuelist's `notify: summary` (overseer mode): the
 // person's questions are not shown one by one as they come, but as one line
