@@ -44,17 +44,25 @@ taken through WARNING -> STANDBY -> GO, with acknowledgements, timeouts,
 retries, fallbacks and cooldowns. Everything is recorded in the run
 database (./.orch/orch.db unless --db or ORCH_DB say otherwise).
 
-On a terminal, one line per active cue is redrawn in place and a manual
-cue asks for GO; otherwise each event is a plain timestamped line, and a
-manual cue waits: when nothing else can move, orch exits 3 and prints the
-command that continues the run (orch go RUN CUE).
+On a terminal, one line per active cue (and child task) is redrawn in
+place, a manual cue asks for GO and an agent's question for the person is
+prompted, its complexity first. Otherwise each event is a plain
+timestamped line; a manual cue waits, and when nothing else can move orch
+exits 3 and prints the command that continues the run (orch go RUN CUE);
+a question waits for orch answer RUN QID TEXT from another shell while the
+run goes on (up to guardrails.question_timeout).
 
-Exit status: 0 completed, 1 failed (or invalid specs), 2 usage error,
-3 paused waiting for a person, 130 interrupted.`,
+Agents may hand off, spawn, ask, message and share the blackboard during
+GO (see the README); handoff artifact paths are relative to --root. A run
+that reaches limits.max_credits or limits.max_duration is stopped and fails.
+
+Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
+2 usage error, 3 paused waiting for a person, 130 interrupted.`,
 		Example: `  orch run examples/deploy/cuelist.yaml
   orch run examples/deploy/cuelist.yaml --set release=1.5
   orch run --output json specs/nightly.yaml | jq -c 'select(.type=="cue/state")'
-  orch run --max-parallel 8 --db /var/lib/orch/orch.db specs/release.yaml`,
+  orch run --max-parallel 8 --db /var/lib/orch/orch.db specs/release.yaml
+  orch run examples/handoff/cuelist.yaml      # the tester asks you a question`,
 		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
