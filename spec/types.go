@@ -3,6 +3,8 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
 )
 
@@ -260,9 +262,73 @@ func durationOf(v any) Duration {
 // decodeInto fills v from a JSON value. Type mismatches have already been
 // reported by the schema; encoding/json skips such fields and goes on.
 func decodeInto(value any, v any) error {
-	b, err := json.Marshal(value)
+	b, err := json.Marshal(exactKeys(value, reflect.TypeOf(v)))
 	if err != nil {
 		return fmt.Errorf("re-encoding document: %w", err)
 	}
 	return json.Unmarshal(b, v)
+}
+
+// exactKeys drops the object keys that do not name a field of t exactly:
+// encoding/json matches field names without regard to case, so `Cues:`
+// would fill a cuelist's cues (without positions) although the schema
+// reports it as an unknown field.
+func exactKeys(value any, t reflect.Type) any {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return value
+	}
+	switch v := value.(type) {
+	case map[string]any:
+		switch t.Kind() {
+		case reflect.Struct:
+			fields := map[string]reflect.Type{}
+			jsonFields(t, fields)
+			if len(fields) == 0 {
+				return value // a type that decodes itself
+			}
+			out := make(map[string]any, len(v))
+			for k, x := range v {
+				if ft, ok := fields[k]; ok {
+					out[k] = exactKeys(x, ft)
+				}
+			}
+			return out
+		case reflect.Map:
+			out := make(map[string]any, len(v))
+			for k, x := range v {
+				out[k] = exactKeys(x, t.Elem())
+			}
+			return out
+		}
+	case []any:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			out := make([]any, len(v))
+			for i, x := range v {
+				out[i] = exactKeys(x, t.Elem())
+			}
+			return out
+		}
+	}
+	return value
+}
+
+// jsonFields collects the JSON names of t's fields (embedded structs' too).
+func jsonFields(t reflect.Type, into map[string]reflect.Type) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-":
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			jsonFields(f.Type, into)
+		case f.IsExported():
+			if name == "" {
+				name = f.Name
+			}
+			into[name] = f.Type
+		}
+	}
 }
