@@ -20,7 +20,7 @@ func FuzzLoad(f *testing.F) {
 		file := &File{Name: "fuzz.yaml", Abs: "/fuzz.yaml"}
 		l.loadData(file, data)
 		diags := append(l.diags, Check(l.set, CheckOptions{})...)
-		lines := strings.Count(string(file.Data), "\n") + 1
+		lines := file.Lines()
 		for _, d := range diags {
 			if d.Pos.File != "fuzz.yaml" || d.Pos.Line < 1 || d.Pos.Line > lines || d.Pos.Col < 1 {
 				t.Fatalf("diagnostic outside the file (%d lines): %v", lines, d)

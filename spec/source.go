@@ -27,19 +27,9 @@ type File struct {
 }
 
 // Line returns the text of 1-based line n without its line ending, or "".
+// Lines end as YAML's do: LF, CRLF, or a CR alone.
 func (f *File) Line(n int) string {
-	if f == nil || n < 1 {
-		return ""
-	}
-	if f.lineStarts == nil {
-		f.lineStarts = []int{0}
-		for i, b := range f.Data {
-			if b == '\n' {
-				f.lineStarts = append(f.lineStarts, i+1)
-			}
-		}
-	}
-	if n > len(f.lineStarts) {
+	if f == nil || n < 1 || n > f.Lines() {
 		return ""
 	}
 	start, end := f.lineStarts[n-1], len(f.Data)
@@ -47,6 +37,19 @@ func (f *File) Line(n int) string {
 		end = f.lineStarts[n] - 1
 	}
 	return strings.TrimSuffix(string(f.Data[start:end]), "\r")
+}
+
+// Lines returns how many lines the file has, counted as YAML counts them.
+func (f *File) Lines() int {
+	if f.lineStarts == nil {
+		f.lineStarts = []int{0}
+		for i, b := range f.Data {
+			if b == '\n' || b == '\r' && (i+1 == len(f.Data) || f.Data[i+1] != '\n') {
+				f.lineStarts = append(f.lineStarts, i+1)
+			}
+		}
+	}
+	return len(f.lineStarts)
 }
 
 // Document is one YAML document of a file. It keeps the yaml.Node tree so that
