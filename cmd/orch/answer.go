@@ -33,17 +33,9 @@ delivered it by then, the answer stays queued and orch answer exits 0.`,
 		Args:              argsBetween(3, -1),
 		ValidArgsFunction: completeAnswer,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := openExisting(cmd)
-			if err != nil {
-				return usageError(err)
-			}
-			defer db.Close()
-			ctx := cmd.Context()
-			id, err := resolveRun(ctx, db, args[0])
-			if err != nil {
-				return err
-			}
-			return answer(ctx, io, db, id, args[1], strings.Join(args[2:], " "), wait)
+			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				return answer(ctx, io, db, id, args[1], strings.Join(args[2:], " "), wait)
+			})
 		},
 	}
 	cmd.Flags().DurationVar(&wait, "wait", 10*time.Second, "how long to wait for the answer to be delivered")

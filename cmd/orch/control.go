@@ -36,27 +36,19 @@ A cuelist whose files changed since the run started is refused unless
 		Args:              argsBetween(1, 1),
 		ValidArgsFunction: completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, dbFile, err := openDB(cmd)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			ctx := cmd.Context()
-			id, err := resolveRun(ctx, db, args[0])
-			if err != nil {
-				return err
-			}
-			r, err := db.Run(ctx, id)
-			if err != nil {
-				return err
-			}
-			switch r.State {
-			case runner.RunCompleted, runner.RunFailed:
-				return usageError(fmt.Errorf("run %s is %s: there is nothing to resume (orch run starts a new one)", id, r.State))
-			case runner.RunRunning:
-				return fmt.Errorf("run %s is running: process %d on %s owns it", id, r.OwnerPID, r.OwnerHost)
-			}
-			return continueRun(ctx, io, db, dbFile, id, output, allowSpecChange)
+			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				r, err := db.Run(ctx, id)
+				if err != nil {
+					return err
+				}
+				switch r.State {
+				case runner.RunCompleted, runner.RunFailed:
+					return usageError(fmt.Errorf("run %s is %s: there is nothing to resume (orch run starts a new one)", id, r.State))
+				case runner.RunRunning:
+					return fmt.Errorf("run %s is running: process %d on %s owns it", id, r.OwnerPID, r.OwnerHost)
+				}
+				return continueRun(ctx, io, db, dbFile, id, output, allowSpecChange)
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
@@ -79,17 +71,9 @@ after the processes it left are killed. orch resume continues a stopped run.`,
 		Args:              argsBetween(1, 1),
 		ValidArgsFunction: completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, _, err := openDB(cmd)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			ctx := cmd.Context()
-			id, err := resolveRun(ctx, db, args[0])
-			if err != nil {
-				return err
-			}
-			return stopRun(ctx, io, db, id, wait)
+			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				return stopRun(ctx, io, db, id, wait)
+			})
 		},
 	}
 	cmd.Flags().DurationVar(&wait, "wait", 30*time.Second, "how long to wait for the owner to stop the run")

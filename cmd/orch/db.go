@@ -50,6 +50,23 @@ func openExisting(cmd *cobra.Command) (*store.DB, error) {
 	return db, err
 }
 
+// onRun is the start of every command that acts on one run: it opens the
+// existing run database (a missing one is a usage error: there is no such
+// run), resolves ref (an id, a unique prefix or "last") and calls f.
+func onRun(cmd *cobra.Command, ref string, f func(ctx context.Context, db *store.DB, dbFile, id string) error) error {
+	db, err := openExisting(cmd)
+	if err != nil {
+		return usageError(err)
+	}
+	defer db.Close()
+	ctx := cmd.Context()
+	id, err := resolveRun(ctx, db, ref)
+	if err != nil {
+		return err
+	}
+	return f(ctx, db, db.Path(), id)
+}
+
 // resolveRun turns RUN (an id, a unique prefix, or "last") into a run id; a
 // run that does not exist is a usage error.
 func resolveRun(ctx context.Context, db *store.DB, ref string) (string, error) {

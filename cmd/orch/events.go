@@ -30,53 +30,45 @@ protocol message, blackboard write and note, with its sequence number.`,
 			if output != "text" && output != "json" {
 				return usageError(fmt.Errorf("unknown output %q (want text or json)", output))
 			}
-			db, err := openExisting(cmd)
-			if err != nil {
-				return usageError(err)
-			}
-			defer db.Close()
-			ctx := cmd.Context()
-			id, err := resolveRun(ctx, db, args[0])
-			if err != nil {
-				return err
-			}
-			enc := json.NewEncoder(io.out)
-			after := since
-			for {
-				events, err := db.Events(ctx, id, after, 1000)
-				if err != nil {
-					return ifNotLeft(ctx, err)
-				}
-				for _, e := range events {
-					if output == "json" {
-						_ = enc.Encode(e)
-					} else {
-						fmt.Fprintf(io.out, "%6d %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), describeEvent(e))
+			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				enc := json.NewEncoder(io.out)
+				after := since
+				for {
+					events, err := db.Events(ctx, id, after, 1000)
+					if err != nil {
+						return ifNotLeft(ctx, err)
 					}
-					after = e.Seq
-				}
-				if len(events) == 1000 {
-					continue
-				}
-				if !follow {
-					return nil
-				}
-				r, err := db.Run(ctx, id)
-				if err != nil {
-					return ifNotLeft(ctx, err)
-				}
-				if r.State.Ended() || r.State == runner.RunPaused {
-					if more, _ := db.Events(ctx, id, after, 1); len(more) == 0 {
+					for _, e := range events {
+						if output == "json" {
+							_ = enc.Encode(e)
+						} else {
+							fmt.Fprintf(io.out, "%6d %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), describeEvent(e))
+						}
+						after = e.Seq
+					}
+					if len(events) == 1000 {
+						continue
+					}
+					if !follow {
 						return nil
 					}
-					continue
+					r, err := db.Run(ctx, id)
+					if err != nil {
+						return ifNotLeft(ctx, err)
+					}
+					if r.State.Ended() || r.State == runner.RunPaused {
+						if more, _ := db.Events(ctx, id, after, 1); len(more) == 0 {
+							return nil
+						}
+						continue
+					}
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-time.After(200 * time.Millisecond):
+					}
 				}
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(200 * time.Millisecond):
-				}
-			}
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (one event per line)")
@@ -96,56 +88,48 @@ func newLogsCmd(io *streams) *cobra.Command {
 		Args:              argsBetween(1, 2),
 		ValidArgsFunction: completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := openExisting(cmd)
-			if err != nil {
-				return usageError(err)
-			}
-			defer db.Close()
-			ctx := cmd.Context()
-			id, err := resolveRun(ctx, db, args[0])
-			if err != nil {
-				return err
-			}
-			cue := ""
-			if len(args) == 2 {
-				cue = args[1]
-				r, err := db.Run(ctx, id)
-				if err != nil {
-					return err
+			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				cue := ""
+				if len(args) == 2 {
+					cue = args[1]
+					r, err := db.Run(ctx, id)
+					if err != nil {
+						return err
+					}
+					if !hasCue(r.Cues, cue) {
+						return usageError(fmt.Errorf("run %s has no cue %q", id, cue))
+					}
 				}
-				if !hasCue(r.Cues, cue) {
-					return usageError(fmt.Errorf("run %s has no cue %q", id, cue))
+				var after int64
+				for {
+					lines, err := db.Logs(ctx, id, cue, after, 1000)
+					if err != nil {
+						return ifNotLeft(ctx, err)
+					}
+					for _, l := range lines {
+						fmt.Fprintf(io.out, "[%s %s#%d %s] %s\n", l.Cue, l.Agent, l.Attempt, l.Stream, l.Text)
+						after = l.ID
+					}
+					if len(lines) == 1000 {
+						continue
+					}
+					if !follow {
+						return nil
+					}
+					r, err := db.Run(ctx, id)
+					if err != nil {
+						return ifNotLeft(ctx, err)
+					}
+					if r.State.Ended() || r.State == runner.RunPaused {
+						return nil
+					}
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-time.After(200 * time.Millisecond):
+					}
 				}
-			}
-			var after int64
-			for {
-				lines, err := db.Logs(ctx, id, cue, after, 1000)
-				if err != nil {
-					return ifNotLeft(ctx, err)
-				}
-				for _, l := range lines {
-					fmt.Fprintf(io.out, "[%s %s#%d %s] %s\n", l.Cue, l.Agent, l.Attempt, l.Stream, l.Text)
-					after = l.ID
-				}
-				if len(lines) == 1000 {
-					continue
-				}
-				if !follow {
-					return nil
-				}
-				r, err := db.Run(ctx, id)
-				if err != nil {
-					return ifNotLeft(ctx, err)
-				}
-				if r.State.Ended() || r.State == runner.RunPaused {
-					return nil
-				}
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(200 * time.Millisecond):
-				}
-			}
+			})
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the run ends")

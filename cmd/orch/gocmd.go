@@ -31,17 +31,9 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 		Args:              argsBetween(2, 2),
 		ValidArgsFunction: completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, dbFile, err := openDB(cmd)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			ctx := cmd.Context()
-			id, err := resolveRun(ctx, db, args[0])
-			if err != nil {
-				return err
-			}
-			return goCue(cmd.Context(), io, db, dbFile, id, args[1], output, allowSpecChange)
+			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				return goCue(cmd.Context(), io, db, dbFile, id, args[1], output, allowSpecChange)
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (when the run continues here)")
