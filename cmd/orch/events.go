@@ -33,11 +33,8 @@ protocol message, blackboard write and note, with its sequence number.`,
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
 				enc := json.NewEncoder(io.out)
 				after := since
-				for {
-					events, err := db.Events(ctx, id, after, 1000)
-					if err != nil {
-						return ifNotLeft(ctx, err)
-					}
+				return followRun(ctx, db, id, follow, func() (bool, error) {
+					events, err := db.Events(ctx, id, after, pageSize)
 					for _, e := range events {
 						if output == "json" {
 							_ = enc.Encode(e)
@@ -46,28 +43,8 @@ protocol message, blackboard write and note, with its sequence number.`,
 						}
 						after = e.Seq
 					}
-					if len(events) == 1000 {
-						continue
-					}
-					if !follow {
-						return nil
-					}
-					r, err := db.Run(ctx, id)
-					if err != nil {
-						return ifNotLeft(ctx, err)
-					}
-					if r.State.Ended() || r.State == runner.RunPaused {
-						if more, _ := db.Events(ctx, id, after, 1); len(more) == 0 {
-							return nil
-						}
-						continue
-					}
-					select {
-					case <-ctx.Done():
-						return nil
-					case <-time.After(200 * time.Millisecond):
-					}
-				}
+					return len(events) == pageSize, err
+				})
 			})
 		},
 	}
@@ -101,34 +78,14 @@ func newLogsCmd(io *streams) *cobra.Command {
 					}
 				}
 				var after int64
-				for {
-					lines, err := db.Logs(ctx, id, cue, after, 1000)
-					if err != nil {
-						return ifNotLeft(ctx, err)
-					}
+				return followRun(ctx, db, id, follow, func() (bool, error) {
+					lines, err := db.Logs(ctx, id, cue, after, pageSize)
 					for _, l := range lines {
 						fmt.Fprintf(io.out, "[%s %s#%d %s] %s\n", l.Cue, l.Agent, l.Attempt, l.Stream, l.Text)
 						after = l.ID
 					}
-					if len(lines) == 1000 {
-						continue
-					}
-					if !follow {
-						return nil
-					}
-					r, err := db.Run(ctx, id)
-					if err != nil {
-						return ifNotLeft(ctx, err)
-					}
-					if r.State.Ended() || r.State == runner.RunPaused {
-						return nil
-					}
-					select {
-					case <-ctx.Done():
-						return nil
-					case <-time.After(200 * time.Millisecond):
-					}
-				}
+					return len(lines) == pageSize, err
+				})
 			})
 		},
 	}
@@ -143,6 +100,43 @@ func hasCue(cues []store.CueDetail, id string) bool {
 		}
 	}
 	return false
+}
+
+// pageSize is how many rows events and logs read at a time.
+const pageSize = 1000
+
+// followRun calls read (which prints the next page and reports whether it
+// was full) until nothing is left. With --follow it goes on every 200 ms
+// until the run ends or pauses — then reads once more, for what was written
+// meanwhile — or the person leaves with Ctrl-C. Polling reads the run's
+// state alone, not its cues.
+func followRun(ctx context.Context, db *store.DB, id string, follow bool, read func() (full bool, err error)) error {
+	last := !follow
+	for {
+		full, err := read()
+		if err != nil {
+			return ifNotLeft(ctx, err)
+		}
+		if full {
+			continue
+		}
+		if last {
+			return nil
+		}
+		state, err := db.RunState(ctx, id)
+		if err != nil {
+			return ifNotLeft(ctx, err)
+		}
+		if state.Ended() || state == runner.RunPaused {
+			last = true
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // ifNotLeft is err, unless the person left with Ctrl-C (the context ended):
