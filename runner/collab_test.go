@@ -268,12 +268,14 @@ func TestQuestionTimeoutFailsAsker(t *testing.T) {
 
 func TestSiblingMessages(t *testing.T) {
 	o := collab(t, `  max_parallel: 3
+  guardrails: {loop_warn: 100000, loop_block: 100000}   # TALK polls the blackboard
   cues:
     - {id: QUICK, agents: [quick], inputs: {script: [{output: {}}]}}
-    - {id: LISTEN, agents: [listener], inputs: {script: [{await_messages: 1}]}}
+    - {id: LISTEN, agents: [listener], inputs: {script: [{bb_write: {key: listening, value: true}}, {await_messages: 1}]}}
     - id: TALK
       agents: [talker]
-      inputs: {script: [{sleep: 400ms}, {send: {to: listener, body: {hello: 1}}}, {send: {to: quick, body: late}}, {send: {to: nobody, body: x}}]}
+      dependencies: [QUICK]
+      inputs: {script: [{await_key: listening}, {send: {to: listener, body: {hello: 1}}}, {send: {to: quick, body: late}}, {send: {to: nobody, body: x}}]}
 `, scriptAgent(t, "quick", ""), scriptAgent(t, "listener", ""), scriptAgent(t, "talker", ""))
 	rec := newMemRecorder()
 	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {

@@ -12,6 +12,8 @@
 //
 //	{"bb_write": {"key": K, "value": V}}      blackboard.write
 //	{"bb_read": K}                            -> outputs["read_K"]
+//	{"await_key": K}                          reads K every 20 ms until it is set (up to 30 s;
+//	                                          the same read repeated: raise the loop guardrails)
 //	{"handoff": {"to": A, "task_id": T, "context": {...}}}  -> outputs["handoff_A"] = {status, reason, outputs}
 //	{"spawn": {"agent": A, "inputs": {...}}}  -> outputs["spawned"] += task id, or outputs["spawn_error"]
 //	{"await_announcements": N}                -> outputs["announced"] = [{task_id, agent, status, outputs}]
@@ -107,6 +109,23 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		}
 		if found {
 			s.outputs["read_"+key] = v
+		}
+	case "await_key":
+		var key string
+		_ = json.Unmarshal(arg, &key)
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			_, found, _, _, err := t.BlackboardRead(ctx, key)
+			if err != nil || found {
+				return err
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("blackboard key %q not set within 30s", key)
+			}
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 	case "handoff":
 		var a struct {
