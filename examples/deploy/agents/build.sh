@@ -2,7 +2,7 @@
 # deploy-build: "builds" release $release into a tarball name with a build id.
 # Writes nothing to disk but $ORCH_OUTPUT.
 set -eu
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/orch_agent.sh"
 
 if [ "${1:-}" = --prepare ]; then
 	# WARNING phase: fail early if the toolchain is missing (no stdin here).

@@ -2,7 +2,7 @@
 # deploy-ship: "deploys" the tested artifact to $DEPLOY_ENV (set in the contract's env)
 # and reports the URL it is served at.
 set -eu
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/orch_agent.sh"
 
 env=${DEPLOY_ENV:-staging}
 host=${DEPLOY_HOST:-staging.example.com}

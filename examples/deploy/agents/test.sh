@@ -3,7 +3,7 @@
 # simulate_flaky_test=yes, the first attempt fails with exit 75 (EX_TEMPFAIL),
 # which the contract's retry policy retries once.
 set -eu
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../lib/orch_agent.sh"
 
 read_task
 artifact=$(task_get build_artifact)

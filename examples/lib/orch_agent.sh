@@ -1,5 +1,6 @@
-# lib.sh: helpers shared by the deploy agents. Sourced, not run:
-#   . "$(dirname "$0")/lib.sh"
+# orch_agent.sh: helpers for `protocol: none` agents in POSIX sh, shared by
+# the examples (deploy, conflicts). Sourced, not run:
+#   . "$(dirname "$0")/../../lib/orch_agent.sh"
 #
 # A protocol: none agent gets its task as JSON on stdin, e.g.
 #   {"run_id": "...", "cue_id": "CUE-200", "agent_id": "deploy-test", "attempt": 1,
