@@ -243,42 +243,64 @@ func (t *txn) insertBB(prefix, suffix, runID string, at int64, rows []bbRow) err
 // BlackboardRead returns the latest version of key; false when the run's
 // board does not have it.
 func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (runner.BlackboardEntry, bool, error) {
-	d.readOnce.Do(func() {
-		d.readStmt, d.readErr = d.sql.PrepareContext(context.Background(), `SELECT key, value, version, author, at FROM blackboard
-			WHERE run_id = ? AND key = ?`)
-	})
-	if d.readErr != nil {
-		return runner.BlackboardEntry{}, false, fmt.Errorf("reading blackboard key %q of run %s: %w", key, runID, d.readErr)
-	}
-	e, err := scanEntry(d.readStmt.QueryRowContext(ctx, runID, key))
-	if errors.Is(err, sql.ErrNoRows) {
-		return runner.BlackboardEntry{}, false, nil
-	}
+	var e runner.BlackboardEntry
+	found := false
+	err := d.readWarm(ctx, `SELECT key, value, version, author, at FROM blackboard WHERE run_id = ? AND key = ?`,
+		[]any{runID, key}, func(rows *sql.Rows) error {
+			var err error
+			e, err = scanEntry(rows)
+			found = err == nil
+			return err
+		})
 	if err != nil {
 		return runner.BlackboardEntry{}, false, fmt.Errorf("reading blackboard key %q of run %s: %w", key, runID, err)
 	}
-	return e, true, nil
+	return e, found, nil
 }
 
 // Blackboard returns the latest version of every key of the run's board.
 func (d *DB) Blackboard(ctx context.Context, runID string) (map[string]runner.BlackboardEntry, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT key, value, version, author, at FROM blackboard WHERE run_id = ?`, runID)
+	board := map[string]runner.BlackboardEntry{}
+	err := d.readWarm(ctx, `SELECT key, value, version, author, at FROM blackboard WHERE run_id = ?`,
+		[]any{runID}, func(rows *sql.Rows) error {
+			e, err := scanEntry(rows)
+			board[e.Key] = e
+			return err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("reading the blackboard of run %s: %w", runID, err)
 	}
-	defer rows.Close()
-	board := map[string]runner.BlackboardEntry{}
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, fmt.Errorf("reading the blackboard of run %s: %w", runID, err)
-		}
-		board[e.Key] = e
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading the blackboard of run %s: %w", runID, err)
-	}
 	return board, nil
+}
+
+// readWarm runs a query on the writer's connection and calls each for each
+// row. That connection's page cache holds what the writer just wrote, where
+// a pooled connection would read the pages again from the file after every
+// commit; a run reads its board at every GO. The query waits for a commit
+// in progress, and sees the latest one (another process's too).
+func (d *DB) readWarm(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return ErrClosed
+	}
+	d.committing.Lock()
+	defer d.committing.Unlock()
+	st, err := d.prepared(ctx, query)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 func scanEntry(s interface{ Scan(...any) error }) (runner.BlackboardEntry, error) {

@@ -10,7 +10,7 @@ import (
 // that crosses its threshold, stalling whichever decision that commit
 // carries; orch turns it off (wal_autocheckpoint=0 in the DSN) and
 // checkpoints from this goroutine instead, off every caller's path.
-const checkpointEvery = 500 * time.Millisecond
+const checkpointEvery = 100 * time.Millisecond
 
 // checkpointer runs PASSIVE checkpoints while this handle has written since
 // the last one; a PASSIVE checkpoint never waits for readers or writers.

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -247,33 +246,42 @@ func (t *txn) insertEvent(rec *record) error {
 	return nil
 }
 
-// eventChunks are the row counts of the prepared multi-row INSERTs: a batch
-// is written greedily in these, so few statements are ever compiled.
-var eventChunks = []int{32, 16, 8, 4, 2, 1}
+// maxRowsPerInsert caps the rows of one multi-row INSERT. A request's rows
+// go in as few statements as that allows, each prepared once per row count:
+// at most this many statements are ever compiled per table.
+const maxRowsPerInsert = 32
 
-const eventColumns = 10
-
+// flushRows writes the request's events, then the rows of its protocol
+// messages in the messages index.
 func (t *txn) flushRows() error {
-	rows := t.rows
-	t.rows = t.rows[:0]
+	err := t.insertRows(t.rows, insertEventsPrefix, 10, func(args []any, rec *record) []any {
+		ev := &rec.ev
+		var data any
+		if len(ev.Data) > 0 {
+			data = string(ev.Data)
+		}
+		return append(args, ev.RunID, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, data)
+	})
+	if err == nil {
+		err = t.insertRows(t.msgRows, insertMessagesPrefix, 6, func(args []any, rec *record) []any {
+			m := rec.payload.(runner.MessageData)
+			return append(args, rec.ev.RunID, rec.seq, m.Direction, m.Type, m.ID, m.InReplyTo)
+		})
+	}
+	t.rows, t.msgRows = t.rows[:0], t.msgRows[:0]
+	return err
+}
+
+// insertRows writes rows with as few multi-row INSERTs as maxRowsPerInsert
+// allows; values appends one row's cols values to args.
+func (t *txn) insertRows(rows []*record, prefix string, cols int, values func(args []any, rec *record) []any) error {
 	for len(rows) > 0 {
-		n := 1
-		for _, c := range eventChunks {
-			if c <= len(rows) {
-				n = c
-				break
-			}
-		}
-		args := make([]any, 0, n*eventColumns)
+		n := min(len(rows), maxRowsPerInsert)
+		args := make([]any, 0, n*cols)
 		for _, rec := range rows[:n] {
-			ev := &rec.ev
-			var data any
-			if len(ev.Data) > 0 {
-				data = string(ev.Data)
-			}
-			args = append(args, ev.RunID, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, data)
+			args = values(args, rec)
 		}
-		if _, err := t.exec(t.d.insertRowsSQL(insertEventsPrefix, "", eventColumns, n), args...); err != nil {
+		if _, err := t.exec(t.d.insertRowsSQL(prefix, "", cols, n), args...); err != nil {
 			return err
 		}
 		rows = rows[n:]
@@ -281,11 +289,14 @@ func (t *txn) flushRows() error {
 	return nil
 }
 
-const insertEventsPrefix = "INSERT INTO events (run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data) VALUES "
+const (
+	insertEventsPrefix   = "INSERT INTO events (run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data) VALUES "
+	insertMessagesPrefix = "INSERT INTO messages (run_id, seq, direction, type, msg_id, in_reply_to) VALUES "
+)
 
 // insertRowsSQL is prefix, n rows of cols placeholders, then suffix. The
 // texts are kept, as they are the keys of the prepared statements and are
-// asked for on every flush; only the writer goroutine uses the cache.
+// asked for on every flush; only the holder of d.committing uses the cache.
 func (d *DB) insertRowsSQL(prefix, suffix string, cols, n int) string {
 	k := insertKey{prefix, suffix, cols, n}
 	if q, ok := d.insertSQL[k]; ok {
@@ -343,19 +354,23 @@ func (t *txn) cue(ev *runner.Event) *cueUpdate {
 }
 
 // flushCues writes the gathered cue updates; one that matches no cue means
-// an event named a cue the run does not have.
+// an event named a cue the run does not have. (One UPDATE ... FROM VALUES
+// for all of them measured slower: SQLite materializes the join.)
 func (t *txn) flushCues() error {
 	for _, key := range t.cueOrder {
 		u := t.cues[key]
-		res, err := t.exec(`UPDATE cues SET state = coalesce(?, state),
-				reason = CASE WHEN ? IS NULL THEN reason ELSE ? END,
-				warning_at = coalesce(?, warning_at), standby_at = coalesce(?, standby_at), go_at = coalesce(?, go_at),
-				ended_at = CASE WHEN ? THEN ? ELSE ended_at END,
-				outputs = coalesce(?, outputs), attempts = max(attempts, ?), approved = coalesce(?, approved)
-			WHERE run_id = ? AND cue_id = ?`,
-			u.state, u.state, u.reason, u.phase[0], u.phase[1], u.phase[2], u.setEnded, u.ended,
+		res, err := t.exec(`UPDATE cues SET state = coalesce(?1, state),
+				reason = CASE WHEN ?1 IS NULL THEN reason ELSE ?2 END,
+				warning_at = coalesce(?3, warning_at), standby_at = coalesce(?4, standby_at), go_at = coalesce(?5, go_at),
+				ended_at = CASE WHEN ?6 THEN ?7 ELSE ended_at END,
+				outputs = coalesce(?8, outputs), attempts = max(attempts, ?9), approved = coalesce(?10, approved)
+			WHERE run_id = ?11 AND cue_id = ?12`,
+			u.state, u.reason, u.phase[0], u.phase[1], u.phase[2], u.setEnded, u.ended,
 			u.outputs, u.attempts, u.approved, key[0], key[1])
-		if err := t.mustChange(res, err, u.ev); err != nil {
+		if err == nil && rowsAffected(res) == 0 {
+			err = fmt.Errorf("run %s has no cue %q", u.ev.RunID, u.ev.Cue)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -466,10 +481,8 @@ func (t *txn) project(rec *record) error {
 		return err
 
 	case runner.EvMessage:
-		m := rec.payload.(runner.MessageData)
-		_, err := t.exec(`INSERT INTO messages (run_id, seq, direction, type, msg_id, in_reply_to) VALUES (?, ?, ?, ?, ?, ?)`,
-			ev.RunID, rec.seq, m.Direction, m.Type, m.ID, m.InReplyTo)
-		return err
+		t.msgRows = append(t.msgRows, rec) // written with the events: see flushRows
+		return nil
 
 	case runner.EvCooldown:
 		// The latest cooldown of an agent replaces an earlier one, whichever
@@ -483,18 +496,6 @@ func (t *txn) project(rec *record) error {
 	case runner.EvManualGo:
 		t.cue(ev).approved = 1
 		return nil
-	}
-	return nil
-}
-
-// mustChange turns an UPDATE of a cue that matched nothing into an error: the
-// event names a cue the run does not have.
-func (t *txn) mustChange(res sql.Result, err error, ev *runner.Event) error {
-	if err != nil {
-		return err
-	}
-	if rowsAffected(res) == 0 {
-		return fmt.Errorf("run %s has no cue %q", ev.RunID, ev.Cue)
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/orch-cli/orch/runner"
@@ -69,17 +70,24 @@ type DB struct {
 	errMu  sync.Mutex
 	logErr error // the first failure to store a logged line since the last Flush
 
-	stmts     map[string]*sql.Stmt // prepared write statements; the writer's alone
-	insertSQL map[insertKey]string // the texts of multi-row INSERTs; the writer's alone
-	stats     writerStats
+	// committing is held by whoever commits: the writer goroutine, or a
+	// caller committing its lone write itself (commitDirectly). It guards
+	// the write connection and what goes with it: stmts, insertSQL, seqs.
+	committing sync.Mutex
+	// unfinished counts the requests queued and not yet committed.
+	unfinished atomic.Int64
+	stmts      map[string]*sql.Stmt // prepared write statements
+	insertSQL  map[insertKey]string // the texts of multi-row INSERTs
+	stats      writerStats
 
 	checkpointQuit chan struct{}
 	checkpointDone chan struct{}
 	wconn          *sql.Conn // the writer's own connection (writeConn)
-
-	readOnce sync.Once
-	readStmt *sql.Stmt // BlackboardRead's, prepared once: agents read in tight loops
-	readErr  error
+	// seqs is what the writer knows of each run it wrote (its last seq),
+	// kept between transactions while dataVersion says no other connection
+	// has written since.
+	seqs        map[string]*runSeq
+	dataVersion int64
 }
 
 // Open opens (creating it if needed) the run database at path and brings its
@@ -230,9 +238,6 @@ func (d *DB) Close() error {
 		err := d.takeLogErr()
 		for _, st := range d.stmts {
 			st.Close()
-		}
-		if d.readStmt != nil {
-			d.readStmt.Close()
 		}
 		if d.wconn != nil {
 			d.wconn.Close()

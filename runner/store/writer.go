@@ -69,7 +69,7 @@ func (r *request) rows() int {
 // writerStats counts what the writer committed; tests use it to see that
 // concurrent callers share transactions.
 type writerStats struct {
-	queued       atomic.Int64
+	sent         atomic.Int64 // requests handed to the writer, queued or committed directly
 	transactions atomic.Int64
 	requests     atomic.Int64
 }
@@ -85,22 +85,49 @@ func (d *DB) send(ctx context.Context, r *request) error {
 	if err := ctx.Err(); err != nil {
 		return err // never queue a write the caller has given up on
 	}
+	d.unfinished.Add(1)
 	select {
 	case d.queue <- r:
-		d.stats.queued.Add(1)
+		d.stats.sent.Add(1)
 		return nil
 	case <-ctx.Done():
+		d.unfinished.Add(-1)
 		return ctx.Err()
 	}
 }
 
-// do queues r and waits for its transaction to commit.
+// do commits r and waits for the commit: at once in the caller's goroutine
+// when the writer has nothing else to do, else through the queue.
 func (d *DB) do(ctx context.Context, r *request) error {
 	r.done = make(chan error, 1)
+	if d.commitDirectly(ctx, r) {
+		return <-r.done
+	}
 	if err := d.send(ctx, r); err != nil {
 		return err
 	}
 	return d.wait(ctx, r)
+}
+
+// commitDirectly commits r in the caller's goroutine when no other write is
+// queued or being committed, and reports whether it did. Handing a lone
+// write to the writer goroutine and being woken by it costs two goroutine
+// switches, a tenth of a decision's commit here; a decision waits for its
+// commit, so the run's critical path pays them. Everything sent before r is
+// committed first (the queue is empty), so the order of writes holds.
+func (d *DB) commitDirectly(ctx context.Context, r *request) bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed || ctx.Err() != nil || !d.committing.TryLock() {
+		return false // send reports a closed database or a done context
+	}
+	defer d.committing.Unlock()
+	if d.unfinished.Load() != 0 {
+		return false
+	}
+	d.stats.sent.Add(1)
+	d.commit([]*request{r})
+	return true
 }
 
 // wait waits for the commit of r, queued with a done channel.
@@ -186,13 +213,17 @@ func (d *DB) takeLogErr() error {
 	return err
 }
 
-// writer owns every write of d. It takes what is queued, up to maxBatch
-// rows, and commits it in one transaction: while one transaction commits,
-// the next batch gathers, so the batches grow with the load by themselves.
+// writer commits what is queued. It takes up to maxBatch rows and commits
+// them in one transaction: while one transaction commits, the next batch
+// gathers, so the batches grow with the load by themselves. It shares the
+// write connection with commitDirectly through d.committing.
 func (d *DB) writer() {
 	defer close(d.writerDone)
 	var batch []*request
 	for r := range d.queue {
+		// The lock first: what queues while a direct commit holds it joins
+		// this batch.
+		d.committing.Lock()
 		batch = append(batch[:0], r)
 		rows := r.rows()
 		yielded := false
@@ -218,6 +249,8 @@ func (d *DB) writer() {
 			}
 		}
 		d.commit(batch)
+		d.committing.Unlock()
+		d.unfinished.Add(-int64(len(batch)))
 		clear(batch) // let the requests be collected
 	}
 }
@@ -272,17 +305,21 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 	// database/sql's Tx would prepare them again for every transaction.
 	// IMMEDIATE takes the write lock at once (waiting up to busy_timeout), so
 	// another process's writer never turns this one's reads stale.
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	t := &txn{ctx: ctx, d: d, now: now()}
+	if _, err := t.exec("BEGIN IMMEDIATE"); err != nil {
 		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
 	}
-	t := &txn{ctx: ctx, d: d, runs: map[string]*runSeq{}, now: now()}
+	if err := t.knownRuns(); err != nil {
+		d.rollback(conn)
+		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
+	}
 	for i, r := range batch {
 		if err := t.apply(r); err != nil {
 			d.rollback(conn)
 			return i, err
 		}
 	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := t.exec("COMMIT"); err != nil {
 		d.rollback(conn)
 		return -1, fmt.Errorf("committing to %s: %w", d.path, err)
 	}
@@ -298,8 +335,9 @@ type txn struct {
 	runs map[string]*runSeq // what this transaction knows of each run it wrote
 	now  time.Time          // when the transaction began
 
-	rows   []*record // event rows of the current request, written by flushRows
-	bbRows []bbRow   // blackboard rows of the current request, written by flushBlackboard
+	rows    []*record // event rows of the current request, written by flushRows
+	msgRows []*record // their protocol messages, for the messages index
+	bbRows  []bbRow   // blackboard rows of the current request, written by flushBlackboard
 	// bbVersions is the latest version of each blackboard key this
 	// transaction wrote, by (run, key), so a burst of writes to one key
 	// reads its version once.
@@ -364,9 +402,29 @@ func (t *txn) queryRow(query string, args ...any) *sql.Row {
 // stmt returns the statement prepared once on the writer's connection.
 func (t *txn) stmt(query string) (*sql.Stmt, error) { return t.d.prepared(t.ctx, query) }
 
+// knownRuns gives the transaction what the writer knew of the runs after its
+// last commit, unless another connection has written since: its PRAGMA
+// data_version, read under the write lock, changes exactly then. So the
+// usual transaction reads no run's last seq, and a run another process
+// appended to is read again.
+func (t *txn) knownRuns() error {
+	d := t.d
+	var v int64
+	if err := t.queryRow("PRAGMA data_version").Scan(&v); err != nil {
+		return err
+	}
+	if d.seqs == nil || v != d.dataVersion {
+		d.seqs, d.dataVersion = map[string]*runSeq{}, v
+	}
+	t.runs = d.seqs
+	return nil
+}
+
 // rollback ends a failed transaction; if even that fails, the connection is
-// dropped so the next transaction starts on a fresh one.
+// dropped so the next transaction starts on a fresh one. What the writer
+// knew of the runs went with the transaction's changes.
 func (d *DB) rollback(conn *sql.Conn) {
+	d.seqs = nil
 	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
 		for _, st := range d.stmts {
 			st.Close()
@@ -378,7 +436,7 @@ func (d *DB) rollback(conn *sql.Conn) {
 }
 
 // prepared returns the *DB-wide prepared statement for query. Only the
-// writer goroutine calls it, so the cache needs no lock.
+// holder of d.committing calls it, so the cache needs no lock of its own.
 func (d *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st := d.stmts[query]; st != nil {
 		return st, nil

@@ -167,7 +167,7 @@ func TestGroupCommit(t *testing.T) {
 	const callers = 50
 	d, path := openTest(t)
 	startRun(t, d, "r1", "a")
-	before, queued := d.stats.transactions.Load(), d.stats.queued.Load()
+	before, queued := d.stats.transactions.Load(), d.stats.sent.Load()
 	release := holdWriteLock(t, path)
 	var wg sync.WaitGroup
 	errs := make(chan error, callers)
@@ -177,7 +177,7 @@ func TestGroupCommit(t *testing.T) {
 		})
 	}
 	// The writer holds what it took first, waiting in BEGIN; the rest queue.
-	waitFor(t, "the callers to queue", func() bool { return d.stats.queued.Load() == queued+callers })
+	waitFor(t, "the callers to queue", func() bool { return d.stats.sent.Load() == queued+callers })
 	release()
 	wg.Wait()
 	close(errs)
@@ -200,7 +200,7 @@ func TestGroupCommit(t *testing.T) {
 func TestFailedRequestFailsOnlyItsCaller(t *testing.T) {
 	d, path := openTest(t)
 	startRun(t, d, "r1", "a")
-	queued := d.stats.queued.Load()
+	queued := d.stats.sent.Load()
 	release := holdWriteLock(t, path)
 	results := make([]error, 10)
 	var wg sync.WaitGroup
@@ -213,7 +213,7 @@ func TestFailedRequestFailsOnlyItsCaller(t *testing.T) {
 			results[i] = d.Append(context.Background(), ev)
 		})
 	}
-	waitFor(t, "the callers to queue", func() bool { return d.stats.queued.Load() == queued+int64(len(results)) })
+	waitFor(t, "the callers to queue", func() bool { return d.stats.sent.Load() == queued+int64(len(results)) })
 	release()
 	wg.Wait()
 	for i, err := range results {
