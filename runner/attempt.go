@@ -53,8 +53,9 @@ type attempt struct {
 	trivial bool
 	// warning is the coord.warning to send (jsonl), recorded at launch.
 	warning *wireMessage
-	// standbyMsg is the coord.standby to send, recorded with the decision.
-	standbyMsg *wireMessage
+	// standbyMsg and goMsg are the coord.standby and coord.go to send,
+	// recorded with the decisions (a child task records its own coord.go).
+	standbyMsg, goMsg *wireMessage
 	// reply is the agent's answer of the phase just done, for the loop to record.
 	reply *wireMessage
 
@@ -112,8 +113,6 @@ func (a *attempt) failure() *failure {
 	defer a.mu.Unlock()
 	return a.failed
 }
-
-func (a *attempt) order(kind order, t *Task) { a.orders <- orderMsg{kind: kind, task: t} }
 
 func (a *attempt) stop(why string) {
 	a.once.Do(func() {
@@ -187,11 +186,12 @@ func (a *attempt) phases(d driver) (map[string]any, *failure) {
 		return nil, f
 	}
 	a.reports <- report{kind: repReady, att: a, reply: a.takeReply()}
-	task, f := a.await(orderGo)
+	o, f = a.awaitOrder(orderGo)
 	if f != nil {
 		return nil, f
 	}
-	return d.work(a, task)
+	a.goMsg = o.msg
+	return d.work(a, o.task)
 }
 
 // await waits for the loop's next order, or for the attempt to be stopped.

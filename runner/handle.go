@@ -72,8 +72,7 @@ func (r *run) handle(ctx context.Context, rep report) {
 		t.phase = tReady
 		if c.state == CueGo && r.exhausted.Load() == nil { // out of a limit: no new GO
 			t.phase = tGoing
-			task := r.task(c, a)
-			r.then(func() { a.order(orderGo, task) })
+			r.orderGo(a, r.task(c, a))
 		}
 	case repEnded:
 		r.running--

@@ -40,10 +40,13 @@ func (d *jsonlDriver) standby(a *attempt) *failure {
 }
 
 func (d *jsonlDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
-	// coord.go carries the blackboard snapshot read here, so it is recorded
-	// here, before it is sent.
-	m := a.r.wire(protocols.New(protocols.CoordGo{RunID: a.r.id, CueID: a.cue.cue.ID, TargetAgents: a.cue.cue.Agents, Task: protocolTask(a.withBlackboard(t))}))
-	a.recordMessage("out", m.msg, m.raw)
+	m := a.goMsg // recorded with the decision to go
+	if m == nil {
+		// A child task goes by itself: its coord.go, with the blackboard
+		// snapshot read here, is recorded here, before it is sent.
+		m = a.r.wire(protocols.New(protocols.CoordGo{RunID: a.r.id, CueID: a.cue.cue.ID, TargetAgents: a.cue.cue.Agents, Task: protocolTask(a.withBlackboard(t))}))
+		a.recordMessage("out", m.msg, m.raw)
+	}
 	a.inGo.Store(true)
 	wr, f := d.exchange(a, m, a.goTimeout(), "GO")
 	a.reply = wr

@@ -159,8 +159,7 @@ func (r *run) step(ctx context.Context, c *cueRun) bool {
 		r.setState(ctx, c, CueGo, "")
 		for _, t := range c.targets {
 			t.phase = tGoing
-			att, task := t.att, r.task(c, t.att)
-			r.then(func() { att.order(orderGo, task) })
+			r.orderGo(t.att, r.task(c, t.att))
 		}
 		return true
 	case CueGo:
@@ -282,8 +281,7 @@ func (r *run) launch(ctx context.Context, c *cueRun, t *target) {
 				break // out of a limit: no new GO
 			}
 			t.phase = tGoing
-			task := r.task(c, a)
-			r.then(func() { a.order(orderGo, task) })
+			r.orderGo(a, r.task(c, a))
 		}
 	}
 }
@@ -296,6 +294,18 @@ func (r *run) orderStandby(a *attempt) {
 		m = r.outbound(a, protocols.CoordStandby{RunID: r.id, CueID: a.cue.cue.ID, TargetAgents: a.cue.cue.Agents})
 	}
 	r.then(func() { a.orders <- orderMsg{kind: orderStandby, msg: m} })
+}
+
+// orderGo orders the attempt to go once the decision is committed. A
+// protocol agent's coord.go, which carries the blackboard as it is now, is
+// recorded with the decision: one commit, not a second one before sending.
+func (r *run) orderGo(a *attempt, task *Task) {
+	var m *wireMessage
+	if a.agent.Protocol == "jsonl" {
+		m = r.outbound(a, protocols.CoordGo{RunID: r.id, CueID: a.cue.cue.ID, TargetAgents: a.cue.cue.Agents,
+			Task: protocolTask(a.withBlackboard(task))})
+	}
+	r.then(func() { a.orders <- orderMsg{kind: orderGo, task: task, msg: m} })
 }
 
 // outbound creates a message to an agent and emits its record, so that it is
