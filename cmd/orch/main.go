@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"golang.org/x/term"
 )
 
 func main() {
@@ -34,9 +36,10 @@ func stdio() *streams {
 	return &streams{in: os.Stdin, out: os.Stdout, err: os.Stderr, outTTY: isTerminal(os.Stdout), inTTY: isTerminal(os.Stdin)}
 }
 
+// isTerminal asks the terminal driver, not the file mode: /dev/null is a
+// character device too, and output sent there is not watched by anyone.
 func isTerminal(f *os.File) bool {
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // run executes one orch command line and returns its exit code. Errors are
