@@ -28,6 +28,18 @@ var migrations = []string{
 		PRIMARY KEY (run_id, seq)
 	) WITHOUT ROWID;`,
 	schemaV3,
+	// v4: the messages index becomes a view of the message events. Nothing
+	// looked messages up by id, and writing the index cost every protocol
+	// decision's commit a page and a statement.
+	`DROP TABLE messages;
+	CREATE VIEW messages AS
+		SELECT run_id, seq, at, cue_id, agent_id, attempt,
+			json_extract(data, '$.direction') AS direction,
+			json_extract(data, '$.message_type') AS type,
+			coalesce(json_extract(data, '$.id'), '') AS msg_id,
+			coalesce(json_extract(data, '$.in_reply_to'), '') AS in_reply_to,
+			json_extract(data, '$.body') AS body
+		FROM events WHERE type = 'message';`,
 }
 
 // schemaVersion is the schema version this build of orch writes.

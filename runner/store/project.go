@@ -251,8 +251,7 @@ func (t *txn) insertEvent(rec *record) error {
 // at most this many statements are ever compiled per table.
 const maxRowsPerInsert = 32
 
-// flushRows writes the request's events, then the rows of its protocol
-// messages in the messages index.
+// flushRows writes the request's events.
 func (t *txn) flushRows() error {
 	err := t.insertRows(t.rows, insertEventsPrefix, 10, func(args []any, rec *record) []any {
 		ev := &rec.ev
@@ -262,13 +261,7 @@ func (t *txn) flushRows() error {
 		}
 		return append(args, ev.RunID, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, data)
 	})
-	if err == nil {
-		err = t.insertRows(t.msgRows, insertMessagesPrefix, 6, func(args []any, rec *record) []any {
-			m := rec.payload.(runner.MessageData)
-			return append(args, rec.ev.RunID, rec.seq, m.Direction, m.Type, m.ID, m.InReplyTo)
-		})
-	}
-	t.rows, t.msgRows = t.rows[:0], t.msgRows[:0]
+	t.rows = t.rows[:0]
 	return err
 }
 
@@ -289,10 +282,7 @@ func (t *txn) insertRows(rows []*record, prefix string, cols int, values func(ar
 	return nil
 }
 
-const (
-	insertEventsPrefix   = "INSERT INTO events (run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data) VALUES "
-	insertMessagesPrefix = "INSERT INTO messages (run_id, seq, direction, type, msg_id, in_reply_to) VALUES "
-)
+const insertEventsPrefix = "INSERT INTO events (run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data) VALUES "
 
 // insertRowsSQL is prefix, n rows of cols placeholders, then suffix. The
 // texts are kept, as they are the keys of the prepared statements and are
@@ -481,8 +471,7 @@ func (t *txn) project(rec *record) error {
 		return err
 
 	case runner.EvMessage:
-		t.msgRows = append(t.msgRows, rec) // written with the events: see flushRows
-		return nil
+		return nil // the event is the record: the messages view reads it
 
 	case runner.EvCooldown:
 		// The latest cooldown of an agent replaces an earlier one, whichever

@@ -57,7 +57,7 @@ func TestMigrateFromEmpty(t *testing.T) {
 		t.Errorf("application_id = %#x", id)
 	}
 	for _, table := range []string{"runs", "cues", "attempts", "events", "messages", "blackboard", "cooldowns", "output", "commands", "conflicts", "questions", "memory", "memory_fts"} {
-		if n := queryInt(t, raw, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", table); n != 1 {
+		if n := queryInt(t, raw, "SELECT count(*) FROM sqlite_schema WHERE type IN ('table', 'view') AND name = ?", table); n != 1 {
 			t.Errorf("table %s missing", table)
 		}
 	}
@@ -356,7 +356,7 @@ func TestKilledProcessLosesNothing(t *testing.T) {
 // TestMigrateV2ToV3 opens a database written by the orch before schema 3,
 // with a run in it: the run reads as before, as plan cues with no parent,
 // and the new tables work.
-func TestMigrateV2ToV3(t *testing.T) {
+func TestMigrateV2ToLatest(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "orch.db")
 	if err := createFile(path); err != nil {
 		t.Fatal(err)
@@ -373,6 +373,9 @@ func TestMigrateV2ToV3(t *testing.T) {
 		`INSERT INTO runs (id, cuelist, state, created_at, started_at, ended_at) VALUES ('r1', 'deploy', 'completed', 1, 1000000, 2000000)`,
 		`INSERT INTO cues (run_id, cue_id, position, agents, state) VALUES ('r1', 'build', 0, '["b"]', 'completed'), ('r1', 'ship', 1, '["s"]', 'completed')`,
 		`INSERT INTO events (run_id, seq, at, type) VALUES ('r1', 1, 1000000, 'run/started')`,
+		`INSERT INTO events (run_id, seq, at, type, cue_id, agent_id, attempt, data) VALUES ('r1', 2, 1000001, 'message', 'build', 'b', 1,
+			'{"direction":"in","message_type":"ack.warning","id":"m2","in_reply_to":"m1","body":{"type":"ack.warning"}}')`,
+		`INSERT INTO messages (run_id, seq, direction, type, msg_id, in_reply_to) VALUES ('r1', 2, 'in', 'ack.warning', 'm2', 'm1')`,
 		`INSERT INTO blackboard (run_id, key, version, value, author, at) VALUES
 			('r1', 'plan', 1, '"draft"', 'lead', 1100000), ('r1', 'plan', 2, '"final"', 'rev', 1300000),
 			('r1', 'ticket', 1, '42', 'lead', 1200000)`,
@@ -388,8 +391,15 @@ func TestMigrateV2ToV3(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if v := queryInt(t, rawDB(t, path), "PRAGMA user_version"); v != 3 || schemaVersion != 3 {
+	if v := queryInt(t, rawDB(t, path), "PRAGMA user_version"); v != int64(schemaVersion) {
 		t.Errorf("user_version %d, schemaVersion %d", v, schemaVersion)
+	}
+	// v4: the messages index is a view of the message events.
+	var dir, typ, id, reply, cue, body string
+	err = rawDB(t, path).QueryRow(`SELECT direction, type, msg_id, in_reply_to, cue_id, body FROM messages WHERE run_id = 'r1' AND seq = 2`).
+		Scan(&dir, &typ, &id, &reply, &cue, &body)
+	if err != nil || dir != "in" || typ != "ack.warning" || id != "m2" || reply != "m1" || cue != "build" || body != `{"type":"ack.warning"}` {
+		t.Errorf("messages view: %s %s %s %s %s %s %v", dir, typ, id, reply, cue, body, err)
 	}
 	ctx := context.Background()
 	r, err := d.Run(ctx, "r1")

@@ -335,9 +335,8 @@ type txn struct {
 	runs map[string]*runSeq // what this transaction knows of each run it wrote
 	now  time.Time          // when the transaction began
 
-	rows    []*record // event rows of the current request, written by flushRows
-	msgRows []*record // their protocol messages, for the messages index
-	bbRows  []bbRow   // blackboard rows of the current request, written by flushBlackboard
+	rows   []*record // event rows of the current request, written by flushRows
+	bbRows []bbRow   // blackboard rows of the current request, written by flushBlackboard
 	// bbVersions is the latest version of each blackboard key this
 	// transaction wrote, by (run, key), so a burst of writes to one key
 	// reads its version once.
