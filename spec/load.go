@@ -105,6 +105,12 @@ func Load(paths []string, opts LoadOptions) (*Set, Diagnostics, error) {
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = DefaultMaxFileSize
 	}
+	// Nearly every load needs the agent and the cuelist schemas: they are
+	// compiled (once per process) beside the reading and parsing of the
+	// files, each on its own goroutine, rather than one after the other when
+	// the first document of each kind asks for it.
+	go schemaFor(KindAgent)
+	go schemaFor(KindCuelist)
 	l := &loader{opts: opts, set: &Set{}, seen: map[string]bool{}}
 	var files []string
 	for _, p := range paths {
