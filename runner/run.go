@@ -78,7 +78,25 @@ type Result struct {
 	RunID   string
 	State   RunState
 	Reason  string
-	Waiting []string // manual cues waiting for GO when the run paused
+	Waiting []string     // manual cues waiting for GO when the run paused
+	Cues    []CueOutcome // the plan's cues as the run left them, in plan order
+}
+
+// CueOutcome is where a run left one of its plan's cues.
+type CueOutcome struct {
+	ID     string
+	State  CueState
+	Reason string
+}
+
+// result is the run's outcome, with every plan cue's (what orch run prints
+// needs no read of the store).
+func (r *run) result(state RunState, reason string, waiting []string) *Result {
+	res := &Result{RunID: r.id, State: state, Reason: reason, Waiting: waiting, Cues: make([]CueOutcome, len(r.cues))}
+	for i, c := range r.cues {
+		res.Cues[i] = CueOutcome{ID: c.cue.ID, State: c.state, Reason: c.reason}
+	}
+	return res
 }
 
 // NewRunID returns a fresh run id: 12 hex digits, so a short prefix is unique.
@@ -529,7 +547,7 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 	if err := r.rec.Flush(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}
-	return &Result{RunID: r.id, State: state, Reason: reason}, nil
+	return r.result(state, reason, nil), nil
 }
 
 // pause ends the process's part of a run that waits for a person: manual
@@ -558,7 +576,7 @@ func (r *run) pause(ctx context.Context) (*Result, error) {
 	if err := r.rec.Flush(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}
-	return &Result{RunID: r.id, State: RunPaused, Reason: reason, Waiting: waiting}, nil
+	return r.result(RunPaused, reason, waiting), nil
 }
 
 // stopped is the cascade stop (a signal, or orch stop): every agent is told
@@ -586,7 +604,7 @@ func (r *run) halt(ctx context.Context, why string, state RunState) (*Result, er
 	if err := r.rec.Flush(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}
-	return &Result{RunID: r.id, State: state, Reason: why}, nil
+	return r.result(state, why, nil), nil
 }
 
 // stopAll stops every attempt still running and waits for them to report.

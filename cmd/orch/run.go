@@ -141,7 +141,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 		return err
 	}
 	if output != "json" {
-		printVerdict(ctx, io, db, res, time.Since(started))
+		printVerdict(io, res, time.Since(started))
 	}
 	switch res.State {
 	case runner.RunCompleted:
@@ -155,18 +155,11 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 }
 
 // printVerdict is the summary after a run: counts, what failed and why, and
-// what to do next.
-func printVerdict(ctx context.Context, io *streams, db *store.DB, res *runner.Result, took time.Duration) {
-	detail, err := db.Run(context.WithoutCancel(ctx), res.RunID)
-	if err != nil {
-		fmt.Fprintf(io.out, "run %s %s\n", res.RunID, res.State)
-		return
-	}
+// what to do next. The plan's cues only: child tasks are in orch status.
+func printVerdict(io *streams, res *runner.Result, took time.Duration) {
 	counts := map[runner.CueState]int{}
-	for _, c := range detail.Cues {
-		if c.Parent == "" { // the plan's cues; child tasks are in orch status
-			counts[c.State]++
-		}
+	for _, c := range res.Cues {
+		counts[c.State]++
 	}
 	var parts []string
 	for _, s := range []runner.CueState{runner.CueCompleted, runner.CueFailed, runner.CueBlocked, runner.CueSkipped, runner.CueStopped, runner.CueInterrupted, runner.CuePending} {
@@ -178,14 +171,14 @@ func printVerdict(ctx context.Context, io *streams, db *store.DB, res *runner.Re
 	if res.State != runner.RunCompleted && res.State != runner.RunPaused && !strings.HasPrefix(res.Reason, "failed: ") {
 		fmt.Fprintf(io.out, "  %s\n", res.Reason)
 	}
-	for _, c := range detail.Cues {
+	for _, c := range res.Cues {
 		if c.State == runner.CueFailed {
 			fmt.Fprintf(io.out, "  %s failed: %s\n", c.ID, c.Reason)
 		}
 	}
 	switch res.State {
 	case runner.RunFailed:
-		for _, c := range detail.Cues {
+		for _, c := range res.Cues {
 			if c.State == runner.CueFailed {
 				fmt.Fprintf(io.out, "  its output: orch logs %s %s\n", res.RunID, c.ID)
 				break
