@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unsafe"
 )
 
 const prSetChildSubreaper = 36
@@ -45,6 +46,9 @@ func groupMembers(pgid int) []int {
 // agents orch started itself carry live tokens until they are reaped. It
 // returns each pid with its token.
 func escapees(prefix string, live func(token string) bool) map[int]string {
+	if !hasChildren() {
+		return nil // the usual case at a run's end: nothing to read in /proc
+	}
 	var out map[int]string
 	for _, pid := range ownChildren() {
 		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
@@ -62,6 +66,18 @@ func escapees(prefix string, live func(token string) bool) map[int]string {
 	}
 	return out
 }
+
+// hasChildren reports whether orch has a child process, running or not yet
+// reaped, without reaping it (WNOWAIT): waitid fails with ECHILD only when
+// there is none.
+func hasChildren() bool {
+	var info [128]byte // siginfo_t
+	_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(&info[0])),
+		syscall.WEXITED|syscall.WSTOPPED|syscall.WCONTINUED|syscall.WNOHANG|syscall.WNOWAIT, 0, 0)
+	return errno != syscall.ECHILD
+}
+
+const pAll = 0 // waitid's P_ALL
 
 // ownChildren lists the children of this process, from every thread's
 // /proc children file.
