@@ -74,11 +74,12 @@ type DB struct {
 	// caller committing its lone write itself (commitDirectly). It guards
 	// the write connection and what goes with it: stmts, insertSQL, seqs.
 	committing sync.Mutex
-	// unfinished counts the requests queued and not yet committed.
-	unfinished atomic.Int64
-	stmts      map[string]*sql.Stmt // prepared write statements
-	insertSQL  map[insertKey]string // the texts of multi-row INSERTs
-	stats      writerStats
+	// unfinished counts the requests queued and not yet committed; callers
+	// counts the goroutines waiting for a commit.
+	unfinished, callers atomic.Int64
+	stmts               map[string]*sql.Stmt // prepared write statements
+	insertSQL           map[insertKey]string // the texts of multi-row INSERTs
+	stats               writerStats
 
 	checkpointQuit chan struct{}
 	checkpointDone chan struct{}

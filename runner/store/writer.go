@@ -97,9 +97,11 @@ func (d *DB) send(ctx context.Context, r *request) error {
 }
 
 // do commits r and waits for the commit: at once in the caller's goroutine
-// when the writer has nothing else to do, else through the queue.
+// when nobody else is writing, else through the queue.
 func (d *DB) do(ctx context.Context, r *request) error {
 	r.done = make(chan error, 1)
+	d.callers.Add(1)
+	defer d.callers.Add(-1)
 	if d.commitDirectly(ctx, r) {
 		return <-r.done
 	}
@@ -109,16 +111,18 @@ func (d *DB) do(ctx context.Context, r *request) error {
 	return d.wait(ctx, r)
 }
 
-// commitDirectly commits r in the caller's goroutine when no other write is
-// queued or being committed, and reports whether it did. Handing a lone
-// write to the writer goroutine and being woken by it costs two goroutine
-// switches, a tenth of a decision's commit here; a decision waits for its
-// commit, so the run's critical path pays them. Everything sent before r is
-// committed first (the queue is empty), so the order of writes holds.
+// commitDirectly commits r in the caller's goroutine when it is the only
+// caller and no other write is queued or being committed, and reports
+// whether it did. Handing a lone write to the writer goroutine and being
+// woken by it costs two goroutine switches, a tenth of a decision's commit
+// here; a decision waits for its commit, so the run's critical path pays
+// them. Everything sent before r is committed first (the queue is empty), so
+// the order of writes holds. With other callers about, r goes through the
+// queue: there it shares a transaction with theirs.
 func (d *DB) commitDirectly(ctx context.Context, r *request) bool {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	if d.closed || ctx.Err() != nil || !d.committing.TryLock() {
+	if d.closed || ctx.Err() != nil || d.callers.Load() != 1 || !d.committing.TryLock() {
 		return false // send reports a closed database or a done context
 	}
 	defer d.committing.Unlock()
