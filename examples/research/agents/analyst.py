@@ -9,11 +9,14 @@ and this script reports its outputs as one JSON object in the file $ORCH_OUTPUT:
      "sources": [{"id": "S1", "title": "...", "path": "corpus/....md"}, ...]}
 No network: the "research" is a keyword ranking of local notes. Standard library only.
 """
-import json
 import os
 import re
 import sys
 from pathlib import Path
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
+import orch_plain  # noqa: E402
+from orch_plain import read_task, write_outputs  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 MAX_FINDINGS = 5
@@ -22,24 +25,7 @@ STOPWORDS = {"a", "an", "and", "the", "of", "to", "in", "on", "for", "with", "by
 
 
 def log(msg):
-    print(f"{os.environ.get('ORCH_AGENT_ID', 'research-analyst')}: {msg}", file=sys.stderr)
-
-
-def read_task():
-    if sys.stdin.isatty():  # run by hand
-        return {}
-    raw = sys.stdin.read()
-    return json.loads(raw) if raw.strip() else {}
-
-
-def write_outputs(outputs):
-    data = json.dumps(outputs, ensure_ascii=False)
-    path = os.environ.get("ORCH_OUTPUT")
-    if not path:
-        print(data)
-        return
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(data + "\n")
+    orch_plain.log(msg, "research-analyst")
 
 
 def stems(text):

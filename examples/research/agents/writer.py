@@ -11,28 +11,15 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
+import orch_plain  # noqa: E402
+from orch_plain import read_task, write_outputs  # noqa: E402
+
 MAX_WORDS = 300
 
 
 def log(msg):
-    print(f"{os.environ.get('ORCH_AGENT_ID', 'research-writer')}: {msg}", file=sys.stderr)
-
-
-def read_task():
-    if sys.stdin.isatty():
-        return {}
-    raw = sys.stdin.read()
-    return json.loads(raw) if raw.strip() else {}
-
-
-def write_outputs(outputs):
-    data = json.dumps(outputs, ensure_ascii=False)
-    path = os.environ.get("ORCH_OUTPUT")
-    if not path:
-        print(data)
-        return
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(data + "\n")
+    orch_plain.log(msg, "research-writer")
 
 
 def unwrap(value):
