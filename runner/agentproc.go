@@ -54,33 +54,21 @@ func (r *run) agentProc(a *attempt) (*agentProcess, *failure) {
 	}
 	ap := &agentProcess{r: r, agent: a.agent, token: fmt.Sprintf("%s/agent/%s/%s", r.id, a.agent.ID, NewRunID()),
 		replies: map[string]func(*wireMessage){}, active: map[string]*attempt{}, done: make(chan struct{}), closed: make(chan struct{})}
-	// The agent writes its stdout straight into a pipe the reader reads: no
-	// copying goroutine between them, so a reply reaches orch one goroutine
-	// switch sooner.
-	pr, pw, err := os.Pipe()
+	s, err := newStdio(true)
 	if err != nil {
 		return nil, failf("start", "%v", err)
 	}
 	ap.errw = &lineWriter{emit: ap.logLine}
 	r.sweeper.begin(ap.token)
+	// The agent's stdout goes straight to the reader of its messages.
 	p, err := startProc(procSpec{argv: a.agent.Command, shell: a.agent.Run, dir: a.dir(), env: a.env(nil),
-		token: ap.token, stdout: pw, stderr: ap.errw}, r.grace)
-	pw.Close() // the agent has its own copy
+		token: ap.token, stdio: s, readOut: ap.read, readErr: logLines(ap.errw)}, r.grace)
 	if err != nil {
-		pr.Close()
 		r.sweeper.end(ap.token)
 		return nil, failf("start", "%v", err)
 	}
 	ap.p = p
 	ap.w = protocols.NewWriter(p.stdin)
-	go ap.read(pr)
-	go func() {
-		<-p.done
-		ap.errw.flush()
-		// What the agent wrote before it exited is read; a descendant that
-		// still holds its stdout gets the grace period, then the stream ends.
-		_ = pr.SetReadDeadline(time.Now().Add(r.grace))
-	}()
 	r.procs[a.agent.ID] = ap
 	r.allProcs = append(r.allProcs, ap)
 	return ap, nil
@@ -158,9 +146,7 @@ func (ap *agentProcess) stop(gentle bool) {
 // read turns the agent's stdout into messages: replies go to the exchange
 // waiting for them, requests to the attempt they are for. A line that is not
 // a message, or stdout closing, breaks the process.
-func (ap *agentProcess) read(r *os.File) {
-	defer r.Close()
-	defer func() { _, _ = io.Copy(io.Discard, r) }() // never block the agent on a full pipe
+func (ap *agentProcess) read(r io.Reader) {
 	rd := protocols.NewReader(r, MaxLine)
 	for {
 		msg, raw, err := rd.Next()
@@ -242,9 +228,7 @@ func (ap *agentProcess) send(a *attempt, msg protocols.Message) *failure {
 // write writes a message that is already recorded. An agent that has not
 // read its stdin for the grace period is broken: orch never blocks on it.
 func (ap *agentProcess) write(msg protocols.Message) *failure {
-	if f, ok := ap.p.stdin.(*os.File); ok {
-		_ = f.SetWriteDeadline(time.Now().Add(ap.r.grace))
-	}
+	_ = ap.p.stdin.SetWriteDeadline(time.Now().Add(ap.r.grace))
 	if err := ap.w.Send(msg); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			f := failf("malfunction", "the agent has not read its stdin for %s (writing %s to it)", ap.r.grace, msg.Type)

@@ -68,6 +68,8 @@ type attempt struct {
 	guard   loopGuard     // repeated messages (its own goroutine only)
 	credits float64       // the credits it reported so far (its own goroutine only)
 
+	procs []*proc // the processes it started (plain agents): their output is read to the end before it ends
+
 	mu     sync.Mutex
 	kids   map[*child]bool // children still running: they end with it
 	abort  chan struct{}   // closed by fail: another goroutine ended it (a question unanswered in time)
@@ -153,6 +155,11 @@ func (a *attempt) run(ctx context.Context) {
 	}
 	a.r.tree.end(a.node, how)
 	a.reports <- report{kind: repEnded, att: a, fail: fail, outputs: outputs, pid: pid, exit: exit, reply: a.takeReply()}
+	// The end is reported as soon as the process is gone; the run ends
+	// only once what it printed is logged.
+	for _, p := range a.procs {
+		p.output.Wait()
+	}
 }
 
 // takeReply hands the last recorded-later reply to a report.
@@ -167,6 +174,7 @@ func (a *attempt) phases(d driver) (map[string]any, *failure) {
 		return a.childPhases(d)
 	}
 	if a.trivial {
+		prepareGo(d, a)
 		task, f := a.await(orderGo)
 		if f != nil {
 			return nil, f
@@ -186,12 +194,22 @@ func (a *attempt) phases(d driver) (map[string]any, *failure) {
 		return nil, f
 	}
 	a.reports <- report{kind: repReady, att: a, reply: a.takeReply()}
+	prepareGo(d, a)
 	o, f = a.awaitOrder(orderGo)
 	if f != nil {
 		return nil, f
 	}
 	a.goMsg = o.msg
 	return d.work(a, o.task)
+}
+
+// goPreparer is a driver that gets ready for GO while it waits for it.
+type goPreparer interface{ prepareGo(a *attempt) }
+
+func prepareGo(d driver, a *attempt) {
+	if p, ok := d.(goPreparer); ok {
+		p.prepareGo(a)
+	}
 }
 
 // await waits for the loop's next order, or for the attempt to be stopped.

@@ -17,6 +17,7 @@ import (
 // STANDBY, the command at GO with the task as JSON on stdin; outputs come
 // back through the file named by ORCH_OUTPUT.
 type plainDriver struct {
+	goIO   *stdio // the GO command's streams, made while it waits for GO
 	goProc *proc
 }
 
@@ -24,7 +25,7 @@ func (d *plainDriver) warning(a *attempt) *failure {
 	if len(a.agent.Prepare) == 0 {
 		return nil
 	}
-	_, f := a.runStep("prepare", a.agent.Prepare, "", nil, a.standbyTimeout(), nil)
+	_, f := a.runStep("prepare", a.agent.Prepare, "", nil, nil, a.standbyTimeout(), nil)
 	return f
 }
 
@@ -32,8 +33,14 @@ func (d *plainDriver) standby(a *attempt) *failure {
 	if len(a.agent.ReadyCheck) == 0 {
 		return nil
 	}
-	_, f := a.runStep("ready_check", a.agent.ReadyCheck, "", nil, a.standbyTimeout(), nil)
+	_, f := a.runStep("ready_check", a.agent.ReadyCheck, "", nil, nil, a.standbyTimeout(), nil)
 	return f
+}
+
+// prepareGo makes the GO command's pipes before GO comes, off the path from
+// the decision to the process.
+func (d *plainDriver) prepareGo(*attempt) {
+	d.goIO, _ = newStdio(true) // on failure work tries again, and reports it
 }
 
 func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
@@ -46,7 +53,9 @@ func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 		b, _ := json.Marshal(a.withBlackboard(t))
 		return b
 	}
-	p, f := a.runStep("command", a.agent.Command, a.agent.Run, stdin, a.goTimeout(), a.env(t, "ORCH_OUTPUT="+outPath))
+	s := d.goIO
+	d.goIO = nil
+	p, f := a.runStep("command", a.agent.Command, a.agent.Run, s, stdin, a.goTimeout(), a.env(t, "ORCH_OUTPUT="+outPath))
 	d.goProc = p
 	if f != nil {
 		return nil, f
@@ -66,6 +75,10 @@ func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 }
 
 func (d *plainDriver) close(a *attempt) (int, *int) {
+	if d.goIO != nil { // stopped before GO
+		d.goIO.close()
+		d.goIO = nil
+	}
 	if d.goProc == nil {
 		return 0, nil
 	}
@@ -77,24 +90,32 @@ func (d *plainDriver) close(a *attempt) (int, *int) {
 }
 
 // runStep runs one process of a plain agent to its end within timeout,
-// logging its output, and classifies how it ended. stdin, when not nil,
-// makes what is written to the process's stdin after it started. A nil env
-// means the agent's environment without a task.
-func (a *attempt) runStep(step string, argv []string, shell string, stdin func() []byte, timeout time.Duration, env []string) (*proc, *failure) {
+// logging its output, and classifies how it ended. s are its streams (nil:
+// made here). stdin, when not nil, makes what is written to the process's
+// stdin after it started. A nil env means the agent's environment without a
+// task. Its output may still be being read when runStep returns: the
+// attempt waits for it before it ends (see awaitOutput).
+func (a *attempt) runStep(step string, argv []string, shell string, s *stdio, stdin func() []byte, timeout time.Duration, env []string) (*proc, *failure) {
 	if env == nil {
 		env = a.env(nil)
 	}
-	out, errw := a.logWriter("stdout"), a.logWriter("stderr")
-	defer out.flush()
-	defer errw.flush()
-	spec := procSpec{argv: argv, shell: shell, dir: a.dir(), env: env, token: a.token, stdout: out, stderr: errw}
-	if stdin == nil {
-		spec.stdin = strings.NewReader("")
+	if s != nil && (stdin == nil) != (s.in == nil) {
+		s.close()
+		s = nil
 	}
+	if s == nil {
+		var err error
+		if s, err = newStdio(stdin != nil); err != nil {
+			return nil, failf("start", "%s: %v", step, err)
+		}
+	}
+	spec := procSpec{argv: argv, shell: shell, dir: a.dir(), env: env, token: a.token, stdio: s,
+		readOut: logLines(a.logWriter("stdout")), readErr: logLines(a.logWriter("stderr"))}
 	p, err := startProc(spec, a.r.grace)
 	if err != nil {
 		return nil, failf("start", "%s: %v", step, err)
 	}
+	a.procs = append(a.procs, p)
 	if stdin != nil {
 		go func() {
 			_, _ = p.stdin.Write(stdin()) // an agent that never reads its task gets EPIPE: fine

@@ -14,14 +14,16 @@ import (
 
 // procSpec says how to start one agent process.
 type procSpec struct {
-	argv   []string // started without a shell
-	shell  string   // or one line for /bin/sh -c (the spec's explicit run:)
-	dir    string
-	env    []string  // complete environment
-	stdin  io.Reader // nil: a pipe the caller writes to (proc.stdin)
-	stdout io.Writer // where stdout goes (os/exec copies, so WaitDelay bounds Wait)
-	stderr io.Writer
-	token  string // ORCH_ATTEMPT_TOKEN: finds descendants that left the process group
+	argv  []string // started without a shell
+	shell string   // or one line for /bin/sh -c (the spec's explicit run:)
+	dir   string
+	env   []string // complete environment
+	token string   // ORCH_ATTEMPT_TOKEN: finds descendants that left the process group
+	// stdio are its streams (see newStdio): startProc takes them over.
+	stdio *stdio
+	// readOut and readErr read its stdout and stderr, each in its own
+	// goroutine, to the end of the stream (see readAll).
+	readOut, readErr func(io.Reader)
 }
 
 // proc is a started agent process, leader of its own process group.
@@ -29,10 +31,16 @@ type proc struct {
 	cmd   *exec.Cmd
 	pid   int
 	token string
-	stdin io.WriteCloser
+	stdin *os.File      // orch's end of its stdin, or nil
 	done  chan struct{} // closed when the process has been waited for
 	err   error         // from Wait
 	kill  sync.Once
+	// output is done when its stdout and stderr are read to the end. The
+	// streams end when the last process holding them does; once the leader
+	// has exited, a descendant that holds them gets the grace period.
+	output sync.WaitGroup
+	grace  time.Duration
+	io     *stdio
 }
 
 // exitInfo describes how a process ended.
@@ -49,49 +57,37 @@ func (e exitInfo) String() string {
 	return fmt.Sprintf("exited with status %d", e.code)
 }
 
-// startProc starts the process in its own process group and waits for it in
-// the background (done closes when it has ended and its output is copied,
-// or WaitDelay after it ended when a descendant holds the output open).
-func startProc(spec procSpec, waitDelay time.Duration) (*proc, error) {
+// startProc starts the process in its own process group, with the streams
+// of spec.stdio, and waits for it in the background (done closes when it has
+// ended; its output may still be being read: see output).
+func startProc(spec procSpec, grace time.Duration) (*proc, error) {
 	argv := spec.argv
 	if spec.shell != "" {
 		argv = []string{"/bin/sh", "-c", spec.shell}
 	}
+	s := spec.stdio
 	if len(argv) == 0 {
+		s.close()
 		return nil, errors.New("no command to run")
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = spec.dir
 	cmd.Env = append(spec.env, "ORCH_ATTEMPT_TOKEN="+spec.token)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// A grandchild that keeps stdout open must not hold Wait forever.
-	cmd.WaitDelay = waitDelay
-	p := &proc{cmd: cmd, token: spec.token, done: make(chan struct{})}
-	var childStdin *os.File
-	if spec.stdin != nil {
-		cmd.Stdin = spec.stdin
-	} else {
-		// An os.Pipe rather than cmd.StdinPipe: its writing end takes a
-		// deadline, so that an agent that stops reading its stdin is found
-		// out instead of blocking orch (see agentProcess.write).
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		cmd.Stdin, p.stdin, childStdin = pr, pw, pr
+	if s.childIn != nil { // else os/exec gives it /dev/null
+		cmd.Stdin = s.childIn
 	}
-	cmd.Stdout, cmd.Stderr = spec.stdout, spec.stderr
+	cmd.Stdout, cmd.Stderr = s.childOut, s.childErr
 	err := cmd.Start()
-	if childStdin != nil {
-		childStdin.Close() // the child has its own copy
-	}
+	s.closeChild()
 	if err != nil {
-		if p.stdin != nil {
-			p.stdin.Close()
-		}
+		s.close()
 		return nil, startError(argv[0], spec.dir, err)
 	}
-	p.pid = cmd.Process.Pid
+	p := &proc{cmd: cmd, pid: cmd.Process.Pid, token: spec.token, stdin: s.in, done: make(chan struct{}), grace: grace, io: s}
+	p.output.Add(2)
+	go func() { defer p.output.Done(); readAll(s.out, spec.readOut) }()
+	go func() { defer p.output.Done(); readAll(s.err, spec.readErr) }()
 	go p.wait()
 	return p, nil
 }
@@ -112,9 +108,17 @@ func startError(name, dir string, err error) error {
 	return fmt.Errorf("cannot start %q: %v", name, err)
 }
 
-// wait waits for the process once and records how it ended.
+// wait waits for the process once and records how it ended. What it wrote
+// before it exited is still read; a descendant that holds its output open
+// gets the grace period, then the streams end.
 func (p *proc) wait() {
 	p.err = p.cmd.Wait()
+	deadline := time.Now().Add(p.grace)
+	_ = p.io.out.SetReadDeadline(deadline)
+	_ = p.io.err.SetReadDeadline(deadline)
+	if p.stdin != nil { // a task the process never read
+		_ = p.stdin.SetWriteDeadline(deadline)
+	}
 	close(p.done)
 }
 

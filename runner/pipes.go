@@ -1,0 +1,105 @@
+package runner
+
+import (
+	"io"
+	"os"
+	"syscall"
+)
+
+// An agent process's standard streams are pipes orch makes itself rather
+// than os/exec's. The child's ends are blocking, as programs expect, and
+// never enter Go's poller; os/exec makes its pipes non-blocking, registers
+// them with the poller, then switches the child's ends back, a dozen system
+// calls more per process. Orch's ends are non-blocking in the poller, so a
+// read or a write can be given a deadline. And no os/exec goroutine copies
+// the output: orch reads it where it is wanted, and an exited process is
+// waited for without waiting for its output to be read to the end.
+
+// stdio is one process's streams: the child's ends, handed to it when it
+// starts and then closed in orch, and orch's ends, kept.
+type stdio struct {
+	childIn, childOut, childErr *os.File
+	in                          *os.File // orch writes the child's stdin here; nil: the child's stdin is /dev/null
+	out, err                    *os.File // orch reads the child's stdout and stderr here
+}
+
+// newStdio makes the pipes of one process; withStdin: a pipe for its stdin
+// too (else the child reads /dev/null).
+func newStdio(withStdin bool) (*stdio, error) {
+	s := &stdio{}
+	var err error
+	if s.out, s.childOut, err = newPipe(false); err != nil {
+		return nil, err
+	}
+	if s.err, s.childErr, err = newPipe(false); err != nil {
+		s.close()
+		return nil, err
+	}
+	if withStdin {
+		if s.in, s.childIn, err = newPipe(true); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// newPipe returns orch's end of a new pipe, in Go's poller, and the child's
+// end, blocking; toChild says which way the data goes.
+func newPipe(toChild bool) (mine, child *os.File, err error) {
+	var fds [2]int // read end, write end
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	m, c := fds[0], fds[1]
+	if toChild {
+		m, c = c, m
+	}
+	if err := syscall.SetNonblock(m, true); err != nil {
+		_ = syscall.Close(m)
+		_ = syscall.Close(c)
+		return nil, nil, os.NewSyscallError("fcntl", err)
+	}
+	// os.NewFile puts a non-blocking descriptor in the poller and leaves a
+	// blocking one alone.
+	return os.NewFile(uintptr(m), "|orch"), os.NewFile(uintptr(c), "|child"), nil
+}
+
+// closeChild closes the child's ends in orch: the child has its own copies,
+// and the output pipes reach end of file only when every writer is gone.
+func (s *stdio) closeChild() {
+	for _, f := range []*os.File{s.childIn, s.childOut, s.childErr} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+	s.childIn, s.childOut, s.childErr = nil, nil, nil
+}
+
+// close closes every end still open: for streams whose process never ran.
+func (s *stdio) close() {
+	s.closeChild()
+	for _, f := range []*os.File{s.in, s.out, s.err} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+// readAll gives r's stream to read until end of file (or the deadline set
+// when the process has exited), then reads and drops whatever is left, so
+// a writer never blocks on a full pipe, and closes it.
+func readAll(f *os.File, read func(io.Reader)) {
+	defer f.Close()
+	read(f)
+	_, _ = io.Copy(io.Discard, f)
+}
+
+// logLines is a read function for readAll that logs the stream line by
+// line. A read error (the deadline) ends the stream as end of file does.
+func logLines(w *lineWriter) func(io.Reader) {
+	return func(r io.Reader) {
+		_, _ = io.Copy(w, r)
+		w.flush()
+	}
+}
