@@ -146,7 +146,8 @@ func (r *run) completeCue(ctx context.Context, c *cueRun) {
 			continue
 		}
 		author := c.targets[0].agent.ID
-		if _, err := r.rec.BlackboardWrite(context.WithoutCancel(ctx), r.id, key, mustJSON(r.redact.any(v)), author); err != nil {
+		put := BlackboardPut{Key: key, Value: mustJSON(r.redact.any(v)), Author: author}
+		if _, err := r.writeBoard(ctx, []BlackboardPut{put}); err != nil {
 			r.err = fmt.Errorf("exporting %s of cue %s to the blackboard: %w", key, c.cue.ID, err)
 			return
 		}

@@ -142,14 +142,14 @@ drain:
 		puts = append(puts, BlackboardPut{Key: b.Key, Value: json.RawMessage(r.redact.text(string(raw))), Author: a.agent.ID,
 			Cue: a.cue.cue.ID, Attempt: a.number, MessageID: m.ID})
 	}
-	versions, err := r.rec.BlackboardWriteMany(context0, r.id, puts)
+	written, err := r.writeBoard(context0, puts)
 	j := 0
 	for i, m := range batch {
 		if replies[i].Type != "" {
 			continue
 		}
-		if j < len(versions) {
-			replies[i] = protocols.Reply(m, protocols.BlackboardAck{Key: puts[j].Key, Version: versions[j]})
+		if j < len(written) {
+			replies[i] = protocols.Reply(m, protocols.BlackboardAck{Key: puts[j].Key, Version: written[j].Version})
 		} else {
 			replies[i] = protocols.Reply(m, protocols.ProtocolError{Reason: fmt.Sprintf("blackboard.write failed: %v", err)})
 		}

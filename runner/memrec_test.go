@@ -137,16 +137,17 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 func (m *memRecorder) Heartbeat(context.Context, string, string) error { return nil }
 
-func (m *memRecorder) BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) ([]int64, error) {
-	versions := make([]int64, len(puts))
+func (m *memRecorder) BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) ([]BlackboardWritten, error) {
+	written := make([]BlackboardWritten, len(puts))
 	for i, p := range puts {
 		v, err := m.BlackboardWrite(ctx, runID, p.Key, p.Value, p.Author)
 		if err != nil {
-			return versions[:i], err
+			return written[:i], err
 		}
-		versions[i] = v
+		written[i] = BlackboardWritten{Version: v, Event: Event{RunID: runID, Type: EvBlackboard, Cue: p.Cue, Agent: p.Author,
+			Attempt: p.Attempt, Data: mustJSON(BlackboardData{Key: p.Key, Version: v, MessageID: p.MessageID})}}
 	}
-	return versions, nil
+	return written, nil
 }
 
 // MemoryWrite and MemorySearch keep items in a map; search matches the

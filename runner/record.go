@@ -286,6 +286,13 @@ type BlackboardPut struct {
 	MessageID string // see BlackboardData
 }
 
+// BlackboardWritten is one stored blackboard write: its version, and the
+// blackboard/updated event that records it (seq included).
+type BlackboardWritten struct {
+	Version int64
+	Event   Event
+}
+
 // MemoryItem is one thing kept in memory across runs (memory.write).
 type MemoryItem struct {
 	Key   string    `json:"key"` // a later write of the same key replaces it
@@ -340,9 +347,10 @@ type Recorder interface {
 
 	BlackboardWrite(ctx context.Context, runID, key string, value json.RawMessage, author string) (version int64, err error)
 	// BlackboardWriteMany writes several keys in order, in as few
-	// transactions as the recorder can, and returns each write's version.
-	// Each write is its own: on an error, the writes before it are stored.
-	BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) (versions []int64, err error)
+	// transactions as the recorder can, and returns each write's version
+	// and event. Each write is its own: on an error, the writes before it
+	// are stored (and returned).
+	BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) ([]BlackboardWritten, error)
 	BlackboardRead(ctx context.Context, runID, key string) (BlackboardEntry, bool, error)
 	Blackboard(ctx context.Context, runID string) (map[string]BlackboardEntry, error)
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -138,6 +139,7 @@ type run struct {
 	envCache    map[string][]string // per agent: orch\'s environment and the agent\'s env
 	pending     []Event             // decided, not yet committed
 	actions     []func()            // to do once pending is committed
+	goes        []func()            // GO orders, carried out after the actions (see flush)
 	wakeAt      time.Time
 	sleepers    map[*cueRun]bool // cues to look at again when the loop wakes
 	touched     *cueQueue        // cues to step in the next advance
@@ -405,25 +407,34 @@ func (r *run) emit(events ...Event) {
 // before it is acted on.
 func (r *run) then(action func()) { r.actions = append(r.actions, action) }
 
-// flush commits the queued events in one transaction, shows them, then
-// carries out the queued actions. If the commit fails, nothing is acted on
-// and the run ends with the error.
+// thenGo queues a GO order to an attempt, carried out after the other
+// actions (see flush).
+func (r *run) thenGo(order func()) { r.goes = append(r.goes, order) }
+
+// flush commits the queued events in one transaction, carries out the
+// queued actions, then shows the events. If the commit fails, nothing is
+// acted on and the run ends with the error. The display comes after the
+// actions because it is not a decision: a GO reaches its agent without
+// waiting for lines written to a terminal or a CI log.
 func (r *run) flush(ctx context.Context) error {
-	if len(r.pending) > 0 {
-		events := r.pending
-		r.pending = nil
-		if err := r.publish(ctx, events...); err != nil {
-			r.err = fmt.Errorf("recording run %s: %w", r.id, err)
-			r.actions = nil
-			return r.err
+	events, actions, goes := r.pending, r.actions, r.goes
+	r.pending, r.actions, r.goes = nil, nil, nil
+	return r.commit(ctx, events, func() {
+		for _, act := range actions {
+			act()
 		}
-	}
-	actions := r.actions
-	r.actions = nil
-	for _, act := range actions {
-		act()
-	}
-	return nil
+		for _, order := range goes {
+			order()
+		}
+		if len(goes) > 0 {
+			// The attempt woken last takes this processor at once and starts
+			// its process; the loop's own work after a commit (the display,
+			// the next look at the cues) waits for it. Left to the
+			// scheduler, the attempt waits for an idle processor to wake,
+			// which costs tens of microseconds on a virtual machine.
+			runtime.Gosched()
+		}
+	})
 }
 
 // record emits events and commits them at once.
@@ -435,18 +446,52 @@ func (r *run) record(ctx context.Context, events ...Event) error {
 // publish commits events and shows them to the observer; attempts call it
 // from their own goroutines for notes.
 func (r *run) publish(ctx context.Context, events ...Event) error {
-	// A decision is committed even while the run is being stopped.
-	if err := r.rec.Append(context.WithoutCancel(ctx), events...); err != nil {
-		return err
+	return r.commit(ctx, events, nil)
+}
+
+// commit records events, runs act once they are recorded, then shows them
+// to the observer. The observer's lock is held from the commit on, so the
+// observer sees events in the order they were recorded (their seq order).
+func (r *run) commit(ctx context.Context, events []Event, act func()) error {
+	if len(events) > 0 {
+		if r.opts.Observe != nil {
+			r.observeMu.Lock()
+			defer r.observeMu.Unlock()
+		}
+		// A decision is committed even while the run is being stopped.
+		if err := r.rec.Append(context.WithoutCancel(ctx), events...); err != nil {
+			if act != nil { // a decision that is not recorded is not acted on
+				r.err = fmt.Errorf("recording run %s: %w", r.id, err)
+				return r.err
+			}
+			return err
+		}
+	}
+	if act != nil {
+		act()
 	}
 	if r.opts.Observe != nil {
-		r.observeMu.Lock()
-		defer r.observeMu.Unlock()
 		for _, e := range events {
 			r.opts.Observe(e)
 		}
 	}
 	return nil
+}
+
+// writeBoard stores blackboard writes and shows their events, in order with
+// the run's other events (see commit).
+func (r *run) writeBoard(ctx context.Context, puts []BlackboardPut) ([]BlackboardWritten, error) {
+	if r.opts.Observe != nil {
+		r.observeMu.Lock()
+		defer r.observeMu.Unlock()
+	}
+	written, err := r.rec.BlackboardWriteMany(context.WithoutCancel(ctx), r.id, puts)
+	if r.opts.Observe != nil {
+		for _, w := range written {
+			r.opts.Observe(w.Event)
+		}
+	}
+	return written, err
 }
 
 // loop is the run's single owner of state: it starts what can start, then

@@ -305,7 +305,7 @@ func (r *run) orderGo(a *attempt, task *Task) {
 		m = r.outbound(a, protocols.CoordGo{RunID: r.id, CueID: a.cue.cue.ID, TargetAgents: a.cue.cue.Agents,
 			Task: protocolTask(a.withBlackboard(task))})
 	}
-	r.then(func() { a.orders <- orderMsg{kind: orderGo, task: task, msg: m} })
+	r.thenGo(func() { a.orders <- orderMsg{kind: orderGo, task: task, msg: m} })
 }
 
 // outbound creates a message to an agent and emits its record, so that it is

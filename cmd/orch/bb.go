@@ -197,11 +197,11 @@ func bbSet(ctx context.Context, db *store.DB, id, key string, value json.RawMess
 		put.Cue = os.Getenv("ORCH_CUE_ID")
 		put.Attempt, _ = strconv.Atoi(os.Getenv("ORCH_ATTEMPT"))
 	}
-	versions, err := db.BlackboardWriteMany(ctx, id, []runner.BlackboardPut{put})
+	written, err := db.BlackboardWriteMany(ctx, id, []runner.BlackboardPut{put})
 	if err != nil {
 		return 0, err
 	}
-	return versions[0], nil
+	return written[0].Version, nil
 }
 
 func newBBLsCmd(io *streams) *cobra.Command {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,4 +124,42 @@ func answerQuestions(t *testing.T, db, answer string) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// TestRunJSONStreamInOrder: orch run --output json streams a run's events in
+// the order they were recorded (seq 1, 2, 3, ... with no gap), although the
+// loop's decisions and the agents' own events (messages, blackboard writes,
+// child tasks) are recorded from different goroutines.
+func TestRunJSONStreamInOrder(t *testing.T) {
+	for _, name := range []string{"protocol", "blackboard", "spawn"} {
+		t.Run(name, func(t *testing.T) {
+			cuelist, err := filepath.Abs(filepath.Join("..", "..", "examples", name, "cuelist.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			db := filepath.Join(t.TempDir(), "orch.db")
+			stopAnswering := answerQuestions(t, db, "0")
+			code, stdout, stderr := runOrch(t, "", "run", "--db", db, "--output", "json", cuelist)
+			stopAnswering()
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(stdout), "\n")
+			for i, line := range lines {
+				var e struct {
+					Seq  int64  `json:"seq"`
+					Type string `json:"type"`
+				}
+				if err := json.Unmarshal([]byte(line), &e); err != nil {
+					t.Fatalf("line %d is not an event: %v\n%s", i+1, err, line)
+				}
+				if e.Seq != int64(i+1) {
+					t.Fatalf("event %d of the stream has seq %d (%s): not in recorded order\n%s", i+1, e.Seq, e.Type, stdout)
+				}
+			}
+			if len(lines) < 10 {
+				t.Fatalf("only %d events streamed:\n%s", len(lines), stdout)
+			}
+		})
+	}
 }

@@ -28,10 +28,11 @@ func TestBlackboardWriteManyOrderAndEvents(t *testing.T) {
 			Author: "researcher", Cue: "a", Attempt: 2, MessageID: fmt.Sprintf("m%d", i)})
 	}
 	before := d.stats.transactions.Load()
-	versions, err := d.BlackboardWriteMany(ctx, "r1", puts)
+	written, err := d.BlackboardWriteMany(ctx, "r1", puts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	versions := versionsOf(written)
 	if tx := d.stats.transactions.Load() - before; tx != 1 {
 		t.Errorf("%d transactions for one group of 10", tx)
 	}
@@ -58,7 +59,19 @@ func TestBlackboardWriteManyOrderAndEvents(t *testing.T) {
 			data != (runner.BlackboardData{Key: p.Key, Version: want[i], MessageID: p.MessageID}) {
 			t.Errorf("event %d: %+v %s", i, ev, ev.Data)
 		}
+		// The events returned are the ones stored, seq included.
+		if w := written[i].Event; w.Seq != ev.Seq || w.Type != ev.Type || string(w.Data) != string(ev.Data) || w.Cue != ev.Cue {
+			t.Errorf("write %d returned event %+v, stored %+v", i, w, ev)
+		}
 	}
+}
+
+func versionsOf(written []runner.BlackboardWritten) []int64 {
+	out := make([]int64, len(written))
+	for i, w := range written {
+		out[i] = w.Version
+	}
+	return out
 }
 
 // A malformed put stops the group: the writes before it are stored and
@@ -73,11 +86,11 @@ func TestBlackboardWriteManyStopsAtBadPut(t *testing.T) {
 		{Key: "c", Value: json.RawMessage(`{oops`), Author: "x"},
 		{Key: "d", Value: json.RawMessage(`4`), Author: "x"},
 	}
-	versions, err := d.BlackboardWriteMany(ctx, "r1", puts)
+	written, err := d.BlackboardWriteMany(ctx, "r1", puts)
 	if err == nil || !strings.Contains(err.Error(), `blackboard key "c" of run r1: the value is not valid JSON`) {
 		t.Errorf("error %v", err)
 	}
-	if fmt.Sprint(versions) != "[1 1]" {
+	if versions := versionsOf(written); fmt.Sprint(versions) != "[1 1]" {
 		t.Errorf("versions %v", versions)
 	}
 	board, _ := d.Blackboard(ctx, "r1")
@@ -122,7 +135,8 @@ func TestBlackboardWriteManyLargeGroupWithOthers(t *testing.T) {
 			otherVersions = append(otherVersions, v)
 		}
 	})
-	versions, err := d.BlackboardWriteMany(ctx, "r1", puts)
+	written, err := d.BlackboardWriteMany(ctx, "r1", puts)
+	versions := versionsOf(written)
 	wg.Wait()
 	if err != nil || len(versions) != n {
 		t.Fatalf("%d versions, %v", len(versions), err)

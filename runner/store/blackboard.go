@@ -21,7 +21,7 @@ type blackboardWrite struct {
 
 // blackboardResult is what the writer filled in: each put's version.
 type blackboardResult struct {
-	versions []int64
+	written []runner.BlackboardWritten
 }
 
 // maxPutsPerRequest caps the writes of one queued request: a larger group is
@@ -34,21 +34,21 @@ const maxPutsPerRequest = maxBatch / 4
 // returns the version. Another process (a shell agent's `orch bb set`) may
 // write the same run's board; versions stay contiguous per key.
 func (d *DB) BlackboardWrite(ctx context.Context, runID, key string, value json.RawMessage, author string) (int64, error) {
-	versions, err := d.BlackboardWriteMany(ctx, runID, []runner.BlackboardPut{{Key: key, Value: value, Author: author}})
+	written, err := d.BlackboardWriteMany(ctx, runID, []runner.BlackboardPut{{Key: key, Value: value, Author: author}})
 	if err != nil {
 		return 0, err
 	}
-	return versions[0], nil
+	return written[0].Version, nil
 }
 
 // BlackboardWriteMany stores several writes in order, each a new version of
 // its key and a blackboard/updated event (Cue, Attempt and Agent = Author of
 // the put; Data: key, version, message id). They are all queued before the
 // first is waited for, so the group-commit writer puts them in as few
-// transactions as it can. It returns each write's version. A put that is
+// transactions as it can. It returns each write's version and event. A put that is
 // malformed (no key, a value that is not JSON) stops the group there: the
 // writes before it are stored and returned with the error.
-func (d *DB) BlackboardWriteMany(ctx context.Context, runID string, puts []runner.BlackboardPut) ([]int64, error) {
+func (d *DB) BlackboardWriteMany(ctx context.Context, runID string, puts []runner.BlackboardPut) ([]runner.BlackboardWritten, error) {
 	valid := len(puts)
 	var bad error
 	for i, p := range puts {
@@ -68,16 +68,16 @@ func (d *DB) BlackboardWriteMany(ctx context.Context, runID string, puts []runne
 		}
 		reqs = append(reqs, r)
 	}
-	versions := make([]int64, 0, valid)
+	written := make([]runner.BlackboardWritten, 0, valid)
 	for _, r := range reqs {
 		if err := d.wait(ctx, r); err != nil {
 			// The writes of the requests after this one may be stored
 			// too, but the caller learns of the first failure only.
-			return versions, fmt.Errorf("writing the blackboard of run %s: %w", runID, err)
+			return written, fmt.Errorf("writing the blackboard of run %s: %w", runID, err)
 		}
-		versions = append(versions, r.result.versions...)
+		written = append(written, r.result.written...)
 	}
-	return versions, bad
+	return written, bad
 }
 
 func checkPut(runID string, p runner.BlackboardPut) error {
@@ -103,7 +103,7 @@ func (t *txn) writeBlackboard(r *request) error {
 	if err := t.loadVersions(w.runID, w.puts); err != nil {
 		return err
 	}
-	r.result.versions = make([]int64, 0, len(w.puts))
+	r.result.written = make([]runner.BlackboardWritten, 0, len(w.puts))
 	for i := range w.puts {
 		p := &w.puts[i]
 		seq, err := t.nextSeq(w.runID, false)
@@ -116,13 +116,10 @@ func (t *txn) writeBlackboard(r *request) error {
 		if err != nil {
 			return err
 		}
-		t.rows = append(t.rows, &record{
-			ev: runner.Event{RunID: w.runID, At: w.at, Type: runner.EvBlackboard, Cue: p.Cue, Agent: p.Author,
-				Attempt: p.Attempt, Data: data},
-			at:  at,
-			seq: seq,
-		})
-		r.result.versions = append(r.result.versions, version)
+		ev := runner.Event{RunID: w.runID, Seq: seq, At: w.at, Type: runner.EvBlackboard, Cue: p.Cue, Agent: p.Author,
+			Attempt: p.Attempt, Data: data}
+		t.rows = append(t.rows, &record{ev: ev, at: at, seq: seq})
+		r.result.written = append(r.result.written, runner.BlackboardWritten{Version: version, Event: ev})
 	}
 	return t.flushBlackboard(w.runID, at)
 }
