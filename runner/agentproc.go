@@ -60,15 +60,16 @@ func (r *run) agentProc(a *attempt) (*agentProcess, *failure) {
 	}
 	ap.errw = &lineWriter{emit: ap.logLine}
 	r.sweeper.begin(ap.token)
-	// The agent's stdout goes straight to the reader of its messages.
 	p, err := startProc(procSpec{argv: a.agent.Command, shell: a.agent.Run, dir: a.dir(), env: a.env(nil),
-		token: ap.token, stdio: s, readOut: ap.read, readErr: logLines(ap.errw)}, r.grace)
+		token: ap.token, stdio: s}, r.grace)
 	if err != nil {
 		r.sweeper.end(ap.token)
 		return nil, failf("start", "%v", err)
 	}
 	ap.p = p
 	ap.w = protocols.NewWriter(p.stdin)
+	// Its stdout goes straight to the reader of its messages.
+	p.readOutput(ap.read, logLines(ap.errw))
 	r.procs[a.agent.ID] = ap
 	r.allProcs = append(r.allProcs, ap)
 	return ap, nil
@@ -140,6 +141,7 @@ func (ap *agentProcess) stop(gentle bool) {
 		ap.r.publish(context.Background(), Event{RunID: ap.r.id, At: time.Now().UTC(), Type: EvNote, Agent: ap.agent.ID,
 			Reason: fmt.Sprintf("agent %s left %d process(es) in its process group; stopped them", ap.agent.ID, len(inGroup))})
 	}
+	ap.p.output.Wait() // its last lines of stderr are logged
 	ap.r.sweeper.end(ap.token)
 }
 

@@ -109,12 +109,12 @@ func (a *attempt) runStep(step string, argv []string, shell string, s *stdio, st
 			return nil, failf("start", "%s: %v", step, err)
 		}
 	}
-	spec := procSpec{argv: argv, shell: shell, dir: a.dir(), env: env, token: a.token, stdio: s,
-		readOut: logLines(a.logWriter("stdout")), readErr: logLines(a.logWriter("stderr"))}
+	spec := procSpec{argv: argv, shell: shell, dir: a.dir(), env: env, token: a.token, stdio: s}
 	p, err := startProc(spec, a.r.grace)
 	if err != nil {
 		return nil, failf("start", "%s: %v", step, err)
 	}
+	p.readOutput(logLines(a.logWriter("stdout")), logLines(a.logWriter("stderr")))
 	a.procs = append(a.procs, p)
 	if stdin != nil {
 		go func() {

@@ -21,9 +21,6 @@ type procSpec struct {
 	token string   // ORCH_ATTEMPT_TOKEN: finds descendants that left the process group
 	// stdio are its streams (see newStdio): startProc takes them over.
 	stdio *stdio
-	// readOut and readErr read its stdout and stderr, each in its own
-	// goroutine, to the end of the stream (see readAll).
-	readOut, readErr func(io.Reader)
 }
 
 // proc is a started agent process, leader of its own process group.
@@ -59,7 +56,7 @@ func (e exitInfo) String() string {
 
 // startProc starts the process in its own process group, with the streams
 // of spec.stdio, and waits for it in the background (done closes when it has
-// ended; its output may still be being read: see output).
+// ended). The caller then starts reading its output (readOutput).
 func startProc(spec procSpec, grace time.Duration) (*proc, error) {
 	argv := spec.argv
 	if spec.shell != "" {
@@ -86,10 +83,16 @@ func startProc(spec procSpec, grace time.Duration) (*proc, error) {
 	}
 	p := &proc{cmd: cmd, pid: cmd.Process.Pid, token: spec.token, stdin: s.in, done: make(chan struct{}), grace: grace, io: s}
 	p.output.Add(2)
-	go func() { defer p.output.Done(); readAll(s.out, spec.readOut) }()
-	go func() { defer p.output.Done(); readAll(s.err, spec.readErr) }()
 	go p.wait()
 	return p, nil
+}
+
+// readOutput reads the process's stdout and stderr, each in its own
+// goroutine, to the end of the stream (see readAll); output is done then.
+// Until it is called the pipes hold what the process writes.
+func (p *proc) readOutput(stdout, stderr func(io.Reader)) {
+	go func() { defer p.output.Done(); readAll(p.io.out, stdout) }()
+	go func() { defer p.output.Done(); readAll(p.io.err, stderr) }()
 }
 
 // startError explains why a command could not start, in terms of the spec.
