@@ -353,3 +353,59 @@ func itoa(n int) string {
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
 }
+
+// TestOutputLoggedInFull: a plain agent's end is reported as soon as its
+// process is gone, but the run ends only once everything it printed is
+// logged, in order, on each stream: more than a pipe holds, a last line
+// without a newline, and a line printed after the agent exited by a
+// grandchild that left its process group and holds its stdout (it gets the
+// grace period; the run's sweep then stops it).
+func TestOutputLoggedInFull(t *testing.T) {
+	p, dir := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  cues:
+    - {id: TALK, agents: [talk]}
+`,
+		"agents.yaml": `agent: {id: talk, command: [sh, talk.sh]}`,
+		"talk.sh": `i=0
+while [ $i -lt 3000 ]; do echo "line $i of stdout, padded to be long enough to fill a pipe"; i=$((i+1)); done > lines
+cat lines lines lines lines lines lines lines lines lines lines
+echo "to stderr" >&2
+setsid sh -c 'echo $$ > late.pid; sleep 0.1; echo late >&2; exec sleep 30' &
+while [ ! -s late.pid ]; do sleep 0.01; done
+printf 'no newline'`,
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	if res.State != RunCompleted {
+		t.Fatalf("run %s", res.State)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "late.pid")); err != nil || alive(atoi(strings.TrimSpace(string(b)))) {
+		t.Errorf("the grandchild was not stopped (%v)", err)
+	}
+	var out []string
+	var errs []string
+	for _, l := range rec.logs {
+		if l.Cue != "TALK" {
+			continue
+		}
+		if l.Stream == "stderr" {
+			errs = append(errs, l.Text)
+		} else {
+			out = append(out, l.Text)
+		}
+	}
+	if len(out) != 30001 {
+		t.Fatalf("%d stdout lines logged, want 30001", len(out))
+	}
+	for i := range 30000 {
+		if want := "line " + itoa(i%3000) + " of stdout, padded to be long enough to fill a pipe"; out[i] != want {
+			t.Fatalf("stdout line %d: %q, want %q", i, out[i], want)
+		}
+	}
+	if out[30000] != "no newline" {
+		t.Errorf("the last line without a newline is %q", out[30000])
+	}
+	if strings.Join(errs, "|") != "to stderr|late" {
+		t.Errorf("stderr %q", errs)
+	}
+}
