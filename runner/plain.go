@@ -90,18 +90,15 @@ func (d *plainDriver) close(a *attempt) (int, *int) {
 }
 
 // runStep runs one process of a plain agent to its end within timeout,
-// logging its output, and classifies how it ended. s are its streams (nil:
-// made here). stdin, when not nil, makes what is written to the process's
-// stdin after it started. A nil env means the agent's environment without a
-// task. Its output may still be being read when runStep returns: the
-// attempt waits for it before it ends (see awaitOutput).
+// logging its output, and classifies how it ended. s are its streams, made
+// beforehand with a stdin pipe (the GO command's), or nil: made here. stdin,
+// when not nil, makes what is written to the process's stdin after it
+// started. A nil env means the agent's environment without a task. Its
+// output may still be being read when runStep returns: the attempt waits
+// for it after it has reported its end (see attempt.run).
 func (a *attempt) runStep(step string, argv []string, shell string, s *stdio, stdin func() []byte, timeout time.Duration, env []string) (*proc, *failure) {
 	if env == nil {
 		env = a.env(nil)
-	}
-	if s != nil && (stdin == nil) != (s.in == nil) {
-		s.close()
-		s = nil
 	}
 	if s == nil {
 		var err error
