@@ -1,0 +1,44 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// TestSchemasValidAgainstDraft checks the bundled schemas against the
+// draft 2020-12 metaschema: orch compiles them without that check at run
+// time (see kindSchema.compile), so this test is where an invalid schema is
+// caught.
+func TestSchemasValidAgainstDraft(t *testing.T) {
+	for _, kind := range []Kind{KindAgent, KindCuelist, KindMessage} {
+		var ks kindSchema
+		if ks.compileChecked(kind, true); ks.err != nil {
+			t.Errorf("%s schema: %v", kind, ks.err)
+		}
+	}
+}
+
+// TestSkipSchemaValidation shows what the patched compiler skips: a schema
+// that breaks the metaschema is refused with the check and compiled without
+// (a title that is not a string; the compiler itself would panic on some
+// other invalid schemas, which is why only checked schemas may skip it).
+func TestSkipSchemaValidation(t *testing.T) {
+	compile := func(skip bool) error {
+		c := jsonschema.NewCompiler()
+		c.Draft = jsonschema.Draft2020
+		c.SkipSchemaValidation = skip
+		if err := c.AddResource("https://orch.dev/broken.json", strings.NewReader(`{"title": 5}`)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.Compile("https://orch.dev/broken.json")
+		return err
+	}
+	if err := compile(false); err == nil || !strings.Contains(err.Error(), "title") {
+		t.Errorf("checked: got %v, want an error about the title", err)
+	}
+	if err := compile(true); err != nil {
+		t.Errorf("unchecked: %v", err)
+	}
+}
