@@ -10,10 +10,12 @@
 #    per cue, the three exchanges added up, and end to end;
 #  - the store: events/s, orch status RUN on 100,000 events, orch status with
 #    10,000 runs (Go benchmarks).
-#   bench/run.sh [RUNS]
+# bare and orch run in turn, ROUNDS times (bench/interleave.py): min and
+# median of each and their ratios.
+#   bench/run.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-5}
+runs=${1:-11} # rounds
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/orch" ./cmd/orch
@@ -21,29 +23,27 @@ go build -o "$tmp/spawn" ./bench/spawn
 go run ./testdata/gen -cues 1000 -independent -claimers 0 -no-provides -command /bin/true -max-parallel 2 >"$tmp/independent.yaml"
 go run ./testdata/gen -cues 200 -chain -claimers 0 -no-provides -command /bin/true -max-parallel 1 >"$tmp/chain.yaml"
 
-best() { # best wall seconds of $runs runs of a command; FRESH=1 deletes the database before each
-	local b=999999 t
-	for _ in $(seq "$runs"); do
-		[ -n "${FRESH:-}" ] && rm -rf "$tmp/db"
-		/usr/bin/time -f "%e" -o "$tmp/time" "$@" >/dev/null 2>&1 || true
-		t=$(tail -1 "$tmp/time")
-		b=$(python3 -c "print(min($b, $t))")
-	done
-	echo "$b"
+# Bare and orch run in turn (interleave.py), so that the machine's drift in
+# speed moves both alike; min and median of each, and their ratios.
+measure() { python3 bench/interleave.py "$runs" "$@"; }
+row() { # label, then the output lines of measure: baseline, orch
+	local b o
+	b=$(sed -n 1p <<<"$2")
+	o=$(sed -n 2p <<<"$2")
+	printf '%-44s %6s %6s %6s %6s %6s %6s\n' "$1" $(cut -d' ' -f1,2 <<<"$b") $o
 }
-ratio() { python3 -c "print('%.2fx' % ($2/$1))"; }
 # The usual case: the project's database exists (a first run made it).
 "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/chain.yaml" >/dev/null 2>&1 || true
-bi=$(best "$tmp/spawn" -n 1000 -p 2 /bin/true)
-oi=$(best "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/independent.yaml")
-bc=$(best "$tmp/spawn" -n 200 -p 1 /bin/true)
-oc=$(best "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/chain.yaml")
+ind=$(measure -- "$tmp/spawn" -n 1000 -p 2 /bin/true -- "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/independent.yaml")
+chain=$(measure -- "$tmp/spawn" -n 200 -p 1 /bin/true -- "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/chain.yaml")
 # A first run: the database is created (schema, WAL) as part of it.
-fi_=$(FRESH=1 best "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/independent.yaml")
-fc=$(FRESH=1 best "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/chain.yaml")
-printf '%-44s %8s %8s %7s %10s %7s\n' "workload (best of $runs)" "bare s" "orch s" "ratio" "1st run s" "ratio"
-printf '%-44s %8s %8s %7s %10s %7s\n' "1,000 independent /bin/true, 2 at a time" "$bi" "$oi" "$(ratio "$bi" "$oi")" "$fi_" "$(ratio "$bi" "$fi_")"
-printf '%-44s %8s %8s %7s %10s %7s\n' "200-cue chain of /bin/true" "$bc" "$oc" "$(ratio "$bc" "$oc")" "$fc" "$(ratio "$bc" "$fc")"
+ind1=$(measure --fresh "$tmp/db" -- "$tmp/spawn" -n 1000 -p 2 /bin/true -- "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/independent.yaml")
+chain1=$(measure --fresh "$tmp/db" -- "$tmp/spawn" -n 200 -p 1 /bin/true -- "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/chain.yaml")
+printf '%-44s %13s %13s %13s\n' "workload ($runs rounds, seconds)" "bare min/med" "orch min/med" "ratio min/med"
+row "1,000 independent /bin/true, 2 at a time" "$ind"
+row "200-cue chain of /bin/true" "$chain"
+row "  the same, first run (database created)" "$chain1"
+row "  1,000 independent, first run" "$ind1"
 echo
 go test ./runner -run '^$' -bench 'ProtocolRoundTrips' -benchtime 1x | grep -E '^Benchmark|median'
 go test ./runner/store -run '^$' -bench 'AppendConcurrent|RunDetail|RunsList|CueBatch' -benchtime 1s | grep -E '^Benchmark'

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Wall time of commands run in turn, N rounds: A, B, A, B, ...
+
+    interleave.py N [--fresh PATH] -- CMD_A... -- CMD_B...
+
+Each round runs every command once, one after the other, so a machine that
+speeds up or slows down (a shared VM does, by tens of percent within minutes)
+moves every command's figures alike, and the ratios stay fair. --fresh PATH
+deletes PATH (a directory) before every run of every command but the first
+(the baseline). Prints one line per command: min and median seconds, and the
+ratios of both to the first command's.
+"""
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+
+def main(argv):
+    n = int(argv[0])
+    rest = argv[1:]
+    fresh = None
+    if rest[0] == "--fresh":
+        fresh, rest = rest[1], rest[2:]
+    cmds, cur = [], None
+    for a in rest:
+        if a == "--":
+            cur = []
+            cmds.append(cur)
+        else:
+            cur.append(a)
+    walls = [[] for _ in cmds]
+    for _ in range(n):
+        for i, cmd in enumerate(cmds):
+            if fresh and i > 0:
+                shutil.rmtree(fresh, ignore_errors=True)
+            t0 = time.perf_counter()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            walls[i].append(time.perf_counter() - t0)
+    base_min, base_med = min(walls[0]), statistics.median(walls[0])
+    for w in walls:
+        lo, med = min(w), statistics.median(w)
+        print(f"{lo:.3f} {med:.3f} {lo / base_min:.2f}x {med / base_med:.2f}x")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
