@@ -42,3 +42,24 @@ func TestSkipSchemaValidation(t *testing.T) {
 		t.Errorf("unchecked: %v", err)
 	}
 }
+
+// TestSkipSchemaValidationKeepsVocabularies: without the metaschema check,
+// the vocabularies of the draft named by $schema still decide which keywords
+// apply (a minLength of the validation vocabulary is asserted).
+func TestSkipSchemaValidationKeepsVocabularies(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		c := jsonschema.NewCompiler()
+		c.SkipSchemaValidation = skip
+		src := `{"$schema": "https://json-schema.org/draft/2020-12/schema", "minLength": 3}`
+		if err := c.AddResource("https://orch.dev/min.json", strings.NewReader(src)); err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.Compile("https://orch.dev/min.json")
+		if err != nil {
+			t.Fatalf("skip=%v: %v", skip, err)
+		}
+		if s.Validate("ab") == nil {
+			t.Errorf("skip=%v: a 2-character string passed minLength 3", skip)
+		}
+	}
+}

@@ -59,10 +59,15 @@ type Compiler struct {
 	bootstrap bool
 }
 
-// metaOf is the metaschema of draft d, or nil while d's own is compiled.
+// metaOf is the metaschema of draft d, or nil while d's own is compiled;
+// a compiler that does not check schemas against it reads only its
+// vocabularies.
 func (c *Compiler) metaOf(d *Draft) *Schema {
-	if c.bootstrap {
+	switch {
+	case c.bootstrap:
 		return nil
+	case c.SkipSchemaValidation:
+		return d.vocabOnly()
 	}
 	return d.metaSchema()
 }

@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,6 +15,8 @@ type Draft struct {
 	metaOnce     sync.Once // orch patch
 	metaURL      string
 	metaSrc      string
+	vocabOnce    sync.Once // orch patch: see vocabOnly
+	vocabMeta    *Schema
 	id           string   // property name used to represent schema id.
 	boolSchema   bool     // is boolean valid schema
 	vocab        []string // built-in vocab
@@ -62,6 +65,30 @@ func (d *Draft) metaSchema() *Schema {
 		d.meta = meta
 	})
 	return d.meta
+}
+
+// vocabOnly stands in for the draft's metaschema where only its vocabularies
+// are read (Schema.hasVocab), when the metaschema itself is not needed
+// (Compiler.SkipSchemaValidation): reading the metaschema's $vocabulary
+// costs a small JSON decode where compiling it costs a millisecond or more.
+// orch patch.
+func (d *Draft) vocabOnly() *Schema {
+	d.vocabOnce.Do(func() {
+		var doc struct {
+			Vocabulary map[string]bool `json:"$vocabulary"`
+		}
+		if err := json.Unmarshal([]byte(d.metaSrc), &doc); err != nil {
+			panic(err)
+		}
+		s := &Schema{}
+		for url, required := range doc.Vocabulary {
+			if required {
+				s.vocab = append(s.vocab, url)
+			}
+		}
+		d.vocabMeta = s
+	})
+	return d.vocabMeta
 }
 
 func (d *Draft) getID(sch interface{}) string {
