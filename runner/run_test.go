@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orch-cli/orch/internal/testfs"
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/spec"
 )
@@ -16,16 +17,7 @@ import (
 // project writes files (scripts made executable) and compiles cuelist.yaml.
 func project(t *testing.T, files map[string]string) (*planner.Plan, string) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := testfs.Write(t, files, 0o755)
 	_, p, diags, err := planner.Compile(filepath.Join(dir, "cuelist.yaml"), "", spec.LoadOptions{})
 	if err != nil || p == nil {
 		t.Fatalf("compile: %v\n%v", err, diags)

@@ -1,25 +1,16 @@
 package spec
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/orch-cli/orch/internal/testfs"
 )
 
 // tree writes files into a temporary directory and changes into it.
 func tree(t *testing.T, files map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := testfs.Write(t, files, 0o644)
 	t.Chdir(dir)
 	return dir
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orch-cli/orch/internal/fakeagent"
 	"github.com/orch-cli/orch/internal/scriptagent"
+	"github.com/orch-cli/orch/internal/testfs"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and testscript expectations")
@@ -59,17 +60,7 @@ func runOrch(t *testing.T, dir string, args ...string) (code int, stdout, stderr
 
 func writeFiles(t *testing.T, files map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return testfs.Write(t, files, 0o644)
 }
 
 // cmdGen writes a file txtar cannot hold or that would be too big to keep:
