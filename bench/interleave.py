@@ -7,8 +7,11 @@ Each round runs every command once, one after the other, so a machine that
 speeds up or slows down (a shared VM does, by tens of percent within minutes)
 moves every command's figures alike, and the ratios stay fair. --fresh PATH
 deletes PATH (a directory) before every run of every command but the first
-(the baseline). Prints one line per command: min and median seconds, and the
-ratios of both to the first command's.
+(the baseline). Prints one line per command: min and median seconds, the
+ratios of both to the first command's, and the median of the per-round
+ratios (each round's run against the baseline's run of the same round: the
+pairing cancels most of the drift). A command that fails stops the
+measurement: a failed run is no figure.
 """
 import shutil
 import statistics
@@ -36,12 +39,16 @@ def main(argv):
             if fresh and i > 0:
                 shutil.rmtree(fresh, ignore_errors=True)
             t0 = time.perf_counter()
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             walls[i].append(time.perf_counter() - t0)
+            if done.returncode != 0:
+                sys.stderr.write(done.stderr.decode(errors="replace"))
+                sys.exit(f"interleave.py: {' '.join(cmd)} exited with status {done.returncode}")
     base_min, base_med = min(walls[0]), statistics.median(walls[0])
     for w in walls:
         lo, med = min(w), statistics.median(w)
-        print(f"{lo:.3f} {med:.3f} {lo / base_min:.2f}x {med / base_med:.2f}x")
+        paired = statistics.median(x / b for x, b in zip(w, walls[0]))
+        print(f"{lo:.3f} {med:.3f} {lo / base_min:.2f}x {med / base_med:.2f}x {paired:.2f}x")
 
 
 if __name__ == "__main__":
