@@ -11,7 +11,9 @@
 #  - the store: events/s, orch status RUN on 100,000 events, orch status with
 #    10,000 runs (Go benchmarks).
 # bare and orch run in turn, ROUNDS times (bench/interleave.py): min and
-# median of each and their ratios.
+# median of each, their ratios, and the median of the per-round (paired)
+# ratios. Then the chain's overhead split in one process (runner alone,
+# store) without the CLI's fixed costs.
 #   bench/run.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +32,7 @@ row() { # label, then the output lines of measure: baseline, orch
 	local b o
 	b=$(sed -n 1p <<<"$2")
 	o=$(sed -n 2p <<<"$2")
-	printf '%-44s %6s %6s %6s %6s %6s %6s\n' "$1" $(cut -d' ' -f1,2 <<<"$b") $o
+	printf '%-44s %6s %6s %6s %6s %6s %6s %6s\n' "$1" $(cut -d' ' -f1,2 <<<"$b") $o
 }
 # The usual case: the project's database exists (a first run made it).
 "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/chain.yaml" >/dev/null 2>&1 || true
@@ -39,11 +41,12 @@ chain=$(measure -- "$tmp/spawn" -n 200 -p 1 /bin/true -- "$tmp/orch" run --db "$
 # A first run: the database is created (schema, WAL) as part of it.
 ind1=$(measure --fresh "$tmp/db" -- "$tmp/spawn" -n 1000 -p 2 /bin/true -- "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/independent.yaml")
 chain1=$(measure --fresh "$tmp/db" -- "$tmp/spawn" -n 200 -p 1 /bin/true -- "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/chain.yaml")
-printf '%-44s %13s %13s %13s\n' "workload ($runs rounds, seconds)" "bare min/med" "orch min/med" "ratio min/med"
+printf '%-44s %13s %13s %13s %6s\n' "workload ($runs rounds, seconds)" "bare min/med" "orch min/med" "ratio min/med" "paired"
 row "1,000 independent /bin/true, 2 at a time" "$ind"
 row "200-cue chain of /bin/true" "$chain"
 row "  the same, first run (database created)" "$chain1"
 row "  1,000 independent, first run" "$ind1"
 echo
+go test ./runner -run '^$' -bench 'RunChainParts' -benchtime "${runs}x" | grep -E '^Benchmark'
 go test ./runner -run '^$' -bench 'ProtocolRoundTrips' -benchtime 1x | grep -E '^Benchmark|median'
 go test ./runner/store -run '^$' -bench 'AppendConcurrent|RunDetail|RunsList|CueBatch' -benchtime 1s | grep -E '^Benchmark'

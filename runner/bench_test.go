@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"syscall"
 	"testing"
 	"time"
 
@@ -82,6 +84,58 @@ func BenchmarkRunChain(b *testing.B) {
 		runOnce(b, p)
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/200, "µs/cue")
+}
+
+// BenchmarkRunChainParts splits the 200-cue chain's overhead in one process,
+// the three in turn every iteration so the machine's drift moves them alike:
+// the same 200 processes started bare, the runner with an in-memory
+// recorder (its own cost), and the runner with the SQLite store. What the
+// CLI adds on top (process start, compile, open and close of the database)
+// is in bench/run.sh.
+func BenchmarkRunChainParts(b *testing.B) {
+	const cues = 200
+	o := specgen.Options{Cues: cues, Agents: 1, Command: "/bin/true", Protocol: "none", Chain: true, MaxParallel: 1, NoProvides: true, Seed: 1}
+	p := compileGenerated(b, o)
+	db, err := store.Open(filepath.Join(b.TempDir(), "orch.db"), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	run := func(rec runner.Recorder) {
+		res, err := runner.Run(context.Background(), runner.Options{Plan: p, Recorder: rec, DBPath: db.Path()})
+		if err != nil || res.State != runner.RunCompleted {
+			b.Fatalf("run: %v %+v", err, res)
+		}
+	}
+	var bare, memory, sqlite []time.Duration
+	timed := func(into *[]time.Duration, f func()) {
+		start := time.Now()
+		f()
+		*into = append(*into, time.Since(start))
+	}
+	b.ResetTimer()
+	for range b.N {
+		timed(&bare, func() {
+			for range cues {
+				cmd := exec.Command("/bin/true")
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		timed(&memory, func() { run(runner.NewMemRecorder()) })
+		timed(&sqlite, func() { run(db) })
+	}
+	median := func(ds []time.Duration) float64 {
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		return float64(ds[len(ds)/2].Microseconds())
+	}
+	base := median(bare)
+	b.ReportMetric(base/cues, "bare-µs/cue")
+	b.ReportMetric((median(memory)-base)/cues, "runner-µs/cue")
+	b.ReportMetric((median(sqlite)-median(memory))/cues, "store-µs/cue")
+	b.ReportMetric(median(sqlite)/base, "x-bare")
 }
 
 // BenchmarkProtocolRoundTrips runs 1,000 cues of a jsonl agent that answers
