@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/orch-cli/orch/internal/editdist"
 )
 
 // setField decodes one member's raw JSON into a body field. The JSON type is
@@ -163,7 +165,7 @@ func didYouMean(s string, candidates []string) string {
 		if strings.EqualFold(s, c) {
 			return fmt.Sprintf(" (did you mean %q?)", c)
 		}
-		if d := editDistance(s, c); d < bestDist && d*3 <= len(c) {
+		if d := editdist.Distance(s, c, bestDist-1); d < bestDist && d*3 <= len(c) {
 			best, bestDist = c, d
 		}
 	}
@@ -171,31 +173,4 @@ func didYouMean(s string, candidates []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and transpositions of neighbours (so "compelte" is
-// one edit from "complete").
-func editDistance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }
