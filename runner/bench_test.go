@@ -9,7 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -101,41 +101,43 @@ func BenchmarkRunChainParts(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	run := func(rec runner.Recorder) {
-		res, err := runner.Run(context.Background(), runner.Options{Plan: p, Recorder: rec, DBPath: db.Path()})
+	// run runs the chain once and returns how long it took.
+	run := func(opts runner.Options) time.Duration {
+		opts.Plan = p
+		start := time.Now()
+		res, err := runner.Run(context.Background(), opts)
 		if err != nil || res.State != runner.RunCompleted {
 			b.Fatalf("run: %v %+v", err, res)
 		}
+		return time.Since(start)
 	}
 	var bare, memory, sqlite []time.Duration
-	timed := func(into *[]time.Duration, f func()) {
-		start := time.Now()
-		f()
-		*into = append(*into, time.Since(start))
-	}
 	b.ResetTimer()
 	for range b.N {
-		timed(&bare, func() {
-			for range cues {
-				cmd := exec.Command("/bin/true")
-				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-				if err := cmd.Run(); err != nil {
-					b.Fatal(err)
-				}
+		start := time.Now()
+		for range cues {
+			cmd := exec.Command("/bin/true")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
 			}
-		})
-		timed(&memory, func() { run(runner.NewMemRecorder()) })
-		timed(&sqlite, func() { run(db) })
+		}
+		bare = append(bare, time.Since(start))
+		memory = append(memory, run(runner.Options{Recorder: runner.NewMemRecorder()}))
+		sqlite = append(sqlite, run(runner.Options{Recorder: db, DBPath: db.Path()}))
 	}
-	median := func(ds []time.Duration) float64 {
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		return float64(ds[len(ds)/2].Microseconds())
-	}
-	base := median(bare)
+	us := func(ds []time.Duration) float64 { return float64(percentile(ds, 50).Microseconds()) }
+	base := us(bare)
 	b.ReportMetric(base/cues, "bare-µs/cue")
-	b.ReportMetric((median(memory)-base)/cues, "runner-µs/cue")
-	b.ReportMetric((median(sqlite)-median(memory))/cues, "store-µs/cue")
-	b.ReportMetric(median(sqlite)/base, "x-bare")
+	b.ReportMetric((us(memory)-base)/cues, "runner-µs/cue")
+	b.ReportMetric((us(sqlite)-us(memory))/cues, "store-µs/cue")
+	b.ReportMetric(us(sqlite)/base, "x-bare")
+}
+
+// percentile sorts ds and returns its pc-th percentile.
+func percentile(ds []time.Duration, pc int) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)*pc/100]
 }
 
 // BenchmarkProtocolRoundTrips runs 1,000 cues of a jsonl agent that answers
@@ -219,14 +221,12 @@ func benchProtocol(b *testing.B, parallel int) {
 		b.StartTimer()
 	}
 	report := func(ds []time.Duration, unit string) {
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, unit+"-median")
-		b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds())/1000, unit+"-p99")
+		b.ReportMetric(float64(percentile(ds, 50).Microseconds())/1000, unit+"-median")
+		b.ReportMetric(float64(percentile(ds, 99).Microseconds())/1000, unit+"-p99")
 	}
 	report(protocol, "protocol-ms")
 	report(e2e, "e2e-ms")
 	for typ, ds := range phases {
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		b.Logf("%s: median %s p99 %s", typ, ds[len(ds)/2], ds[len(ds)*99/100])
+		b.Logf("%s: median %s p99 %s", typ, percentile(ds, 50), percentile(ds, 99))
 	}
 }
