@@ -116,6 +116,16 @@ func (a *attempt) failure() *failure {
 	return a.failed
 }
 
+// halted reports whether the attempt has been told to stop.
+func (a *attempt) halted() bool {
+	select {
+	case <-a.halt:
+		return true
+	default:
+		return false
+	}
+}
+
 func (a *attempt) stop(why string) {
 	a.once.Do(func() {
 		a.why = why

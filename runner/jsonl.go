@@ -126,11 +126,16 @@ func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Durati
 				return nil, f
 			}
 		case <-ap.done:
+			if a.halted() {
+				// A cascade stop closes the agents while it halts the
+				// attempts: the halt is the reason, and the agent is told
+				// it (recorded) as when the halt is seen first.
+				return nil, a.tellStopped(ap)
+			}
 			f := ap.failure()
 			return nil, failf(f.class, "%s, during %s", f.reason, phase)
 		case <-a.halt:
-			_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.cue.ID, Reason: a.why}))
-			return nil, a.stopped()
+			return nil, a.tellStopped(ap)
 		case <-a.abort:
 			f := a.failure()
 			_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.cue.ID, Reason: f.reason}))
@@ -185,6 +190,13 @@ func (a *attempt) recordMessage(dir string, msg protocols.Message, raw []byte) {
 func (a *attempt) messageEvent(dir string, m *wireMessage) Event {
 	data := MessageData{Direction: dir, Type: m.msg.Type, ID: m.msg.ID, InReplyTo: m.msg.InReplyTo, Body: json.RawMessage(a.r.redact.text(string(trimNewline(m.raw))))}
 	return Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvMessage, Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number, Data: mustJSON(data)}
+}
+
+// tellStopped tells a halted attempt's agent to stop (coord.stop, recorded)
+// and returns the attempt's failure.
+func (a *attempt) tellStopped(ap *agentProcess) *failure {
+	_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.cue.ID, Reason: a.why}))
+	return a.stopped()
 }
 
 // wire encodes a message orch sends.
