@@ -353,6 +353,11 @@ type Recorder interface {
 	BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) ([]BlackboardWritten, error)
 	BlackboardRead(ctx context.Context, runID, key string) (BlackboardEntry, bool, error)
 	Blackboard(ctx context.Context, runID string) (map[string]BlackboardEntry, error)
+	// BlackboardAtCommit returns the board as of the recorder's latest
+	// commit, or later: what a GO committed just before carries. It may
+	// answer from memory, where Blackboard reads anew (a condition must see
+	// another process's write at once). The caller must not change the map.
+	BlackboardAtCommit(ctx context.Context, runID string) (map[string]BlackboardEntry, error)
 
 	// MemoryWrite keeps an item across runs (replacing one with its key);
 	// MemorySearch finds items by full-text search of their key, text and

@@ -63,8 +63,21 @@ func (r *run) task(c *cueRun, a *attempt) *Task {
 // their own goroutine, as late as possible: the snapshot is fresh, and the
 // loop never waits for the read.
 func (a *attempt) withBlackboard(t *Task) *Task {
+	entries, err := a.r.rec.Blackboard(context.Background(), a.r.id)
+	return withBoard(t, entries, err)
+}
+
+// withCommittedBlackboard fills the snapshot of a task whose GO is already
+// committed: the board as of that commit (or later), which the recorder may
+// have in memory.
+func (a *attempt) withCommittedBlackboard(t *Task) *Task {
+	entries, err := a.r.rec.BlackboardAtCommit(context.Background(), a.r.id)
+	return withBoard(t, entries, err)
+}
+
+func withBoard(t *Task, entries map[string]BlackboardEntry, err error) *Task {
 	board := map[string]any{}
-	if entries, err := a.r.rec.Blackboard(context.Background(), a.r.id); err == nil {
+	if err == nil {
 		for k, e := range entries {
 			var v any
 			if json.Unmarshal(e.Value, &v) == nil {

@@ -99,6 +99,7 @@ func checkPut(runID string, p runner.BlackboardPut) error {
 // can write between.
 func (t *txn) writeBlackboard(r *request) error {
 	w := &r.bb
+	delete(t.d.boards, w.runID)
 	at := w.at.UnixMicro()
 	if err := t.loadVersions(w.runID, w.puts); err != nil {
 		return err
@@ -257,25 +258,67 @@ func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (runner.Blac
 
 // Blackboard returns the latest version of every key of the run's board.
 func (d *DB) Blackboard(ctx context.Context, runID string) (map[string]runner.BlackboardEntry, error) {
-	board := map[string]runner.BlackboardEntry{}
-	err := d.readWarm(ctx, `SELECT key, value, version, author, at FROM blackboard WHERE run_id = ?`,
-		[]any{runID}, func(rows *sql.Rows) error {
-			e, err := scanEntry(rows)
-			board[e.Key] = e
-			return err
-		})
+	var board map[string]runner.BlackboardEntry
+	err := d.withWarm(func() (err error) {
+		board, err = d.readBoard(ctx, runID)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reading the blackboard of run %s: %w", runID, err)
 	}
 	return board, nil
 }
 
-// readWarm runs a query on the writer's connection and calls each for each
-// row. That connection's page cache holds what the writer just wrote, where
-// a pooled connection would read the pages again from the file after every
-// commit; a run reads its board at every GO. The query waits for a commit
-// in progress, and sees the latest one (another process's too).
-func (d *DB) readWarm(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error {
+// maxBoards caps the boards BlackboardAtCommit keeps: a process runs one run
+// at a time, a test many.
+const maxBoards = 16
+
+// BlackboardAtCommit returns the run's board as of this handle's latest
+// commit, or later: what a GO that has just been committed carries. A
+// commit's transaction sees whether another connection has written since the
+// one before (knownRuns), so while none has and no commit of this handle has
+// written the run's board, the board read last still holds, and it comes
+// from memory: a plain agent's task then costs no read of the database.
+// Conditions, which must see another process's write at once, read with
+// Blackboard. The map is shared: the caller must not change it.
+func (d *DB) BlackboardAtCommit(ctx context.Context, runID string) (map[string]runner.BlackboardEntry, error) {
+	var board map[string]runner.BlackboardEntry
+	err := d.withWarm(func() (err error) {
+		if b, ok := d.boards[runID]; ok {
+			board = b
+			return nil
+		}
+		if board, err = d.readBoard(ctx, runID); err != nil {
+			return err
+		}
+		if d.boards == nil || len(d.boards) >= maxBoards {
+			d.boards = map[string]map[string]runner.BlackboardEntry{}
+		}
+		d.boards[runID] = board
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the blackboard of run %s: %w", runID, err)
+	}
+	return board, nil
+}
+
+// readBoard reads the run's board on the writer's connection; the caller
+// holds it (withWarm).
+func (d *DB) readBoard(ctx context.Context, runID string) (map[string]runner.BlackboardEntry, error) {
+	board := map[string]runner.BlackboardEntry{}
+	err := d.queryWarm(ctx, `SELECT key, value, version, author, at FROM blackboard WHERE run_id = ?`,
+		[]any{runID}, func(rows *sql.Rows) error {
+			e, err := scanEntry(rows)
+			board[e.Key] = e
+			return err
+		})
+	return board, err
+}
+
+// withWarm runs read while holding the writer's connection (the reads of
+// queryWarm), or returns ErrClosed.
+func (d *DB) withWarm(read func() error) error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if d.closed {
@@ -283,6 +326,21 @@ func (d *DB) readWarm(ctx context.Context, query string, args []any, each func(*
 	}
 	d.committing.Lock()
 	defer d.committing.Unlock()
+	return read()
+}
+
+// readWarm runs a query on the writer's connection (queryWarm).
+func (d *DB) readWarm(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error {
+	return d.withWarm(func() error { return d.queryWarm(ctx, query, args, each) })
+}
+
+// queryWarm runs a query on the writer's connection, which the caller holds,
+// and calls each for each row. That connection's page cache holds what the
+// writer just wrote, where a pooled connection would read the pages again
+// from the file after every commit; a run reads its board at every GO. The
+// query waits for a commit in progress, and sees the latest one (another
+// process's too).
+func (d *DB) queryWarm(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error {
 	st, err := d.prepared(ctx, query)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -131,5 +132,66 @@ func TestCommands(t *testing.T) {
 	if _, err := cli.AddCommand(ctx, runner.Command{RunID: "ghost", Kind: "go"}); err == nil ||
 		!strings.Contains(err.Error(), "run ghost does not exist") {
 		t.Errorf("AddCommand(unknown run) = %v", err)
+	}
+}
+
+// BlackboardAtCommit gives the board as of the handle's latest commit: its
+// own writes at once, another process's once a commit of its own has seen
+// that someone else wrote.
+func TestBlackboardAtCommit(t *testing.T) {
+	d, path := openTest(t)
+	ctx := context.Background()
+	startRun(t, d, "r1", "a")
+	startRun(t, d, "r2", "a")
+	value := func(db *DB, run, key string) string {
+		t.Helper()
+		board, err := db.BlackboardAtCommit(ctx, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(board[key].Value)
+	}
+	if got := value(d, "r1", "plan"); got != "" {
+		t.Fatalf("empty board: plan = %q", got)
+	}
+	if _, err := d.BlackboardWrite(ctx, "r1", "plan", json.RawMessage(`"draft"`), "planner"); err != nil {
+		t.Fatal(err)
+	}
+	if got := value(d, "r1", "plan"); got != `"draft"` {
+		t.Fatalf("after its own write: plan = %s, want \"draft\"", got)
+	}
+	if _, err := d.BlackboardWrite(ctx, "r2", "plan", json.RawMessage(`"other run"`), "planner"); err != nil {
+		t.Fatal(err)
+	}
+	if got := value(d, "r1", "plan"); got != `"draft"` {
+		t.Fatalf("after a write to another run: plan = %s, want \"draft\"", got)
+	}
+
+	other, err := Open(path, Options{}) // a shell agent's `orch bb set`
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.BlackboardWrite(ctx, "r1", "plan", json.RawMessage(`"final"`), "shell"); err != nil {
+		t.Fatal(err)
+	}
+	// The next decision's commit sees the other connection's write.
+	appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvNote, Reason: "a decision"})
+	if got := value(d, "r1", "plan"); got != `"final"` {
+		t.Errorf("after another process's write and a commit: plan = %s, want \"final\"", got)
+	}
+	if got := value(d, "r2", "plan"); got != `"other run"` {
+		t.Errorf("r2: plan = %s", got)
+	}
+	// Blackboard always reads anew.
+	if _, err := other.BlackboardWrite(ctx, "r1", "ticket", json.RawMessage(`42`), "shell"); err != nil {
+		t.Fatal(err)
+	}
+	if board, err := d.Blackboard(ctx, "r1"); err != nil || string(board["ticket"].Value) != "42" {
+		t.Errorf("Blackboard after another process's write: %v %v", board, err)
+	}
+	d.Close()
+	if _, err := d.BlackboardAtCommit(ctx, "r1"); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: %v, want ErrClosed", err)
 	}
 }

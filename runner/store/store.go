@@ -72,7 +72,8 @@ type DB struct {
 
 	// committing is held by whoever commits: the writer goroutine, or a
 	// caller committing its lone write itself (commitDirectly). It guards
-	// the write connection and what goes with it: stmts, insertSQL, seqs.
+	// the write connection and what goes with it: stmts, insertSQL, seqs,
+	// boards.
 	committing sync.Mutex
 	// unfinished counts the requests queued and not yet committed; callers
 	// counts the goroutines waiting for a commit.
@@ -89,6 +90,11 @@ type DB struct {
 	// has written since.
 	seqs        map[string]*runSeq
 	dataVersion int64
+	// boards holds, per run, the blackboard as of this handle's latest
+	// commit (see BlackboardAtCommit). It is forgotten whenever a commit
+	// finds that another connection has written, and a run's when a commit
+	// writes its board.
+	boards map[string]map[string]runner.BlackboardEntry
 }
 
 // Open opens (creating it if needed) the run database at path and brings its

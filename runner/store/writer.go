@@ -409,7 +409,8 @@ func (t *txn) stmt(query string) (*sql.Stmt, error) { return t.d.prepared(t.ctx,
 // last commit, unless another connection has written since: its PRAGMA
 // data_version, read under the write lock, changes exactly then. So the
 // usual transaction reads no run's last seq, and a run another process
-// appended to is read again.
+// appended to is read again. The boards of BlackboardAtCommit are dropped
+// on the same sign.
 func (t *txn) knownRuns() error {
 	d := t.d
 	var v int64
@@ -418,6 +419,7 @@ func (t *txn) knownRuns() error {
 	}
 	if d.seqs == nil || v != d.dataVersion {
 		d.seqs, d.dataVersion = map[string]*runSeq{}, v
+		clear(d.boards)
 	}
 	t.runs = d.seqs
 	return nil
@@ -428,6 +430,7 @@ func (t *txn) knownRuns() error {
 // knew of the runs went with the transaction's changes.
 func (d *DB) rollback(conn *sql.Conn) {
 	d.seqs = nil
+	clear(d.boards)
 	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
 		for _, st := range d.stmts {
 			st.Close()
