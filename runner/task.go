@@ -59,9 +59,9 @@ func (r *run) task(c *cueRun, a *attempt) *Task {
 	return &Task{RunID: r.id, CueID: c.cue.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools}
 }
 
-// withBlackboard fills the task's blackboard snapshot. Attempts call it from
-// their own goroutine, as late as possible: the snapshot is fresh, and the
-// loop never waits for the read.
+// withBlackboard fills the task's blackboard snapshot with the board as it
+// is now, read anew: for a coord.go, which is built before the commit that
+// records it.
 func (a *attempt) withBlackboard(t *Task) *Task {
 	entries, err := a.r.rec.Blackboard(context.Background(), a.r.id)
 	return withBoard(t, entries, err)

@@ -243,13 +243,15 @@ func (t *txn) insertBB(prefix, suffix, runID string, at int64, rows []bbRow) err
 func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (runner.BlackboardEntry, bool, error) {
 	var e runner.BlackboardEntry
 	found := false
-	err := d.readWarm(ctx, `SELECT key, value, version, author, at FROM blackboard WHERE run_id = ? AND key = ?`,
-		[]any{runID, key}, func(rows *sql.Rows) error {
-			var err error
-			e, err = scanEntry(rows)
-			found = err == nil
-			return err
-		})
+	err := d.withWarm(func() error {
+		return d.queryWarm(ctx, `SELECT key, value, version, author, at FROM blackboard WHERE run_id = ? AND key = ?`,
+			[]any{runID, key}, func(rows *sql.Rows) error {
+				var err error
+				e, err = scanEntry(rows)
+				found = err == nil
+				return err
+			})
+	})
 	if err != nil {
 		return runner.BlackboardEntry{}, false, fmt.Errorf("reading blackboard key %q of run %s: %w", key, runID, err)
 	}
@@ -316,8 +318,8 @@ func (d *DB) readBoard(ctx context.Context, runID string) (map[string]runner.Bla
 	return board, err
 }
 
-// withWarm runs read while holding the writer's connection (the reads of
-// queryWarm), or returns ErrClosed.
+// withWarm runs read while holding the writer's connection, for queryWarm,
+// or returns ErrClosed.
 func (d *DB) withWarm(read func() error) error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -329,17 +331,12 @@ func (d *DB) withWarm(read func() error) error {
 	return read()
 }
 
-// readWarm runs a query on the writer's connection (queryWarm).
-func (d *DB) readWarm(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error {
-	return d.withWarm(func() error { return d.queryWarm(ctx, query, args, each) })
-}
-
 // queryWarm runs a query on the writer's connection, which the caller holds,
 // and calls each for each row. That connection's page cache holds what the
 // writer just wrote, where a pooled connection would read the pages again
-// from the file after every commit; a run reads its board at every GO. The
-// query waits for a commit in progress, and sees the latest one (another
-// process's too).
+// from the file after every commit; a run reads its board for conditions,
+// jsonl GOs and blackboard.read. The query waits for a commit in progress,
+// and sees the latest one (another process's too).
 func (d *DB) queryWarm(ctx context.Context, query string, args []any, each func(*sql.Rows) error) error {
 	st, err := d.prepared(ctx, query)
 	if err != nil {
