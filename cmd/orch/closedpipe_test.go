@@ -141,3 +141,18 @@ agent: {id: waiter, run: "touch started; while [ ! -e go-on ]; do sleep 0.05; do
 		t.Errorf("orch run: exit %d; stderr:\n%s", code, runErr)
 	}
 }
+
+// TestStatusWatchIntoClosedPipe: orch status --watch, which redraws until
+// Ctrl-C when no run is named, ends once its reader has gone.
+func TestStatusWatchIntoClosedPipe(t *testing.T) {
+	bin := binaries(t)
+	dir := writeFiles(t, map[string]string{"cuelist.yaml": "cuelist: {id: one, cues: [{id: A, agents: [ok]}]}\n---\nagent: {id: ok, command: [\"true\"]}\n"})
+	t.Setenv("ORCH_DB", filepath.Join(dir, "orch.db"))
+	if code, out, errs := runOrch(t, dir, "run", "cuelist.yaml"); code != exitOK {
+		t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
+	}
+	watch, stderr := orchInto(t, dir, bin, closedPipe(t), "status", "--watch")
+	if code := waitExit(t, watch); code != exitOK || stderr.Len() > 0 {
+		t.Errorf("orch status --watch into a closed pipe: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+}

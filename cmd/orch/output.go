@@ -34,6 +34,12 @@ func (w *gonePipeWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// outputGone says whether w is stdout or stderr and its reader has gone.
+func outputGone(w io.Writer) bool {
+	g, ok := w.(*gonePipeWriter)
+	return ok && g.gone.Load()
+}
+
 // survivePipes makes a write to a closed pipe an error (EPIPE) rather than
 // the death of orch: Go's runtime kills a program with SIGPIPE when such a
 // write is to fd 1 or 2, unless SIGPIPE is notified. A notified signal is
