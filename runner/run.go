@@ -69,7 +69,9 @@ type Options struct {
 	// ORCH_ROOT. Empty: the current directory.
 	ProjectRoot string
 
-	// Observe sees every event once it is committed (for live progress).
+	// Observe sees every event this run commits, once it is committed (for
+	// live progress), in seq order. Events other processes commit to the
+	// run (an agent's orch bb set) are not seen: their seqs are the gaps.
 	// Calls are serialized; it must not block.
 	Observe func(Event)
 }

@@ -36,10 +36,14 @@ protocol message, blackboard write and note, with its sequence number.`,
 				return followRun(ctx, db, id, follow, func() (bool, error) {
 					events, err := db.Events(ctx, id, after, pageSize)
 					for _, e := range events {
+						var werr error
 						if output == "json" {
-							_ = enc.Encode(e)
+							werr = enc.Encode(e)
 						} else {
-							fmt.Fprintf(io.out, "%6d %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), describeEvent(e))
+							_, werr = fmt.Fprintf(io.out, "%6d %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), describeEvent(e))
+						}
+						if werr != nil { // the reader has gone: nobody reads on
+							return false, werr
 						}
 						after = e.Seq
 					}
@@ -81,7 +85,9 @@ func newLogsCmd(io *streams) *cobra.Command {
 				return followRun(ctx, db, id, follow, func() (bool, error) {
 					lines, err := db.Logs(ctx, id, cue, after, pageSize)
 					for _, l := range lines {
-						fmt.Fprintf(io.out, "[%s %s#%d %s] %s\n", l.Cue, l.Agent, l.Attempt, l.Stream, l.Text)
+						if _, err := fmt.Fprintf(io.out, "[%s %s#%d %s] %s\n", l.Cue, l.Agent, l.Attempt, l.Stream, l.Text); err != nil {
+							return false, err // the reader has gone
+						}
 						after = l.ID
 					}
 					return len(lines) == pageSize, err

@@ -43,7 +43,7 @@ func usageError(err error) error { return &exitError{code: exitUsage, err: err} 
 
 func isSilent(err error) bool {
 	var e *exitError
-	return errors.As(err, &e) && e.err == nil
+	return errors.As(err, &e) && e.err == nil || errors.Is(err, errOutputGone)
 }
 
 // flagError marks errors cobra reports for bad flags or arguments.
@@ -65,6 +65,9 @@ func exitCode(err error) int {
 	var e *exitError
 	if errors.As(err, &e) {
 		return e.code
+	}
+	if errors.Is(err, errOutputGone) { // what was wanted has been read
+		return exitOK
 	}
 	var pe *spec.PathError
 	if errors.As(err, &pe) || isFlagError(err) {

@@ -33,7 +33,8 @@ type streams struct {
 }
 
 func stdio() *streams {
-	return &streams{in: os.Stdin, out: os.Stdout, err: os.Stderr, outTTY: isTerminal(os.Stdout), inTTY: isTerminal(os.Stdin)}
+	out, errOut := survivePipes(os.Stdout, os.Stderr)
+	return &streams{in: os.Stdin, out: out, err: errOut, outTTY: isTerminal(os.Stdout), inTTY: isTerminal(os.Stdin)}
 }
 
 // isTerminal asks the terminal driver, not the file mode: /dev/null is a

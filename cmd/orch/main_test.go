@@ -36,7 +36,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("..", "..", "testdata", "script"),
 		UpdateScripts: *update,
-		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"gen": cmdGen, "waitfor": cmdWaitFor, "gone": cmdGone},
+		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"gen": cmdGen, "waitfor": cmdWaitFor, "gone": cmdGone, "seqs": cmdSeqs},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("ORCH_DB", filepath.Join(env.WorkDir, ".orch", "orch.db"))

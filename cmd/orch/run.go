@@ -127,7 +127,8 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	if ro.Plan.Cuelist.Notify == "summary" && output != "json" {
 		prog = newSummaryProgress(prog)
 	}
-	ro.Observe = prog.event
+	events := &seqProgress{db: db, show: prog.event}
+	ro.Observe = events.event
 	if io.inTTY && io.outTTY && output != "json" {
 		ro.Approve = func(ctx context.Context, cue string, agents []string) bool {
 			return prog.ask(ctx, fmt.Sprintf("%s (%s) is standing by. GO?", cue, strings.Join(agents, ", ")))
@@ -136,6 +137,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	}
 	started := time.Now()
 	res, err := runner.Run(ctx, ro)
+	events.finish()
 	prog.stop()
 	if err != nil {
 		return err

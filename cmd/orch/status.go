@@ -86,8 +86,8 @@ func runStatus(cmd *cobra.Command, io *streams, opts *statusOptions, args []stri
 			fmt.Fprint(io.out, "\x1b[H\x1b[2J") // redraw from the top
 		}
 		ended, err := show()
-		if ctx.Err() != nil {
-			return nil // Ctrl-C: how --watch is left
+		if ctx.Err() != nil || outputGone(io.out) {
+			return nil // Ctrl-C, or the reader has gone: how --watch is left
 		}
 		if err != nil || ended && len(args) == 1 {
 			return err

@@ -150,8 +150,9 @@ func (d *DB) wait(ctx context.Context, r *request) error {
 }
 
 // Append commits events, and their effect on the run's state, in one
-// transaction before it returns. It assigns each event its Seq (and an At
-// when it had none) and writes them back into events.
+// transaction before it returns. It assigns each event its Seq and writes
+// them back into events with their At as stored (UTC, in microseconds; now
+// when it had none): an event shown as it is committed reads as the log does.
 func (d *DB) Append(ctx context.Context, events ...runner.Event) error {
 	if len(events) == 0 {
 		return nil
@@ -169,9 +170,7 @@ func (d *DB) Append(ctx context.Context, events ...runner.Event) error {
 	}
 	for i := range events {
 		events[i].Seq = r.events[i].seq
-		if events[i].At.IsZero() {
-			events[i].At = r.events[i].ev.At
-		}
+		events[i].At = time.UnixMicro(r.events[i].at).UTC()
 	}
 	return nil
 }
