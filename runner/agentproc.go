@@ -60,7 +60,7 @@ func (r *run) agentProc(a *attempt) (*agentProcess, *failure) {
 	}
 	ap.errw = &lineWriter{emit: ap.logLine}
 	r.sweeper.begin(ap.token)
-	p, err := startProc(procSpec{argv: a.agent.Command, shell: a.agent.Run, dir: a.dir(), env: a.env(nil),
+	p, err := startProc(procSpec{argv: a.agent.Command, shell: a.agent.Run, dir: a.dir(), env: a.env(),
 		token: ap.token, stdio: s}, r.grace)
 	if err != nil {
 		r.sweeper.end(ap.token)

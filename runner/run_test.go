@@ -401,3 +401,36 @@ printf 'no newline'`,
 		t.Errorf("stderr %q", errs)
 	}
 }
+
+// TestLargeOutputReachesPlainAgent: a value over the environment's limit
+// (Linux refuses one string over 128 KiB) reaches a downstream plain agent
+// through ORCH_INPUT_<NAME>_FILE, small ones still in ORCH_INPUT_<NAME>.
+func TestLargeOutputReachesPlainAgent(t *testing.T) {
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  inputs: {small: hi}
+  cues:
+    - {id: MAKE, agents: [make]}
+    - {id: READ, agents: [read], dependencies: [MAKE]}
+`,
+		"agents.yaml": `agent: {id: make, command: [sh, make.sh], provides: [big]}
+---
+agent: {id: read, command: [sh, read.sh], requires: [big]}
+`,
+		// 1,000,000 bytes: the output file itself is capped at 1 MiB.
+		"make.sh": `printf 'big=' > "$ORCH_OUTPUT"; head -c 1000000 /dev/zero | tr '\0' x >> "$ORCH_OUTPUT"`,
+		"read.sh": `[ -z "${ORCH_INPUT_BIG+set}" ] || exit 4
+[ "$ORCH_INPUT_SMALL" = hi ] || exit 5
+printf 'size=%s\n' "$(wc -c < "$ORCH_INPUT_BIG_FILE" | tr -d ' ')" >> "$ORCH_OUTPUT"
+printf 'head=%s\n' "$(head -c 3 "$ORCH_INPUT_BIG_FILE")" >> "$ORCH_OUTPUT"`,
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	if res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	ends := rec.of(EvCueState)
+	last := ends[len(ends)-1]
+	if last.Cue != "READ" || !strings.Contains(string(last.Data), `"size":"1000000"`) || !strings.Contains(string(last.Data), `"head":"xxx"`) {
+		t.Errorf("READ ended with %s", last.Data)
+	}
+}
