@@ -21,15 +21,15 @@ const logRowCost = 100
 // the store keeps the start of the output and its end, never more than the
 // budget, and memory holds at most half of it.
 type logCap struct {
-	mu    sync.Mutex
-	log   func(LogLine)
+	mu     sync.Mutex
+	log    func(LogLine)
 	head   int64 // budget of the lines logged as they come
 	tail   int64 // budget of the ring
 	spent  int64 // cost of the lines logged
 	closed bool  // see close
-	ring  []LogLine
-	first int   // index of the oldest line in ring
-	held  int64 // cost of the lines in the ring
+	ring   []LogLine
+	first  int   // index of the oldest line in ring
+	held   int64 // cost of the lines in the ring
 	// dropped since the last close: lines and bytes of text
 	droppedLines, droppedBytes int64
 }
