@@ -266,7 +266,7 @@ func (ap *agentProcess) logLine(text string) {
 		a.log("stderr", text)
 		return
 	}
-	ap.logs.add(LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr", At: time.Now().UTC(), Text: ap.r.redact.text(text)})
+	ap.logs.add(LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr", At: time.Now().UTC(), Text: text})
 }
 
 // closeAgents ends every agent process the run started and waits until all

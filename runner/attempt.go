@@ -310,12 +310,12 @@ func (a *attempt) log(stream, text string) { a.logs.add(a.logLine(stream, text))
 
 func (a *attempt) logLine(stream, text string) LogLine {
 	return LogLine{RunID: a.r.id, Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number,
-		Stream: stream, At: time.Now().UTC(), Text: a.r.redact.text(text)}
+		Stream: stream, At: time.Now().UTC(), Text: text}
 }
 
 // note records something worth seeing about this attempt (not a decision:
 // a failure to record it does not stop the run).
 func (a *attempt) note(format string, args ...any) {
 	a.r.publish(context.Background(), Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvNote,
-		Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number, Reason: a.r.redact.text(fmt.Sprintf(format, args...))})
+		Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number, Reason: fmt.Sprintf(format, args...)})
 }

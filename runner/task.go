@@ -102,6 +102,9 @@ func (a *attempt) env(extra ...string) []string {
 		"ORCH_DB="+a.r.opts.DBPath,
 		"ORCH_ROOT="+a.r.opts.ProjectRoot,
 	)
+	if v := a.r.redact.secretsVar(); v != "" {
+		env = append(env, v) // for orch bb set inside the agent
+	}
 	return append(env, extra...)
 }
 
