@@ -11,7 +11,8 @@
 // then read a key), sleep-in-go DURATION, ignore-term (hangs in GO and
 // ignores SIGTERM), pidfile FILE (writes its pid, then ok), fail-once
 // (the first GO fails as retriable, later ones complete), bad-utf8 (its
-// task.complete has an invalid UTF-8 byte inside a string).
+// task.complete has an invalid UTF-8 byte inside a string), fail-leak VAR
+// (task.failed with the value of the environment variable VAR in its error).
 package fakeagent
 
 import (
@@ -121,6 +122,9 @@ func work(mode, arg string, msg protocols.Message, b protocols.CoordGo, send fun
 		return false
 	case "fail":
 		send(protocols.Reply(msg, protocols.TaskFailed{CueID: b.CueID, Error: "the fake agent was told to fail"}))
+		return false
+	case "fail-leak":
+		send(protocols.Reply(msg, protocols.TaskFailed{CueID: b.CueID, Error: "login refused for " + os.Getenv(arg)}))
 		return false
 	case "fail-retriable":
 		send(protocols.Reply(msg, protocols.TaskFailed{CueID: b.CueID, Error: "a transient failure", Retriable: true}))
