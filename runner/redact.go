@@ -78,7 +78,7 @@ func NewRedactor(environ []string, declared []string) *Redactor {
 	for k := range vars {
 		names = append(names, k)
 	}
-	sort.Strings(names) // a value held by two variables is named after the first
+	sort.Strings(names)            // a value held by two variables is named after the first
 	secrets := map[string]string{} // value -> marker
 	add := func(value, marker string) {
 		if _, seen := secrets[value]; !seen {

@@ -119,7 +119,7 @@ type run struct {
 	parallel    int
 	grace       time.Duration
 	workDir     string // ORCH_OUTPUT files
-	redact      *Redactor // the secrets: r.rec masks them in what is stored
+	redact      *Redactor
 	active      sync.WaitGroup // attempt goroutines
 	observeMu   sync.Mutex
 	running     int             // attempt goroutines not yet reported finished
