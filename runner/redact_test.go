@@ -41,3 +41,22 @@ func TestRedactor(t *testing.T) {
 		t.Errorf("Restore: %v, want %v", back, inputs)
 	}
 }
+
+// TestResumeRestoresSecretInputs: a run continued from its record (whose
+// inputs were redacted) gives its agents the secret from its environment.
+func TestResumeRestoresSecretInputs(t *testing.T) {
+	t.Setenv("TEST_RESUME_TOKEN", "tok-resume-0123456789")
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + "  inputs: {token: \"\"}\n  cues:\n    - {id: USE, agents: [use]}\n",
+		"agents.yaml":  "agent: {id: use, run: '[ \"$ORCH_INPUT_TOKEN\" = tok-resume-0123456789 ]'}\n",
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, func(o *Options) {
+		o.RunID = "resumed00001"
+		o.Inputs = map[string]any{"token": "[redacted:TEST_RESUME_TOKEN]"}
+		o.Resume = &RunRecord{ID: o.RunID, State: RunInterrupted, Cues: map[string]CueRecord{"USE": {State: CuePending}}}
+	})
+	if res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+}
