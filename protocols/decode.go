@@ -64,6 +64,12 @@ type member struct {
 // Leading and trailing whitespace, including the line's own "\r\n", is
 // ignored. Every error is a *DecodeError; Decode never panics.
 func Decode(line []byte) (Message, error) {
+	// JSON text is UTF-8 (RFC 8259), and encoding/json would quietly turn a
+	// bad byte inside a string into U+FFFD: a value the agent never sent.
+	if !utf8.Valid(line) {
+		at := invalidUTF8At(line)
+		return Message{}, decodeErr(KindNotJSON, "not JSON: invalid UTF-8 at byte offset %d (0x%02x)", at, line[at])
+	}
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return Message{}, decodeErr(KindNotJSON, "empty line")
@@ -185,6 +191,19 @@ func syntaxError(line []byte) *DecodeError {
 	default:
 		return decodeErr(KindNotJSON, "not JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
+}
+
+// invalidUTF8At returns the offset of the first byte of line that is not
+// part of valid UTF-8 (line must hold one).
+func invalidUTF8At(line []byte) int {
+	for i := 0; i < len(line); {
+		r, size := utf8.DecodeRune(line[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return 0
 }
 
 // scanObject splits a valid JSON object into its top-level members, in order,

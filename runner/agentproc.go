@@ -28,6 +28,7 @@ type agentProcess struct {
 	p     *proc
 	w     *protocols.Writer
 	errw  *lineWriter
+	logs  *logCap // the budget of its stderr lines that no attempt is using it for
 
 	mu      sync.Mutex
 	replies map[string]func(*wireMessage) // by the id of the message waiting for its answer
@@ -59,8 +60,9 @@ func (r *run) agentProc(a *attempt) (*agentProcess, *failure) {
 		return nil, failf("start", "%v", err)
 	}
 	ap.errw = &lineWriter{emit: ap.logLine}
+	ap.logs = r.newLogCap()
 	r.sweeper.begin(ap.token)
-	p, err := startProc(procSpec{argv: a.agent.Command, shell: a.agent.Run, dir: a.dir(), env: a.env(nil),
+	p, err := startProc(procSpec{argv: a.agent.Command, shell: a.agent.Run, dir: a.dir(), env: a.env(),
 		token: ap.token, stdio: s}, r.grace)
 	if err != nil {
 		r.sweeper.end(ap.token)
@@ -142,6 +144,13 @@ func (ap *agentProcess) stop(gentle bool) {
 			Reason: fmt.Sprintf("agent %s left %d process(es) in its process group; stopped them", ap.agent.ID, len(inGroup))})
 	}
 	ap.p.output.Wait() // its last lines of stderr are logged
+	ap.logs.close(LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr"})
+	ap.mu.Lock()
+	last := ap.last
+	ap.mu.Unlock()
+	if last != nil { // what it printed after its last attempt ended
+		last.logs.close(last.logLine("stderr", ""))
+	}
 	ap.r.sweeper.end(ap.token)
 }
 
@@ -253,11 +262,11 @@ func (ap *agentProcess) logLine(text string) {
 	ap.mu.Lock()
 	a := ap.last
 	ap.mu.Unlock()
-	line := LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr", At: time.Now().UTC(), Text: ap.r.redact.text(text)}
 	if a != nil {
-		line.Cue, line.Attempt = a.cue.cue.ID, a.number
+		a.log("stderr", text)
+		return
 	}
-	ap.r.rec.Log(line)
+	ap.logs.add(LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr", At: time.Now().UTC(), Text: text})
 }
 
 // closeAgents ends every agent process the run started and waits until all

@@ -69,6 +69,7 @@ type attempt struct {
 	credits float64       // the credits it reported so far (its own goroutine only)
 
 	procs []*proc // the processes it started (plain agents): their output is read to the end before it ends
+	logs  *logCap // its output's budget in the store (defaults.max_log)
 
 	mu     sync.Mutex
 	kids   map[*child]bool // children still running: they end with it
@@ -96,7 +97,8 @@ func newAttempt(r *run, c *cueRun, t *target, n *node, number int, reports chan 
 		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, safeName(c.cue.ID), number, NewRunID()),
 		orders: make(chan orderMsg, 2), halt: make(chan struct{}), requests: make(chan *wireMessage, requestBuffer),
 		abort: make(chan struct{}), kids: map[*child]bool{},
-		trivial: t.agent.Protocol != "jsonl" && len(t.agent.Prepare) == 0 && len(t.agent.ReadyCheck) == 0}
+		trivial: t.agent.Protocol != "jsonl" && len(t.agent.Prepare) == 0 && len(t.agent.ReadyCheck) == 0,
+		logs:    r.newLogCap()}
 }
 
 // fail ends the attempt from another goroutine, with f, as soon as it is
@@ -170,6 +172,7 @@ func (a *attempt) run(ctx context.Context) {
 	for _, p := range a.procs {
 		p.output.Wait()
 	}
+	a.logs.close(a.logLine("stderr", ""))
 }
 
 // takeReply hands the last recorded-later reply to a report.
@@ -302,15 +305,17 @@ func firstPositive(ds ...time.Duration) time.Duration {
 	return 0
 }
 
-// log records one line of the agent's output.
-func (a *attempt) log(stream, text string) {
-	a.r.rec.Log(LogLine{RunID: a.r.id, Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number,
-		Stream: stream, At: time.Now().UTC(), Text: a.r.redact.text(text)})
+// log records one line of the agent's output, within its budget.
+func (a *attempt) log(stream, text string) { a.logs.add(a.logLine(stream, text)) }
+
+func (a *attempt) logLine(stream, text string) LogLine {
+	return LogLine{RunID: a.r.id, Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+		Stream: stream, At: time.Now().UTC(), Text: text}
 }
 
 // note records something worth seeing about this attempt (not a decision:
 // a failure to record it does not stop the run).
 func (a *attempt) note(format string, args ...any) {
 	a.r.publish(context.Background(), Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvNote,
-		Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number, Reason: a.r.redact.text(fmt.Sprintf(format, args...))})
+		Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number, Reason: fmt.Sprintf(format, args...)})
 }

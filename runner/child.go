@@ -52,7 +52,7 @@ func (r *run) newChild(parent *attempt, kind string, agent *spec.Agent, req prot
 		given = inputs
 	}
 	data := TaskStartedData{Parent: parent.node.id, Kind: kind, TaskRef: taskRef, Depth: n.depth, Chain: n.chain,
-		Context: r.redact.value(given)}
+		Context: given}
 	if err := r.publish(context0, Event{RunID: r.id, At: time.Now().UTC(), Type: EvTaskStarted, Cue: n.id, Agent: agent.ID,
 		Data: mustJSON(data)}); err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func (c *child) run() {
 	r, n := c.r, c.node
 	ev := Event{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: n.id, State: res.status, Reason: res.reason}
 	if res.status == string(CueCompleted) {
-		ev.Data = mustJSON(CueStateData{Outputs: r.redact.value(res.outputs)})
+		ev.Data = mustJSON(CueStateData{Outputs: res.outputs})
 	}
 	_ = r.publish(context0, ev)
 	r.tree.end(n, res.status)
@@ -131,7 +131,7 @@ func (c *child) attempts() childResult {
 		a := rep.att
 		events := []Event{{RunID: r.id, At: time.Now().UTC(), Type: EvAttemptEnded, Cue: c.node.id, Agent: agent.ID, Attempt: a.number,
 			State: string(state), Reason: reason,
-			Data: mustJSON(AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: r.redact.value(rep.outputs)})}}
+			Data: mustJSON(AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs})}}
 		if rep.reply != nil {
 			events = append([]Event{a.messageEvent("in", rep.reply)}, events...)
 		}

@@ -94,7 +94,7 @@ func (r *run) attemptEnded(ctx context.Context, c *cueRun, t *target, rep report
 	}
 	r.emit(Event{Type: EvAttemptEnded, Cue: c.cue.ID, Agent: a.agent.ID, Attempt: a.number,
 		State: string(state), Reason: reason,
-		Data: mustJSON(AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: r.redact.value(rep.outputs)})})
+		Data: mustJSON(AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs})})
 	if state == AttemptStopped {
 		if !c.state.Final() && !r.stopping {
 			t.phase = tIdle // stood down (a skipped or paused cue); nothing more to do
@@ -146,7 +146,7 @@ func (r *run) completeCue(ctx context.Context, c *cueRun) {
 			continue
 		}
 		author := c.targets[0].agent.ID
-		put := BlackboardPut{Key: key, Value: mustJSON(r.redact.any(v)), Author: author}
+		put := BlackboardPut{Key: key, Value: mustJSON(v), Author: author}
 		if _, err := r.writeBoard(ctx, []BlackboardPut{put}); err != nil {
 			r.err = fmt.Errorf("exporting %s of cue %s to the blackboard: %w", key, c.cue.ID, err)
 			return

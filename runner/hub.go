@@ -67,7 +67,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		if !a.allows("memory") {
 			return refuse("memory.write: %s", a.denied("memory"))
 		}
-		item := MemoryItem{Key: b.Key, Text: r.redact.text(b.Text), Tags: b.Tags, Agent: a.agent.ID, RunID: r.id, At: time.Now().UTC()}
+		item := MemoryItem{Key: b.Key, Text: b.Text, Tags: b.Tags, Agent: a.agent.ID, RunID: r.id, At: time.Now().UTC()}
 		if err := r.rec.MemoryWrite(context0, item); err != nil {
 			return refuse("memory.write failed: %v", err)
 		}
@@ -139,7 +139,7 @@ drain:
 			replies[i] = protocols.Reply(m, protocols.ProtocolError{Reason: "blackboard.write: the value cannot be stored: " + err.Error()})
 			continue
 		}
-		puts = append(puts, BlackboardPut{Key: b.Key, Value: json.RawMessage(r.redact.text(string(raw))), Author: a.agent.ID,
+		puts = append(puts, BlackboardPut{Key: b.Key, Value: json.RawMessage(raw), Author: a.agent.ID,
 			Cue: a.cue.cue.ID, Attempt: a.number, MessageID: m.ID})
 	}
 	written, err := r.writeBoard(context0, puts)

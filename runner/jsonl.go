@@ -181,14 +181,14 @@ func isReplyType(t string) bool {
 	return false
 }
 
-// recordMessage stores a message of this attempt (redacted) now.
+// recordMessage stores a message of this attempt now.
 func (a *attempt) recordMessage(dir string, msg protocols.Message, raw []byte) {
 	a.r.publish(context.Background(), a.messageEvent(dir, &wireMessage{msg: msg, raw: raw}))
 }
 
-// messageEvent is the record of a message of this attempt (redacted).
+// messageEvent is the record of a message of this attempt.
 func (a *attempt) messageEvent(dir string, m *wireMessage) Event {
-	data := MessageData{Direction: dir, Type: m.msg.Type, ID: m.msg.ID, InReplyTo: m.msg.InReplyTo, Body: json.RawMessage(a.r.redact.text(string(trimNewline(m.raw))))}
+	data := MessageData{Direction: dir, Type: m.msg.Type, ID: m.msg.ID, InReplyTo: m.msg.InReplyTo, Body: json.RawMessage(trimNewline(m.raw))}
 	return Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvMessage, Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number, Data: mustJSON(data)}
 }
 

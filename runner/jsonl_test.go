@@ -97,6 +97,7 @@ func TestAgentFaults(t *testing.T) {
 		{"silent-warning", "malfunction", "no ack.warning within 300ms of coord.warning"},
 		{"wrong-reply", "malfunction", "expected ack.warning in reply to coord.warning, got ack.standby"},
 		{"garbage", "malfunction", "line 1 from the agent is not a protocol message: not JSON"},
+		{"bad-utf8", "malfunction", "line 3 from the agent is not a protocol message: not JSON: invalid UTF-8 at byte offset"},
 		{"huge-line", "malfunction", "line 1 from the agent is not a protocol message: line longer than 1048576 bytes"},
 		{"other-cue", "malfunction", "reply for cue SOMETHING-ELSE"},
 		{"exit-in-go", "exit:3", "the agent exited with status 3 while serving its cues, during GO"},

@@ -197,7 +197,7 @@ func (r *run) userEvent(a *attempt, kind, to string, body any) Event {
 	if err != nil {
 		raw = nil
 	}
-	data := UserMessageData{Kind: kind, From: a.agent.ID, To: to, Body: json.RawMessage(r.redact.text(string(raw)))}
+	data := UserMessageData{Kind: kind, From: a.agent.ID, To: to, Body: json.RawMessage(raw)}
 	if len(raw) == 0 {
 		data.Body = nil
 	}

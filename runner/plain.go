@@ -53,9 +53,15 @@ func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 		b, _ := json.Marshal(a.withCommittedBlackboard(t))
 		return b
 	}
+	inDir := strings.TrimSuffix(outPath, ".out") + ".in"
+	defer os.RemoveAll(inDir)
+	vars, err := inputVars(t, inDir)
+	if err != nil {
+		return nil, failf("start", "command: writing a large input to a file: %v", err)
+	}
 	s := d.goIO
 	d.goIO = nil
-	p, f := a.runStep("command", a.agent.Command, a.agent.Run, s, stdin, a.goTimeout(), a.env(t, "ORCH_OUTPUT="+outPath))
+	p, f := a.runStep("command", a.agent.Command, a.agent.Run, s, stdin, a.goTimeout(), a.env(append(vars, "ORCH_OUTPUT="+outPath)...))
 	d.goProc = p
 	if f != nil {
 		return nil, f
@@ -98,7 +104,7 @@ func (d *plainDriver) close(a *attempt) (int, *int) {
 // for it after it has reported its end (see attempt.run).
 func (a *attempt) runStep(step string, argv []string, shell string, s *stdio, stdin func() []byte, timeout time.Duration, env []string) (*proc, *failure) {
 	if env == nil {
-		env = a.env(nil)
+		env = a.env()
 	}
 	if s == nil {
 		var err error

@@ -59,7 +59,7 @@ func (r *run) ask(a *attempt, msg protocols.Message, b protocols.QuestionAsk) *f
 	r.qmu.Unlock()
 	deadline := time.Now().Add(timeout).UTC()
 	err := r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestion, Cue: a.cue.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, Data: mustJSON(QuestionData{ID: q.id, Question: r.redact.text(b.Question), Complexity: b.Complexity, To: to, Deadline: deadline})})
+		Attempt: a.number, Data: mustJSON(QuestionData{ID: q.id, Question: b.Question, Complexity: b.Complexity, To: to, Deadline: deadline})})
 	if err != nil {
 		r.qmu.Lock()
 		delete(r.questions, q.id)
@@ -123,7 +123,7 @@ func (r *run) toPerson(q *question, deadline time.Time) {
 	r.qmu.Lock()
 	q.cancel = cancel
 	r.qmu.Unlock()
-	p := QuestionPrompt{ID: q.id, Complexity: q.body.Complexity, Question: q.body.Question, Agent: q.asker.agent.ID,
+	p := QuestionPrompt{ID: q.id, Complexity: q.body.Complexity, Question: r.redact.Text(q.body.Question), Agent: q.asker.agent.ID,
 		Cue: q.asker.cue.cue.ID, Deadline: deadline}
 	go func() {
 		if answer, ok := r.opts.Ask(ctx, p); ok {
@@ -160,7 +160,7 @@ func (r *run) answer(id, text, by string) bool {
 	}
 	a := q.asker
 	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, State: QuestionAnswered, Data: mustJSON(AnswerData{ID: id, Answer: r.redact.text(text), By: by})})
+		Attempt: a.number, State: QuestionAnswered, Data: mustJSON(AnswerData{ID: id, Answer: text, By: by})})
 	_ = a.proc.send(a, protocols.Reply(q.ask, protocols.QuestionAnswer{QuestionID: id, Answer: text}))
 	return true
 }

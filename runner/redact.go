@@ -1,67 +1,250 @@
 package runner
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/orch-cli/orch/planner"
 )
 
-// redactor removes secret values (from the environment variables agents
-// declare as secrets) from everything orch records.
-type redactor struct{ r *strings.Replacer }
+// What counts as a secret (README, "Secrets"): the value of an environment
+// variable whose name says it is one (see SecretName), of 8 characters or
+// more; the value of a variable declared in an agent's secrets (or listed
+// in ORCH_SECRETS, which orch gives its agents), of 4 or more. Each line of
+// a multi-line secret (a PEM key) is a secret of its own when it has 8
+// characters or more, so that a log written line by line is masked too.
+const (
+	minSecret     = 4
+	minNamedValue = 8
+	minSecretLine = 8
+)
 
-func newRedactor(p *planner.Plan) *redactor {
-	var secrets []string
-	for _, a := range p.Agents {
-		for _, name := range a.Secrets {
-			if v := os.Getenv(name); len(v) >= 4 { // shorter values would redact ordinary text
-				secrets = append(secrets, v)
+// SecretsVar is the variable that lists, for orch bb set inside an agent,
+// the names its agents declared as secrets (names only, never values).
+const SecretsVar = "ORCH_SECRETS"
+
+// secretWords are the parts of a variable's name that make its value a secret.
+var secretWords = []string{"TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE"}
+
+// SecretName reports whether an environment variable's name says it holds a
+// secret: it contains TOKEN, SECRET, KEY, PASSWORD, PASSWD, CREDENTIAL or
+// PRIVATE, in any case (GITHUB_TOKEN, aws_secret_access_key, API_KEY).
+func SecretName(name string) bool {
+	up := strings.ToUpper(name)
+	if up == SecretsVar {
+		return false // it holds names, not values
+	}
+	for _, w := range secretWords {
+		if strings.Contains(up, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Redactor masks secret values in everything orch records or prints. A
+// secret becomes [redacted:NAME] (a line of one, [redacted:NAME line N]),
+// so that a reader knows what was there and a run continued later (orch go,
+// orch resume) can put the value back from its own environment (Restore).
+type Redactor struct {
+	mask     *strings.Replacer // secret (and its JSON-escaped forms) -> marker
+	restore  *strings.Replacer // marker -> secret
+	declared []string          // the names declared secrets (see SecretsVar)
+}
+
+// NewRedactor finds the secrets in environ (NAME=VALUE entries): the values
+// of secret-looking names, of the names in declared, and of those listed in
+// environ's ORCH_SECRETS.
+func NewRedactor(environ []string, declared []string) *Redactor {
+	vars := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	isDeclared := map[string]bool{}
+	for _, n := range declared {
+		isDeclared[n] = true
+	}
+	for _, n := range strings.Split(vars[SecretsVar], ",") {
+		isDeclared[strings.TrimSpace(n)] = true
+	}
+	names := make([]string, 0, len(vars))
+	for k := range vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)            // a value held by two variables is named after the first
+	secrets := map[string]string{} // value -> marker
+	add := func(value, marker string) {
+		if _, seen := secrets[value]; !seen {
+			secrets[value] = marker
+		}
+	}
+	for _, k := range names {
+		v := vars[k]
+		switch {
+		case isDeclared[k] && len(v) >= minSecret:
+		case SecretName(k) && len(v) >= minNamedValue:
+		default:
+			continue
+		}
+		add(v, "[redacted:"+k+"]")
+		if strings.Contains(v, "\n") {
+			for i, line := range strings.Split(v, "\n") {
+				if line = strings.TrimSpace(line); len(line) >= minSecretLine {
+					add(line, fmt.Sprintf("[redacted:%s line %d]", k, i+1))
+				}
 			}
 		}
 	}
-	if len(secrets) == 0 {
-		return &redactor{}
-	}
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) }) // longest first
-	var pairs []string
-	for _, s := range secrets {
-		pairs = append(pairs, s, "[redacted]")
-	}
-	return &redactor{r: strings.NewReplacer(pairs...)}
+	return newRedactor(secrets)
 }
 
-func (d *redactor) text(s string) string {
-	if d == nil || d.r == nil {
+func newRedactor(secrets map[string]string) *Redactor {
+	if len(secrets) == 0 {
+		return &Redactor{}
+	}
+	values := make([]string, 0, len(secrets))
+	for v := range secrets {
+		values = append(values, v)
+	}
+	// Longest first: at one position the first pattern that matches wins, so
+	// a whole multi-line secret is masked before any of its lines.
+	sort.Slice(values, func(i, j int) bool {
+		if len(values[i]) != len(values[j]) {
+			return len(values[i]) > len(values[j])
+		}
+		return values[i] < values[j]
+	})
+	var mask, restore []string
+	for _, v := range values {
+		marker := secrets[v]
+		mask = append(mask, v, marker)
+		for _, esc := range jsonForms(v) {
+			mask = append(mask, esc, marker)
+		}
+		restore = append(restore, marker, v)
+	}
+	return &Redactor{mask: strings.NewReplacer(mask...), restore: strings.NewReplacer(restore...)}
+}
+
+// jsonForms are the ways a JSON string spells v (without its quotes) when
+// that differs from v: with and without HTML escaping.
+func jsonForms(v string) []string {
+	var forms []string
+	for _, html := range []bool{true, false} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		_ = enc.Encode(v)
+		s := strings.TrimSuffix(b.String(), "\n")
+		s = s[1 : len(s)-1]
+		if s != v && (len(forms) == 0 || forms[0] != s) {
+			forms = append(forms, s)
+		}
+	}
+	return forms
+}
+
+// RedactorFor is the redactor of a run of p: orch's environment, the env
+// the agents' specs set, and the secrets they declare.
+func RedactorFor(p *planner.Plan) *Redactor {
+	environ := os.Environ()
+	var declared []string
+	for _, a := range p.Agents {
+		declared = append(declared, a.Secrets...)
+		for k, v := range a.Env {
+			environ = append(environ, k+"="+scalar(v))
+		}
+	}
+	sort.Strings(declared)
+	d := NewRedactor(environ, declared)
+	d.declared = slices.Compact(declared)
+	return d
+}
+
+// secretsVar is ORCH_SECRETS=NAMES for an agent's environment, or "".
+func (d *Redactor) secretsVar() string {
+	if len(d.declared) == 0 {
+		return ""
+	}
+	return SecretsVar + "=" + strings.Join(d.declared, ",")
+}
+
+func (d *Redactor) none() bool { return d == nil || d.mask == nil }
+
+// Text masks the secrets in s.
+func (d *Redactor) Text(s string) string {
+	if d.none() {
 		return s
 	}
-	return d.r.Replace(s)
+	return d.mask.Replace(s)
 }
 
-// value redacts every string inside a JSON-like value.
-func (d *redactor) value(v any) map[string]any {
-	m, _ := d.any(v).(map[string]any)
+// JSON masks the secrets in a JSON value's strings (keys included), and
+// returns raw itself when it holds none.
+func (d *Redactor) JSON(raw json.RawMessage) json.RawMessage {
+	if d.none() || len(raw) == 0 {
+		return raw
+	}
+	s := string(raw)
+	masked := d.mask.Replace(s)
+	if masked == s {
+		return raw
+	}
+	// Replacing inside JSON text could break an escape sequence (a secret
+	// starting with "n" after a backslash): mask the decoded strings and
+	// encode again.
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return json.RawMessage(masked)
+	}
+	b, err := json.Marshal(d.Value(v))
+	if err != nil {
+		return json.RawMessage(masked)
+	}
+	return b
+}
+
+// Value masks the secrets in every string of a JSON-like value (a copy).
+func (d *Redactor) Value(v any) any {
+	if d.none() {
+		return v
+	}
+	return walkStrings(v, d.mask.Replace)
+}
+
+// Restore puts back the secrets a recorded value had (a run's inputs, a
+// completed cue's outputs), from this process's environment.
+func (d *Redactor) Restore(v map[string]any) map[string]any {
+	if d.none() || v == nil {
+		return v
+	}
+	m, _ := walkStrings(v, d.restore.Replace).(map[string]any)
 	return m
 }
 
-func (d *redactor) any(v any) any {
-	if d == nil || d.r == nil {
-		return v
-	}
+func walkStrings(v any, f func(string) string) any {
 	switch v := v.(type) {
 	case string:
-		return d.r.Replace(v)
+		return f(v)
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, x := range v {
-			out[k] = d.any(x)
+			out[f(k)] = walkStrings(x, f)
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
-			out[i] = d.any(x)
+			out[i] = walkStrings(x, f)
 		}
 		return out
 	}

@@ -95,9 +95,9 @@ type CueOutcome struct {
 // result is the run's outcome, with every plan cue's (what orch run prints
 // needs no read of the store).
 func (r *run) result(state RunState, reason string, waiting []string) *Result {
-	res := &Result{RunID: r.id, State: state, Reason: reason, Waiting: waiting, Cues: make([]CueOutcome, len(r.cues))}
+	res := &Result{RunID: r.id, State: state, Reason: r.redact.Text(reason), Waiting: waiting, Cues: make([]CueOutcome, len(r.cues))}
 	for i, c := range r.cues {
-		res.Cues[i] = CueOutcome{ID: c.cue.ID, State: c.state, Reason: c.reason}
+		res.Cues[i] = CueOutcome{ID: c.cue.ID, State: c.state, Reason: r.redact.Text(c.reason)}
 	}
 	return res
 }
@@ -121,7 +121,7 @@ type run struct {
 	parallel    int
 	grace       time.Duration
 	workDir     string // ORCH_OUTPUT files
-	redact      *redactor
+	redact      *Redactor
 	active      sync.WaitGroup // attempt goroutines
 	observeMu   sync.Mutex
 	running     int             // attempt goroutines not yet reported finished
@@ -220,7 +220,11 @@ func newRun(opts Options) (*run, error) {
 		return nil, fmt.Errorf("creating the run's work directory: %w", err)
 	}
 	r.workDir = dir
-	r.redact = newRedactor(p)
+	r.redact = RedactorFor(p)
+	r.rec = redactingRecorder{Recorder: opts.Recorder, d: r.redact}
+	if opts.Resume != nil { // the recorded inputs were redacted
+		r.opts.Inputs = r.redact.Restore(opts.Inputs)
+	}
 	n := len(p.Order)
 	r.touched, r.waitWarn, r.waitGo = newCueQueue(n), newCueQueue(n), newCueQueue(n)
 	r.live, r.sleepers = map[*cueRun]bool{}, map[*cueRun]bool{}
@@ -309,7 +313,7 @@ func (r *run) restore(cr *cueRun, c CueRecord) {
 	}
 	switch c.State {
 	case CueCompleted, CueSkipped, CueFailed, CueBlocked:
-		cr.state, cr.reason, cr.outputs = c.State, c.Reason, c.Outputs
+		cr.state, cr.reason, cr.outputs = c.State, c.Reason, r.redact.Restore(c.Outputs)
 		if len(c.Outputs) > 0 {
 			r.withOutputs.Add(cr.cue)
 		}

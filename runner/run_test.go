@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -399,5 +400,82 @@ printf 'no newline'`,
 	}
 	if strings.Join(errs, "|") != "to stderr|late" {
 		t.Errorf("stderr %q", errs)
+	}
+}
+
+// TestLargeOutputReachesPlainAgent: a value over the environment's limit
+// (Linux refuses one string over 128 KiB) reaches a downstream plain agent
+// through ORCH_INPUT_<NAME>_FILE, small ones still in ORCH_INPUT_<NAME>.
+func TestLargeOutputReachesPlainAgent(t *testing.T) {
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  inputs: {small: hi}
+  cues:
+    - {id: MAKE, agents: [make]}
+    - {id: READ, agents: [read], dependencies: [MAKE]}
+`,
+		"agents.yaml": `agent: {id: make, command: [sh, make.sh], provides: [big]}
+---
+agent: {id: read, command: [sh, read.sh], requires: [big]}
+`,
+		// 1,000,000 bytes: the output file itself is capped at 1 MiB.
+		"make.sh": `printf 'big=' > "$ORCH_OUTPUT"; head -c 1000000 /dev/zero | tr '\0' x >> "$ORCH_OUTPUT"`,
+		"read.sh": `[ -z "${ORCH_INPUT_BIG+set}" ] || exit 4
+[ "$ORCH_INPUT_SMALL" = hi ] || exit 5
+printf 'size=%s\n' "$(wc -c < "$ORCH_INPUT_BIG_FILE" | tr -d ' ')" >> "$ORCH_OUTPUT"
+printf 'head=%s\n' "$(head -c 3 "$ORCH_INPUT_BIG_FILE")" >> "$ORCH_OUTPUT"`,
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	if res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	ends := rec.of(EvCueState)
+	last := ends[len(ends)-1]
+	if last.Cue != "READ" || !strings.Contains(string(last.Data), `"size":"1000000"`) || !strings.Contains(string(last.Data), `"head":"xxx"`) {
+		t.Errorf("READ ended with %s", last.Data)
+	}
+}
+
+// TestLogCap: an attempt that prints far more than defaults.max_log costs
+// the store at most max_log: its first and last lines are kept, with a line
+// saying what was dropped between them.
+func TestLogCap(t *testing.T) {
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  defaults: {max_log: 64KiB}
+  cues:
+    - {id: LOUD, agents: [loud]}
+`,
+		"agents.yaml": `agent: {id: loud, run: 'seq 1 50000 | sed "s/^/line /" >&2; echo done'}` + "\n",
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	if res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	var cost int64
+	var stderr []string
+	var note string
+	kept := 0
+	for _, l := range rec.logs {
+		if strings.HasPrefix(l.Text, "…") {
+			note = l.Text
+			continue
+		}
+		cost += int64(len(l.Text)) + logRowCost
+		kept++
+		if l.Stream == "stderr" {
+			stderr = append(stderr, l.Text)
+		}
+	}
+	if cost > 64<<10 {
+		t.Errorf("the log costs %d bytes, over max_log (64 KiB)", cost)
+	}
+	if len(stderr) < 100 || stderr[0] != "line 1" || stderr[len(stderr)-1] != "line 50000" {
+		t.Fatalf("kept %d stderr lines, from %q to %q", len(stderr), stderr[0], stderr[len(stderr)-1])
+	}
+	dropped := 50001 - kept // with "done" on stdout
+	want := fmt.Sprintf("(%s) dropped: the log keeps the first and the last 32.0 KiB of each attempt (defaults.max_log 64.0 KiB)", plural(int64(dropped), "line"))
+	if !strings.Contains(note, want) {
+		t.Errorf("note %q, want it to say %q", note, want)
 	}
 }

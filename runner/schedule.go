@@ -477,7 +477,7 @@ func (r *run) endCue(ctx context.Context, c *cueRun, s CueState, reason string) 
 	r.touchNext(c)
 	ev := Event{Type: EvCueState, Cue: c.cue.ID, State: string(s), Reason: reason}
 	if s == CueCompleted {
-		ev.Data = mustJSON(CueStateData{Outputs: r.redact.value(c.outputs)})
+		ev.Data = mustJSON(CueStateData{Outputs: c.outputs})
 	}
 	r.emit(ev)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -90,9 +91,8 @@ func withBoard(t *Task, entries map[string]BlackboardEntry, err error) *Task {
 }
 
 // env is the agent's environment: orch's own, the agent's env, and ORCH_*
-// variables (with ORCH_INPUT_<NAME> for each scalar input, so a shell
-// agent needs no JSON parser). Values never reach a command line.
-func (a *attempt) env(t *Task, extra ...string) []string {
+// variables. Values never reach a command line.
+func (a *attempt) env(extra ...string) []string {
 	env := append([]string(nil), a.r.baseEnv(a.agent.ID, a.agent.Env)...)
 	env = append(env,
 		"ORCH_RUN_ID="+a.r.id,
@@ -102,20 +102,54 @@ func (a *attempt) env(t *Task, extra ...string) []string {
 		"ORCH_DB="+a.r.opts.DBPath,
 		"ORCH_ROOT="+a.r.opts.ProjectRoot,
 	)
-	if t != nil {
-		names := make([]string, 0, len(t.Inputs))
-		for k := range t.Inputs {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			switch v := t.Inputs[k].(type) {
-			case string, bool, float64, int64, int, json.Number:
-				env = append(env, "ORCH_INPUT_"+envName(k)+"="+scalar(v))
-			}
-		}
+	if v := a.r.redact.secretsVar(); v != "" {
+		env = append(env, v) // for orch bb set inside the agent
 	}
 	return append(env, extra...)
+}
+
+// Linux refuses to start a process with one environment string over 128 KiB
+// (E2BIG), and bounds the environment and arguments together (a quarter of
+// the stack limit, often 2 MiB). So a scalar input goes in ORCH_INPUT_<NAME>
+// only up to maxEnvInput bytes, and only while the ORCH_INPUT_* variables
+// stay within maxEnvInputs in all; any other is written to a file in the
+// attempt's input directory, named by ORCH_INPUT_<NAME>_FILE.
+const (
+	maxEnvInput  = 32 << 10
+	maxEnvInputs = 256 << 10
+)
+
+// inputVars are the ORCH_INPUT_<NAME> (or ORCH_INPUT_<NAME>_FILE) variables
+// of a plain agent's task: its scalar inputs, so that a shell agent needs no
+// JSON parser. Files are written in dir (created when one is needed).
+func inputVars(t *Task, dir string) ([]string, error) {
+	names := make([]string, 0, len(t.Inputs))
+	for k := range t.Inputs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var vars []string
+	total := 0
+	for _, k := range names {
+		switch v := t.Inputs[k].(type) {
+		case string, bool, float64, int64, int, json.Number:
+			name, value := "ORCH_INPUT_"+envName(k), scalar(v)
+			if len(value) <= maxEnvInput && total+len(name)+len(value) <= maxEnvInputs {
+				total += len(name) + len(value)
+				vars = append(vars, name+"="+value)
+				continue
+			}
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, err
+			}
+			path := filepath.Join(dir, envName(k))
+			if err := os.WriteFile(path, []byte(value), 0o600); err != nil {
+				return nil, err
+			}
+			vars = append(vars, name+"_FILE="+path)
+		}
+	}
+	return vars, nil
 }
 
 var nonEnv = regexp.MustCompile(`[^A-Z0-9_]`)

@@ -60,6 +60,7 @@ func (ks *kindSchema) compileChecked(kind Kind, check bool) {
 	c.Draft = jsonschema.Draft2020
 	c.AssertFormat = true
 	c.Formats["duration"] = isDuration
+	c.Formats["size"] = isSize
 	c.SkipSchemaValidation = !check
 	c.LoadURL = func(url string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("orch does not load schemas from %s: all schemas are embedded", url)
@@ -85,6 +86,16 @@ func isDuration(v any) bool {
 	}
 	d, err := time.ParseDuration(s)
 	return err == nil && d >= 0
+}
+
+// isSize is the "size" format: see ParseSize.
+func isSize(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return true
+	}
+	_, err := ParseSize(s)
+	return err == nil
 }
 
 // validateSchema checks a document against its kind's schema and turns every
@@ -303,6 +314,10 @@ func explain(doc *Document, ks *kindSchema, e *jsonschema.ValidationError, diags
 	case "format":
 		if schemaAt["format"] == "duration" {
 			diags.Add(Error, at, ptr, "bad-duration", "%s: %s is not a duration (use Go syntax such as 500ms, 30s, 10m, 1h30m)", nameOr(field, "value"), show(value))
+			return
+		}
+		if schemaAt["format"] == "size" {
+			diags.Add(Error, at, ptr, "bad-size", "%s: %s is not a size (use a number with B, KiB, MiB or GiB, such as 512KiB or 10MiB)", nameOr(field, "value"), show(value))
 			return
 		}
 		diags.Add(Error, at, ptr, "bad-value", "%s: %s", nameOr(field, "value"), e.Message)

@@ -133,12 +133,14 @@ type Guardrails struct {
 	DenyAtDepth     map[string][]string `json:"deny_at_depth,omitempty"`
 }
 
-// Defaults are per-phase timeouts for every cue of the cuelist.
+// Defaults are per-phase timeouts for every cue of the cuelist, and the cap
+// on what each attempt's output may cost the store.
 type Defaults struct {
 	AckTimeout     Duration `json:"ack_timeout,omitempty"`
 	StandbyTimeout Duration `json:"standby_timeout,omitempty"`
 	Timeout        Duration `json:"timeout,omitempty"`
 	KillGrace      Duration `json:"kill_grace,omitempty"`
+	MaxLog         Size     `json:"max_log,omitempty"`
 }
 
 // Cue is one coordinated action of a cuelist.

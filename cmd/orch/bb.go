@@ -189,6 +189,11 @@ func bbSet(ctx context.Context, db *store.DB, id, key string, value json.RawMess
 	if state.Ended() {
 		return 0, fmt.Errorf("run %s is %s: its blackboard is kept as the run left it and cannot be written", id, state)
 	}
+	// orch bb set is a process of its own, often inside an agent: it masks
+	// the secrets of its own environment, which an agent inherits from orch
+	// (the values of secret-looking names, and the names orch lists in
+	// ORCH_SECRETS), as the run's owner masks what it records.
+	value = runner.NewRedactor(os.Environ(), nil).JSON(value)
 	put := runner.BlackboardPut{Key: key, Value: value, Author: "person"}
 	if agent := os.Getenv("ORCH_AGENT_ID"); agent != "" {
 		put.Author = agent

@@ -10,11 +10,14 @@
 // background child), other-cue, fail, fail-retriable, blackboard (write
 // then read a key), sleep-in-go DURATION, ignore-term (hangs in GO and
 // ignores SIGTERM), pidfile FILE (writes its pid, then ok), fail-once
-// (the first GO fails as retriable, later ones complete).
+// (the first GO fails as retriable, later ones complete), bad-utf8 (its
+// task.complete has an invalid UTF-8 byte inside a string), fail-leak VAR
+// (task.failed with the value of the environment variable VAR in its error).
 package fakeagent
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -113,8 +116,15 @@ func work(mode, arg string, msg protocols.Message, b protocols.CoordGo, send fun
 	case "sleep-in-go":
 		d, _ := time.ParseDuration(arg)
 		time.Sleep(d)
+	case "bad-utf8":
+		line, _ := protocols.Encode(protocols.Reply(msg, protocols.TaskComplete{CueID: b.CueID, Outputs: map[string]any{"note": "cafe"}}))
+		_, _ = os.Stdout.Write(bytes.Replace(line, []byte(`"cafe"`), []byte("\"caf\xe9\""), 1))
+		return false
 	case "fail":
 		send(protocols.Reply(msg, protocols.TaskFailed{CueID: b.CueID, Error: "the fake agent was told to fail"}))
+		return false
+	case "fail-leak":
+		send(protocols.Reply(msg, protocols.TaskFailed{CueID: b.CueID, Error: "login refused for " + os.Getenv(arg)}))
 		return false
 	case "fail-retriable":
 		send(protocols.Reply(msg, protocols.TaskFailed{CueID: b.CueID, Error: "a transient failure", Retriable: true}))

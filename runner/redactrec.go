@@ -1,0 +1,52 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// redactingRecorder is the one place where the runner's records are
+// redacted: every event, log line, blackboard write and memory item passes
+// through it on its way to the store. Append masks the events in place, so
+// that the observer (the progress lines, --output json) shows what was
+// stored.
+type redactingRecorder struct {
+	Recorder
+	d *Redactor
+}
+
+func (r redactingRecorder) Append(ctx context.Context, events ...Event) error {
+	for i := range events {
+		events[i].Reason = r.d.Text(events[i].Reason)
+		events[i].Data = r.d.JSON(events[i].Data)
+	}
+	return r.Recorder.Append(ctx, events...)
+}
+
+func (r redactingRecorder) Log(line LogLine) {
+	line.Text = r.d.Text(line.Text)
+	r.Recorder.Log(line)
+}
+
+func (r redactingRecorder) BlackboardWrite(ctx context.Context, runID, key string, value json.RawMessage, author string) (int64, error) {
+	return r.Recorder.BlackboardWrite(ctx, runID, key, r.d.JSON(value), author)
+}
+
+func (r redactingRecorder) BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) ([]BlackboardWritten, error) {
+	masked := make([]BlackboardPut, len(puts))
+	for i, p := range puts {
+		p.Value = r.d.JSON(p.Value)
+		masked[i] = p
+	}
+	return r.Recorder.BlackboardWriteMany(ctx, runID, masked)
+}
+
+func (r redactingRecorder) MemoryWrite(ctx context.Context, item MemoryItem) error {
+	item.Key, item.Text = r.d.Text(item.Key), r.d.Text(item.Text)
+	tags := make([]string, len(item.Tags))
+	for i, t := range item.Tags {
+		tags[i] = r.d.Text(t)
+	}
+	item.Tags = tags
+	return r.Recorder.MemoryWrite(ctx, item)
+}
