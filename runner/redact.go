@@ -152,10 +152,13 @@ func jsonForms(v string) []string {
 }
 
 // RedactorFor is the redactor of a run of p: orch's environment, the env
-// the agents' specs set, and the secrets they declare.
+// the agents' specs set, and the secrets the cuelist and its agents declare.
 func RedactorFor(p *planner.Plan) *Redactor {
 	environ := os.Environ()
 	var declared []string
+	if p.Cuelist != nil {
+		declared = append(declared, p.Cuelist.Secrets...)
+	}
 	for _, a := range p.Agents {
 		declared = append(declared, a.Secrets...)
 		for k, v := range a.Env {

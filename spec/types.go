@@ -103,6 +103,7 @@ type Cuelist struct {
 	Include     []string            `json:"include,omitempty"`
 	Inputs      map[string]any      `json:"inputs,omitempty"`
 	MaxParallel int                 `json:"max_parallel,omitempty"`
+	Secrets     []string            `json:"secrets,omitempty"` // env names whose values are masked for the whole run
 	Arbitration string              `json:"arbitration,omitempty"`
 	Resources   map[string]int      `json:"resources,omitempty"`
 	Limits      Limits              `json:"limits,omitempty"`
