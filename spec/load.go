@@ -226,7 +226,7 @@ func (l *loader) loadFile(name string) error {
 func (l *loader) loadData(f *File, data []byte) {
 	f.Data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	l.set.Files = append(l.set.Files, f)
-	if !checkText(f, &l.diags) {
+	if !checkText(f, &l.diags) || !checkDepth(f, &l.diags) {
 		return
 	}
 	l.parse(f)
