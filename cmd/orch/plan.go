@@ -80,12 +80,14 @@ func compile(io *streams, path, id, maxFileSize string) (*spec.Set, *planner.Pla
 		return nil, nil, usageError(fmt.Errorf("--max-file-size: %w", err))
 	}
 	set, p, diags, err := planner.Compile(path, id, spec.LoadOptions{MaxFileSize: maxSize})
-	if err != nil {
+	if err != nil && (set == nil || !diags.HasErrors()) {
 		if set == nil {
 			return nil, nil, err
 		}
 		return nil, nil, usageError(err)
 	}
+	// A spec that does not load (NUL bytes, too deep, too big...) holds no
+	// cuelist: its diagnostics say why, not "no cuelist".
 	if len(diags) > 0 {
 		color := isTerminalWriter(io.err) && os.Getenv("NO_COLOR") == ""
 		shown := diags
