@@ -24,6 +24,9 @@ type File struct {
 	Docs []*Document
 
 	lineStarts []int // byte offset of each line, built on first use
+
+	root *projectRoot // where it was read, and its includes are read
+	rel  string       // its path relative to root
 }
 
 // Line returns the text of 1-based line n without its line ending, or "".
