@@ -320,29 +320,38 @@ func (s *depthScan) inline(i, end int) bool {
 
 // roughDepth bounds from above how deep a parser could recurse on data,
 // whatever it makes of quotes and comments: the most brackets open at once
-// plus, on the deepest line, its indentation and its "- ", "? " and ": "
-// indicators. goccy/go-yaml is only asked to locate a syntax error in a file
-// whose bound is small: its cost grows with the square of the depth.
+// (with the "- " and "? " inside them, which a parser may take for block
+// collections there) plus, on the deepest line, its indentation and its
+// "- ", "? " and ": " indicators.
 func roughDepth(data []byte) int {
-	flow, maxFlow, maxLine := 0, 0, 0
+	flow, inFlow, maxFlow, maxLine := 0, 0, 0, 0
 	for start := 0; start < len(data); {
-		end, line := start, 0
+		end := start
 		for end < len(data) && data[end] == ' ' {
 			end++
 		}
-		line = end - start
+		line := end - start
 		for ; end < len(data) && lineBreak(data, end) == 0; end++ {
-			switch c := data[end]; c {
+			indicator := end+1 >= len(data) || isBlank(data[end+1]) || lineBreak(data, end+1) > 0
+			switch data[end] {
 			case '[', '{':
 				flow++
-				maxFlow = max(maxFlow, flow)
 			case ']', '}':
 				flow = max(flow-1, 0)
-			case '-', '?', ':':
-				if ends(data, end+1, len(data)) || lineBreak(data, end+1) > 0 {
+				if flow == 0 {
+					inFlow = 0
+				}
+			case '-', '?':
+				if indicator && flow > 0 {
+					inFlow++
+				}
+				fallthrough
+			case ':':
+				if indicator {
 					line++
 				}
 			}
+			maxFlow = max(maxFlow, flow+inFlow)
 		}
 		maxLine = max(maxLine, line)
 		start = end

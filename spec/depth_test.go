@@ -82,3 +82,25 @@ func TestDepthScanKeepsText(t *testing.T) {
 		}
 	}
 }
+
+// TestSyntaxErrorsInDeepFiles checks that a syntax error in a file a parser
+// would recurse deep into is located without asking goccy/go-yaml, which
+// would take seconds and gigabytes on it.
+func TestSyntaxErrorsInDeepFiles(t *testing.T) {
+	for _, data := range []string{
+		"[" + strings.Repeat("\n- ", 100_000) + "\n", // block entries inside a flow sequence
+		"a: b: " + strings.Repeat("[", 100_000) + "\n",
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		l := &loader{opts: LoadOptions{MaxFileSize: DefaultMaxFileSize}, set: &Set{}, seen: map[string]bool{}, noIncludes: true}
+		l.loadData(&File{Name: "bad.yaml"}, []byte(data))
+		runtime.ReadMemStats(&after)
+		if len(l.diags) != 1 || l.diags[0].Code != "yaml-syntax" || l.diags[0].Pos.Line != 1 {
+			t.Errorf("%.20q...: diagnostics %v, want one yaml-syntax error on line 1", data, l.diags)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 20*uint64(len(data))+1<<20 {
+			t.Errorf("%.20q...: loading %d bytes allocated %d MB", data, len(data), alloc>>20)
+		}
+	}
+}
