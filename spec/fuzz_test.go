@@ -56,6 +56,11 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		return nil
 	})
 	seeds = append(seeds, []byte("a: &a [x, *a]\n"), []byte("\xef\xbb\xbf---\n...\n"), []byte("{? [a]: b}\n"))
+	for _, deep := range deepInputs() {
+		if len(deep.data) < 1<<20 {
+			seeds = append(seeds, []byte(deep.data))
+		}
+	}
 	return seeds
 }
 

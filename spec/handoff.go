@@ -94,7 +94,7 @@ func ArtifactPathError(p string) error {
 // CheckArtifact opens the artifact inside root (symlinks cannot lead out) and,
 // if it has a hash, compares the file's sha256 with it.
 func CheckArtifact(root *os.Root, a Artifact) error {
-	f, err := root.Open(filepath.FromSlash(a.Path))
+	f, err := root.OpenFile(filepath.FromSlash(a.Path), os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("artifact %q does not exist", a.Path)
@@ -102,6 +102,14 @@ func CheckArtifact(root *os.Root, a Artifact) error {
 		return fmt.Errorf("artifact %q: %v", a.Path, err)
 	}
 	defer f.Close()
+	// A FIFO (opened without waiting for a writer) or a device is never
+	// read: only a regular file is an artifact.
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		if err == nil {
+			err = fmt.Errorf("not a regular file (%s)", fileKind(info.Mode()))
+		}
+		return fmt.Errorf("artifact %q: %v", a.Path, err)
+	}
 	if a.Hash == "" {
 		return nil
 	}

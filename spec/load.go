@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,6 +24,10 @@ const DefaultMaxFileSize = 8 << 20
 // LoadOptions tune Load.
 type LoadOptions struct {
 	MaxFileSize int64 // bytes per file; 0 means DefaultMaxFileSize
+	// Root is the project directory every file loaded must be inside,
+	// includes and the links they go through too. "" means each argument's
+	// own directory: a file's, a directory itself, a glob's fixed part.
+	Root string
 }
 
 // Set is everything loaded: the files and their decoded documents, in load order.
@@ -112,79 +115,109 @@ func Load(paths []string, opts LoadOptions) (*Set, Diagnostics, error) {
 	go schemaFor(KindAgent)
 	go schemaFor(KindCuelist)
 	l := &loader{opts: opts, set: &Set{}, seen: map[string]bool{}}
-	var files []string
+	defer l.closeRoots()
 	for _, p := range paths {
-		found, err := expand(p)
-		if err != nil {
+		if err := l.loadArg(p); err != nil {
 			return nil, nil, err
-		}
-		files = append(files, found...)
-	}
-	for _, f := range files {
-		if err := l.loadFile(f); err != nil {
-			return nil, nil, &PathError{Path: f, Err: err}
 		}
 	}
 	return l.set, l.diags, nil
 }
 
-// expand turns one argument into the spec files it names.
-func expand(p string) ([]string, error) {
+// loadArg loads what one argument names: a file, a directory or a glob.
+func (l *loader) loadArg(p string) error {
 	info, err := os.Stat(p)
-	if err == nil {
-		if info.IsDir() {
-			files, err := walkYAML(p)
-			if err != nil {
-				return nil, &PathError{Path: p, Err: err}
-			}
-			if len(files) == 0 {
-				return nil, &PathError{Path: p, Err: errors.New("no *.yaml or *.yml files in this directory")}
-			}
-			return files, nil
-		}
-		return []string{p}, nil
+	if err != nil && !strings.ContainsAny(p, "*?[") {
+		return &PathError{Path: p, Err: errors.Unwrap(err)}
 	}
-	if !strings.ContainsAny(p, "*?[") {
-		return nil, &PathError{Path: p, Err: errors.Unwrap(err)}
+	base := p // the fixed part of the argument: its root unless Root is set
+	switch {
+	case err != nil:
+		base = globBase(p)
+	case !info.IsDir():
+		base = filepath.Dir(p)
 	}
-	matches, gerr := filepath.Glob(p)
-	if gerr != nil {
-		return nil, &PathError{Path: p, Err: fmt.Errorf("bad glob pattern: %w", gerr)}
+	r, rel, err := l.rootFor(p, base)
+	if err != nil {
+		return &PathError{Path: p, Err: err}
 	}
-	if len(matches) == 0 {
-		return nil, &PathError{Path: p, Err: errors.New("pattern matches no file")}
-	}
-	var out []string
-	for _, m := range matches {
-		more, err := expand(m)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, more...)
-	}
-	return out, nil
-}
-
-// walkYAML lists the YAML files below dir in lexical order, skipping hidden
-// directories such as .git and .orch.
-func walkYAML(dir string) ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != dir && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if ext := filepath.Ext(path); ext == ".yaml" || ext == ".yml" {
-			out = append(out, path)
+	if info != nil && !info.IsDir() {
+		if err := l.loadFile(r, rel, p); err != nil {
+			return &PathError{Path: p, Err: err}
 		}
 		return nil
-	})
-	return out, err
+	}
+	matches := []string{rel}
+	if info == nil {
+		if matches, err = globIn(r.root, rel); err != nil {
+			return &PathError{Path: p, Err: fmt.Errorf("bad glob pattern: %w", err)}
+		}
+		if len(matches) == 0 {
+			return &PathError{Path: p, Err: errors.New("pattern matches no file")}
+		}
+	}
+	baseRel, _ := r.rel(base)
+	for _, m := range matches {
+		files := []string{m}
+		if fi, err := r.root.Stat(m); err == nil && fi.IsDir() {
+			if files, err = walkIn(r.root, m); err != nil {
+				return &PathError{Path: p, Err: err}
+			}
+			if len(files) == 0 && info != nil {
+				return &PathError{Path: p, Err: errors.New("no *.yaml or *.yml files in this directory")}
+			}
+		}
+		for _, f := range files {
+			name := filepath.Join(base, relTo(baseRel, f))
+			if err := l.loadFile(r, f, name); err != nil {
+				l.diags.Add(Error, Pos{File: filepath.Clean(name)}, "", "unreadable-file", "cannot read %s: %v", filepath.Clean(name), l.why(r, err))
+			}
+		}
+	}
+	return nil
+}
+
+// rootFor opens the project root of an argument and returns the argument's
+// path relative to it.
+func (l *loader) rootFor(p, base string) (*projectRoot, string, error) {
+	dir := l.opts.Root
+	if dir == "" {
+		dir = base
+	}
+	r, err := l.openRoot(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	rel, err := r.rel(p)
+	if err != nil {
+		return nil, "", l.why(r, err)
+	}
+	return r, rel, nil
+}
+
+// why turns errOutside into a sentence naming the root.
+func (l *loader) why(r *projectRoot, err error) error {
+	if errors.Is(err, errOutside) {
+		return fmt.Errorf("it leads outside the project root %s", r.dir)
+	}
+	return err
+}
+
+// globBase returns the directories of a glob before its first wildcard.
+func globBase(pattern string) string {
+	dir := filepath.Dir(pattern)
+	for hasMeta(dir) {
+		dir = filepath.Dir(dir)
+	}
+	return dir
+}
+
+// relTo returns target relative to dir (both relative to one root).
+func relTo(dir, target string) string {
+	if rel, err := filepath.Rel(dir, target); err == nil {
+		return rel
+	}
+	return target
 }
 
 type loader struct {
@@ -192,14 +225,15 @@ type loader struct {
 	set   *Set
 	diags Diagnostics
 	seen  map[string]bool // absolute paths already loaded
+	roots map[string]*projectRoot
 
 	noIncludes bool // the fuzz target loads one file and never the disk
 }
 
-// loadFile reads, parses and decodes one file, then the files its cuelists
-// include. The error is for a file that cannot be read at all.
-func (l *loader) loadFile(name string) error {
-	abs, err := canonical(name)
+// loadFile reads, parses and decodes one file inside a root, then the files
+// its cuelists include. The error is for a file that cannot be read at all.
+func (l *loader) loadFile(r *projectRoot, rel, name string) error {
+	abs, err := r.resolve(rel)
 	if err != nil {
 		return err
 	}
@@ -207,11 +241,11 @@ func (l *loader) loadFile(name string) error {
 		return nil
 	}
 	l.seen[abs] = true
-	data, tooBig, err := readCapped(name, l.opts.MaxFileSize)
+	data, tooBig, err := readCapped(r.root, rel, l.opts.MaxFileSize)
 	if err != nil {
 		return err
 	}
-	f := &File{Name: filepath.Clean(name), Abs: abs}
+	f := &File{Name: filepath.Clean(name), Abs: abs, root: r, rel: rel}
 	if tooBig {
 		l.set.Files = append(l.set.Files, f)
 		l.diags.Add(Error, Pos{File: f.Name, Line: 1, Col: 1}, "", "file-too-large",
@@ -226,7 +260,7 @@ func (l *loader) loadFile(name string) error {
 func (l *loader) loadData(f *File, data []byte) {
 	f.Data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	l.set.Files = append(l.set.Files, f)
-	if !checkText(f, &l.diags) {
+	if !checkText(f, &l.diags) || !checkDepth(f, &l.diags) {
 		return
 	}
 	l.parse(f)
@@ -236,41 +270,6 @@ func (l *loader) loadData(f *File, data []byte) {
 		}
 		doc.value = nil // decoded and schema-checked: the typed values and the YAML nodes are what is kept
 	}
-}
-
-func canonical(name string) (string, error) {
-	abs, err := filepath.Abs(name)
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	return abs, nil
-}
-
-// readCapped reads at most limit bytes (one more to tell that there was more).
-func readCapped(name string, limit int64) (data []byte, tooBig bool, err error) {
-	fh, err := os.Open(name)
-	if err != nil {
-		return nil, false, errors.Unwrap(err)
-	}
-	defer fh.Close()
-	info, err := fh.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, false, errors.New("not a regular file")
-	}
-	data, err = io.ReadAll(io.LimitReader(fh, limit+1))
-	if err != nil {
-		return nil, false, err
-	}
-	if int64(len(data)) > limit {
-		return nil, true, nil
-	}
-	return data, false, nil
 }
 
 func humanBytes(n int64) string {
@@ -452,24 +451,29 @@ func (l *loader) decodeTyped(doc *Document, top map[string]any) {
 	}
 }
 
-// includes loads the files a cuelist's include globs name, relative to its file.
+// includes loads the files a cuelist's include globs name, relative to its
+// file and inside its project root: an include never reads a file outside
+// it, so a spec cannot make orch show another file's lines.
 func (l *loader) includes(doc *Document) {
+	f := doc.File
 	top, _ := doc.value.(map[string]any)
 	cl, _ := top["cuelist"].(map[string]any)
 	list, _ := cl["include"].([]any)
 	for i, e := range list {
 		pattern, ok := e.(string)
-		if !ok || pattern == "" {
+		if !ok || pattern == "" || f.root == nil {
 			continue
 		}
 		ptr := Pointer("cuelist", "include", i)
-		full := pattern
-		if !filepath.IsAbs(pattern) {
-			full = filepath.Join(filepath.Dir(doc.File.Name), pattern)
+		rel := filepath.Clean(filepath.Join(filepath.Dir(f.rel), pattern))
+		if filepath.IsAbs(pattern) || strings.HasPrefix(pattern, "/") || strings.HasPrefix(pattern, `\`) || climbsOut(rel) {
+			l.diags.Add(Error, doc.Pos(ptr), ptr, "outside-root",
+				"include %q leads outside the project root %s; includes are relative to this file and stay below the root (--root widens it)", pattern, f.root.dir)
+			continue
 		}
-		matches, err := filepath.Glob(full)
+		matches, err := globIn(f.root.root, rel)
 		if err != nil {
-			l.diags.Add(Error, doc.Pos(ptr), ptr, "bad-include", "include %q is not a valid glob: %v", pattern, err)
+			l.diags.Add(Error, doc.Pos(ptr), ptr, "bad-include", "include %q is not a usable glob: %v", pattern, err)
 			continue
 		}
 		if len(matches) == 0 {
@@ -478,12 +482,17 @@ func (l *loader) includes(doc *Document) {
 		}
 		for _, m := range matches {
 			files := []string{m}
-			if info, err := os.Stat(m); err == nil && info.IsDir() {
-				files, _ = walkYAML(m)
+			if info, err := f.root.root.Stat(m); err == nil && info.IsDir() {
+				files, _ = walkIn(f.root.root, m)
 			}
-			for _, f := range files {
-				if err := l.loadFile(f); err != nil {
-					l.diags.Add(Error, doc.Pos(ptr), ptr, "unreadable-include", "include %q: cannot read %s: %v", pattern, f, err)
+			for _, inc := range files {
+				name := filepath.Join(filepath.Dir(f.Name), relTo(filepath.Dir(f.rel), inc))
+				err := l.loadFile(f.root, inc, name)
+				switch {
+				case errors.Is(err, errOutside):
+					l.diags.Add(Error, doc.Pos(ptr), ptr, "outside-root", "include %q: %s leads outside the project root %s", pattern, name, f.root.dir)
+				case err != nil:
+					l.diags.Add(Error, doc.Pos(ptr), ptr, "unreadable-include", "include %q: cannot read %s: %v", pattern, name, err)
 				}
 			}
 		}

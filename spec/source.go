@@ -24,6 +24,9 @@ type File struct {
 	Docs []*Document
 
 	lineStarts []int // byte offset of each line, built on first use
+
+	root *projectRoot // where it was read, and its includes are read
+	rel  string       // its path relative to root
 }
 
 // Line returns the text of 1-based line n without its line ending, or "".
@@ -43,13 +46,30 @@ func (f *File) Line(n int) string {
 func (f *File) Lines() int {
 	if f.lineStarts == nil {
 		f.lineStarts = []int{0}
-		for i, b := range f.Data {
-			if b == '\n' || b == '\r' && (i+1 == len(f.Data) || f.Data[i+1] != '\n') {
+		for i := 0; i < len(f.Data); i++ {
+			if n := lineBreak(f.Data, i); n > 0 {
+				i += n - 1
 				f.lineStarts = append(f.lineStarts, i+1)
 			}
 		}
 	}
 	return len(f.lineStarts)
+}
+
+// lineBreak returns the length of the line break at data[i]: 2 for CRLF, 1
+// for LF or a CR alone, 0 if data[i] ends no line. Every count of lines in
+// this package goes through it, so that positions agree with yaml.v3's.
+func lineBreak(data []byte, i int) int {
+	switch data[i] {
+	case '\n':
+		return 1
+	case '\r':
+		if i+1 < len(data) && data[i+1] == '\n' {
+			return 2
+		}
+		return 1
+	}
+	return 0
 }
 
 // Document is one YAML document of a file. It keeps the yaml.Node tree so that

@@ -90,7 +90,7 @@ func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id, out
 	if err != nil {
 		return err
 	}
-	set, p, diags, err := planner.Compile(rec.Started.SpecPath, rec.Started.Cuelist, spec.LoadOptions{})
+	set, p, diags, err := planner.Compile(rec.Started.SpecPath, rec.Started.Cuelist, spec.LoadOptions{Root: rec.Started.Root})
 	if err != nil {
 		release(db, id)
 		return fmt.Errorf("run %s: cannot load its cuelist: %w", id, err)

@@ -56,7 +56,7 @@ func runPlan(io *streams, opts *planOptions) error {
 	if !oneOf(opts.format, planfmt.Formats) {
 		return usageError(fmt.Errorf("unknown format %q (want %s)", opts.format, strings.Join(planfmt.Formats, ", ")))
 	}
-	_, p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize)
+	_, p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize, "")
 	if err != nil {
 		return err
 	}
@@ -71,21 +71,24 @@ func runPlan(io *streams, opts *planOptions) error {
 	return planfmt.Text(io.out, p)
 }
 
-// compile loads and checks a cuelist and builds its plan. Problems in the
+// compile loads and checks a cuelist and builds its plan; every file it
+// reads must be inside root ("" = the cuelist's directory). Problems in the
 // specs are printed to stderr as validate prints them (warnings too) and end
 // the command with exit 1.
-func compile(io *streams, path, id, maxFileSize string) (*spec.Set, *planner.Plan, error) {
+func compile(io *streams, path, id, maxFileSize, root string) (*spec.Set, *planner.Plan, error) {
 	maxSize, err := parseSize(maxFileSize)
 	if err != nil {
 		return nil, nil, usageError(fmt.Errorf("--max-file-size: %w", err))
 	}
-	set, p, diags, err := planner.Compile(path, id, spec.LoadOptions{MaxFileSize: maxSize})
-	if err != nil {
+	set, p, diags, err := planner.Compile(path, id, spec.LoadOptions{MaxFileSize: maxSize, Root: root})
+	if err != nil && (set == nil || !diags.HasErrors()) {
 		if set == nil {
 			return nil, nil, err
 		}
 		return nil, nil, usageError(err)
 	}
+	// A spec that does not load (NUL bytes, too deep, too big...) holds no
+	// cuelist: its diagnostics say why, not "no cuelist".
 	if len(diags) > 0 {
 		color := isTerminalWriter(io.err) && os.Getenv("NO_COLOR") == ""
 		shown := diags

@@ -75,7 +75,7 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
 	f.StringVarP(&opts.output, "output", "o", "text", "text, or json: every event as one JSON object per line")
 	f.StringVar(&opts.cuelist, "cuelist", "", "the cuelist to run when the file holds several")
 	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read")
-	f.StringVar(&opts.root, "root", "", "project root that handoff artifact paths are relative to (default: the cuelist's directory)")
+	f.StringVar(&opts.root, "root", "", "project root: includes stay inside it, handoff artifact paths are relative to it (default: the cuelist's directory)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -85,7 +85,7 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 		return usageError(fmt.Errorf("unknown output %q (want text or json)", opts.output))
 	}
 	limitMemory()
-	set, p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize)
+	set, p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize, opts.root)
 	if err != nil {
 		return err
 	}

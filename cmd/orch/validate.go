@@ -35,7 +35,9 @@ allowed). Every problem in every file is reported in one pass, each at its
 file:line:col, sorted, identical from run to run.
 
 PATH is a file, a directory (every *.yaml and *.yml below it) or a glob.
-A cuelist's include globs are loaded too. Nothing is executed or fetched.
+A cuelist's include globs are loaded too, from inside the project root:
+--root, else the directory of each PATH (a file's directory, a directory
+itself, a glob's fixed part). Nothing is executed or fetched.
 
 Exit status: 0 valid (warnings allowed unless --strict), 1 invalid,
 2 usage error (bad flag, unreadable path).`,
@@ -54,7 +56,7 @@ Exit status: 0 valid (warnings allowed unless --strict), 1 invalid,
 	f.StringVarP(&opts.format, "format", "f", "text", "output format: "+strings.Join(diagfmt.Formats, ", "))
 	f.BoolVar(&opts.strict, "strict", false, "treat warnings as errors")
 	f.BoolVar(&opts.checkArtifacts, "check-artifacts", false, "check that handoff artifacts exist and match their sha256")
-	f.StringVar(&opts.root, "root", ".", "project root that artifact paths are relative to")
+	f.StringVar(&opts.root, "root", "", "project root: includes stay inside it (default: each PATH's directory), artifact paths are relative to it (default: .)")
 	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read (e.g. 512KiB, 32MiB)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(diagfmt.Formats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -69,7 +71,7 @@ func runValidate(io *streams, opts *validateOptions) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--max-file-size: %w", err))
 	}
-	set, diags, err := validateSpecs(opts.paths, spec.LoadOptions{MaxFileSize: maxSize},
+	set, diags, err := validateSpecs(opts.paths, spec.LoadOptions{MaxFileSize: maxSize, Root: opts.root},
 		spec.CheckOptions{CheckArtifacts: opts.checkArtifacts, Root: opts.root})
 	if err != nil {
 		return err
