@@ -172,7 +172,8 @@ func (p *proc) terminate(grace time.Duration) {
 		case <-time.After(grace):
 		}
 		_ = syscall.Kill(-p.pid, syscall.SIGKILL) // stragglers in the group too
-		if p.cg.kill() { // else they did not all die: say nothing untrue
+		// Report the escapees only if they all died: say nothing untrue.
+		if p.cg.kill() {
 			p.escaped = escaped
 		}
 	})
