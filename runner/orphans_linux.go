@@ -80,8 +80,9 @@ func orphans() map[int]string {
 	}
 	self, ownGroup, ownSession := os.Getpid(), syscall.Getpgrp(), mySession()
 	var out map[int]string
-	for pid, info := range readProcTable() {
-		if info.ppid != self || info.pgid == ownGroup {
+	for _, pid := range ownChildren() {
+		info, ok := readStat(pid)
+		if !ok || info.ppid != self || info.pgid == ownGroup {
 			continue
 		}
 		if info.dead {
