@@ -89,12 +89,13 @@ func startProc(spec procSpec, grace time.Duration) (*proc, error) {
 	cg := spec.cgroup.leaf()
 	cmd := command(cg)
 	err := cmd.Start()
-	if err != nil && cg != nil { // the kernel would not start it in the cgroup: start it as before
+	if err != nil && cg != nil { // perhaps the kernel would not start it in the cgroup: try without
 		cg.remove()
-		spec.cgroup.failed()
 		cg = nil
 		cmd = command(nil)
-		err = cmd.Start()
+		if err = cmd.Start(); err == nil { // it was the cgroup: the run goes without
+			spec.cgroup.failed()
+		}
 	}
 	cg.started()
 	s.closeChild()
