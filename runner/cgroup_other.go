@@ -15,9 +15,8 @@ func (*runCgroup) leaf() *procCgroup            { return nil }
 func (*runCgroup) failed()                      {}
 func (*runCgroup) close() []int                 { return nil }
 func (*procCgroup) attach(*syscall.SysProcAttr) {}
-func (*procCgroup) started()                    {}
 func (*procCgroup) members() []int              { return nil }
 func (*procCgroup) populated() bool             { return false }
 func (*procCgroup) signal(syscall.Signal)       {}
 func (*procCgroup) kill() bool                  { return true }
-func (*procCgroup) remove()                     {}
+func (*procCgroup) release()                    {}

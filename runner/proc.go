@@ -90,17 +90,16 @@ func startProc(spec procSpec, grace time.Duration) (*proc, error) {
 	cmd := command(cg)
 	err := cmd.Start()
 	if err != nil && cg != nil { // perhaps the kernel would not start it in the cgroup: try without
-		cg.remove()
+		cg.release()
 		cg = nil
 		cmd = command(nil)
 		if err = cmd.Start(); err == nil { // it was the cgroup: the run goes without
 			spec.cgroup.failed()
 		}
 	}
-	cg.started()
 	s.closeChild()
 	if err != nil {
-		cg.remove()
+		cg.release()
 		s.close()
 		return nil, startError(argv[0], spec.dir, err)
 	}
@@ -197,7 +196,7 @@ func (p *proc) sweep(grace time.Duration, killed bool) (inGroup, escaped []int) 
 	if p.cg == nil {
 		return inGroup, nil
 	}
-	defer p.cg.remove()
+	defer p.cg.release()
 	if !killed {
 		p.output.Wait() // ends at the latest grace after the leader's exit
 	}
