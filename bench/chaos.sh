@@ -168,6 +168,15 @@ run_case() {
 	printf '%-13s %-10s %9s %5s %9s %5s  %s\n' "$kind" "$mode" "$survivors" "$hung" "$exit_time" "$code" "$note"
 	alive "$d" | xargs -r kill -9 2>/dev/null
 	for f in "$d"/db/orch.db*; do chattr -i "$f" 2>/dev/null; done
+	# An orch killed with kill -9 leaves its run's cgroup (emptied above).
+	local id
+	id=$(env "${env[@]}" "$orch" status last --output json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])' 2>/dev/null)
+	if [ -n "$id" ]; then
+		find /sys/fs/cgroup -maxdepth 8 -type d -name "orch-run-$id" 2>/dev/null | while read -r cg; do
+			sleep 0.1
+			rmdir "$cg"/p* "$cg" 2>/dev/null
+		done
+	fi
 }
 
 for mode in $modes; do
