@@ -63,7 +63,7 @@ func (r *run) agentProc(a *attempt) (*agentProcess, *failure) {
 	ap.logs = r.newLogCap()
 	r.sweeper.begin(ap.token)
 	p, err := startProc(procSpec{argv: a.agent.Command, shell: a.agent.Run, dir: a.dir(), env: a.env(),
-		token: ap.token, stdio: s}, r.grace)
+		token: ap.token, stdio: s, cgroup: r.sweeper.cgroup}, r.grace)
 	if err != nil {
 		r.sweeper.end(ap.token)
 		return nil, failf("start", "%v", err)
@@ -139,9 +139,12 @@ func (ap *agentProcess) stop(gentle bool) {
 		}
 	}
 	ap.p.terminate(ap.r.grace)
-	if inGroup := ap.p.sweep(ap.r.grace, true); len(inGroup) > 0 && gentle {
-		ap.r.publish(context.Background(), Event{RunID: ap.r.id, At: time.Now().UTC(), Type: EvNote, Agent: ap.agent.ID,
-			Reason: fmt.Sprintf("agent %s left %d process(es) in its process group; stopped them", ap.agent.ID, len(inGroup))})
+	inGroup, escaped := ap.p.sweep(ap.r.grace, true)
+	if len(inGroup) > 0 && gentle {
+		ap.note(fmt.Sprintf("agent %s left %d process(es) in its process group; stopped them", ap.agent.ID, len(inGroup)))
+	}
+	if len(escaped) > 0 {
+		ap.note(fmt.Sprintf("%d process(es) of agent %s escaped its process group (setsid); stopped them: pids %v", len(escaped), ap.agent.ID, escaped))
 	}
 	ap.p.output.Wait() // its last lines of stderr are logged
 	ap.logs.close(LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr"})
@@ -152,6 +155,10 @@ func (ap *agentProcess) stop(gentle bool) {
 		last.logs.close(last.logLine("stderr", ""))
 	}
 	ap.r.sweeper.end(ap.token)
+}
+
+func (ap *agentProcess) note(reason string) {
+	ap.r.publish(context.Background(), Event{RunID: ap.r.id, At: time.Now().UTC(), Type: EvNote, Agent: ap.agent.ID, Reason: reason})
 }
 
 // read turns the agent's stdout into messages: replies go to the exchange

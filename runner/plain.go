@@ -112,7 +112,7 @@ func (a *attempt) runStep(step string, argv []string, shell string, s *stdio, st
 			return nil, failf("start", "%s: %v", step, err)
 		}
 	}
-	spec := procSpec{argv: argv, shell: shell, dir: a.dir(), env: env, token: a.token, stdio: s}
+	spec := procSpec{argv: argv, shell: shell, dir: a.dir(), env: env, token: a.token, stdio: s, cgroup: a.r.sweeper.cgroup}
 	p, err := startProc(spec, a.r.grace)
 	if err != nil {
 		return nil, failf("start", "%s: %v", step, err)
@@ -152,11 +152,17 @@ func (a *attempt) runStep(step string, argv []string, shell string, s *stdio, st
 	return p, nil
 }
 
-// sweep stops what the process left in its process group and says so.
-// Descendants that escaped the group are the run's sweeper's job.
+// sweep stops what the process left and says so: what it left in its
+// process group (unless it was killed: then that is expected), and with a
+// cgroup what escaped the group. Without a cgroup, descendants that escaped
+// the group are the run's sweeper's job.
 func (a *attempt) sweep(p *proc, step string, killed bool) {
-	if inGroup := p.sweep(a.r.grace, killed); len(inGroup) > 0 && !killed {
+	inGroup, escaped := p.sweep(a.r.grace, killed)
+	if len(inGroup) > 0 && !killed {
 		a.note("%s left %d process(es) running in its process group; stopped them", step, len(inGroup))
+	}
+	if len(escaped) > 0 {
+		a.note("%d process(es) of %s escaped its process group (setsid); stopped them: pids %v", len(escaped), step, escaped)
 	}
 }
 

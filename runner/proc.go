@@ -19,6 +19,9 @@ type procSpec struct {
 	dir   string
 	env   []string // complete environment
 	token string   // ORCH_ATTEMPT_TOKEN: finds descendants that left the process group
+	// cgroup is the run's cgroup (nil: none): the process starts in a leaf
+	// of its own, which holds all its descendants.
+	cgroup *runCgroup
 	// stdio are its streams (see newStdio): startProc takes them over.
 	stdio *stdio
 }
@@ -38,6 +41,10 @@ type proc struct {
 	output sync.WaitGroup
 	grace  time.Duration
 	io     *stdio
+	cg     *procCgroup // its leaf of the run's cgroup, or nil
+	// escaped are the processes of its cgroup outside its process group
+	// that terminate stopped, for sweep to report.
+	escaped []int
 }
 
 // exitInfo describes how a process ended.
@@ -67,21 +74,36 @@ func startProc(spec procSpec, grace time.Duration) (*proc, error) {
 		s.close()
 		return nil, errors.New("no command to run")
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = spec.dir
-	cmd.Env = append(spec.env, "ORCH_ATTEMPT_TOKEN="+spec.token)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if s.childIn != nil { // else os/exec gives it /dev/null
-		cmd.Stdin = s.childIn
+	command := func(cg *procCgroup) *exec.Cmd {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = spec.dir
+		cmd.Env = append(spec.env, "ORCH_ATTEMPT_TOKEN="+spec.token)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cg.attach(cmd.SysProcAttr)
+		if s.childIn != nil { // else os/exec gives it /dev/null
+			cmd.Stdin = s.childIn
+		}
+		cmd.Stdout, cmd.Stderr = s.childOut, s.childErr
+		return cmd
 	}
-	cmd.Stdout, cmd.Stderr = s.childOut, s.childErr
+	cg := spec.cgroup.leaf()
+	cmd := command(cg)
 	err := cmd.Start()
+	if err != nil && cg != nil { // perhaps the kernel would not start it in the cgroup: try without
+		cg.release()
+		cg = nil
+		cmd = command(nil)
+		if err = cmd.Start(); err == nil { // it was the cgroup: the run goes without
+			spec.cgroup.failed()
+		}
+	}
 	s.closeChild()
 	if err != nil {
+		cg.release()
 		s.close()
 		return nil, startError(argv[0], spec.dir, err)
 	}
-	p := &proc{cmd: cmd, pid: cmd.Process.Pid, token: spec.token, stdin: s.in, done: make(chan struct{}), grace: grace, io: s}
+	p := &proc{cmd: cmd, pid: cmd.Process.Pid, token: spec.token, stdin: s.in, done: make(chan struct{}), grace: grace, io: s, cg: cg}
 	p.output.Add(2)
 	go p.wait()
 	return p, nil
@@ -137,17 +159,23 @@ func (p *proc) exit() exitInfo {
 	return exitInfo{code: st.ExitCode()}
 }
 
-// terminate stops the whole process group: SIGTERM, then SIGKILL after
-// grace. It returns once the leader has been waited for (or after grace
-// more). Safe to call more than once.
+// terminate stops the whole process group, and with a cgroup every
+// descendant: SIGTERM, then SIGKILL after grace. It returns once the leader
+// has been waited for (or after grace more). Safe to call more than once.
 func (p *proc) terminate(grace time.Duration) {
 	p.kill.Do(func() {
+		escaped := p.escapees()
 		_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+		p.cg.signal(syscall.SIGTERM)
 		select {
 		case <-p.done:
 		case <-time.After(grace):
 		}
 		_ = syscall.Kill(-p.pid, syscall.SIGKILL) // stragglers in the group too
+		// Report the escapees only if they all died: say nothing untrue.
+		if p.cg.kill() {
+			p.escaped = escaped
+		}
 	})
 	select {
 	case <-p.done:
@@ -155,12 +183,35 @@ func (p *proc) terminate(grace time.Duration) {
 	}
 }
 
-// sweep runs after the leader has exited: it stops what is left in the
-// process group and returns those pids (-1 when they could not be listed).
-// After terminate (killed) the stragglers get SIGKILL at once. Zombies of the
-// group that were reparented to orch are reaped as they appear: a zombie
-// still counts as a member of its group.
-func (p *proc) sweep(grace time.Duration, killed bool) (inGroup []int) {
+// sweep runs after the leader has exited: it stops what is left of the
+// process's descendants and returns their pids: those in its process group
+// (-1 when they could not be listed), and, with a cgroup, those that escaped
+// the group (without one, escapees are the sweeper's to find). After
+// terminate (killed) the stragglers of the group get SIGKILL at once, else
+// SIGTERM and SIGKILL after grace; escapees get the rest of the grace
+// period to finish writing to its output (as they would without a cgroup,
+// until the sweeper came), then SIGKILL.
+func (p *proc) sweep(grace time.Duration, killed bool) (inGroup, escaped []int) {
+	inGroup = p.sweepGroup(grace, killed)
+	if p.cg == nil {
+		return inGroup, nil
+	}
+	defer p.cg.release()
+	if !killed {
+		p.output.Wait() // ends at the latest grace after the leader's exit
+	}
+	escaped = p.escaped // stopped by terminate
+	if left := p.cg.members(); len(left) > 0 && p.cg.kill() {
+		escaped = append(escaped, left...)
+		reapOrphans(left)
+	}
+	return inGroup, escaped
+}
+
+// sweepGroup stops what is left in the process group. Zombies of the group
+// that were reparented to orch are reaped as they appear: a zombie still
+// counts as a member of its group.
+func (p *proc) sweepGroup(grace time.Duration, killed bool) (inGroup []int) {
 	if reapGroup(p.pid); syscall.Kill(-p.pid, 0) != nil { // the usual case: nothing left
 		return nil
 	}
@@ -190,6 +241,18 @@ func (p *proc) sweep(grace time.Duration, killed bool) (inGroup []int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return inGroup
+}
+
+// escapees lists the processes of its cgroup that are not in its process
+// group.
+func (p *proc) escapees() []int {
+	var out []int
+	for _, pid := range p.cg.members() {
+		if g, err := syscall.Getpgid(pid); err != nil || g != p.pid {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // reapGroup collects the exit status of orch's children in process group

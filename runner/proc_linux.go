@@ -40,33 +40,6 @@ func groupMembers(pgid int) []int {
 	return out
 }
 
-// escapees finds orch's children that carry an attempt token of the run
-// (prefix) whose attempt is over (not live): descendants that escaped their
-// process group with setsid and were reparented to orch, the subreaper. The
-// agents orch started itself carry live tokens until they are reaped. It
-// returns each pid with its token.
-func escapees(prefix string, live func(token string) bool) map[int]string {
-	if !hasChildren() {
-		return nil // the usual case at a run's end: nothing to read in /proc
-	}
-	var out map[int]string
-	for _, pid := range ownChildren() {
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err != nil {
-			continue
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if tok, ok := bytes.CutPrefix(kv, []byte("ORCH_ATTEMPT_TOKEN=")); ok && bytes.HasPrefix(tok, []byte(prefix)) && !live(string(tok)) {
-				if out == nil {
-					out = map[int]string{}
-				}
-				out[pid] = string(tok)
-			}
-		}
-	}
-	return out
-}
-
 // hasChildren reports whether orch has a child process, running or not yet
 // reaped, without reaping it (WNOWAIT): waitid fails with ECHILD only when
 // there is none.
@@ -116,34 +89,36 @@ func reapOrphans(pids []int) {
 	}
 }
 
-// KillLeftovers kills every agent process (with its process group) a run
-// left running: for orch stop and orch resume of a run whose owner died.
-func KillLeftovers(runID string) []int { return killLeftovers(runID + "/") }
+// KillLeftovers kills every process a run left running: for orch stop and
+// orch resume of a run whose owner died.
+func KillLeftovers(runID string) []int { return killLeftovers(runID) }
 
-// killLeftovers kills every process (with its process group) that carries
-// an attempt token starting with prefix: what a run's dead owner left
-// running. It reads every process's environment, so it runs once, when a run
-// is resumed, not on any hot path.
-func killLeftovers(prefix string) []int {
-	needle := []byte("ORCH_ATTEMPT_TOKEN=" + prefix)
-	self, ownGroup := os.Getpid(), syscall.Getpgrp()
+// killLeftovers kills what a run's dead owner left running: everything in
+// the run's cgroup, if it had one, and every process that carries one of the
+// run's attempt tokens, each with all its descendants. A descendant that
+// cleared its environment (env -i) and whose parent died was reparented to
+// init when the owner died: nothing ties it to the run but the cgroup. It
+// reads every process's environment, so it runs once, when a run is resumed
+// or stopped, not on any hot path.
+func killLeftovers(runID string) []int {
 	var killed []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(env, needle) {
-			continue
-		}
-		if g, err := syscall.Getpgid(pid); err == nil && g != ownGroup && g > 1 {
-			_ = syscall.Kill(-g, syscall.SIGKILL)
-		}
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		killed = append(killed, pid)
+	for _, dir := range findRunCgroups(runID) {
+		killed = append(killed, removeCgroupTree(dir)...)
 	}
-	reapOrphans(killed)
+	needle := []byte("ORCH_ATTEMPT_TOKEN=" + runID + "/")
+	self := os.Getpid()
+	var roots []int
+	for pid := range readProcTable() {
+		if pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err == nil && bytes.Contains(env, needle) {
+			roots = append(roots, pid)
+		}
+	}
+	for _, pids := range killTrees(roots) {
+		killed = append(killed, pids...)
+	}
 	return killed
 }

@@ -180,7 +180,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := r.start(ctx); err != nil {
 		return nil, err
 	}
-	go r.sweeper.loop()
+	r.sweeper.start()
 	res, err := r.loop(ctx)
 	r.closeAgents()
 	r.sweeper.stop()
@@ -277,7 +277,7 @@ func (r *run) start(ctx context.Context) error {
 		r.credits, r.asked = rec.Credits, rec.Questions
 		r.restoreTasks(rec)
 		RemoveWorkDirs(r.id, r.workDir)
-		if killed := killLeftovers(r.id + "/"); len(killed) > 0 {
+		if killed := killLeftovers(r.id); len(killed) > 0 {
 			r.emit(Event{Type: EvNote, Reason: fmt.Sprintf("stopped %d process(es) left running by the run's previous owner: pids %v", len(killed), killed)})
 		}
 		r.emit(Event{Type: EvRunState, State: string(RunRunning), Reason: fmt.Sprintf("continued by process %d on %s", os.Getpid(), host)})

@@ -2,42 +2,62 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
-// sweeper finds agent descendants that escaped their process group (setsid)
-// and were reparented to orch: every second while the run goes on, and once
-// more at its end, so none outlives the run. Looking once per run rather
-// than after every attempt keeps /proc reads off each cue's path.
+// sweeper finds the agents' descendants that outlived their agent's
+// process and were reparented to orch, the subreaper: escapees of the
+// process group (setsid), with or without an attempt token, and the
+// children of any process that exited. It looks every second while the run
+// goes on and again and again at its end until none is left, so none
+// outlives the run. Looking once a second rather than after every attempt
+// keeps /proc reads off each cue's path. With a cgroup per run (see
+// runCgroup) an attempt's leftovers are killed when it ends; the sweeper is
+// then the second line.
 type sweeper struct {
-	r    *run
-	mu   sync.Mutex
-	live map[string]bool // tokens of attempts still running: their processes are theirs to manage
-	quit chan struct{}
-	done chan struct{}
+	r      *run
+	cgroup *runCgroup // the run's cgroup, nil without
+	quit   chan struct{}
+	done   chan struct{}
 }
 
+// liveTokens are the attempt tokens of attempts running in this process,
+// of every run: their processes, and orphans carrying their token, are the
+// attempt's to manage. An orphan with no token at all (its environment was
+// cleared) cannot be told apart, so it is spared while any attempt runs.
+var liveTokens = struct {
+	sync.Mutex
+	m map[string]bool
+}{m: map[string]bool{}}
+
 func newSweeper(r *run) *sweeper {
-	return &sweeper{r: r, live: map[string]bool{}, quit: make(chan struct{}), done: make(chan struct{})}
+	return &sweeper{r: r, quit: make(chan struct{}), done: make(chan struct{})}
 }
 
 // begin marks an attempt's token live before anything with it is started:
 // a process carrying it is not an escapee while the attempt runs.
 func (s *sweeper) begin(token string) {
-	s.mu.Lock()
-	s.live[token] = true
-	s.mu.Unlock()
+	liveTokens.Lock()
+	liveTokens.m[token] = true
+	liveTokens.Unlock()
 }
 
 // end marks the attempt over: whatever still carries its token and is not
 // in its (already emptied) process group has escaped.
 func (s *sweeper) end(token string) {
-	s.mu.Lock()
-	delete(s.live, token)
-	s.mu.Unlock()
+	liveTokens.Lock()
+	delete(liveTokens.m, token)
+	liveTokens.Unlock()
+}
+
+// start makes the run's cgroup, if it can, and starts the periodic sweeps.
+// It is called before the run starts any agent.
+func (s *sweeper) start() {
+	s.cgroup = openRunCgroup(s.r.id)
+	go s.loop()
 }
 
 func (s *sweeper) loop() {
@@ -54,52 +74,77 @@ func (s *sweeper) loop() {
 	}
 }
 
-// stop ends the periodic sweeps and sweeps a last time, sparing nothing.
+// stop ends the periodic sweeps and sweeps until nothing is left, sparing
+// nothing of this run; then it kills what is left in the run's cgroup and
+// removes it.
 func (s *sweeper) stop() {
 	close(s.quit)
 	<-s.done
-	s.mu.Lock()
-	clear(s.live)
-	s.mu.Unlock()
-	s.sweep()
+	liveTokens.Lock()
+	for tok := range liveTokens.m {
+		if strings.HasPrefix(tok, s.r.id+"/") {
+			delete(liveTokens.m, tok)
+		}
+	}
+	liveTokens.Unlock()
+	for i := 0; i < 20 && s.sweep(); i++ {
+	}
+	if pids := s.cgroup.close(); len(pids) > 0 {
+		s.note(Event{}, fmt.Sprintf("killed %d process(es) left in the run's cgroup: pids %v", len(pids), pids))
+	}
 }
 
-// sweep kills every escaped descendant of this run's ended attempts and
-// records which attempt it came from.
-func (s *sweeper) sweep() {
-	found := escapees(s.r.id+"/", func(token string) bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.live[token]
-	})
+// sweep kills the orphans that belong to this run's ended attempts, and
+// those without a token when no attempt runs, each with all its
+// descendants, and records where each came from. It reports whether it
+// found any.
+func (s *sweeper) sweep() bool {
+	found := orphans()
 	if len(found) == 0 {
-		return
+		return false
 	}
-	pids := make([]int, 0, len(found))
+	liveTokens.Lock()
+	idle := len(liveTokens.m) == 0
+	var roots []int
 	for pid, token := range found {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		pids = append(pids, pid)
-		// token: RUN/cue/CUE/ATTEMPT/RANDOM or RUN/agent/AGENT/RANDOM
-		parts := strings.Split(token, "/")
-		ev := Event{RunID: s.r.id, At: time.Now().UTC(), Type: EvNote}
 		switch {
+		case token == "" && idle, strings.HasPrefix(token, s.r.id+"/") && !liveTokens.m[token]:
+			roots = append(roots, pid)
+		}
+	}
+	liveTokens.Unlock()
+	if len(roots) == 0 {
+		return false
+	}
+	for root, pids := range killTrees(roots) {
+		if len(pids) == 0 || pids[0] != root {
+			continue // it did not die: say nothing untrue
+		}
+		what := "killed it"
+		if n := len(pids) - 1; n > 0 {
+			what = fmt.Sprintf("killed it and its %d descendant(s) %v", n, pids[1:])
+		}
+		// token: RUN/cue/CUE/ATTEMPT/RANDOM or RUN/agent/AGENT/RANDOM
+		parts := strings.Split(found[root], "/")
+		var ev Event
+		switch {
+		case found[root] == "":
+			s.note(ev, fmt.Sprintf("process %d, without ORCH_ATTEMPT_TOKEN (its environment cleared), outlived the agent that started it; %s", root, what))
 		case len(parts) == 5 && parts[1] == "cue":
 			ev.Cue = parts[2]
-			ev.Reason = "process " + itoaPID(pid) + " of attempt " + parts[3] + " escaped its process group (setsid); killed it"
+			s.note(ev, fmt.Sprintf("process %d of attempt %s escaped its process group (setsid); %s", root, parts[3], what))
 		case len(parts) == 4 && parts[1] == "agent":
 			ev.Agent = parts[2]
-			ev.Reason = "process " + itoaPID(pid) + " of agent " + parts[2] + " escaped its process group (setsid); killed it"
+			s.note(ev, fmt.Sprintf("process %d of agent %s escaped its process group (setsid); %s", root, parts[2], what))
 		default:
-			ev.Reason = "process " + itoaPID(pid) + " escaped its process group (setsid); killed it"
+			s.note(ev, fmt.Sprintf("process %d escaped its process group (setsid); %s", root, what))
 		}
-		s.r.publish(context.Background(), ev)
 	}
-	reapOrphans(pids)
+	return true
 }
 
-func itoaPID(pid int) string {
-	if pid < 10 {
-		return string(rune('0' + pid))
-	}
-	return itoaPID(pid/10) + string(rune('0'+pid%10))
+// note records a note of the run (ev gives its cue or agent).
+func (s *sweeper) note(ev Event, reason string) {
+	ev.RunID, ev.At, ev.Type, ev.Reason = s.r.id, time.Now().UTC(), EvNote, reason
+	s.r.publish(context.Background(), ev)
 }

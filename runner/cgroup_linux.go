@@ -1,0 +1,297 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// A run's cgroup (cgroup v2) holds every process its agents start, however
+// they leave their process group or clear their environment, and a write to
+// cgroup.kill kills them all at once: systemd's KillMode=control-group. It is
+// a child of orch's own cgroup, named orch-run-RUN, with a leaf per running
+// agent process (p1, p2, ...) so that what one attempt left can be stopped
+// when it ends. An emptied leaf serves the next process: making and removing
+// a cgroup per process made a run of 1,000 `true`s about a third slower.
+// Agents are started in their leaf directly (clone3 with CLONE_INTO_CGROUP):
+// no fork can slip out before the move. Where cgroup v2
+// is not mounted or orch's cgroup is not writable (not delegated), or
+// ORCH_NO_CGROUP is set, runs go without: the process-group kill and the
+// subreaper's sweeps of orphans do the work (see sweeper).
+type runCgroup struct {
+	dir    string
+	n      atomic.Int64 // leaves made
+	broken atomic.Bool  // the kernel would not start a process in a leaf
+	mu     sync.Mutex
+	free   []*procCgroup // empty leaves
+}
+
+// procCgroup is one agent process's leaf of the run's cgroup.
+type procCgroup struct {
+	run *runCgroup
+	dir string
+	fd  int // to start a process in it
+}
+
+const cgroupPrefix = "orch-run-"
+
+// openRunCgroup makes the run's cgroup, or returns nil when there can be none.
+func openRunCgroup(runID string) *runCgroup {
+	if os.Getenv("ORCH_NO_CGROUP") != "" || runID == "" || strings.ContainsAny(runID, "/\n\x00") {
+		return nil
+	}
+	own := ownCgroupDir()
+	if own == "" {
+		return nil
+	}
+	dir := filepath.Join(own, cgroupPrefix+runID)
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil { // before Linux 5.14
+		_ = os.Remove(dir)
+		return nil
+	}
+	return &runCgroup{dir: dir}
+}
+
+// ownCgroupDir is the directory of orch's own cgroup in the cgroup v2
+// hierarchy, "" when there is none.
+func ownCgroupDir() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	var path string
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			path = p
+		}
+	}
+	mnt := cgroup2Mount()
+	if path == "" || mnt == "" || strings.HasSuffix(path, " (deleted)") {
+		return ""
+	}
+	return filepath.Join(mnt, path)
+}
+
+// cgroup2Mount is where the cgroup v2 hierarchy is mounted ("" if nowhere):
+// /sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid system.
+func cgroup2Mount() string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS... - FSTYPE SOURCE SUPER
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if f := strings.Fields(pre); ok && len(f) >= 5 && strings.HasPrefix(post, "cgroup2 ") && f[3] == "/" {
+			return f[4]
+		}
+	}
+	return ""
+}
+
+// leaf makes a new leaf for one agent process; nil when c is nil or it
+// cannot be made.
+func (c *runCgroup) leaf() *procCgroup {
+	if c == nil || c.broken.Load() {
+		return nil
+	}
+	c.mu.Lock()
+	if n := len(c.free); n > 0 {
+		g := c.free[n-1]
+		c.free = c.free[:n-1]
+		c.mu.Unlock()
+		return g
+	}
+	c.mu.Unlock()
+	dir := filepath.Join(c.dir, "p"+strconv.FormatInt(c.n.Add(1), 10))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil
+	}
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		_ = os.Remove(dir)
+		return nil
+	}
+	return &procCgroup{run: c, dir: dir, fd: fd}
+}
+
+// failed says the kernel would not start a process in a leaf (clone3 with
+// CLONE_INTO_CGROUP refused): the run's other processes start without.
+func (c *runCgroup) failed() {
+	if c != nil {
+		c.broken.Store(true)
+	}
+}
+
+// attach makes the process started with attr start in the leaf.
+func (g *procCgroup) attach(attr *syscall.SysProcAttr) {
+	if g != nil {
+		attr.UseCgroupFD, attr.CgroupFD = true, g.fd
+	}
+}
+
+// members lists the live processes in the leaf (zombies are not listed).
+func (g *procCgroup) members() []int {
+	if g == nil {
+		return nil
+	}
+	return cgroupProcs(g.dir)
+}
+
+// populated reports whether a process is still in the leaf.
+func (g *procCgroup) populated() bool { return g != nil && populated(g.dir) }
+
+// signal sends sig to every process in the leaf.
+func (g *procCgroup) signal(sig syscall.Signal) {
+	for _, pid := range g.members() {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// kill kills everything in the leaf and waits until it is empty; it
+// reports whether it is.
+func (g *procCgroup) kill() bool {
+	return g == nil || killCgroup(g.dir)
+}
+
+// release kills what is left in the leaf and gives it back to the run for
+// the next process; one that cannot be emptied is left to close.
+func (g *procCgroup) release() {
+	if g == nil {
+		return
+	}
+	if !killCgroup(g.dir) {
+		_ = syscall.Close(g.fd)
+		return
+	}
+	c := g.run
+	c.mu.Lock()
+	c.free = append(c.free, g)
+	c.mu.Unlock()
+}
+
+// close kills whatever is left in the run's cgroup and removes it. It
+// returns the pids it killed.
+func (c *runCgroup) close() []int {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	for _, g := range c.free {
+		_ = syscall.Close(g.fd)
+	}
+	c.free = nil
+	c.mu.Unlock()
+	return removeCgroupTree(c.dir)
+}
+
+// cgroupProcs reads a cgroup's cgroup.procs.
+func cgroupProcs(dir string) []int {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// killCgroup kills every process in the cgroup and its children (cgroup.kill)
+// and waits (up to 5s) until none is left, reaping those that were orch's
+// children. It reports whether the cgroup is empty.
+func killCgroup(dir string) bool {
+	if !populated(dir) {
+		return true
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0); err != nil {
+		return false
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if !populated(dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// populated reports whether a live process is in the cgroup or below it.
+func populated(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	if err != nil {
+		return false // gone
+	}
+	return !bytes.Contains(b, []byte("populated 0"))
+}
+
+// removeCgroupTree kills everything in cgroup dir and below, then removes
+// the directories, leaves first. It returns the pids that were killed.
+func removeCgroupTree(dir string) []int {
+	var dirs []string
+	var pids []int
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, path)
+			pids = append(pids, cgroupProcs(path)...)
+		}
+		return nil
+	})
+	if !killCgroup(dir) {
+		pids = nil // not all died: say nothing rather than something untrue
+	}
+	reapOrphans(pids)
+	for i := len(dirs) - 1; i >= 0; i-- {
+		_ = os.Remove(dirs[i])
+	}
+	return pids
+}
+
+// findRunCgroups finds the cgroups a run's owner made, wherever in the
+// hierarchy that owner was: for orch stop and orch resume after the owner
+// died. It looks next to its own cgroup first, then through the hierarchy.
+func findRunCgroups(runID string) []string {
+	if runID == "" || strings.ContainsAny(runID, "/\n\x00") {
+		return nil
+	}
+	name := cgroupPrefix + runID
+	if own := ownCgroupDir(); own != "" {
+		if _, err := os.Stat(filepath.Join(own, name)); err == nil {
+			return []string{filepath.Join(own, name)}
+		}
+	}
+	mnt := cgroup2Mount()
+	if mnt == "" {
+		return nil
+	}
+	var out []string
+	_ = filepath.WalkDir(mnt, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil || !d.IsDir():
+			return nil
+		case d.Name() == name:
+			out = append(out, path)
+			return fs.SkipDir
+		case strings.HasPrefix(d.Name(), cgroupPrefix):
+			return fs.SkipDir // another run's
+		}
+		return nil
+	})
+	return out
+}

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package runner
+
+// Elsewhere than Linux orch is no subreaper and there is no /proc: no
+// orphan comes back to orch to be found (see orphans_linux.go).
+func orphans() map[int]string       { return nil }
+func killTrees([]int) map[int][]int { return nil }
