@@ -453,7 +453,7 @@ func (t *txn) project(rec *record) error {
 		_, err := t.exec(`INSERT INTO attempts (run_id, cue_id, number, agent_id, state, fallback, started_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			ev.RunID, ev.Cue, ev.Attempt, ev.Agent, runner.AttemptRunning, rec.payload.(runner.AttemptStartedData).Fallback, rec.at)
-		if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
+		if isForeignKeyViolation(err) {
 			return fmt.Errorf("run %s has no cue %q", ev.RunID, ev.Cue) // the attempt's cue row is its parent
 		}
 		return err

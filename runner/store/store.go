@@ -29,7 +29,8 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner"
-	"modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 var _ runner.Recorder = (*DB)(nil)
@@ -167,20 +168,6 @@ func createFile(path string) error {
 	return f.Close()
 }
 
-// Primary SQLite result codes (the low byte of an extended code).
-const (
-	sqliteBusy     = 5 // "database is locked"
-	sqliteReadOnly = 8 // "attempt to write a readonly database"
-)
-
-func sqliteCode(err error) int {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code() & 0xff
-	}
-	return 0
-}
-
 // initialize makes the first connection and migrates the schema. Processes
 // that open a new file at once race to switch it to WAL mode, and SQLite
 // answers the losers SQLITE_BUSY at once (waiting there could deadlock), so
@@ -189,7 +176,7 @@ func initialize(db *sql.DB) error {
 	deadline := time.Now().Add(busyTimeout)
 	for {
 		err := migrate(context.Background(), db)
-		if err == nil || sqliteCode(err) != sqliteBusy || time.Now().After(deadline) {
+		if err == nil || primaryCode(err) != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
 			return err
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -198,7 +185,8 @@ func initialize(db *sql.DB) error {
 
 // explain adds what to do to an SQLite error that does not say it.
 func explain(err error, path string) error {
-	if sqliteCode(err) == sqliteReadOnly {
+	err = plain(err, path)
+	if primaryCode(err) == sqlite3.SQLITE_READONLY {
 		return fmt.Errorf("%w: orch must be able to write the file and to create %s-wal and %s-shm beside it",
 			err, filepath.Base(path), filepath.Base(path))
 	}
