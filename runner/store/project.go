@@ -387,6 +387,9 @@ func (t *txn) projectRunStarted(rec *record) error {
 	if err != nil {
 		return err
 	}
+	if p.data.OwnerToken != "" {
+		t.holds(ev.RunID, p.data.OwnerToken)
+	}
 	for i, c := range p.data.Cues {
 		_, err := t.exec(`INSERT INTO cues (run_id, cue_id, position, agents, state) VALUES (?, ?, ?, ?, ?)`,
 			ev.RunID, c.ID, i, p.agents[i], runner.CuePending)
@@ -416,6 +419,9 @@ func (t *txn) project(rec *record) error {
 		_, err := t.exec(`UPDATE runs SET state = ?, reason = ?, ended_at = ?,
 				owner_token = CASE WHEN ? THEN '' ELSE owner_token END WHERE id = ?`,
 			ev.State, ev.Reason, ended, release, ev.RunID)
+		if err == nil && release {
+			t.holds(ev.RunID, "")
+		}
 		return err
 
 	case runner.EvConflict:

@@ -96,6 +96,10 @@ type DB struct {
 	// finds that another connection has written, and a run's when a commit
 	// writes its board.
 	boards map[string]map[string]runner.BlackboardEntry
+	// leases are the runs this handle owns, fenced in every write (see
+	// lease.go); leaseVersion is the data_version they were last checked at.
+	leases       map[string]*lease
+	leaseVersion int64
 }
 
 // Open opens (creating it if needed) the run database at path and brings its
@@ -146,6 +150,7 @@ func open(path string, opts Options) (*DB, error) {
 		writerDone:     make(chan struct{}),
 		checkpointQuit: make(chan struct{}),
 		checkpointDone: make(chan struct{}),
+		leaseVersion:   -1,
 	}
 	go d.writer()
 	go d.checkpointer()

@@ -317,6 +317,10 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 		d.rollback(conn)
 		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
 	}
+	if err := t.checkLeases(); err != nil {
+		d.rollback(conn)
+		return -1, err
+	}
 	for i, r := range batch {
 		if err := t.apply(r); err != nil {
 			d.rollback(conn)
@@ -327,6 +331,7 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 		d.rollback(conn)
 		return -1, fmt.Errorf("committing to %s: %w", d.path, err)
 	}
+	t.commitLeases()
 	d.stats.transactions.Add(1)
 	d.stats.requests.Add(int64(len(batch)))
 	return -1, nil
@@ -347,11 +352,17 @@ type txn struct {
 	bbVersions map[[2]string]int64
 	cues       map[[2]string]*cueUpdate // cue changes of the current request, by (run, cue)
 	cueOrder   [][2]string
+
+	dataVersion  int64             // PRAGMA data_version under this transaction's write lock
+	leaseChanges map[string]string // runs this transaction claimed (token) or released ("")
 }
 
 func (t *txn) apply(r *request) error {
 	switch r.kind {
 	case kindAppend:
+		if err := t.fenceEvents(r.events); err != nil {
+			return err
+		}
 		for i := range r.events {
 			if err := t.applyEvent(&r.events[i]); err != nil {
 				ev := r.events[i].ev
@@ -364,6 +375,9 @@ func (t *txn) apply(r *request) error {
 	case kindLog:
 		return t.insertLog(&r.line)
 	case kindBlackboard:
+		if err := t.fence(r.bb.runID); err != nil {
+			return err
+		}
 		if err := t.writeBlackboard(r); err != nil {
 			return err
 		}
@@ -371,13 +385,31 @@ func (t *txn) apply(r *request) error {
 	case kindAddCommand:
 		return t.addCommand(r)
 	case kindCommandDone:
+		if err := t.fenceCommand(r.id); err != nil {
+			return err
+		}
 		return t.commandDone(r.id)
 	case kindClaim:
 		return t.claim(r)
 	case kindHeartbeat:
 		return t.heartbeat(r)
 	case kindMemory:
+		if err := t.fence(r.mem.item.RunID); err != nil {
+			return err
+		}
 		return t.writeMemory(&r.mem)
+	}
+	return nil
+}
+
+// fenceEvents fences each run the events are of (usually one).
+func (t *txn) fenceEvents(events []record) error {
+	for i := range events {
+		if id := events[i].ev.RunID; i == 0 || id != events[i-1].ev.RunID {
+			if err := t.fence(id); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -417,6 +449,7 @@ func (t *txn) knownRuns() error {
 	if err := t.queryRow("PRAGMA data_version").Scan(&v); err != nil {
 		return err
 	}
+	t.dataVersion = v
 	if d.seqs == nil || v != d.dataVersion {
 		d.seqs, d.dataVersion = map[string]*runSeq{}, v
 		clear(d.boards)
@@ -431,6 +464,7 @@ func (t *txn) knownRuns() error {
 func (d *DB) rollback(conn *sql.Conn) {
 	d.seqs = nil
 	clear(d.boards)
+	d.leaseVersion = -1 // a new connection counts data_version anew
 	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
 		for _, st := range d.stmts {
 			st.Close()
