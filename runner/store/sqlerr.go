@@ -42,15 +42,27 @@ var ErrDamaged = errors.New("the database is damaged")
 
 // FileError is an SQLite error that is about the database file or the disk
 // under it rather than about orch's data: its message says so plainly and
-// names the file.
+// names the file ("the database /p/orch.db is damaged: ...").
 type FileError struct {
-	Path    string
-	Problem string // "the disk is full", "the database is damaged", ...
-	Err     error  // the driver's error
+	Path string
+	Err  error // the driver's error
 }
 
 func (e *FileError) Error() string {
-	return fmt.Sprintf("%s (%s): %v", e.Problem, e.Path, e.Err)
+	var problem string
+	switch primaryCode(e.Err) {
+	case sqlite3.SQLITE_FULL:
+		problem = "the disk holding the database %s is full"
+	case sqlite3.SQLITE_READONLY:
+		problem = "the database %s is read-only"
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		problem = "the database %s is damaged"
+	case sqlite3.SQLITE_IOERR:
+		problem = "the database %s could not be read or written (I/O error)"
+	default:
+		problem = "the database %s cannot be opened"
+	}
+	return fmt.Sprintf(problem, e.Path) + ": " + e.Err.Error()
 }
 
 func (e *FileError) Unwrap() error { return e.Err }
@@ -73,22 +85,12 @@ func plain(err error, path string) error {
 	if err == nil || errors.As(err, &fe) {
 		return err
 	}
-	var problem string
 	switch primaryCode(err) {
-	case sqlite3.SQLITE_FULL:
-		problem = "the disk is full"
-	case sqlite3.SQLITE_READONLY:
-		problem = "the database is read-only"
-	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-		problem = "the database is damaged"
-	case sqlite3.SQLITE_IOERR:
-		problem = "the database file could not be read or written (I/O error)"
-	case sqlite3.SQLITE_CANTOPEN:
-		problem = "the database file cannot be opened"
-	default:
-		return err
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB,
+		sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN:
+		return &FileError{Path: path, Err: err}
 	}
-	return &FileError{Path: path, Problem: problem, Err: err}
+	return err
 }
 
 // plain is the package function for this database's file.

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -155,22 +154,6 @@ func open(path string, opts Options) (*DB, error) {
 	go d.writer()
 	go d.checkpointer()
 	return d, nil
-}
-
-// createFile makes the parent directory (0700) and the database file (0600)
-// before SQLite sees them: SQLite would create the file with the umask's
-// mode, and it gives the -wal and -shm files the database file's mode.
-func createFile(path string) error {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return err
-		}
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	return f.Close()
 }
 
 // initialize makes the first connection and migrates the schema. Processes
