@@ -70,6 +70,9 @@ type DB struct {
 	errMu  sync.Mutex
 	logErr error // the first failure to store a logged line since the last Flush
 
+	faultMu sync.Mutex
+	fault   error // what made the database unusable: see fault.go
+
 	// committing is held by whoever commits: the writer goroutine, or a
 	// caller committing its lone write itself (commitDirectly). It guards
 	// the write connection and what goes with it: stmts, insertSQL, seqs,
@@ -215,10 +218,13 @@ func (d *DB) Close() error {
 		<-d.writerDone
 		close(d.checkpointQuit)
 		<-d.checkpointDone
-		if d.stats.transactions.Load() > 0 {
+		if d.stats.transactions.Load() > 0 && d.faulted() == nil {
 			d.checkpoint() // leave a short WAL behind
 		}
 		err := d.takeLogErr()
+		if ferr := d.faulted(); ferr != nil && !errors.Is(err, ferr) {
+			err = errors.Join(err, ferr)
+		}
 		for _, st := range d.stmts {
 			st.Close()
 		}

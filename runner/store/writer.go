@@ -99,6 +99,9 @@ func (d *DB) send(ctx context.Context, r *request) error {
 // do commits r and waits for the commit: at once in the caller's goroutine
 // when nobody else is writing, else through the queue.
 func (d *DB) do(ctx context.Context, r *request) error {
+	if err := d.faulted(); err != nil {
+		return err
+	}
 	r.done = make(chan error, 1)
 	d.callers.Add(1)
 	defer d.callers.Add(-1)
@@ -284,6 +287,9 @@ func (d *DB) commit(batch []*request) {
 }
 
 func (d *DB) finish(r *request, err error) {
+	if err = d.plain(err); errors.Is(err, ErrDamaged) {
+		d.setFault(err)
+	}
 	if r.done != nil {
 		r.done <- err
 	} else if err != nil {
