@@ -32,9 +32,43 @@ func openDB(cmd *cobra.Command) (*store.DB, string, error) {
 	sync, _ := cmd.Flags().GetString("sync")
 	db, err := store.Open(path, store.Options{Sync: sync})
 	if err != nil {
-		return nil, "", err
+		return nil, "", damaged(dbPath(cmd), err)
 	}
 	return db, path, nil
+}
+
+// damagedError is a read or write that found the run database damaged: it
+// says so first, with what is wrong, and what to do.
+type damagedError struct {
+	path, what string
+	err        error
+}
+
+func (e *damagedError) Error() string {
+	return fmt.Sprintf("the database %s is damaged: %s; its runs cannot be read (move it and its -wal and -shm files aside: orch run starts a new database)",
+		e.path, e.what)
+}
+
+func (e *damagedError) Unwrap() error { return e.err }
+
+// damaged turns an error that found the database at path damaged into a
+// *damagedError, saying what SQLite's quick_check finds; other errors pass.
+func damaged(path string, err error) error {
+	var de *damagedError
+	if !errors.Is(err, store.ErrDamaged) || errors.As(err, &de) {
+		return err
+	}
+	return &damagedError{path: path, what: store.Diagnose(path, err), err: err}
+}
+
+// openFailed is the error of a command that could not open the database to
+// read it: a usage error (no database there, or not one orch can use),
+// except a damaged database, which is no mistake of the user's.
+func openFailed(err error) error {
+	if errors.Is(err, store.ErrDamaged) {
+		return err
+	}
+	return usageError(err)
 }
 
 // errNoDatabase: a command that reads runs found no database yet.
@@ -56,21 +90,24 @@ func openExisting(cmd *cobra.Command) (*store.DB, error) {
 func onRun(cmd *cobra.Command, ref string, f func(ctx context.Context, db *store.DB, dbFile, id string) error) error {
 	db, err := openExisting(cmd)
 	if err != nil {
-		return usageError(err)
+		return openFailed(err)
 	}
 	defer db.Close()
 	ctx := cmd.Context()
 	id, err := resolveRun(ctx, db, ref)
 	if err != nil {
-		return err
+		return damaged(dbPath(cmd), err)
 	}
-	return f(ctx, db, db.Path(), id)
+	return damaged(dbPath(cmd), f(ctx, db, db.Path(), id))
 }
 
 // resolveRun turns RUN (an id, a unique prefix, or "last") into a run id; a
 // run that does not exist is a usage error.
 func resolveRun(ctx context.Context, db *store.DB, ref string) (string, error) {
 	id, err := db.ResolveRun(ctx, ref)
+	if errors.Is(err, store.ErrDamaged) {
+		return "", err
+	}
 	if err != nil {
 		return "", usageError(err)
 	}

@@ -65,17 +65,23 @@ func runStatus(cmd *cobra.Command, io *streams, opts *statusOptions, args []stri
 		return nil
 	}
 	if err != nil {
-		return usageError(err)
+		return openFailed(err)
 	}
 	defer db.Close()
 	ctx := cmd.Context()
-	show := func() (bool, error) { return showRuns(ctx, io, db, opts) }
+	show := func() (bool, error) {
+		ended, err := showRuns(ctx, io, db, opts)
+		return ended, damaged(dbPath(cmd), err)
+	}
 	if len(args) == 1 {
 		id, err := resolveRun(ctx, db, args[0])
 		if err != nil {
-			return err
+			return damaged(dbPath(cmd), err)
 		}
-		show = func() (bool, error) { return showRun(ctx, io, db, id, opts) }
+		show = func() (bool, error) {
+			ended, err := showRun(ctx, io, db, id, opts)
+			return ended, damaged(dbPath(cmd), err)
+		}
 	}
 	if !opts.watch {
 		_, err := show()

@@ -53,7 +53,7 @@ func (d *DB) BlackboardWriteMany(ctx context.Context, runID string, puts []runne
 	var bad error
 	for i, p := range puts {
 		if err := checkPut(runID, p); err != nil {
-			valid, bad = i, fmt.Errorf("writing blackboard key %q of run %s: %w", p.Key, runID, err)
+			valid, bad = i, fmt.Errorf("writing blackboard key %q of run %s: %w", p.Key, runID, d.plain(err))
 			break
 		}
 	}
@@ -63,7 +63,7 @@ func (d *DB) BlackboardWriteMany(ctx context.Context, runID string, puts []runne
 		end := min(start+maxPutsPerRequest, valid)
 		r := &request{kind: kindBlackboard, bb: blackboardWrite{runID: runID, puts: puts[start:end], at: at}, done: make(chan error, 1)}
 		if err := d.send(ctx, r); err != nil {
-			bad = fmt.Errorf("writing the blackboard of run %s: %w", runID, err)
+			bad = fmt.Errorf("writing the blackboard of run %s: %w", runID, d.plain(err))
 			break
 		}
 		reqs = append(reqs, r)
@@ -73,7 +73,7 @@ func (d *DB) BlackboardWriteMany(ctx context.Context, runID string, puts []runne
 		if err := d.wait(ctx, r); err != nil {
 			// The writes of the requests after this one may be stored
 			// too, but the caller learns of the first failure only.
-			return written, fmt.Errorf("writing the blackboard of run %s: %w", runID, err)
+			return written, fmt.Errorf("writing the blackboard of run %s: %w", runID, d.plain(err))
 		}
 		written = append(written, r.result.written...)
 	}
@@ -253,7 +253,7 @@ func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (runner.Blac
 			})
 	})
 	if err != nil {
-		return runner.BlackboardEntry{}, false, fmt.Errorf("reading blackboard key %q of run %s: %w", key, runID, err)
+		return runner.BlackboardEntry{}, false, fmt.Errorf("reading blackboard key %q of run %s: %w", key, runID, d.plain(err))
 	}
 	return e, found, nil
 }
@@ -266,7 +266,7 @@ func (d *DB) Blackboard(ctx context.Context, runID string) (map[string]runner.Bl
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading the blackboard of run %s: %w", runID, err)
+		return nil, fmt.Errorf("reading the blackboard of run %s: %w", runID, d.plain(err))
 	}
 	return board, nil
 }
@@ -300,7 +300,7 @@ func (d *DB) BlackboardAtCommit(ctx context.Context, runID string) (map[string]r
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading the blackboard of run %s: %w", runID, err)
+		return nil, fmt.Errorf("reading the blackboard of run %s: %w", runID, d.plain(err))
 	}
 	return board, nil
 }

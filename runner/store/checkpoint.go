@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -35,5 +36,7 @@ func (d *DB) checkpointer() {
 func (d *DB) checkpoint() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, _ = d.sql.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	if _, err := d.sql.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); checkpointFailed(err) {
+		d.setFault(fmt.Errorf("checkpointing %s: %w", d.path, d.plain(err)))
+	}
 }

@@ -130,7 +130,7 @@ func (t *txn) projectTaskStarted(rec *record) error {
 		ev.RunID, ev.Cue, ev.RunID, p.agents, runner.CuePending, p.data.Parent, p.data.Kind, p.data.Depth, p.data.TaskRef, p.context,
 		ev.RunID, p.data.Parent)
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
+		if isUniqueViolation(err) {
 			return fmt.Errorf("run %s already has a task %s", ev.RunID, ev.Cue)
 		}
 		return err
@@ -149,9 +149,9 @@ func (t *txn) projectQuestion(rec *record) error {
 	switch {
 	case err == nil:
 		return nil
-	case strings.Contains(err.Error(), "FOREIGN KEY"):
+	case isForeignKeyViolation(err):
 		return fmt.Errorf("run %s has no cue %q (the asker of question %s)", ev.RunID, ev.Cue, q.ID)
-	case strings.Contains(err.Error(), "UNIQUE"):
+	case isUniqueViolation(err):
 		return fmt.Errorf("run %s already has a question %s", ev.RunID, q.ID)
 	}
 	return err

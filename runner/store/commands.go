@@ -27,7 +27,7 @@ func (d *DB) AddCommand(ctx context.Context, cmd runner.Command) (int64, error) 
 		return d.do(ctx, r)
 	}()
 	if err != nil {
-		return 0, fmt.Errorf("sending command %s to run %s: %w", cmd.Kind, cmd.RunID, err)
+		return 0, fmt.Errorf("sending command %s to run %s: %w", cmd.Kind, cmd.RunID, d.plain(err))
 	}
 	return r.id, nil
 }
@@ -54,7 +54,7 @@ func (t *txn) addCommand(r *request) error {
 // one done twice is not an error.
 func (d *DB) CommandDone(ctx context.Context, id int64) error {
 	if err := d.do(ctx, &request{kind: kindCommandDone, id: id}); err != nil {
-		return fmt.Errorf("marking command %d done: %w", id, err)
+		return fmt.Errorf("marking command %d done: %w", id, d.plain(err))
 	}
 	return nil
 }
@@ -79,7 +79,7 @@ func (d *DB) Commands(ctx context.Context, runID string) ([]runner.Command, erro
 	rows, err := d.sql.QueryContext(ctx, `SELECT id, run_id, kind, cue_id, arg, created_at FROM commands
 		WHERE run_id = ? AND done_at IS NULL ORDER BY id`, runID)
 	if err != nil {
-		return nil, fmt.Errorf("reading the commands of run %s: %w", runID, err)
+		return nil, fmt.Errorf("reading the commands of run %s: %w", runID, d.plain(err))
 	}
 	defer rows.Close()
 	var cmds []runner.Command
@@ -87,13 +87,13 @@ func (d *DB) Commands(ctx context.Context, runID string) ([]runner.Command, erro
 		var c runner.Command
 		var at sql.NullInt64
 		if err := rows.Scan(&c.ID, &c.RunID, &c.Kind, &c.Cue, &c.Arg, &at); err != nil {
-			return nil, fmt.Errorf("reading the commands of run %s: %w", runID, err)
+			return nil, fmt.Errorf("reading the commands of run %s: %w", runID, d.plain(err))
 		}
 		c.At = fromMicros(at)
 		cmds = append(cmds, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading the commands of run %s: %w", runID, err)
+		return nil, fmt.Errorf("reading the commands of run %s: %w", runID, d.plain(err))
 	}
 	return cmds, nil
 }
@@ -107,7 +107,7 @@ func (d *DB) CooldownUntil(ctx context.Context, agent string) (time.Time, error)
 		return time.Time{}, nil
 	}
 	if err != nil {
-		return time.Time{}, fmt.Errorf("reading the cooldown of agent %s: %w", agent, err)
+		return time.Time{}, fmt.Errorf("reading the cooldown of agent %s: %w", agent, d.plain(err))
 	}
 	return fromMicros(until), nil
 }

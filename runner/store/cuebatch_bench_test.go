@@ -11,15 +11,18 @@ import (
 
 // BenchmarkCueBatch is what the runner commits per cue of a chain: the
 // previous cue's attempt ending and completion, the next cue's WARNING,
-// attempt start, STANDBY and GO, in one Append.
+// attempt start, STANDBY and GO, in one Append. The run has an owner's
+// lease, as a real run has, so each commit is fenced.
 func BenchmarkCueBatch(b *testing.B) {
 	d, _ := openTest(b)
 	cues := make([]string, b.N+1)
 	for i := range cues {
 		cues[i] = fmt.Sprintf("C%d", i)
 	}
-	startRun(b, d, "r1", cues...)
 	ctx := context.Background()
+	if err := d.Append(ctx, ownedStartedEvent(b, "r1", runner.Owner{PID: 42, Host: "box", Token: "t1"}, cues...)); err != nil {
+		b.Fatal(err)
+	}
 	at := time.Now()
 	ev := func(typ, cue, state string, attempt int, data string) runner.Event {
 		e := runner.Event{RunID: "r1", At: at, Type: typ, Cue: cue, Agent: "a", Attempt: attempt, State: state}

@@ -67,7 +67,7 @@ type AttemptDetail struct {
 func (d *DB) Run(ctx context.Context, id string) (*RunDetail, error) {
 	r, err := d.run(ctx, id)
 	if err != nil && !errors.As(err, new(*NotFoundError)) {
-		err = fmt.Errorf("reading run %s from %s: %w", id, d.path, err)
+		err = fmt.Errorf("reading run %s from %s: %w", id, d.path, d.plain(err))
 	}
 	return r, err
 }

@@ -25,7 +25,7 @@ func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int
 	rows, err := d.sql.QueryContext(ctx, `SELECT seq, at, type, cue_id, agent_id, attempt, state, reason, data
 		FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, runID, afterSeq, limit)
 	if err != nil {
-		return nil, fmt.Errorf("reading the events of run %s: %w", runID, err)
+		return nil, fmt.Errorf("reading the events of run %s: %w", runID, d.plain(err))
 	}
 	defer rows.Close()
 	var out []runner.Event
@@ -34,7 +34,7 @@ func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int
 		var at sql.NullInt64
 		var data sql.NullString
 		if err := rows.Scan(&ev.Seq, &at, &ev.Type, &ev.Cue, &ev.Agent, &ev.Attempt, &ev.State, &ev.Reason, &data); err != nil {
-			return nil, fmt.Errorf("reading the events of run %s: %w", runID, err)
+			return nil, fmt.Errorf("reading the events of run %s: %w", runID, d.plain(err))
 		}
 		ev.At = fromMicros(at)
 		if data.Valid {
@@ -43,7 +43,7 @@ func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int
 		out = append(out, ev)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading the events of run %s: %w", runID, err)
+		return nil, fmt.Errorf("reading the events of run %s: %w", runID, d.plain(err))
 	}
 	return out, nil
 }
@@ -65,7 +65,7 @@ func (d *DB) Logs(ctx context.Context, runID, cue string, afterID int64, limit i
 			runID, cue, afterID, limit)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the output of run %s: %w", runID, err)
+		return nil, fmt.Errorf("reading the output of run %s: %w", runID, d.plain(err))
 	}
 	defer rows.Close()
 	var out []LogRecord
@@ -73,13 +73,13 @@ func (d *DB) Logs(ctx context.Context, runID, cue string, afterID int64, limit i
 		l := LogRecord{LogLine: runner.LogLine{RunID: runID}}
 		var at sql.NullInt64
 		if err := rows.Scan(&l.ID, &l.Cue, &l.Agent, &l.Attempt, &l.Stream, &at, &l.Text); err != nil {
-			return nil, fmt.Errorf("reading the output of run %s: %w", runID, err)
+			return nil, fmt.Errorf("reading the output of run %s: %w", runID, d.plain(err))
 		}
 		l.At = fromMicros(at)
 		out = append(out, l)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading the output of run %s: %w", runID, err)
+		return nil, fmt.Errorf("reading the output of run %s: %w", runID, d.plain(err))
 	}
 	return out, nil
 }

@@ -44,6 +44,19 @@ func startedEvent(t testing.TB, runID string, at time.Time, cues ...string) runn
 	return runner.Event{RunID: runID, At: at, Type: runner.EvRunStarted, Data: mustJSON(t, data)}
 }
 
+// ownedStartedEvent is startedEvent with an owner's lease: the handle that
+// records it owns the run, and its writes to the run are fenced.
+func ownedStartedEvent(t testing.TB, runID string, owner runner.Owner, cues ...string) runner.Event {
+	ev := startedEvent(t, runID, time.Time{}, cues...)
+	var data runner.RunStartedData
+	if err := json.Unmarshal(ev.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	data.OwnerPID, data.OwnerHost, data.OwnerToken = owner.PID, owner.Host, owner.Token
+	ev.Data = mustJSON(t, data)
+	return ev
+}
+
 func startRun(t testing.TB, d *DB, runID string, cues ...string) {
 	t.Helper()
 	if err := d.Append(context.Background(), startedEvent(t, runID, time.Time{}, cues...)); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -64,4 +66,90 @@ func TestClaimAndHeartbeat(t *testing.T) {
 	if err := d.Heartbeat(ctx, "r1", "tok-1"); !errors.Is(err, runner.ErrLeaseLost) {
 		t.Errorf("the first owner's heartbeat = %v, want ErrLeaseLost", err)
 	}
+}
+
+// TestFencedWriteAfterTakeover: an owner whose commits stall past its lease
+// (here another connection holds the write lock) and whose run another
+// process claims meanwhile does not commit one more decision: the write it
+// had queued behind the lock, and every later one, fails with
+// runner.ErrLeaseLost, saying who owns the run now.
+func TestFencedWriteAfterTakeover(t *testing.T) {
+	d, path := openTest(t)
+	ctx := context.Background()
+	appendOK(t, d, ownedStartedEvent(t, "r1", runner.Owner{PID: 41, Host: "a-host", Token: "tok-a"}, "a", "b"))
+	appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "warning"})
+
+	// The stall: another connection takes the write lock.
+	raw := rawDB(t, path)
+	conn, err := raw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	// The owner's next decision waits for the lock.
+	sent := d.stats.sent.Load()
+	decided := make(chan error, 1)
+	go func() {
+		decided <- d.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "go"})
+	}()
+	for d.stats.sent.Load() == sent {
+		runtime.Gosched()
+	}
+	// Meanwhile another process claims the run (what ClaimRun writes) and
+	// leaves it a command.
+	if _, err := conn.ExecContext(ctx, `UPDATE runs SET owner_pid = 4242, owner_host = 'b-host', owner_token = 'tok-b' WHERE id = 'r1'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT INTO commands (run_id, kind, cue_id, arg, created_at) VALUES ('r1', 'go', 'b', '', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+
+	err = <-decided
+	if !errors.Is(err, runner.ErrLeaseLost) {
+		t.Fatalf("the stalled owner's decision after the takeover: %v, want ErrLeaseLost", err)
+	}
+	if want := "lease lost: run r1 is now owned by 4242@b-host"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+	var state string
+	if err := raw.QueryRowContext(ctx, `SELECT state FROM cues WHERE run_id = 'r1' AND cue_id = 'a'`).Scan(&state); err != nil {
+		t.Fatal(err)
+	}
+	if state != "warning" {
+		t.Errorf("cue a is %s after the takeover, want warning: the old owner's GO was committed", state)
+	}
+
+	// Every later write of the old owner to the run fails the same way.
+	cmds, err := d.Commands(ctx, "r1")
+	if err != nil || len(cmds) != 1 {
+		t.Fatalf("commands: %v %v", cmds, err)
+	}
+	for what, err := range map[string]error{
+		"heartbeat":    d.Heartbeat(ctx, "r1", "tok-a"),
+		"append":       d.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvRunState, State: string(runner.RunFailed)}),
+		"command done": d.CommandDone(ctx, cmds[0].ID),
+		"board": func() error {
+			_, err := d.BlackboardWrite(ctx, "r1", "k", []byte(`1`), "x")
+			return err
+		}(),
+	} {
+		if !errors.Is(err, runner.ErrLeaseLost) {
+			t.Errorf("%s after the takeover: %v, want ErrLeaseLost", what, err)
+		}
+	}
+	var n int
+	if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE run_id = 'r1'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("the run has %d events, want the 2 recorded before the takeover", n)
+	}
+	// Another run of the same handle is not fenced.
+	startRun(t, d, "r2", "a")
 }

@@ -47,7 +47,7 @@ func (d *DB) MemoryWrite(ctx context.Context, item runner.MemoryItem) error {
 		return d.do(ctx, &request{kind: kindMemory, mem: memoryWrite{item: item, tags: string(b)}})
 	}()
 	if err != nil {
-		return fmt.Errorf("keeping memory item %q: %w", item.Key, err)
+		return fmt.Errorf("keeping memory item %q: %w", item.Key, d.plain(err))
 	}
 	return nil
 }
@@ -84,11 +84,11 @@ func (d *DB) MemorySearch(ctx context.Context, query string, limit int) ([]runne
 		FROM memory_fts f JOIN memory m ON m.id = f.rowid
 		WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts, 4.0, 1.0, 2.0), m.at DESC, m.id DESC LIMIT ?`, match, limit)
 	if err != nil {
-		return nil, fmt.Errorf("searching memory for %q: %w", query, err)
+		return nil, fmt.Errorf("searching memory for %q: %w", query, d.plain(err))
 	}
 	items, err := scanMemory(rows)
 	if err != nil {
-		return nil, fmt.Errorf("searching memory for %q: %w", query, err)
+		return nil, fmt.Errorf("searching memory for %q: %w", query, d.plain(err))
 	}
 	return items, nil
 }
@@ -101,16 +101,16 @@ func (d *DB) MemoryList(ctx context.Context, limit int) ([]runner.MemoryItem, in
 	}
 	var total int
 	if err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM memory`).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("listing memory in %s: %w", d.path, err)
+		return nil, 0, fmt.Errorf("listing memory in %s: %w", d.path, d.plain(err))
 	}
 	rows, err := d.sql.QueryContext(ctx, `SELECT key, text, tags, agent_id, run_id, at FROM memory
 		ORDER BY at DESC, id DESC LIMIT ?`, limit)
 	if err != nil {
-		return nil, 0, fmt.Errorf("listing memory in %s: %w", d.path, err)
+		return nil, 0, fmt.Errorf("listing memory in %s: %w", d.path, d.plain(err))
 	}
 	items, err := scanMemory(rows)
 	if err != nil {
-		return nil, 0, fmt.Errorf("listing memory in %s: %w", d.path, err)
+		return nil, 0, fmt.Errorf("listing memory in %s: %w", d.path, d.plain(err))
 	}
 	return items, total, nil
 }

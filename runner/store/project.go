@@ -387,6 +387,9 @@ func (t *txn) projectRunStarted(rec *record) error {
 	if err != nil {
 		return err
 	}
+	if p.data.OwnerToken != "" {
+		t.holds(ev.RunID, p.data.OwnerToken)
+	}
 	for i, c := range p.data.Cues {
 		_, err := t.exec(`INSERT INTO cues (run_id, cue_id, position, agents, state) VALUES (?, ?, ?, ?, ?)`,
 			ev.RunID, c.ID, i, p.agents[i], runner.CuePending)
@@ -416,6 +419,9 @@ func (t *txn) project(rec *record) error {
 		_, err := t.exec(`UPDATE runs SET state = ?, reason = ?, ended_at = ?,
 				owner_token = CASE WHEN ? THEN '' ELSE owner_token END WHERE id = ?`,
 			ev.State, ev.Reason, ended, release, ev.RunID)
+		if err == nil && release {
+			t.holds(ev.RunID, "")
+		}
 		return err
 
 	case runner.EvConflict:
@@ -453,7 +459,7 @@ func (t *txn) project(rec *record) error {
 		_, err := t.exec(`INSERT INTO attempts (run_id, cue_id, number, agent_id, state, fallback, started_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			ev.RunID, ev.Cue, ev.Attempt, ev.Agent, runner.AttemptRunning, rec.payload.(runner.AttemptStartedData).Fallback, rec.at)
-		if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
+		if isForeignKeyViolation(err) {
 			return fmt.Errorf("run %s has no cue %q", ev.RunID, ev.Cue) // the attempt's cue row is its parent
 		}
 		return err

@@ -72,7 +72,7 @@ func (d *DB) readTx(ctx context.Context) (*sql.Tx, error) {
 func (d *DB) Runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 	runs, total, err := d.runs(ctx, limit)
 	if err != nil {
-		return nil, 0, fmt.Errorf("listing the runs in %s: %w", d.path, err)
+		return nil, 0, fmt.Errorf("listing the runs in %s: %w", d.path, d.plain(err))
 	}
 	return runs, total, nil
 }
@@ -132,7 +132,7 @@ func (d *DB) ResolveRun(ctx context.Context, ref string) (string, error) {
 	var nf *NotFoundError
 	var amb *AmbiguousError
 	if err != nil && !errors.Is(err, ErrNoRuns) && !errors.As(err, &nf) && !errors.As(err, &amb) {
-		err = fmt.Errorf("finding run %q in %s: %w", ref, d.path, err)
+		err = fmt.Errorf("finding run %q in %s: %w", ref, d.path, d.plain(err))
 	}
 	return id, err
 }
@@ -213,7 +213,7 @@ func (d *DB) RunState(ctx context.Context, id string) (runner.RunState, error) {
 		return "", &NotFoundError{Ref: id}
 	}
 	if err != nil {
-		return "", fmt.Errorf("reading the state of run %s from %s: %w", id, d.path, err)
+		return "", fmt.Errorf("reading the state of run %s from %s: %w", id, d.path, d.plain(err))
 	}
 	if state == runner.RunRunning && !alive(pid, host, token, fromMicros(heartbeat)) {
 		state = runner.RunInterrupted

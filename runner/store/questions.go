@@ -42,7 +42,7 @@ func (d *DB) Question(ctx context.Context, runID, qid string) (QuestionDetail, e
 		return q, fmt.Errorf("run %s: %w %q", runID, ErrNoQuestion, qid)
 	}
 	if err != nil {
-		return q, fmt.Errorf("reading question %s of run %s: %w", qid, runID, err)
+		return q, fmt.Errorf("reading question %s of run %s: %w", qid, runID, d.plain(err))
 	}
 	return q, nil
 }
@@ -52,7 +52,7 @@ func (d *DB) Question(ctx context.Context, runID, qid string) (QuestionDetail, e
 func (d *DB) Questions(ctx context.Context, runID string, openOnly bool) ([]QuestionDetail, error) {
 	qs, err := questions(ctx, d.sql, runID, openOnly)
 	if err != nil {
-		return nil, fmt.Errorf("reading the questions of run %s: %w", runID, err)
+		return nil, fmt.Errorf("reading the questions of run %s: %w", runID, d.plain(err))
 	}
 	return qs, nil
 }

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,7 +28,8 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner"
-	"modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 var _ runner.Recorder = (*DB)(nil)
@@ -70,6 +70,9 @@ type DB struct {
 	errMu  sync.Mutex
 	logErr error // the first failure to store a logged line since the last Flush
 
+	faultMu sync.Mutex
+	fault   error // what made the database unusable: see fault.go
+
 	// committing is held by whoever commits: the writer goroutine, or a
 	// caller committing its lone write itself (commitDirectly). It guards
 	// the write connection and what goes with it: stmts, insertSQL, seqs,
@@ -95,6 +98,10 @@ type DB struct {
 	// finds that another connection has written, and a run's when a commit
 	// writes its board.
 	boards map[string]map[string]runner.BlackboardEntry
+	// leases are the runs this handle owns, fenced in every write (see
+	// lease.go); leaseVersion is the data_version they were last checked at.
+	leases       map[string]*lease
+	leaseVersion int64
 }
 
 // Open opens (creating it if needed) the run database at path and brings its
@@ -145,40 +152,11 @@ func open(path string, opts Options) (*DB, error) {
 		writerDone:     make(chan struct{}),
 		checkpointQuit: make(chan struct{}),
 		checkpointDone: make(chan struct{}),
+		leaseVersion:   -1,
 	}
 	go d.writer()
 	go d.checkpointer()
 	return d, nil
-}
-
-// createFile makes the parent directory (0700) and the database file (0600)
-// before SQLite sees them: SQLite would create the file with the umask's
-// mode, and it gives the -wal and -shm files the database file's mode.
-func createFile(path string) error {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return err
-		}
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// Primary SQLite result codes (the low byte of an extended code).
-const (
-	sqliteBusy     = 5 // "database is locked"
-	sqliteReadOnly = 8 // "attempt to write a readonly database"
-)
-
-func sqliteCode(err error) int {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code() & 0xff
-	}
-	return 0
 }
 
 // initialize makes the first connection and migrates the schema. Processes
@@ -189,7 +167,7 @@ func initialize(db *sql.DB) error {
 	deadline := time.Now().Add(busyTimeout)
 	for {
 		err := migrate(context.Background(), db)
-		if err == nil || sqliteCode(err) != sqliteBusy || time.Now().After(deadline) {
+		if err == nil || primaryCode(err) != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
 			return err
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -198,7 +176,8 @@ func initialize(db *sql.DB) error {
 
 // explain adds what to do to an SQLite error that does not say it.
 func explain(err error, path string) error {
-	if sqliteCode(err) == sqliteReadOnly {
+	err = plain(err, path)
+	if primaryCode(err) == sqlite3.SQLITE_READONLY {
 		return fmt.Errorf("%w: orch must be able to write the file and to create %s-wal and %s-shm beside it",
 			err, filepath.Base(path), filepath.Base(path))
 	}
@@ -239,10 +218,13 @@ func (d *DB) Close() error {
 		<-d.writerDone
 		close(d.checkpointQuit)
 		<-d.checkpointDone
-		if d.stats.transactions.Load() > 0 {
+		if d.stats.transactions.Load() > 0 && d.faulted() == nil {
 			d.checkpoint() // leave a short WAL behind
 		}
 		err := d.takeLogErr()
+		if ferr := d.faulted(); ferr != nil && !errors.Is(err, ferr) {
+			err = errors.Join(err, ferr)
+		}
 		for _, st := range d.stmts {
 			st.Close()
 		}

@@ -99,6 +99,9 @@ func (d *DB) send(ctx context.Context, r *request) error {
 // do commits r and waits for the commit: at once in the caller's goroutine
 // when nobody else is writing, else through the queue.
 func (d *DB) do(ctx context.Context, r *request) error {
+	if err := d.faulted(); err != nil {
+		return err
+	}
 	r.done = make(chan error, 1)
 	d.callers.Add(1)
 	defer d.callers.Add(-1)
@@ -283,6 +286,9 @@ func (d *DB) commit(batch []*request) {
 }
 
 func (d *DB) finish(r *request, err error) {
+	if err = d.plain(err); errors.Is(err, ErrDamaged) {
+		d.setFault(err)
+	}
 	if r.done != nil {
 		r.done <- err
 	} else if err != nil {
@@ -316,6 +322,10 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 		d.rollback(conn)
 		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
 	}
+	if err := t.checkLeases(); err != nil {
+		d.rollback(conn)
+		return -1, err
+	}
 	for i, r := range batch {
 		if err := t.apply(r); err != nil {
 			d.rollback(conn)
@@ -326,6 +336,7 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 		d.rollback(conn)
 		return -1, fmt.Errorf("committing to %s: %w", d.path, err)
 	}
+	t.commitLeases()
 	d.stats.transactions.Add(1)
 	d.stats.requests.Add(int64(len(batch)))
 	return -1, nil
@@ -346,11 +357,17 @@ type txn struct {
 	bbVersions map[[2]string]int64
 	cues       map[[2]string]*cueUpdate // cue changes of the current request, by (run, cue)
 	cueOrder   [][2]string
+
+	dataVersion  int64             // PRAGMA data_version under this transaction's write lock
+	leaseChanges map[string]string // runs this transaction claimed (token) or released ("")
 }
 
 func (t *txn) apply(r *request) error {
 	switch r.kind {
 	case kindAppend:
+		if err := t.fenceEvents(r.events); err != nil {
+			return err
+		}
 		for i := range r.events {
 			if err := t.applyEvent(&r.events[i]); err != nil {
 				ev := r.events[i].ev
@@ -363,6 +380,9 @@ func (t *txn) apply(r *request) error {
 	case kindLog:
 		return t.insertLog(&r.line)
 	case kindBlackboard:
+		if err := t.fence(r.bb.runID); err != nil {
+			return err
+		}
 		if err := t.writeBlackboard(r); err != nil {
 			return err
 		}
@@ -370,13 +390,31 @@ func (t *txn) apply(r *request) error {
 	case kindAddCommand:
 		return t.addCommand(r)
 	case kindCommandDone:
+		if err := t.fenceCommand(r.id); err != nil {
+			return err
+		}
 		return t.commandDone(r.id)
 	case kindClaim:
 		return t.claim(r)
 	case kindHeartbeat:
 		return t.heartbeat(r)
 	case kindMemory:
+		if err := t.fence(r.mem.item.RunID); err != nil {
+			return err
+		}
 		return t.writeMemory(&r.mem)
+	}
+	return nil
+}
+
+// fenceEvents fences each run the events are of (usually one).
+func (t *txn) fenceEvents(events []record) error {
+	for i := range events {
+		if id := events[i].ev.RunID; i == 0 || id != events[i-1].ev.RunID {
+			if err := t.fence(id); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -416,6 +454,7 @@ func (t *txn) knownRuns() error {
 	if err := t.queryRow("PRAGMA data_version").Scan(&v); err != nil {
 		return err
 	}
+	t.dataVersion = v
 	if d.seqs == nil || v != d.dataVersion {
 		d.seqs, d.dataVersion = map[string]*runSeq{}, v
 		clear(d.boards)
@@ -430,6 +469,7 @@ func (t *txn) knownRuns() error {
 func (d *DB) rollback(conn *sql.Conn) {
 	d.seqs = nil
 	clear(d.boards)
+	d.leaseVersion = -1 // a new connection counts data_version anew
 	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
 		for _, st := range d.stmts {
 			st.Close()

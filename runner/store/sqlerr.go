@@ -1,0 +1,97 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// SQLite's errors are told apart by their result codes, never by their
+// text: the driver's *sqlite.Error carries the extended code (the primary
+// code is its low byte).
+
+// sqliteCode is err's extended SQLite result code, or 0 for another error.
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return 0
+}
+
+// primaryCode is err's primary SQLite result code (SQLITE_BUSY,
+// SQLITE_CORRUPT, ...), or 0 for another error.
+func primaryCode(err error) int { return sqliteCode(err) & 0xff }
+
+// isUniqueViolation: err is a UNIQUE or PRIMARY KEY constraint failing.
+func isUniqueViolation(err error) bool {
+	c := sqliteCode(err)
+	return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+// isForeignKeyViolation: err is a FOREIGN KEY constraint failing.
+func isForeignKeyViolation(err error) bool {
+	return sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
+// ErrDamaged is matched (errors.Is) by the error of any read or write that
+// found the database file damaged: not a database, or malformed.
+var ErrDamaged = errors.New("the database is damaged")
+
+// FileError is an SQLite error that is about the database file or the disk
+// under it rather than about orch's data: its message says so plainly and
+// names the file ("the database /p/orch.db is damaged: ...").
+type FileError struct {
+	Path string
+	Err  error // the driver's error
+}
+
+func (e *FileError) Error() string {
+	var problem string
+	switch primaryCode(e.Err) {
+	case sqlite3.SQLITE_FULL:
+		problem = "the disk holding the database %s is full"
+	case sqlite3.SQLITE_READONLY:
+		problem = "the database %s is read-only"
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		problem = "the database %s is damaged"
+	case sqlite3.SQLITE_IOERR:
+		problem = "the database %s could not be read or written (I/O error)"
+	default:
+		problem = "the database %s cannot be opened"
+	}
+	return fmt.Sprintf(problem, e.Path) + ": " + e.Err.Error()
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrDamaged) hold for a damaged file.
+func (e *FileError) Is(target error) bool {
+	return target == ErrDamaged && isDamage(e.Err)
+}
+
+func isDamage(err error) bool {
+	c := primaryCode(err)
+	return c == sqlite3.SQLITE_CORRUPT || c == sqlite3.SQLITE_NOTADB
+}
+
+// plain wraps err in a *FileError when its SQLite code says that the disk
+// or the file failed; any other error (nil too) is returned as it is. An
+// error already wrapped is not wrapped again.
+func plain(err error, path string) error {
+	var fe *FileError
+	if err == nil || errors.As(err, &fe) {
+		return err
+	}
+	switch primaryCode(err) {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB,
+		sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN:
+		return &FileError{Path: path, Err: err}
+	}
+	return err
+}
+
+// plain is the package function for this database's file.
+func (d *DB) plain(err error) error { return plain(err, d.path) }
