@@ -169,6 +169,9 @@ type run struct {
 // person, or ctx is cancelled (then every agent is stopped). A Recorder
 // error ends the run with that error: nothing is done that is not recorded.
 func Run(ctx context.Context, opts Options) (*Result, error) {
+	if err := RunsProcesses(); err != nil {
+		return nil, err
+	}
 	becomeSubreaper()
 	r, err := newRun(opts)
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // The harness of the run-control tests (control_test.go): every test drives

@@ -31,6 +31,9 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 		Args:              argsBetween(2, 2),
 		ValidArgsFunction: completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := runner.RunsProcesses(); err != nil {
+				return err
+			}
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
 				return goCue(cmd.Context(), io, db, dbFile, id, args[1], output, allowSpecChange)
 			})

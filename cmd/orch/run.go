@@ -65,6 +65,9 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
   orch run examples/handoff/cuelist.yaml      # the tester asks you a question`,
 		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := runner.RunsProcesses(); err != nil {
+				return err
+			}
 			opts.path = args[0]
 			return runRun(cmd, io, opts)
 		},

@@ -1,0 +1,21 @@
+package runner
+
+import (
+	"os"
+	"syscall"
+)
+
+// pipeCloexec makes a pipe whose ends are closed on exec. macOS has no
+// pipe2: the descriptors are marked close-on-exec after pipe, under
+// ForkLock so that no process started in between (os/exec takes the read
+// lock around fork) inherits them.
+func pipeCloexec(fds *[2]int) error {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	if err := syscall.Pipe(fds[:]); err != nil {
+		return os.NewSyscallError("pipe", err)
+	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	return nil
+}

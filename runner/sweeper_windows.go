@@ -1,0 +1,11 @@
+package runner
+
+// sweeper does nothing on Windows, where runs do not start (RunsProcesses);
+// sweeper.go is the Unix one.
+type sweeper struct{}
+
+func newSweeper(*run) *sweeper { return &sweeper{} }
+func (*sweeper) begin(string)  {}
+func (*sweeper) end(string)    {}
+func (*sweeper) loop()         {}
+func (*sweeper) stop()         {}
