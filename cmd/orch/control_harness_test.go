@@ -1,4 +1,5 @@
 //go:build linux
+
 // The control tests find processes through /proc (Linux only).
 
 package main
