@@ -103,7 +103,7 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 	defer db.Close()
 	specPath, _ := filepath.Abs(opts.path)
 	hash := specHash(set)
-	lighten(set, p)
+	p = lighten(set, p)
 	root := opts.root
 	if root == "" {
 		root = filepath.Dir(specPath)
@@ -257,10 +257,11 @@ func orNone(names []string) string {
 
 // lighten frees what a run no longer needs once its plan is built: the
 // spec's YAML trees and the plan's library graph are most of the memory of a
-// big cuelist, and the run holds its plan to the end.
-func lighten(set *spec.Set, p *planner.Plan) {
+// big cuelist, and the run holds its plan to the end. It returns the plan
+// to run: a copy without the graph (the plan itself is never changed).
+func lighten(set *spec.Set, p *planner.Plan) *planner.Plan {
 	set.ReleaseSources()
-	p.DropGraph()
+	return p.WithoutGraph()
 }
 
 // limitMemory tunes the collector for a run, unless the user did with
