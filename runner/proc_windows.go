@@ -33,9 +33,6 @@ func newPipe(toChild bool) (mine, child *os.File, err error) {
 	return r, w, nil
 }
 
-func becomeSubreaper()                                  {}
-func groupMembers(int) []int                            { return nil }
-func escapees(string, func(string) bool) map[int]string { return nil }
-func reapOrphans([]int)                                 {}
-func KillLeftovers(string) []int                        { return nil }
-func killLeftovers(string) []int                        { return nil }
+func becomeSubreaper()           {}
+func KillLeftovers(string) []int { return nil }
+func killLeftovers(string) []int { return nil }

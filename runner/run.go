@@ -150,8 +150,7 @@ type run struct {
 	unapproved  int              // manual cues not yet approved nor ended
 	withOutputs planner.CueSet   // completed cues that produced outputs
 	polledAt    time.Time        // when the store was last asked for commands
-	failed      bool
-	err         error // a recorder failure: the run cannot go on
+	err         error            // a recorder failure: the run cannot go on
 
 	tree      *tree     // the tasks: cues' agents and their children
 	root      *os.Root  // the project, for handoff artifacts
