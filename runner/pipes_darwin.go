@@ -6,9 +6,10 @@ import (
 )
 
 // pipeCloexec makes a pipe whose ends are closed on exec. macOS has no
-// pipe2: the descriptors are marked close-on-exec after pipe, under
-// ForkLock so that no process started in between (os/exec takes the read
-// lock around fork) inherits them.
+// pipe2: the descriptors are marked close-on-exec after pipe, holding
+// ForkLock for reading, as the syscall package does for its own
+// descriptors: a fork holds it for writing, so no process started in
+// between inherits them.
 func pipeCloexec(fds *[2]int) error {
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()
