@@ -196,14 +196,19 @@ func (b *builder) finish(p *Plan, adj *adjacency) {
 	adj.critical(p, order)
 }
 
+// WithoutGraph returns a copy of the plan that shares everything but the
+// library graph, and leaves p as it is. Ordering, reachability and lanes
+// are computed from the graph at Build and kept, the renderings do not need
+// it, and a run holds its plan to the end: for 10k cues the graph is ~35 MB
+// of maps and attributes.
+func (p *Plan) WithoutGraph() *Plan {
+	q := *p
+	q.Graph = nil
+	return &q
+}
+
 // Reaches reports whether a must complete before b starts, through
 // dependencies and auto_follow (not arbitration).
-// DropGraph releases the library graph once the plan is built: ordering,
-// reachability and lanes are computed from it and kept, and only the plan's
-// renderings read it again. A run holds its plan to the end, and for 10k cues
-// the graph is ~35 MB of maps and attributes.
-func (p *Plan) DropGraph() { p.Graph = nil }
-
 func (p *Plan) Reaches(a, b *Cue) bool { return p.ancestors[b.Index].has(a.Index) }
 
 // Concurrent reports whether a and b may run at the same time: neither

@@ -1,3 +1,5 @@
+//go:build unix
+
 package runner
 
 // NewMemRecorder gives the runner's external tests (benchmarks) the

@@ -152,8 +152,7 @@ type run struct {
 	unapproved  int              // manual cues not yet approved nor ended
 	withOutputs planner.CueSet   // completed cues that produced outputs
 	polledAt    time.Time        // when the store was last asked for commands
-	failed      bool
-	err         error // a recorder failure: the run cannot go on
+	err         error            // a recorder failure: the run cannot go on
 
 	tree      *tree     // the tasks: cues' agents and their children
 	root      *os.Root  // the project, for handoff artifacts
@@ -171,6 +170,9 @@ type run struct {
 // person, or ctx is cancelled (then every agent is stopped). A Recorder
 // error ends the run with that error: nothing is done that is not recorded.
 func Run(ctx context.Context, opts Options) (*Result, error) {
+	if err := RunsProcesses(); err != nil {
+		return nil, err
+	}
 	becomeSubreaper()
 	r, err := newRun(opts)
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package runner
 
 import (
@@ -208,6 +210,7 @@ agent: {id: ok, command: ["true"]}
 // TestTimeoutKillsEverything: an agent that hangs with a background child and
 // a setsid grandchild is killed at its timeout, and no process is left.
 func TestTimeoutKillsEverything(t *testing.T) {
+	needSetsid(t)
 	p, dir := project(t, map[string]string{
 		"cuelist.yaml": agentsHead + `  cues:
     - {id: HANG, agents: [hang], timeout: 300ms}
@@ -333,11 +336,7 @@ func atoi(s string) int {
 }
 
 func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + itoa(pid) + "/stat")
-	return err == nil && !strings.Contains(string(b), ") Z ")
+	return syscall.Kill(pid, 0) == nil && !zombie(pid)
 }
 
 func itoa(n int) string {
@@ -354,6 +353,7 @@ func itoa(n int) string {
 // grandchild that left its process group and holds its stdout (it gets the
 // grace period; the run's sweep then stops it).
 func TestOutputLoggedInFull(t *testing.T) {
+	needSetsid(t)
 	p, dir := project(t, map[string]string{
 		"cuelist.yaml": agentsHead + `  cues:
     - {id: TALK, agents: [talk]}

@@ -362,10 +362,6 @@ func (r *run) askForGo(ctx context.Context, c *cueRun) {
 	}()
 }
 
-// waitingForGo reports whether a manual or interrupted cue may still wait
-// for `orch go`.
-func (r *run) waitingForGo() bool { return r.unapproved > 0 }
-
 // approve records GO for a manual cue.
 func (r *run) approve(c *cueRun, reason string) {
 	if c.approved {

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/orch-cli/orch/internal/jsonschema"
 	"gopkg.in/yaml.v3"
 
 	"github.com/orch-cli/orch/schemas"

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/orch-cli/orch/internal/jsonschema"
 )
 
 // TestSchemasValidAgainstDraft checks the bundled schemas against the

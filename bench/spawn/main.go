@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command spawn is the baseline for orch's overhead figures: it starts N
 // processes, P at a time, each in its own process group as orch does, and
 // waits for each; nothing else.

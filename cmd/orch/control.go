@@ -36,6 +36,9 @@ A cuelist whose files changed since the run started is refused unless
 		Args:              argsBetween(1, 1),
 		ValidArgsFunction: completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := runner.RunsProcesses(); err != nil {
+				return err
+			}
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
 				r, err := db.Run(ctx, id)
 				if err != nil {

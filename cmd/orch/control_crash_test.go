@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // Crash and resume tests (issue 5), through the real binary: orch killed

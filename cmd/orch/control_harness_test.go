@@ -1,3 +1,7 @@
+//go:build linux
+
+// The control tests find processes through /proc (Linux only).
+
 package main
 
 // The harness of the run-control tests (control_test.go): every test drives
@@ -115,24 +119,6 @@ func (c *ctl) write(name, content string) string {
 		c.t.Fatal(err)
 	}
 	return p
-}
-
-// syncBuffer is a bytes.Buffer that can be read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // orchProc is a running orch.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // Run-control tests (issue 5), through the real binary: resources and

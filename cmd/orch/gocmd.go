@@ -31,6 +31,9 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 		Args:              argsBetween(2, 2),
 		ValidArgsFunction: completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := runner.RunsProcesses(); err != nil {
+				return err
+			}
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
 				return goCue(cmd.Context(), io, db, dbFile, id, args[1], output, allowSpecChange)
 			})
@@ -103,7 +106,7 @@ func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id, out
 		release(db, id)
 		return usageError(fmt.Errorf("run %s: its cuelist's files changed since the run started (%s); continue anyway with --allow-spec-change", id, rec.Started.SpecPath))
 	}
-	lighten(set, p)
+	p = lighten(set, p)
 	root := rec.Started.Root
 	if root == "" { // recorded by an orch from before handoffs
 		root = filepath.Dir(rec.Started.SpecPath)

@@ -65,6 +65,9 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
   orch run examples/handoff/cuelist.yaml      # the tester asks you a question`,
 		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := runner.RunsProcesses(); err != nil {
+				return err
+			}
 			opts.path = args[0]
 			return runRun(cmd, io, opts)
 		},
@@ -100,7 +103,7 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 	defer db.Close()
 	specPath, _ := filepath.Abs(opts.path)
 	hash := specHash(set)
-	lighten(set, p)
+	p = lighten(set, p)
 	root := opts.root
 	if root == "" {
 		root = filepath.Dir(specPath)
@@ -256,10 +259,11 @@ func orNone(names []string) string {
 
 // lighten frees what a run no longer needs once its plan is built: the
 // spec's YAML trees and the plan's library graph are most of the memory of a
-// big cuelist, and the run holds its plan to the end.
-func lighten(set *spec.Set, p *planner.Plan) {
+// big cuelist, and the run holds its plan to the end. It returns the plan
+// to run: a copy without the graph (the plan itself is never changed).
+func lighten(set *spec.Set, p *planner.Plan) *planner.Plan {
 	set.ReleaseSources()
-	p.DropGraph()
+	return p.WithoutGraph()
 }
 
 // limitMemory tunes the collector for a run, unless the user did with

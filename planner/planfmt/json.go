@@ -132,6 +132,16 @@ func Edges(p *planner.Plan) []Edge {
 	for i := 0; i+1 < len(p.Critical.Cues); i++ {
 		next[p.Critical.Cues[i]] = p.Critical.Cues[i+1]
 	}
+	// An arbitration edge winner -> other comes from an ordered conflict
+	// between the two; the first conflict's subject names it.
+	subject := map[[2]*planner.Cue]string{}
+	for _, cf := range p.Conflicts {
+		if cf.Ordered && len(cf.Cues) == 2 {
+			if k := [2]*planner.Cue{cf.Cues[0], cf.Cues[1]}; subject[k] == "" {
+				subject[k] = cf.Subject
+			}
+		}
+	}
 	var out []Edge
 	for _, c := range p.Order {
 		for _, d := range c.Deps {
@@ -142,11 +152,7 @@ func Edges(p *planner.Plan) []Edge {
 			out = append(out, Edge{From: d, To: c, Kind: kind, Critical: next[d] == c})
 		}
 		for _, a := range c.After {
-			e := Edge{From: a, To: c, Kind: "arbitration", Critical: next[a] == c}
-			if edge, err := p.Graph.Edge(a.ID, c.ID); err == nil {
-				e.Subject = edge.Properties.Attributes["subject"]
-			}
-			out = append(out, e)
+			out = append(out, Edge{From: a, To: c, Kind: "arbitration", Subject: subject[[2]*planner.Cue{a, c}], Critical: next[a] == c})
 		}
 	}
 	return out

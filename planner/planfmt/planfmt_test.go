@@ -106,3 +106,36 @@ func TestDOTHasNoWeightNoise(t *testing.T) {
 		t.Error("DOT output mentions weight")
 	}
 }
+
+// TestRenderingWithoutGraph: a run renders and keeps its plan without the
+// library graph (Plan.WithoutGraph); every format gives the same output
+// from that copy, arbitration subjects included, and the plan it was made
+// from still has its graph.
+func TestRenderingWithoutGraph(t *testing.T) {
+	p := releasePlan(t)
+	render := func(p *planner.Plan) string {
+		var b bytes.Buffer
+		for _, f := range []func(*bytes.Buffer, *planner.Plan) error{
+			func(b *bytes.Buffer, p *planner.Plan) error { return Text(b, p) },
+			func(b *bytes.Buffer, p *planner.Plan) error { return JSON(b, p) },
+			func(b *bytes.Buffer, p *planner.Plan) error { return Mermaid(b, p) },
+			func(b *bytes.Buffer, p *planner.Plan) error { return DOT(b, p) },
+		} {
+			if err := f(&b, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return b.String()
+	}
+	want := render(p)
+	light := p.WithoutGraph()
+	if got := render(light); got != want {
+		t.Errorf("without the graph the renderings differ:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(render(light), `"subject": "db-pool"`) {
+		t.Error("the arbitration edge lost its subject")
+	}
+	if p.Graph == nil || light.Graph != nil {
+		t.Errorf("WithoutGraph changed the plan (graph %v) or kept the graph in the copy (%v)", p.Graph, light.Graph)
+	}
+}

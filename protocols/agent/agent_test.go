@@ -19,13 +19,12 @@ import (
 
 // fakeOrch is the orch side of an agent served in-process over pipes.
 type fakeOrch struct {
-	t     *testing.T
-	in    *io.PipeWriter // the agent's stdin
-	w     *protocols.Writer
-	msgs  chan protocols.Message // what the agent wrote to stdout
-	done  chan error             // agent.Serve's result
-	log   *syncBuffer
-	sends []protocols.Message
+	t    *testing.T
+	in   *io.PipeWriter // the agent's stdin
+	w    *protocols.Writer
+	msgs chan protocols.Message // what the agent wrote to stdout
+	done chan error             // agent.Serve's result
+	log  *syncBuffer
 }
 
 type syncBuffer struct {

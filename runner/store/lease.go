@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/orch-cli/orch/runner"
@@ -22,7 +21,7 @@ func alive(pid int, host, token string, heartbeat time.Time) bool {
 		return false
 	}
 	if me, _ := os.Hostname(); host == me {
-		return pid > 0 && syscall.Kill(pid, 0) == nil
+		return pid > 0 && processExists(pid)
 	}
 	return true
 }
