@@ -52,7 +52,7 @@ protocol message, blackboard write and note, with its sequence number.`,
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (one event per line)")
+	outputFlag(cmd, &output, "text", "text or json (one event per line)", textOrJSON)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the run ends")
 	cmd.Flags().Int64Var(&since, "since", 0, "only events after this sequence number")
 	return cmd

@@ -36,7 +36,7 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (when the run continues here)")
+	outputFlag(cmd, &output, "text", "text or json (when the run continues here)", textOrJSON)
 	cmd.Flags().BoolVar(&allowSpecChange, "allow-spec-change", false, "continue even if the cuelist's files changed since the run started")
 	return cmd
 }
