@@ -29,7 +29,7 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 		Example: `  orch go last CUE-300
   orch go 3f9a CUE-300 --output json`,
 		Args:              argsBetween(2, 2),
-		ValidArgsFunction: completeRuns,
+		ValidArgsFunction: completeRunThen(completeWaitingCues),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
 				return goCue(cmd.Context(), io, db, dbFile, id, args[1], output, allowSpecChange)
