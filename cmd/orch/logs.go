@@ -73,7 +73,7 @@ func printLogs(ctx context.Context, io *streams, db *store.DB, id, cue string, o
 	write := logWriter(io.out, opts)
 	wrote := map[string]bool{}
 	var after int64
-	print := func(lines []store.LogRecord) error {
+	show := func(lines []store.LogRecord) error {
 		for _, l := range lines {
 			if err := write(l); err != nil {
 				return err // the reader has gone
@@ -86,7 +86,7 @@ func printLogs(ctx context.Context, io *streams, db *store.DB, id, cue string, o
 	if opts.tail >= 0 {
 		lines, last, err := db.LogsTail(ctx, id, cue, opts.tail)
 		if err == nil {
-			err = print(lines)
+			err = show(lines)
 		}
 		if err != nil {
 			return err
@@ -98,7 +98,7 @@ func printLogs(ctx context.Context, io *streams, db *store.DB, id, cue string, o
 	}
 	err = followRun(ctx, db, id, opts.follow, func() (bool, error) {
 		lines, err := db.Logs(ctx, id, cue, after, pageSize)
-		if perr := print(lines); perr != nil {
+		if perr := show(lines); perr != nil {
 			return false, perr
 		}
 		return len(lines) == pageSize, err
