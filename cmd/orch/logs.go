@@ -61,7 +61,7 @@ database, increasing), time, cue, agent, attempt, stream and line.`,
 }
 
 // printLogs prints the run's output lines, of cue or of all its cues, then
-// says which cues that ran wrote nothing.
+// says which cues that got to GO wrote nothing.
 func printLogs(ctx context.Context, io *streams, db *store.DB, id, cue string, opts *logsOptions) error {
 	r, err := db.Run(ctx, id)
 	if err != nil {
