@@ -31,7 +31,8 @@ the same from a shell, a plain agent's script included.
 
 The run is --run (an id, a unique prefix or "last"); without it, the run in
 ORCH_RUN_ID (set for every agent), else the most recent run. The database
-is --db, else ORCH_DB (also set for every agent), else ./.orch/orch.db.`,
+is --db, else ORCH_DB (also set for every agent), else the nearest
+.orch/orch.db from the current directory upwards.`,
 		Example: `  orch bb ls
   orch bb get plan
   orch bb set plan '{"steps": 3}'
@@ -118,7 +119,7 @@ A key the board does not have exits 1.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
 	return cmd
 }
 
@@ -164,7 +165,7 @@ refused.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
 	cmd.Flags().BoolVar(&asString, "string", false, "store VALUE as a string even if it parses as JSON")
 	return cmd
 }
@@ -258,7 +259,7 @@ a list of {key, value, version, author, at}.`,
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
 	return cmd
 }
 

@@ -23,7 +23,7 @@ import (
 //	waitfor state CUE STATE   the last run's CUE (or child task) is in STATE
 func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: waitfor question VAR | waitfor state CUE STATE")
+		ts.Fatalf("usage: waitfor question VAR | waitfor state CUE STATE | waitfor output CUE TEXT")
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -73,6 +73,17 @@ func waitedFor(ts *testscript.TestScript, args []string) (bool, error) {
 				return true, nil
 			}
 		}
+	case "output": // waitfor output CUE TEXT: CUE wrote the line TEXT
+		if len(args) != 3 {
+			return false, fmt.Errorf("usage: waitfor output CUE TEXT")
+		}
+		lines, err := db.Logs(ctx, id, args[1], 0, 0)
+		for _, l := range lines {
+			if l.Text == args[2] {
+				return true, nil
+			}
+		}
+		return false, err
 	default:
 		return false, fmt.Errorf("unknown condition %q", args[0])
 	}

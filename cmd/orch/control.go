@@ -54,7 +54,7 @@ A cuelist whose files changed since the run started is refused unless
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
 	cmd.Flags().BoolVar(&allowSpecChange, "allow-spec-change", false, "continue even if the cuelist's files changed since the run started")
 	return cmd
 }

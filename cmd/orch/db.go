@@ -12,29 +12,87 @@ import (
 	"github.com/orch-cli/orch/runner/store"
 )
 
-// dbPath is the run database: --db, else ORCH_DB, else ./.orch/orch.db.
+// dbPath is the run database: --db, else ORCH_DB, else orch.db in the
+// nearest .orch/ directory from the current directory upwards, as git finds
+// its .git; with none, ./.orch/orch.db (which a reader reports missing).
 func dbPath(cmd *cobra.Command) string {
-	if f := cmd.Flag("db"); f != nil && f.Changed {
-		return f.Value.String()
+	if p, ok := chosenDB(cmd); ok {
+		return p
 	}
-	if env := os.Getenv("ORCH_DB"); env != "" {
-		return env
+	if dir, ok := findOrchDir("."); ok {
+		return filepath.Join(dir, store.DefaultPath())
 	}
 	return store.DefaultPath()
 }
 
-// openDB opens the run database, creating it (for orch run).
-func openDB(cmd *cobra.Command) (*store.DB, string, error) {
-	path, err := filepath.Abs(dbPath(cmd))
+// chosenDB is the database a person named: --db, else ORCH_DB.
+func chosenDB(cmd *cobra.Command) (string, bool) {
+	if f := cmd.Flag("db"); f != nil && f.Changed {
+		return f.Value.String(), true
+	}
+	if env := os.Getenv("ORCH_DB"); env != "" {
+		return env, true
+	}
+	return "", false
+}
+
+// runDBPath is the database orch run records in: the one dbPath finds,
+// else the one in the nearest .orch/ above the cuelist, else a new .orch/
+// next to the cuelist (the project's directory, wherever orch is run from).
+func runDBPath(cmd *cobra.Command, cuelist string) string {
+	if p, ok := chosenDB(cmd); ok {
+		return p
+	}
+	if dir, ok := findOrchDir("."); ok {
+		return filepath.Join(dir, store.DefaultPath())
+	}
+	dir := cuelist
+	if st, err := os.Stat(cuelist); err != nil || !st.IsDir() {
+		dir = filepath.Dir(cuelist)
+	}
+	if found, ok := findOrchDir(dir); ok {
+		dir = found
+	}
+	return filepath.Join(dir, store.DefaultPath())
+}
+
+// findOrchDir is the nearest directory, from start upwards, that holds a
+// .orch directory.
+func findOrchDir(start string) (string, bool) {
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return "", false
+	}
+	for {
+		if st, err := os.Stat(filepath.Join(dir, ".orch")); err == nil && st.IsDir() {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// openDB opens (creating it if need be) the run database at path.
+func openDB(cmd *cobra.Command, path string) (*store.DB, string, error) {
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, "", err
 	}
 	sync, _ := cmd.Flags().GetString("sync")
-	db, err := store.Open(path, store.Options{Sync: sync})
+	db, err := store.Open(abs, store.Options{Sync: sync})
 	if err != nil {
-		return nil, "", damaged(dbPath(cmd), err)
+		return nil, "", damaged(path, err)
 	}
-	return db, path, nil
+	return db, abs, nil
+}
+
+// openRunDB opens, creating it if need be, the database orch run records a
+// run of cuelist in.
+func openRunDB(cmd *cobra.Command, cuelist string) (*store.DB, string, error) {
+	return openDB(cmd, runDBPath(cmd, cuelist))
 }
 
 // damagedError is a read or write that found the run database damaged: it
@@ -78,9 +136,17 @@ var errNoDatabase = errors.New("no runs yet")
 func openExisting(cmd *cobra.Command) (*store.DB, error) {
 	path := dbPath(cmd)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: the run database %s does not exist (orch run creates it; --db or ORCH_DB point elsewhere)", errNoDatabase, path)
+		if _, chosen := chosenDB(cmd); chosen {
+			return nil, fmt.Errorf("%w: the run database %s does not exist (orch run creates it)", errNoDatabase, path)
+		}
+		if _, found := findOrchDir("."); found {
+			abs, _ := filepath.Abs(path)
+			return nil, fmt.Errorf("%w: the run database %s does not exist (orch run creates it)", errNoDatabase, abs)
+		}
+		cwd, _ := os.Getwd()
+		return nil, fmt.Errorf("%w: no .orch directory in %s or above (orch run creates one next to its cuelist: run this there, or give --db or ORCH_DB)", errNoDatabase, cwd)
 	}
-	db, _, err := openDB(cmd)
+	db, _, err := openDB(cmd, path)
 	return db, err
 }
 
@@ -133,4 +199,22 @@ func completeRuns(cmd *cobra.Command, args []string, _ string) ([]string, cobra.
 		out = append(out, fmt.Sprintf("%s\t%s %s", r.ID, r.Cuelist, r.State))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// elsewhereNote is what orch run says when it records in a database that
+// the other commands, run from here, would not find (a new .orch/ next to a
+// cuelist in another directory): where it is, and how to reach it.
+func elsewhereNote(cmd *cobra.Command, dbFile string) string {
+	here, err := filepath.Abs(dbPath(cmd))
+	if err != nil || here == dbFile {
+		return ""
+	}
+	project := filepath.Dir(filepath.Dir(dbFile))
+	if cwd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(cwd, project); err == nil && len(rel) < len(project) {
+			project = rel
+		}
+	}
+	return fmt.Sprintf("orch: this run is recorded in %s; the other orch commands find it when run in %s (or with --db %s)",
+		dbFile, project, dbFile)
 }

@@ -52,60 +52,10 @@ protocol message, blackboard write and note, with its sequence number.`,
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (one event per line)")
+	outputFlag(cmd, &output, "text", "text or json (one event per line)", textOrJSON)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the run ends")
 	cmd.Flags().Int64Var(&since, "since", 0, "only events after this sequence number")
 	return cmd
-}
-
-func newLogsCmd(io *streams) *cobra.Command {
-	var follow bool
-	cmd := &cobra.Command{
-		Use:   "logs RUN [CUE]",
-		Short: "Print what a run's agents wrote (stderr, and stdout of plain agents)",
-		Example: `  orch logs last
-  orch logs last CUE-200
-  orch logs 3f9a --follow`,
-		Args:              argsBetween(1, 2),
-		ValidArgsFunction: completeRuns,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
-				cue := ""
-				if len(args) == 2 {
-					cue = args[1]
-					r, err := db.Run(ctx, id)
-					if err != nil {
-						return err
-					}
-					if !hasCue(r.Cues, cue) {
-						return usageError(fmt.Errorf("run %s has no cue %q", id, cue))
-					}
-				}
-				var after int64
-				return followRun(ctx, db, id, follow, func() (bool, error) {
-					lines, err := db.Logs(ctx, id, cue, after, pageSize)
-					for _, l := range lines {
-						if _, err := fmt.Fprintf(io.out, "[%s %s#%d %s] %s\n", l.Cue, l.Agent, l.Attempt, l.Stream, l.Text); err != nil {
-							return false, err // the reader has gone
-						}
-						after = l.ID
-					}
-					return len(lines) == pageSize, err
-				})
-			})
-		},
-	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the run ends")
-	return cmd
-}
-
-func hasCue(cues []store.CueDetail, id string) bool {
-	for _, c := range cues {
-		if c.ID == id {
-			return true
-		}
-	}
-	return false
 }
 
 // pageSize is how many rows events and logs read at a time.

@@ -29,7 +29,7 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 		Example: `  orch go last CUE-300
   orch go 3f9a CUE-300 --output json`,
 		Args:              argsBetween(2, 2),
-		ValidArgsFunction: completeRuns,
+		ValidArgsFunction: completeRunThen(completeWaitingCues),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := runner.RunsProcesses(); err != nil {
 				return err
@@ -39,7 +39,7 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (when the run continues here)")
+	outputFlag(cmd, &output, "text", "text or json (when the run continues here)", textOrJSON)
 	cmd.Flags().BoolVar(&allowSpecChange, "allow-spec-change", false, "continue even if the cuelist's files changed since the run started")
 	return cmd
 }

@@ -58,7 +58,7 @@ it, tags and text (shortened). With --output json: a list of
 			return printMemory(io, items, total, output, "memory is empty")
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
 	cmd.Flags().IntVar(&limit, "limit", store.DefaultMemoryLimit, "items to list")
 	return cmd
 }
@@ -98,7 +98,7 @@ prefix. Quotes, AND, OR, NOT and other search syntax are plain words.`,
 			return printMemory(io, items, -1, output, fmt.Sprintf("nothing in memory matches %q", query))
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
 	cmd.Flags().IntVar(&limit, "limit", store.DefaultMemoryLimit, "items to print at most")
 	return cmd
 }

@@ -35,9 +35,9 @@ decided for each, and every agent's effective tools by handoff depth.
 The specs are validated first; with errors, they are printed and nothing
 is planned (exit 1).`,
 		Example: `  orch plan examples/conflicts/cuelist.yaml
-  orch plan --format json examples/deploy/cuelist.yaml | jq '.critical_path'
-  orch plan --format mermaid examples/deploy/cuelist.yaml
-  orch plan --format dot specs/release.yaml | dot -Tsvg > plan.svg`,
+  orch plan --output json examples/deploy/cuelist.yaml | jq '.critical_path'
+  orch plan --output mermaid examples/deploy/cuelist.yaml
+  orch plan --output dot specs/release.yaml | dot -Tsvg > plan.svg`,
 		Args: argsBetween(1, 1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.path = args[0]
@@ -45,10 +45,9 @@ is planned (exit 1).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.format, "format", "f", "text", "output format: "+strings.Join(planfmt.Formats, ", "))
+	outputFlag(cmd, &opts.format, "text", "output format: "+strings.Join(planfmt.Formats, ", "), planfmt.Formats)
 	f.StringVar(&opts.cuelist, "cuelist", "", "the cuelist to plan when the file holds several")
 	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(planfmt.Formats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

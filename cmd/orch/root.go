@@ -22,7 +22,7 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 		Example: `  orch run examples/deploy/cuelist.yaml
   orch status last
   orch validate specs/
-  orch validate --format github specs/
+  orch validate --output github specs/
   orch plan examples/conflicts/cuelist.yaml
   orch schema cuelist > cuelist.schema.json`,
 		SilenceUsage:  true,
@@ -34,7 +34,7 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 	root.SetErr(io.err)
 	root.SetVersionTemplate("orch {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
-	root.PersistentFlags().String("db", "", "run database (default $ORCH_DB, else ./.orch/orch.db)")
+	root.PersistentFlags().String("db", "", "run database (default $ORCH_DB, else orch.db in the nearest .orch/ directory here or above)")
 	root.PersistentFlags().String("sync", "normal", "database durability: normal, or full (fsync every commit: survives power loss)")
 	root.AddCommand(
 		newValidateCmd(io),

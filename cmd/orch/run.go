@@ -42,7 +42,8 @@ func newRunCmd(io *streams) *cobra.Command {
 		Long: `Validate and plan a cuelist, then run it: each cue's agents are started and
 taken through WARNING -> STANDBY -> GO, with acknowledgements, timeouts,
 retries, fallbacks and cooldowns. Everything is recorded in the run
-database (./.orch/orch.db unless --db or ORCH_DB say otherwise).
+database: --db, else ORCH_DB, else .orch/orch.db in the nearest .orch/
+directory from here upwards; with none, a new .orch/ next to the cuelist.
 
 On a terminal, one line per active cue (and child task) is redrawn in
 place, a manual cue asks for GO and an agent's question for the person is
@@ -96,9 +97,12 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	db, dbFile, err := openDB(cmd)
+	db, dbFile, err := openRunDB(cmd, opts.path)
 	if err != nil {
 		return err
+	}
+	if note := elsewhereNote(cmd, dbFile); note != "" {
+		fmt.Fprintln(io.err, note)
 	}
 	defer db.Close()
 	specPath, _ := filepath.Abs(opts.path)

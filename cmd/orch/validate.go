@@ -43,8 +43,8 @@ Exit status: 0 valid (warnings allowed unless --strict), 1 invalid,
 2 usage error (bad flag, unreadable path).`,
 		Example: `  orch validate specs/
   orch validate examples/deploy/cuelist.yaml
-  orch validate --format github specs/       # annotations in GitHub Actions
-  orch validate --format sarif specs/ > orch.sarif
+  orch validate --output github specs/       # annotations in GitHub Actions
+  orch validate --output sarif specs/ > orch.sarif
   orch validate --strict --check-artifacts specs/`,
 		Args: argsBetween(1, -1),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -53,12 +53,11 @@ Exit status: 0 valid (warnings allowed unless --strict), 1 invalid,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.format, "format", "f", "text", "output format: "+strings.Join(diagfmt.Formats, ", "))
+	outputFlag(cmd, &opts.format, "text", "output format: "+strings.Join(diagfmt.Formats, ", "), diagfmt.Formats)
 	f.BoolVar(&opts.strict, "strict", false, "treat warnings as errors")
 	f.BoolVar(&opts.checkArtifacts, "check-artifacts", false, "check that handoff artifacts exist and match their sha256")
 	f.StringVar(&opts.root, "root", "", "project root: includes stay inside it (default: each PATH's directory), artifact paths are relative to it (default: .)")
 	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read (e.g. 512KiB, 32MiB)")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(diagfmt.Formats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -97,6 +97,11 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	if r.State == runner.RunRunning && !alive(r.OwnerPID, r.OwnerHost, token, r.Heartbeat) {
 		r.State, r.Reason = runner.RunInterrupted, fmt.Sprintf("its owner (process %d on %s) is gone; orch resume %s continues it", r.OwnerPID, r.OwnerHost, r.ID)
 	}
+	if r.State == runner.RunInterrupted && r.EndedAt.IsZero() {
+		if r.EndedAt, err = lastEventAt(ctx, tx, r.ID); err != nil {
+			return nil, err
+		}
+	}
 	if err := unmarshalColumn(inputs, &r.Inputs, "inputs"); err != nil {
 		return nil, err
 	}
@@ -148,6 +153,17 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 		}
 	}
 	return r, d.attachConflicts(ctx, tx, r)
+}
+
+// lastEventAt is when a run whose owner is gone last did something: the end
+// of its time, so that its durations stop growing while nobody runs it.
+func lastEventAt(ctx context.Context, tx *sql.Tx, runID string) (time.Time, error) {
+	var at sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT at FROM events WHERE run_id = ? ORDER BY seq DESC LIMIT 1`, runID).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	return fromMicros(at), err
 }
 
 // attachConflicts reads the conflict decisions taken at run time.

@@ -54,7 +54,7 @@ func (d *DB) Logs(ctx context.Context, runID, cue string, afterID int64, limit i
 	if limit <= 0 {
 		limit = -1
 	}
-	const cols = `SELECT id, cue_id, agent_id, attempt, stream, at, text FROM output `
+	const cols = `SELECT ` + logColumns + ` FROM output `
 	var rows *sql.Rows
 	var err error
 	if cue == "" {
@@ -67,6 +67,42 @@ func (d *DB) Logs(ctx context.Context, runID, cue string, afterID int64, limit i
 	if err != nil {
 		return nil, fmt.Errorf("reading the output of run %s: %w", runID, d.plain(err))
 	}
+	return d.scanLogs(rows, runID)
+}
+
+// logColumns are the columns scanLogs reads, in its order.
+const logColumns = `id, cue_id, agent_id, attempt, stream, at, text`
+
+// LogsTail returns the last n output lines of each of the run's cues (of
+// one cue, when cue is not ""), in order, and the ID of the run's last line
+// when it read them, after which orch logs --tail N --follow goes on. Every
+// cue is cut apart, so one chatty cue does not push the others out.
+func (d *DB) LogsTail(ctx context.Context, runID, cue string, n int) ([]LogRecord, int64, error) {
+	var last int64
+	err := d.sql.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM output WHERE run_id = ?`, runID).Scan(&last)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading the output of run %s: %w", runID, d.plain(err))
+	}
+	var rows *sql.Rows
+	if cue == "" {
+		rows, err = d.sql.QueryContext(ctx, `SELECT `+logColumns+` FROM (
+				SELECT *, row_number() OVER (PARTITION BY cue_id ORDER BY id DESC) AS back
+				FROM output WHERE run_id = ? AND id <= ?)
+			WHERE back <= ? ORDER BY id`, runID, last, n)
+	} else {
+		rows, err = d.sql.QueryContext(ctx, `SELECT `+logColumns+` FROM (
+				SELECT * FROM output WHERE run_id = ? AND cue_id = ? AND id <= ? ORDER BY id DESC LIMIT ?)
+			ORDER BY id`, runID, cue, last, n)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading the output of run %s: %w", runID, d.plain(err))
+	}
+	lines, err := d.scanLogs(rows, runID)
+	return lines, last, err
+}
+
+// scanLogs reads rows of logColumns and closes them.
+func (d *DB) scanLogs(rows *sql.Rows, runID string) ([]LogRecord, error) {
 	defer rows.Close()
 	var out []LogRecord
 	for rows.Next() {

@@ -22,9 +22,9 @@ func TestRunStartedProjection(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The recorded owner (pid 42 on "box", heartbeat at t0) is long dead: the
-	// run reads as interrupted.
+	// run reads as interrupted, ended at its last event.
 	want := RunSummary{ID: "r1", Cuelist: "deploy", State: runner.RunInterrupted,
-		Reason: "its owner (process 42 on box) is gone; orch resume r1 continues it", StartedAt: t0, Cues: 3}
+		Reason: "its owner (process 42 on box) is gone; orch resume r1 continues it", StartedAt: t0, EndedAt: t0, Cues: 3}
 	if r.RunSummary != want {
 		t.Errorf("summary %+v\nwant    %+v", r.RunSummary, want)
 	}
@@ -49,7 +49,7 @@ func TestRunStateProjection(t *testing.T) {
 		ended bool
 	}{
 		{runner.RunPaused, false},
-		{runner.RunInterrupted, false},
+		{runner.RunInterrupted, true}, // ended, for its durations, at its last event
 		{runner.RunCompleted, true},
 		{runner.RunFailed, true},
 		{runner.RunStopped, true},

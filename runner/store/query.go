@@ -121,7 +121,17 @@ func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 		}
 		out = append(out, s)
 	}
-	return out, total, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	for i := range out { // after the rows: one statement at a time on tx
+		if out[i].State == runner.RunInterrupted && out[i].EndedAt.IsZero() {
+			if out[i].EndedAt, err = lastEventAt(ctx, tx, out[i].ID); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	return out, total, nil
 }
 
 // ResolveRun turns what a person typed into a run id: a whole id, "last"

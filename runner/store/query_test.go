@@ -32,7 +32,7 @@ func TestRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []RunSummary{
-		{ID: "b2", Cuelist: "deploy", State: runner.RunInterrupted, StartedAt: at(2), Cues: 4}, // its owner is long gone
+		{ID: "b2", Cuelist: "deploy", State: runner.RunInterrupted, StartedAt: at(2), EndedAt: at(2), Cues: 4}, // its owner is long gone: ended at its last event
 		{ID: "a1", Cuelist: "deploy", State: runner.RunFailed, Reason: "y failed", StartedAt: at(1), EndedAt: at(9),
 			Cues: 4, Completed: 1, Failed: 1, Active: 1},
 	}
