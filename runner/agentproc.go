@@ -222,7 +222,9 @@ func (ap *agentProcess) send(a *attempt, msg protocols.Message) *failure {
 		return failf("internal", "encoding %s: %v", msg.Type, err)
 	}
 	if a != nil {
-		a.recordMessage("out", msg, raw)
+		if err := a.recordMessage("out", msg, raw); err != nil {
+			return notRecorded(msg, err)
+		}
 	}
 	return ap.write(msg)
 }
