@@ -10,7 +10,9 @@
 // background child), other-cue, fail, fail-retriable, blackboard (write
 // then read a key), sleep-in-go DURATION, ignore-term (hangs in GO and
 // ignores SIGTERM), pidfile FILE (writes its pid, then ok), fail-once
-// (the first GO fails as retriable, later ones complete).
+// (the first GO fails as retriable, later ones complete), flood-unread
+// (at GO sends 2,000 blackboard.write and never reads its stdin again),
+// close-stdout (at GO closes its stdout and stays alive).
 package fakeagent
 
 import (
@@ -110,6 +112,14 @@ func work(mode, arg string, msg protocols.Message, b protocols.CoordGo, send fun
 			_ = os.WriteFile(arg, []byte(fmt.Sprint(cmd.Process.Pid)), 0o644)
 		}
 		select {}
+	case "flood-unread":
+		for i := range 2000 {
+			send(protocols.New(protocols.BlackboardWrite{Key: fmt.Sprintf("flood_%d", i), Value: i}))
+		}
+		time.Sleep(time.Hour) // reads nothing more: orch must not wait for it
+	case "close-stdout":
+		_ = os.Stdout.Close()
+		time.Sleep(time.Hour) // alive, but it can say nothing more
 	case "sleep-in-go":
 		d, _ := time.ParseDuration(arg)
 		time.Sleep(d)
