@@ -60,6 +60,7 @@ func (r *run) recordFailed(err error) error {
 // depends on the store.
 func (r *run) abandon(ctx context.Context, err error) error {
 	r.cascade = true
+	r.haltAttempts("the run could not be recorded") // before the agents are closed (see halt)
 	agentsGone := make(chan struct{})
 	go func() { r.closeAgents(); close(agentsGone) }()
 	r.stopAll(ctx, "the run could not be recorded")

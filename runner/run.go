@@ -642,6 +642,10 @@ func (r *run) stopped(ctx context.Context, why string) (*Result, error) {
 // halt stops everything as stopped does and ends the run in state.
 func (r *run) halt(ctx context.Context, why string, state RunState) (*Result, error) {
 	r.cascade = true
+	// Every attempt is told before the agents are closed: an attempt that
+	// saw its agent's process closed first would end with "the run ended"
+	// and never tell its agent why (coord.stop, recorded).
+	r.haltAttempts("the run was stopped: " + why)
 	agentsGone := make(chan struct{})
 	go func() { r.closeAgents(); close(agentsGone) }() // at the same time as the attempts
 	r.stopAll(ctx, "the run was stopped: "+why)
@@ -662,6 +666,17 @@ func (r *run) halt(ctx context.Context, why string, state RunState) (*Result, er
 
 // stopAll stops every attempt still running and waits for them to report.
 func (r *run) stopAll(ctx context.Context, why string) {
+	r.haltAttempts(why)
+	_ = r.flush(ctx)
+	for r.running > 0 {
+		r.handle(ctx, <-r.reports)
+		_ = r.flush(ctx)
+	}
+	r.active.Wait()
+}
+
+// haltAttempts tells every attempt still running to stop, without waiting.
+func (r *run) haltAttempts(why string) {
 	r.stopping = true
 	for _, c := range r.cues {
 		for _, t := range c.targets {
@@ -670,12 +685,6 @@ func (r *run) stopAll(ctx context.Context, why string) {
 			}
 		}
 	}
-	_ = r.flush(ctx)
-	for r.running > 0 {
-		r.handle(ctx, <-r.reports)
-		_ = r.flush(ctx)
-	}
-	r.active.Wait()
 }
 
 func mustJSON(v any) json.RawMessage {
