@@ -163,3 +163,18 @@ func TestRecorderFailureEndsTheRun(t *testing.T) {
 		})
 	}
 }
+
+// TestRecorderFailureAtStart: a run whose start cannot be recorded does not
+// exist; its error is not a RecordError (whose advice is orch resume).
+func TestRecorderFailureAtStart(t *testing.T) {
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + "  cues:\n    - {id: A, agents: [ok]}\n",
+		"agents.yaml":  `agent: {id: ok, command: ["true"]}`,
+	})
+	rec := &failingRecorder{memRecorder: newMemRecorder(), kind: "append", from: 1}
+	_, err := Run(context.Background(), Options{Plan: p, Recorder: rec, KillGrace: time.Second})
+	var re *RecordError
+	if err == nil || errors.As(err, &re) || !strings.Contains(err.Error(), "starting run") || !strings.Contains(err.Error(), errInjected.Error()) {
+		t.Fatalf("Run returned %v, want an error starting the run that says %q", err, errInjected)
+	}
+}

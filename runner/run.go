@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -177,6 +178,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	defer os.RemoveAll(r.workDir)
 	if err := r.start(ctx); err != nil {
+		var re *RecordError
+		if opts.Resume == nil && errors.As(err, &re) { // there is no run to resume
+			return nil, fmt.Errorf("starting run %s: %w", r.id, re.Err)
+		}
 		return nil, err
 	}
 	go r.sweeper.loop()
