@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,31 +27,24 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // may set it (the loop, an attempt, the output log's watcher); done wakes
 // the loop, which then stops everything.
 type brokenRecord struct {
-	mu   sync.Mutex
-	err  *RecordError
+	err  atomic.Pointer[RecordError]
 	done chan struct{}
 }
 
 func (b *brokenRecord) get() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.err == nil {
-		return nil // not a typed nil
+	if e := b.err.Load(); e != nil {
+		return e
 	}
-	return b.err
+	return nil // not a typed nil
 }
 
 // recordFailed notes that the recorder failed with err and returns the
 // run's error: the first failure, which says what went wrong.
 func (r *run) recordFailed(err error) error {
-	b := &r.broken
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.err == nil {
-		b.err = &RecordError{RunID: r.id, Err: err}
-		close(b.done)
+	if r.broken.err.CompareAndSwap(nil, &RecordError{RunID: r.id, Err: err}) {
+		close(r.broken.done)
 	}
-	return b.err
+	return r.broken.err.Load()
 }
 
 // abandon ends a run that cannot be recorded: every attempt is stopped and
