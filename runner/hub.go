@@ -175,6 +175,9 @@ drain:
 	// The acknowledgements are recorded by the blackboard/updated events
 	// (with the message ids they answer), not once more each.
 	for _, m := range replies {
+		if a.halted() { // the exchange tells the agent why; the rest is moot
+			return nil
+		}
 		if f := ap.write(m); f != nil {
 			return f
 		}
