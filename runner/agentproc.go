@@ -178,12 +178,30 @@ func (ap *agentProcess) read(r io.Reader) {
 			ap.fail(failf("malfunction", "line %d from the agent is not a protocol message: %v", line, err))
 			return
 		case err != nil:
-			<-ap.p.done
-			ap.fail(exitFailure(ap.p.exit(), "while serving its cues"))
+			ap.outputClosed()
 			return
 		}
 		ap.throttle(msg)
 		ap.deliver(msg, raw)
+	}
+}
+
+// exitAfterEOF is how long an agent's process may take to exit once its
+// stdout is closed: an exit closes it first, and its status says more than
+// the end of its output.
+const exitAfterEOF = 2 * time.Second
+
+// outputClosed breaks the process whose stdout has ended: it exited, or it
+// closed its output and can answer nothing more (a malfunction at once,
+// not at the phase's timeout).
+func (ap *agentProcess) outputClosed() {
+	timer := time.NewTimer(exitAfterEOF)
+	defer timer.Stop()
+	select {
+	case <-ap.p.done:
+		ap.fail(exitFailure(ap.p.exit(), "while serving its cues"))
+	case <-timer.C:
+		ap.fail(failf("malfunction", "the agent closed its output while still running"))
 	}
 }
 
@@ -208,9 +226,13 @@ func (ap *agentProcess) deliver(msg protocols.Message, raw []byte) {
 	case a == nil:
 		_ = ap.send(nil, protocols.Reply(msg, protocols.ProtocolError{Reason: msg.Type + ": no cue of this agent is in GO"}))
 	default: // the attempt records it before it acts on it (serve)
+		// Never blocks on an attempt that is over: nobody would take the
+		// request, and the reader must go on to the end of the stream
+		// (the process's shutdown waits for it).
 		select {
 		case a.requests <- &wireMessage{msg: msg, raw: append([]byte(nil), raw...)}:
 		case <-a.halt:
+		case <-a.ended:
 		}
 	}
 }
@@ -238,7 +260,9 @@ func (ap *agentProcess) send(a *attempt, msg protocols.Message) *failure {
 		return failf("internal", "encoding %s: %v", msg.Type, err)
 	}
 	if a != nil {
-		a.recordMessage("out", msg, raw)
+		if err := a.recordMessage("out", msg, raw); err != nil {
+			return notRecorded(msg, err)
+		}
 	}
 	return ap.write(msg)
 }

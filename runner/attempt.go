@@ -46,6 +46,7 @@ type attempt struct {
 	// requests are the agent's requests during this attempt (jsonl agents)
 	requests chan *wireMessage
 	halt     chan struct{} // closed to stop the attempt
+	ended    chan struct{} // closed when its phases are over: nothing more is taken from requests
 	once     sync.Once
 	why      string
 	// trivial: a plain agent with neither prepare nor ready_check has nothing
@@ -95,7 +96,7 @@ const requestBuffer = 256
 func newAttempt(r *run, c *cueRun, t *target, n *node, number int, reports chan report) *attempt {
 	return &attempt{r: r, cue: c, tgt: t, agent: t.agent, number: number, node: n, reports: reports,
 		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, safeName(c.cue.ID), number, NewRunID()),
-		orders: make(chan orderMsg, 2), halt: make(chan struct{}), requests: make(chan *wireMessage, requestBuffer),
+		orders: make(chan orderMsg, 2), halt: make(chan struct{}), ended: make(chan struct{}), requests: make(chan *wireMessage, requestBuffer),
 		abort: make(chan struct{}), kids: map[*child]bool{},
 		trivial: t.agent.Protocol != "jsonl" && len(t.agent.Prepare) == 0 && len(t.agent.ReadyCheck) == 0,
 		logs:    r.newLogCap()}
@@ -151,6 +152,7 @@ func (a *attempt) run(ctx context.Context) {
 		d = &plainDriver{}
 	}
 	outputs, fail := a.phases(d)
+	close(a.ended)
 	a.inGo.Store(false)
 	a.endChildren("their parent's attempt ended")
 	a.r.withdrawQuestions(a)

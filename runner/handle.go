@@ -148,8 +148,7 @@ func (r *run) completeCue(ctx context.Context, c *cueRun) {
 		author := c.targets[0].agent.ID
 		put := BlackboardPut{Key: key, Value: mustJSON(v), Author: author}
 		if _, err := r.writeBoard(ctx, []BlackboardPut{put}); err != nil {
-			r.err = fmt.Errorf("exporting %s of cue %s to the blackboard: %w", key, c.cue.ID, err)
-			return
+			return // the run ends with the error (writeBoard)
 		}
 	}
 	r.endCue(ctx, c, CueCompleted, "")

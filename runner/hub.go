@@ -30,7 +30,9 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 	}
 	in := a.messageEvent("in", wm)
 	if ev, ok := r.forPerson(a, msg); ok { // one commit for the message and what the person sees
-		_ = r.publish(context0, in, ev)
+		if err := r.publish(context0, in, ev); err != nil {
+			return notRecorded(msg, err)
+		}
 		if f := a.checkLoop(ap, msg); f != nil {
 			return f
 		}
@@ -39,7 +41,9 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		}
 		return nil
 	}
-	_ = r.publish(context0, in)
+	if err := r.publish(context0, in); err != nil {
+		return notRecorded(msg, err)
+	}
 	if f := a.checkLoop(ap, msg); f != nil {
 		return f
 	}
@@ -93,6 +97,12 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 	return refuse("%s is not supported by this version of orch", msg.Type)
 }
 
+// notRecorded ends an attempt whose agent's message could not be stored:
+// it is not acted on, and the run ends with the recorder's error.
+func notRecorded(msg protocols.Message, err error) *failure {
+	return failf("internal", "%s could not be recorded: %v", msg.Type, err)
+}
+
 // allows reports whether the agent's effective tools at its depth include tool.
 func (a *attempt) allows(tool string) bool {
 	return toolsOf(a.r.plan, a.agent.ID).Allows(tool, a.node.depth)
@@ -139,10 +149,17 @@ drain:
 			replies[i] = protocols.Reply(m, protocols.ProtocolError{Reason: "blackboard.write: the value cannot be stored: " + err.Error()})
 			continue
 		}
+		if b.Key == "" { // the only write the store refuses: any other failure is the store's
+			replies[i] = protocols.Reply(m, protocols.ProtocolError{Reason: "blackboard.write: the key is empty"})
+			continue
+		}
 		puts = append(puts, BlackboardPut{Key: b.Key, Value: json.RawMessage(raw), Author: a.agent.ID,
 			Cue: a.cue.cue.ID, Attempt: a.number, MessageID: m.ID})
 	}
 	written, err := r.writeBoard(context0, puts)
+	if err != nil { // the run ends with the error: nothing more is answered
+		return notRecorded(first.msg, err)
+	}
 	j := 0
 	for i, m := range batch {
 		if replies[i].Type != "" {
@@ -158,6 +175,9 @@ drain:
 	// The acknowledgements are recorded by the blackboard/updated events
 	// (with the message ids they answer), not once more each.
 	for _, m := range replies {
+		if a.halted() { // the exchange tells the agent why; the rest is moot
+			return nil
+		}
 		if f := ap.write(m); f != nil {
 			return f
 		}
@@ -187,7 +207,7 @@ func (r *run) read(a *attempt, ap *agentProcess, wm *wireMessage, b protocols.Bl
 	}
 	out := r.wire(reply)
 	if err := r.publish(context0, a.messageEvent("in", wm), a.messageEvent("out", out)); err != nil {
-		return failf("internal", "recording blackboard.read: %v", err)
+		return notRecorded(wm.msg, err)
 	}
 	return ap.write(reply)
 }

@@ -181,9 +181,10 @@ func isReplyType(t string) bool {
 	return false
 }
 
-// recordMessage stores a message of this attempt now.
-func (a *attempt) recordMessage(dir string, msg protocols.Message, raw []byte) {
-	a.r.publish(context.Background(), a.messageEvent(dir, &wireMessage{msg: msg, raw: raw}))
+// recordMessage stores a message of this attempt now. A failure
+// ends the run (publish); the caller does not act on the message.
+func (a *attempt) recordMessage(dir string, msg protocols.Message, raw []byte) error {
+	return a.r.publish(context.Background(), a.messageEvent(dir, &wireMessage{msg: msg, raw: raw}))
 }
 
 // messageEvent is the record of a message of this attempt.

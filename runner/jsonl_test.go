@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/orch-cli/orch/internal/fakeagent"
 	"github.com/orch-cli/orch/internal/scriptagent"
@@ -88,38 +87,42 @@ func TestPythonEchoAgent(t *testing.T) {
 	}
 }
 
-// TestAgentFaults: each fault is classified within its timeout plus the
-// grace period, with a reason, and leaves no process behind.
+// TestAgentFaults: each fault is classified, with a reason, and leaves no
+// process behind. Only the timeout a case is about is short: the others are
+// long enough for a loaded machine (a 10 MiB line under the race detector
+// takes a while to write).
 func TestAgentFaults(t *testing.T) {
+	const long = "ack_timeout: 1m, timeout: 10m"
 	tests := []struct {
-		mode   string
-		class  string
-		reason string
+		mode     string
+		timeouts string
+		class    string
+		reason   string
 	}{
-		{"silent-warning", "malfunction", "no ack.warning within 300ms of coord.warning"},
-		{"wrong-reply", "malfunction", "expected ack.warning in reply to coord.warning, got ack.standby"},
-		{"garbage", "malfunction", "line 1 from the agent is not a protocol message: not JSON"},
-		{"bad-utf8", "malfunction", "line 3 from the agent is not a protocol message: not JSON: invalid UTF-8 at byte offset"},
-		{"huge-line", "malfunction", "line 1 from the agent is not a protocol message: line longer than 1048576 bytes"},
-		{"other-cue", "malfunction", "reply for cue SOMETHING-ELSE"},
-		{"exit-in-go", "exit:3", "the agent exited with status 3 while serving its cues, during GO"},
-		{"hang-in-go", "timeout", "no task.complete or task.failed within 500ms (GO timeout)"},
-		{"fail", "failed", "the agent failed: the fake agent was told to fail"},
+		{"silent-warning", "ack_timeout: 300ms, timeout: 10m", "malfunction", "no ack.warning within 300ms of coord.warning"},
+		{"wrong-reply", long, "malfunction", "expected ack.warning in reply to coord.warning, got ack.standby"},
+		{"garbage", long, "malfunction", "line 1 from the agent is not a protocol message: not JSON"},
+		{"bad-utf8", long, "malfunction", "line 3 from the agent is not a protocol message: not JSON: invalid UTF-8 at byte offset"},
+		{"huge-line", long, "malfunction", "line 1 from the agent is not a protocol message: line longer than 1048576 bytes"},
+		{"other-cue", long, "malfunction", "reply for cue SOMETHING-ELSE"},
+		{"exit-in-go", long, "exit:3", "the agent exited with status 3 while serving its cues, during GO"},
+		{"hang-in-go", "ack_timeout: 1m, timeout: 500ms", "timeout", "no task.complete or task.failed within 500ms (GO timeout)"},
+		{"fail", long, "failed", "the agent failed: the fake agent was told to fail"},
+		// It sends requests and never reads the replies: the replies cannot
+		// be written, and the run must end all the same.
+		{"flood-unread", long, "malfunction", "the agent has not read its stdin"},
+		{"close-stdout", long, "malfunction", "the agent closed its output while still running, during GO"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			dir := t.TempDir()
 			pidFile := filepath.Join(dir, "child.pid")
 			p, _ := project(t, map[string]string{
-				"cuelist.yaml": agentsHead + "  defaults: {ack_timeout: 300ms, timeout: 500ms}\n  cues:\n    - {id: C, agents: [fake]}\n",
+				"cuelist.yaml": agentsHead + "  defaults: {" + tt.timeouts + "}\n  cues:\n    - {id: C, agents: [fake]}\n",
 				"agents.yaml":  fakeAgent(t, "fake", tt.mode, pidFile),
 			})
 			rec := newMemRecorder()
-			start := time.Now()
 			res := runPlan(t, p, rec, nil)
-			if el := time.Since(start); el > 3*time.Second {
-				t.Errorf("took %s", el)
-			}
 			if res.State != RunFailed {
 				t.Fatalf("run %s", res.State)
 			}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -131,7 +132,8 @@ type run struct {
 	declined    map[string]bool // manual cues a person said no to: they wait for orch go
 	stopping    bool            // attempts ending now were stopped, not failed
 	cascade     bool            // the whole run is being stopped: agents get no grace beyond the kill grace
-	beatAt      time.Time       // when the lease was last renewed
+	beatAt      time.Time       // when the lease was last tried
+	beatOK      time.Time       // when it was last renewed
 	sweeper     *sweeper
 	locks       *locks
 	procsMu     sync.Mutex
@@ -152,7 +154,7 @@ type run struct {
 	unapproved  int              // manual cues not yet approved nor ended
 	withOutputs planner.CueSet   // completed cues that produced outputs
 	polledAt    time.Time        // when the store was last asked for commands
-	err         error            // a recorder failure: the run cannot go on
+	broken      brokenRecord     // a recorder failure: the run cannot go on
 
 	tree      *tree     // the tasks: cues' agents and their children
 	root      *os.Root  // the project, for handoff artifacts
@@ -180,14 +182,20 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	defer os.RemoveAll(r.workDir)
 	if err := r.start(ctx); err != nil {
+		var re *RecordError
+		if opts.Resume == nil && errors.As(err, &re) { // there is no run to resume
+			return nil, fmt.Errorf("starting run %s: %w", r.id, re.Err)
+		}
 		return nil, err
 	}
 	r.sweeper.start()
+	stopWatch := r.watchOutputLog()
 	res, err := r.loop(ctx)
 	r.closeAgents()
+	stopWatch()
 	r.sweeper.stop()
 	if err == nil {
-		err = r.rec.Flush(context.WithoutCancel(ctx))
+		err = r.flushLog(ctx)
 	}
 	return res, err
 }
@@ -235,6 +243,7 @@ func newRun(opts Options) (*run, error) {
 	r.locks = newLocks()
 	r.tree = newTree()
 	r.limitHit = make(chan struct{}, 1)
+	r.broken.done = make(chan struct{})
 	r.questions = map[string]*question{}
 	if r.opts.ProjectRoot, err = filepath.Abs(opts.ProjectRoot); err != nil {
 		return nil, err
@@ -427,6 +436,11 @@ func (r *run) thenGo(order func()) { r.goes = append(r.goes, order) }
 func (r *run) flush(ctx context.Context) error {
 	events, actions, goes := r.pending, r.actions, r.goes
 	r.pending, r.actions, r.goes = nil, nil, nil
+	if r.broken.get() != nil {
+		// The run is ending: what is still decided is recorded if it can
+		// be, and nothing new is started (stopAll stops what runs).
+		actions, goes = nil, nil
+	}
 	return r.commit(ctx, events, func() {
 		for _, act := range actions {
 			act()
@@ -467,12 +481,9 @@ func (r *run) commit(ctx context.Context, events []Event, act func()) error {
 			defer r.observeMu.Unlock()
 		}
 		// A decision is committed even while the run is being stopped.
+		// One that is not recorded is not acted on, and the run ends.
 		if err := r.rec.Append(context.WithoutCancel(ctx), events...); err != nil {
-			if act != nil { // a decision that is not recorded is not acted on
-				r.err = fmt.Errorf("recording run %s: %w", r.id, err)
-				return r.err
-			}
-			return err
+			return r.recordFailed(err)
 		}
 	}
 	if act != nil {
@@ -499,7 +510,10 @@ func (r *run) writeBoard(ctx context.Context, puts []BlackboardPut) ([]Blackboar
 			r.opts.Observe(w.Event)
 		}
 	}
-	return written, err
+	if err != nil { // the runner sends only valid writes: the store failed
+		return written, r.recordFailed(err)
+	}
+	return written, nil
 }
 
 // loop is the run's single owner of state: it starts what can start, then
@@ -508,9 +522,8 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 	for {
 		r.advance(ctx)
 		_ = r.flush(ctx)
-		if r.err != nil {
-			r.stopAll(ctx, "the run could not be recorded")
-			return nil, r.err
+		if err := r.broken.get(); err != nil {
+			return nil, r.abandon(ctx, err)
 		}
 		if r.finished() {
 			return r.finish(ctx)
@@ -521,9 +534,8 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		}
 		if time.Since(r.polledAt) >= commandPoll {
 			r.polledAt = time.Now()
-			if r.leaseLost(ctx) {
-				r.stopAll(ctx, "another process took the run over")
-				return nil, r.err
+			if err := r.renewLease(ctx); err != nil {
+				return nil, r.abandon(ctx, err)
 			}
 			stop, moved := r.commands(ctx)
 			if stop != "" {
@@ -566,6 +578,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 			timer.Stop()
 			return r.stopped(ctx, "interrupted by a signal")
 		case <-r.limitHit:
+		case <-r.broken.done: // an attempt or the output log could not be recorded
 		}
 		timer.Stop()
 	}
@@ -597,7 +610,7 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 	if err := r.record(ctx, Event{Type: EvRunState, State: string(state), Reason: reason}); err != nil {
 		return nil, err
 	}
-	if err := r.rec.Flush(context.WithoutCancel(ctx)); err != nil {
+	if err := r.flushLog(ctx); err != nil {
 		return nil, err
 	}
 	return r.result(state, reason, nil), nil
@@ -626,7 +639,7 @@ func (r *run) pause(ctx context.Context) (*Result, error) {
 	if err := r.record(ctx, Event{Type: EvRunState, State: string(RunPaused), Reason: reason}); err != nil {
 		return nil, err
 	}
-	if err := r.rec.Flush(context.WithoutCancel(ctx)); err != nil {
+	if err := r.flushLog(ctx); err != nil {
 		return nil, err
 	}
 	return r.result(RunPaused, reason, waiting), nil
@@ -642,6 +655,10 @@ func (r *run) stopped(ctx context.Context, why string) (*Result, error) {
 // halt stops everything as stopped does and ends the run in state.
 func (r *run) halt(ctx context.Context, why string, state RunState) (*Result, error) {
 	r.cascade = true
+	// Every attempt is told before the agents are closed: an attempt that
+	// saw its agent's process closed first would end with "the run ended"
+	// and never tell its agent why (coord.stop, recorded).
+	r.haltAttempts("the run was stopped: " + why)
 	agentsGone := make(chan struct{})
 	go func() { r.closeAgents(); close(agentsGone) }() // at the same time as the attempts
 	r.stopAll(ctx, "the run was stopped: "+why)
@@ -654,7 +671,7 @@ func (r *run) halt(ctx context.Context, why string, state RunState) (*Result, er
 	if err := r.record(ctx, Event{Type: EvRunState, State: string(state), Reason: why}); err != nil {
 		return nil, err
 	}
-	if err := r.rec.Flush(context.WithoutCancel(ctx)); err != nil {
+	if err := r.flushLog(ctx); err != nil {
 		return nil, err
 	}
 	return r.result(state, why, nil), nil
@@ -662,6 +679,17 @@ func (r *run) halt(ctx context.Context, why string, state RunState) (*Result, er
 
 // stopAll stops every attempt still running and waits for them to report.
 func (r *run) stopAll(ctx context.Context, why string) {
+	r.haltAttempts(why)
+	_ = r.flush(ctx)
+	for r.running > 0 {
+		r.handle(ctx, <-r.reports)
+		_ = r.flush(ctx)
+	}
+	r.active.Wait()
+}
+
+// haltAttempts tells every attempt still running to stop, without waiting.
+func (r *run) haltAttempts(why string) {
 	r.stopping = true
 	for _, c := range r.cues {
 		for _, t := range c.targets {
@@ -670,12 +698,6 @@ func (r *run) stopAll(ctx context.Context, why string) {
 			}
 		}
 	}
-	_ = r.flush(ctx)
-	for r.running > 0 {
-		r.handle(ctx, <-r.reports)
-		_ = r.flush(ctx)
-	}
-	r.active.Wait()
 }
 
 func mustJSON(v any) json.RawMessage {

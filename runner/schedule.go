@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -91,7 +90,7 @@ func (r *run) freeGo() {
 
 // step moves one cue at most one phase forward and reports whether it did.
 func (r *run) step(ctx context.Context, c *cueRun) bool {
-	if c.state.Final() || r.err != nil {
+	if c.state.Final() || r.broken.get() != nil {
 		return false
 	}
 	if dep, why := r.blockedBy(c); dep != "" {
@@ -121,6 +120,9 @@ func (r *run) step(ctx context.Context, c *cueRun) bool {
 		r.startTargets(ctx, c)
 		if r.allAt(c, tWarned) && r.ready(c) {
 			if why := r.conditionFails(ctx, c); why != "" {
+				if r.broken.get() != nil {
+					return false // the board could not be read: the run ends
+				}
 				r.skip(ctx, c, why)
 				return false
 			}
@@ -267,9 +269,14 @@ func (r *run) launch(ctx context.Context, c *cueRun, t *target) {
 	}
 	t.att = a
 	t.phase = tWarning
-	r.running++
-	r.active.Add(1)
-	r.then(func() { go a.run(ctx) })
+	// The attempt is counted once its goroutine starts, with the commit:
+	// an attempt whose start could not be recorded never runs, and the
+	// stop path must not wait for its report.
+	r.then(func() {
+		r.running++
+		r.active.Add(1)
+		go a.run(ctx)
+	})
 	if a.trivial { // nothing to do at WARNING and STANDBY: warned as soon as recorded
 		switch c.state {
 		case CueWarning, CuePending:
@@ -333,7 +340,7 @@ func (r *run) conditionFails(ctx context.Context, c *cueRun) string {
 		if board == nil {
 			var err error
 			if board, err = r.rec.Blackboard(ctx, r.id); err != nil {
-				r.err = err
+				r.recordFailed(fmt.Errorf("reading the blackboard for the conditions of cue %s: %w", c.cue.ID, err))
 				return "the blackboard could not be read"
 			}
 		}
@@ -401,21 +408,6 @@ func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 		_ = r.rec.CommandDone(ctx, cmd.ID)
 	}
 	return stop, moved
-}
-
-// leaseLost renews the lease when it is due and reports whether another
-// process has taken the run over.
-func (r *run) leaseLost(ctx context.Context) bool {
-	if time.Since(r.beatAt) < HeartbeatEvery {
-		return false
-	}
-	r.beatAt = time.Now()
-	err := r.rec.Heartbeat(ctx, r.id, r.opts.Owner.Token)
-	if errors.Is(err, ErrLeaseLost) {
-		r.err = fmt.Errorf("run %s: %w", r.id, err)
-		return true
-	}
-	return false // a failed heartbeat is tried again; the lease outlives a few
 }
 
 // stuck reports whether nothing can move without a person: every running

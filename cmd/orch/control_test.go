@@ -326,10 +326,11 @@ agent: {id: after, command: ["true"]}
 			id := c.status("last").ID
 			stopAt := time.Now()
 			stopper := tt.stop(c, owner)
-			// Within kill_grace (1s) and a second of slack after the stop,
-			// nothing is left, whether or not orch has finished by then.
+			// Within kill_grace (1s) and some slack after the stop (a
+			// loaded machine, the race detector), nothing is left, whether
+			// or not orch has finished by then.
 			var alive []int
-			for deadline := stopAt.Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			for deadline := stopAt.Add(6 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 				if alive = c.alive(pids); len(alive) == 0 || time.Now().After(deadline) {
 					break
 				}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -147,7 +148,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	events.finish()
 	prog.stop()
 	if err != nil {
-		return err
+		return notRecorded(err)
 	}
 	if output != "json" {
 		printVerdict(io, res, time.Since(started))
@@ -161,6 +162,20 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 		return silent(exitInterrupted)
 	}
 	return silent(exitFailed)
+}
+
+// notRecorded says what to do about a run that ended because it could not
+// be recorded (a full disk, a read-only or damaged database, a lost lease).
+func notRecorded(err error) error {
+	var re *runner.RecordError
+	if !errors.As(err, &re) {
+		return err
+	}
+	next := "once the database can be written again, orch resume " + re.RunID + " continues the run"
+	if errors.Is(err, runner.ErrLeaseLost) {
+		next = "orch status " + re.RunID + " shows who runs it now"
+	}
+	return fmt.Errorf("%w\n  every agent was stopped and what was recorded is kept; %s", err, next)
 }
 
 // printVerdict is the summary after a run: counts, what failed and why, and

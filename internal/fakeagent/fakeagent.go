@@ -12,7 +12,9 @@
 // ignores SIGTERM), pidfile FILE (writes its pid, then ok), fail-once
 // (the first GO fails as retriable, later ones complete), bad-utf8 (its
 // task.complete has an invalid UTF-8 byte inside a string), fail-leak VAR
-// (task.failed with the value of the environment variable VAR in its error).
+// (task.failed with the value of the environment variable VAR in its error),
+// flood-unread (at GO sends 2,000 blackboard.write and never reads its stdin
+// again), close-stdout (at GO closes its stdout and stays alive).
 package fakeagent
 
 import (
@@ -113,6 +115,14 @@ func work(mode, arg string, msg protocols.Message, b protocols.CoordGo, send fun
 			_ = os.WriteFile(arg, []byte(fmt.Sprint(cmd.Process.Pid)), 0o644)
 		}
 		select {}
+	case "flood-unread":
+		for i := range 2000 {
+			send(protocols.New(protocols.BlackboardWrite{Key: fmt.Sprintf("flood_%d", i), Value: i}))
+		}
+		time.Sleep(time.Hour) // reads nothing more: orch must not wait for it
+	case "close-stdout":
+		_ = os.Stdout.Close()
+		time.Sleep(time.Hour) // alive, but it can say nothing more
 	case "sleep-in-go":
 		d, _ := time.ParseDuration(arg)
 		time.Sleep(d)
