@@ -263,8 +263,10 @@ func (d *DB) writer() {
 
 // commit writes batch and wakes its callers. When one request fails, it
 // alone gets the error and the others are tried again without it, so a bad
-// write never fails an innocent one; when the commit itself fails, every
-// caller of the batch gets the error.
+// write never fails an innocent one; when the commit itself fails, or the
+// request failed because of the file or the disk (full, read-only, damaged:
+// the others would fail the same way, one retry each), every caller of the
+// batch gets the error.
 func (d *DB) commit(batch []*request) {
 	for len(batch) > 0 {
 		bad, err := d.tryCommit(batch)
@@ -274,7 +276,8 @@ func (d *DB) commit(batch []*request) {
 			}
 			return
 		}
-		if bad < 0 {
+		var fe *FileError
+		if bad < 0 || errors.As(d.plain(err), &fe) {
 			for _, r := range batch {
 				d.finish(r, err)
 			}
