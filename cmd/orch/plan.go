@@ -23,7 +23,7 @@ type planOptions struct {
 func newPlanCmd(io *streams) *cobra.Command {
 	opts := &planOptions{}
 	cmd := &cobra.Command{
-		Use:   "plan CUELIST",
+		Use:   "plan CUELIST|DIR",
 		Short: "Show the compiled DAG: waves, critical path, conflicts, tools",
 		Long: `Compile a cuelist (and the agent files it includes) into the plan that
 orch run executes: the stable order and waves of the dependency graph, the

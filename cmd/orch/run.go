@@ -37,7 +37,7 @@ type runOptions struct {
 func newRunCmd(io *streams) *cobra.Command {
 	opts := &runOptions{}
 	cmd := &cobra.Command{
-		Use:   "run CUELIST",
+		Use:   "run CUELIST|DIR",
 		Short: "Run a cuelist: every cue through WARNING, STANDBY and GO",
 		Long: `Validate and plan a cuelist, then run it: each cue's agents are started and
 taken through WARNING -> STANDBY -> GO, with acknowledgements, timeouts,
@@ -98,16 +98,28 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 		return err
 	}
 	defer db.Close()
-	specPath, _ := filepath.Abs(opts.path)
+	specPath, root := runPaths(opts.path, opts.root, p)
 	hash := specHash(set)
 	lighten(set, p)
-	root := opts.root
-	if root == "" {
-		root = filepath.Dir(specPath)
-	}
 	ro := runner.Options{Plan: p, Recorder: db, Inputs: inputs, SpecPath: specPath, SpecHash: hash,
 		DBPath: dbFile, MaxParallel: opts.maxParallel, ProjectRoot: root}
 	return execute(cmd.Context(), io, db, ro, opts.output)
+}
+
+// runPaths returns the cuelist file recorded for the run (what orch resume
+// compiles again) and its project root: --root, else the directory given
+// (everything was loaded from inside it), else the cuelist file's directory.
+func runPaths(path, root string, p *planner.Plan) (specPath, projectRoot string) {
+	specPath, _ = filepath.Abs(path)
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		specPath, projectRoot = p.Cuelist.Doc.File.Abs, specPath
+	} else {
+		projectRoot = filepath.Dir(specPath)
+	}
+	if root != "" {
+		projectRoot = root
+	}
+	return specPath, projectRoot
 }
 
 // execute runs (or continues) a run with progress on the terminal, prints
