@@ -14,6 +14,7 @@ var Codes = map[string]string{
 	"bad-number":          "a number is not finite or out of range",
 	"bad-value":           "a value is not one of the allowed values or does not match its pattern",
 	"command-and-run":     "an agent has both command and run",
+	"command-not-found":   "an agent's program is not in PATH or its workdir, or is not executable",
 	"control-character":   "the file holds a control character such as NUL",
 	"cycle":               "cues wait for each other in a cycle",
 	"duplicate-id":        "an id is defined twice",

@@ -31,6 +31,7 @@ critical path by estimate (default 1m per cue), the conflicts between cues
 that may run at the same time (a resource beyond its capacity, an agent
 beyond its concurrency, an output written twice) with the arbitration
 decided for each, and every agent's effective tools by handoff depth.
+A directory holding one cuelist may be given instead of its file.
 
 The specs are validated first; with errors, they are printed and nothing
 is planned (exit 1).`,

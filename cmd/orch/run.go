@@ -42,7 +42,10 @@ func newRunCmd(io *streams) *cobra.Command {
 		Long: `Validate and plan a cuelist, then run it: each cue's agents are started and
 taken through WARNING -> STANDBY -> GO, with acknowledgements, timeouts,
 retries, fallbacks and cooldowns. Everything is recorded in the run
-database (./.orch/orch.db unless --db or ORCH_DB say otherwise).
+database (./.orch/orch.db unless --db or ORCH_DB say otherwise). A
+directory holding one cuelist may be given instead of its file. Before any
+cue starts, every agent's program is looked for (in PATH, or in the agent's
+workdir for a relative path): one that is missing ends orch there.
 
 On a terminal, one line per active cue (and child task) is redrawn in
 place, a manual cue asks for GO and an agent's question for the person is
@@ -87,6 +90,9 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 	limitMemory()
 	set, p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize, opts.root)
 	if err != nil {
+		return err
+	}
+	if err := checkCommands(p); err != nil {
 		return err
 	}
 	inputs, err := runInputs(p.Cuelist, opts.sets)
