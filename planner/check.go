@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/orch-cli/orch/spec"
@@ -27,6 +28,9 @@ func checkPlans(set *spec.Set) spec.Diagnostics {
 	for _, cl := range set.Cuelists {
 		b := &builder{set: set, agents: agents}
 		p := b.skeleton(cl)
+		for id := range p.Agents { // a cyclic cuelist uses its agents all the same
+			used[id] = true
+		}
 		g := spec.NewCueGraph(cl)
 		adj := &adjacency{succ: make([][]int, len(p.Cues)), pred: make([][]int, len(p.Cues))}
 		for _, c := range p.Cues {
@@ -49,14 +53,48 @@ func checkPlans(set *spec.Set) spec.Diagnostics {
 		}
 		b.tools(p)
 		diags = append(diags, b.diags...)
-		for id := range p.Agents {
-			used[id] = true
-		}
 	}
-	if len(set.Cuelists) > 0 {
+	if len(set.Cuelists) > 0 && !lostCues(set) {
+		markMeant(set, agents, used)
 		diags = append(diags, unusedAgents(set, used)...)
 	}
 	return diags
+}
+
+// lostCues reports whether a cuelist has no cues, which the schema reports
+// (cues missing, misspelled or empty): what its cues used is not known.
+func lostCues(set *spec.Set) bool {
+	for _, cl := range set.Cuelists {
+		if len(cl.Cues) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// markMeant counts as used the agent a misspelled reference in a cue most
+// likely meant: the unknown reference is the error, once.
+func markMeant(set *spec.Set, agents map[string]*spec.Agent, used map[string]bool) {
+	var ids []string
+	for _, cl := range set.Cuelists {
+		for _, cue := range cl.Cues {
+			for _, id := range cue.Agents {
+				if agents[id] != nil || id == "" {
+					continue
+				}
+				if ids == nil {
+					ids = make([]string, 0, len(agents))
+					for known := range agents {
+						ids = append(ids, known)
+					}
+					sort.Strings(ids)
+				}
+				if meant := spec.Closest(id, ids); meant != "" {
+					used[meant] = true
+				}
+			}
+		}
+	}
 }
 
 // outputWarnings reports each cue of an output bucket that may run at the
