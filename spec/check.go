@@ -109,6 +109,7 @@ func (c *checker) agent(a *Agent) {
 			}
 		}
 	}
+	c.retry(a)
 	for i, to := range a.HandoffTo {
 		c.agentRef(a.Origin, Pointer("handoff_to", i), to, "handoff_to")
 		if to == a.ID {

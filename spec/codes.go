@@ -32,6 +32,7 @@ var Codes = map[string]string{
 	"missing-input":       "an agent requires a key its cue never receives",
 	"non-string-key":      "a mapping key is not a string",
 	"outside-root":        "an include leads outside the project root",
+	"retry-never":         "a retry that can never retry (one attempt, or only failures that cannot happen)",
 	"schema":              "the document does not match its JSON Schema",
 	"self-reference":      "an agent refers to itself",
 	"too-deep":            "the document nests deeper than any real spec",
