@@ -39,13 +39,22 @@ func (m MissingCommand) what() string {
 // path), only reading the file system: nothing is executed.
 func MissingCommands(agents []*Agent) []MissingCommand {
 	var out []MissingCommand
+	type result struct{ problem, hint string }
+	inPath := map[string]result{} // a PATH search per name: 10,000 agents may share one program
 	for _, a := range agents {
 		check := func(field, name string) {
 			if name == "" {
 				return
 			}
-			if problem, hint := lookCommand(name, a); problem != "" {
-				out = append(out, MissingCommand{Agent: a, Field: field, Name: name, Problem: problem, Hint: hint})
+			r, seen := inPath[name]
+			if !seen {
+				r.problem, r.hint = lookCommand(name, a)
+				if !strings.Contains(name, "/") {
+					inPath[name] = r
+				}
+			}
+			if r.problem != "" {
+				out = append(out, MissingCommand{Agent: a, Field: field, Name: name, Problem: r.problem, Hint: r.hint})
 			}
 		}
 		if a.Run != "" {
