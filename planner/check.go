@@ -3,7 +3,10 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/orch-cli/orch/spec"
 )
@@ -25,6 +28,9 @@ func checkPlans(set *spec.Set) spec.Diagnostics {
 	for _, cl := range set.Cuelists {
 		b := &builder{set: set, agents: agents}
 		p := b.skeleton(cl)
+		for id := range p.Agents { // a cyclic cuelist uses its agents all the same
+			used[id] = true
+		}
 		g := spec.NewCueGraph(cl)
 		adj := &adjacency{succ: make([][]int, len(p.Cues)), pred: make([][]int, len(p.Cues))}
 		for _, c := range p.Cues {
@@ -47,14 +53,48 @@ func checkPlans(set *spec.Set) spec.Diagnostics {
 		}
 		b.tools(p)
 		diags = append(diags, b.diags...)
-		for id := range p.Agents {
-			used[id] = true
-		}
 	}
-	if len(set.Cuelists) > 0 {
+	if len(set.Cuelists) > 0 && !lostCues(set) {
+		markMeant(set, agents, used)
 		diags = append(diags, unusedAgents(set, used)...)
 	}
 	return diags
+}
+
+// lostCues reports whether a cuelist has no cues, which the schema reports
+// (cues missing, misspelled or empty): what its cues used is not known.
+func lostCues(set *spec.Set) bool {
+	for _, cl := range set.Cuelists {
+		if len(cl.Cues) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// markMeant counts as used the agent a misspelled reference in a cue most
+// likely meant: the unknown reference is the error, once.
+func markMeant(set *spec.Set, agents map[string]*spec.Agent, used map[string]bool) {
+	var ids []string
+	for _, cl := range set.Cuelists {
+		for _, cue := range cl.Cues {
+			for _, id := range cue.Agents {
+				if agents[id] != nil || id == "" {
+					continue
+				}
+				if ids == nil {
+					ids = make([]string, 0, len(agents))
+					for known := range agents {
+						ids = append(ids, known)
+					}
+					sort.Strings(ids)
+				}
+				if meant := spec.Closest(id, ids); meant != "" {
+					used[meant] = true
+				}
+			}
+		}
+	}
 }
 
 // outputWarnings reports each cue of an output bucket that may run at the
@@ -130,28 +170,54 @@ func Compile(path, id string, lo spec.LoadOptions) (*spec.Set, *Plan, spec.Diagn
 	return set, p, diags, nil
 }
 
-// pick finds the cuelist to plan among those defined in the given file.
+// pick finds the cuelist to plan: the one with the given id, else the one
+// defined in the given file, or below the given directory.
 func pick(set *spec.Set, path, id string) (*spec.Cuelist, error) {
 	abs, _ := filepath.Abs(path)
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	var inFile []*spec.Cuelist
+	info, err := os.Stat(path)
+	isDir := err == nil && info.IsDir()
+	var found []*spec.Cuelist
 	for _, cl := range set.Cuelists {
 		if id != "" && cl.ID == id {
 			return cl, nil
 		}
-		if cl.Doc.File.Abs == abs || cl.Doc.File.Name == filepath.Clean(path) {
-			inFile = append(inFile, cl)
+		if cl.Doc.File.Abs == abs || cl.Doc.File.Name == filepath.Clean(path) || isDir && below(abs, cl.Doc.File.Abs) {
+			found = append(found, cl)
 		}
 	}
 	switch {
 	case id != "":
 		return nil, fmt.Errorf("%s: %w with id %q", path, ErrNoCuelist, id)
-	case len(inFile) == 0:
+	case len(found) == 0 && isDir:
+		return nil, fmt.Errorf("%s: %w in this directory (a cuelist file has a top-level cuelist: key)", path, ErrNoCuelist)
+	case len(found) == 0:
 		return nil, fmt.Errorf("%s: %w (a cuelist file has a top-level cuelist: key)", path, ErrNoCuelist)
-	case len(inFile) > 1:
-		return nil, fmt.Errorf("%s holds %d cuelists; choose one with --cuelist ID", path, len(inFile))
+	case len(found) > 1 && isDir:
+		return nil, fmt.Errorf("%s holds %d cuelists; pass one of their files, or choose one with --cuelist ID:%s", path, len(found), listCuelists(found))
+	case len(found) > 1:
+		return nil, fmt.Errorf("%s holds %d cuelists; choose one with --cuelist ID", path, len(found))
 	}
-	return inFile[0], nil
+	return found[0], nil
+}
+
+// below reports whether file is inside dir (both absolute).
+func below(dir, file string) bool {
+	rel, err := filepath.Rel(dir, file)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// listCuelists shows each cuelist's id and file, one a line.
+func listCuelists(cls []*spec.Cuelist) string {
+	width := 0
+	for _, cl := range cls {
+		width = max(width, len(cl.ID))
+	}
+	var b strings.Builder
+	for _, cl := range cls {
+		fmt.Fprintf(&b, "\n  %-*s  %s", width, cl.ID, cl.Doc.File.Name)
+	}
+	return b.String()
 }

@@ -18,8 +18,12 @@ type CheckOptions struct {
 // check and handoff specs. It never reads anything but artifacts, and only
 // with CheckArtifacts.
 func Check(set *Set, opts CheckOptions) Diagnostics {
-	c := &checker{set: set, opts: opts}
+	c := &checker{set: set, opts: opts, unknown: map[*Cue]bool{}, badExports: map[*Cue][]string{}}
 	c.agents = c.uniqueAgents()
+	c.unsure = set.incomplete
+	for _, a := range set.Agents {
+		c.unsure = c.unsure || a.ID == ""
+	}
 	c.uniqueCuelists()
 	for _, a := range set.Agents {
 		c.agent(a)
@@ -38,6 +42,16 @@ type checker struct {
 	opts   CheckOptions
 	agents map[string]*Agent
 	diags  Diagnostics
+	// unsure is set when an agent lost its id to an error already reported:
+	// a reference to an unknown agent may be to it, and is not reported.
+	unsure bool
+	// unknown holds the cues that name an unknown agent or dependency: what
+	// reaches them and their dependents is not known, so the data-flow
+	// check leaves them alone rather than add errors the typo caused.
+	unknown map[*Cue]bool
+	// badExports are exports already reported as provided by no agent: the
+	// data-flow check counts them as provided, to report the typo once.
+	badExports map[*Cue][]string
 }
 
 func (c *checker) errorAt(o Origin, ptr, code, format string, args ...any) {
@@ -95,6 +109,7 @@ func (c *checker) agent(a *Agent) {
 			}
 		}
 	}
+	c.retry(a)
 	for i, to := range a.HandoffTo {
 		c.agentRef(a.Origin, Pointer("handoff_to", i), to, "handoff_to")
 		if to == a.ID {
@@ -110,7 +125,14 @@ func (c *checker) agent(a *Agent) {
 }
 
 // agentRef reports a reference to an agent that is not defined anywhere.
+// When an error already reported may be why (quiet: the cuelist's include
+// failed; unsure: a document was lost), only a near miss of a known agent
+// is reported: a typo, rather than an agent the error hid.
 func (c *checker) agentRef(o Origin, ptr, id, what string) bool {
+	return c.agentRefIn(o, ptr, id, what, false)
+}
+
+func (c *checker) agentRefIn(o Origin, ptr, id, what string, quiet bool) bool {
 	if id == "" {
 		return false
 	}
@@ -118,7 +140,11 @@ func (c *checker) agentRef(o Origin, ptr, id, what string) bool {
 		return true
 	}
 	msg := fmt.Sprintf("%s names unknown agent %q", what, id)
-	if s := closest(id, sortedKeys(c.agents)); s != "" {
+	s := closest(id, sortedKeys(c.agents))
+	if (quiet || c.unsure) && s == "" { // not a near miss: perhaps defined where the error is
+		return false
+	}
+	if s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	c.errorAt(o, ptr, "unknown-agent", "%s", msg)
@@ -155,7 +181,9 @@ func (c *checker) cuelist(cl *Cuelist) {
 		c.diags.Add(Error, cl.Doc.Pos(closing), closing, "cycle",
 			"dependency cycle: %s (each cue must complete before the next one starts)", strings.Join(names, " -> "))
 	}
-	if len(cycles) == 0 {
+	// A schema error in the cuelist (a misspelled dependencies: or inputs:)
+	// loses what the data-flow check needs: it waits until that is fixed.
+	if len(cycles) == 0 && (cl.Doc == nil || !cl.Doc.damaged) {
 		c.dataFlow(cl, g)
 	}
 }
@@ -180,6 +208,9 @@ func (c *checker) cue(cl *Cuelist, g *CueGraph, cue *Cue, ids []string) {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 		c.errorAt(cue.Origin, ptr, "unknown-cue", "%s", msg)
+		if strings.HasPrefix(ptr, "/dependencies/") {
+			c.unknown[cue] = true
+		}
 	}
 	seen := map[string]bool{}
 	for i, dep := range cue.Dependencies {
@@ -191,12 +222,20 @@ func (c *checker) cue(cl *Cuelist, g *CueGraph, cue *Cue, ids []string) {
 	}
 	cueRef("/auto_follow", cue.AutoFollow, "auto_follow")
 	provided := map[string]bool{}
+	agentsUnsure := false // an agent unknown, or what it provides lost to an error
 	for i, id := range cue.Agents {
-		if c.agentRef(cue.Origin, Pointer("agents", i), id, "cue "+cue.ID) {
-			for _, p := range c.agents[id].Provides {
+		if c.agentRefIn(cue.Origin, Pointer("agents", i), id, "cue "+cue.ID, cl.Doc != nil && cl.Doc.includeFailed) {
+			a := c.agents[id]
+			for _, p := range a.Provides {
 				provided[p] = true
 			}
+			agentsUnsure = agentsUnsure || a.Doc != nil && a.Doc.damaged
+		} else if id != "" {
+			agentsUnsure = true
 		}
+	}
+	if agentsUnsure {
+		c.unknown[cue] = true
 	}
 	for i, r := range cue.Claims {
 		if _, ok := cl.Resources[r]; !ok {
@@ -210,8 +249,9 @@ func (c *checker) cue(cl *Cuelist, g *CueGraph, cue *Cue, ids []string) {
 		}
 	}
 	for i, e := range cue.Exports {
-		if len(provided) > 0 && !provided[e] {
+		if len(provided) > 0 && !provided[e] && !agentsUnsure {
 			c.errorAt(cue.Origin, Pointer("exports", i), "unknown-export", "cue %s exports %q, which none of its agents provides", cue.ID, e)
+			c.badExports[cue] = append(c.badExports[cue], e)
 		}
 	}
 }

@@ -19,37 +19,35 @@ func (c *checker) dataFlow(cl *Cuelist, g *CueGraph) {
 	}
 	keyBit := map[string]int{}
 	for _, cue := range cl.Cues {
-		for _, id := range cue.Agents {
-			if a := c.agents[id]; a != nil {
-				for _, p := range a.Provides {
-					if _, ok := keyBit[p]; !ok {
-						keyBit[p] = len(keyBit)
-					}
-				}
+		for _, p := range c.cueProvides(cue) {
+			if _, ok := keyBit[p]; !ok {
+				keyBit[p] = len(keyBit)
 			}
 		}
 	}
 	words := (len(keyBit) + 63) / 64
 	avail := make([][]uint64, len(cl.Cues)) // keys provided by ancestors
 	own := make([][]uint64, len(cl.Cues))   // keys provided by the cue's own agents
+	unknown := make([]bool, len(cl.Cues))   // the cue or an ancestor names something unknown
 	for _, v := range order {
 		avail[v] = make([]uint64, words)
 		own[v] = make([]uint64, words)
+		unknown[v] = c.unknown[cl.Cues[v]]
 		for _, u := range g.Pred[v] {
 			for w := range words {
 				avail[v][w] |= avail[u][w] | own[u][w]
 			}
+			unknown[v] = unknown[v] || unknown[u]
 		}
-		for _, id := range cl.Cues[v].Agents {
-			if a := c.agents[id]; a != nil {
-				for _, p := range a.Provides {
-					b := keyBit[p]
-					own[v][b/64] |= 1 << (b % 64)
-				}
-			}
+		for _, p := range c.cueProvides(cl.Cues[v]) {
+			b := keyBit[p]
+			own[v][b/64] |= 1 << (b % 64)
 		}
 	}
 	for v, cue := range cl.Cues {
+		if unknown[v] {
+			continue // what reaches it is not known: the unknown name is the error
+		}
 		has := func(key string) bool {
 			if _, ok := cue.Inputs[key]; ok {
 				return true
@@ -73,6 +71,19 @@ func (c *checker) dataFlow(cl *Cuelist, g *CueGraph) {
 			}
 		}
 	}
+}
+
+// cueProvides lists the keys a cue's agents provide, with the exports
+// already reported as provided by none of them (reported once, not again at
+// every cue that requires them).
+func (c *checker) cueProvides(cue *Cue) []string {
+	var keys []string
+	for _, id := range cue.Agents {
+		if a := c.agents[id]; a != nil {
+			keys = append(keys, a.Provides...)
+		}
+	}
+	return append(keys, c.badExports[cue]...)
 }
 
 func (c *checker) requiresMet(cue *Cue, ptr string, a *Agent, note string, has func(string) bool) {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -136,19 +137,32 @@ func fileKind(m fs.FileMode) string {
 }
 
 // globIn returns the paths inside the root that match pattern (relative to
-// the root), sorted as filepath.Glob sorts them. A wildcard never leads
-// through a symbolic link to a directory: with ten links to "." a pattern of
-// six stars would otherwise name a million paths. Literal parts of the
-// pattern may go through links (the root still keeps them inside).
+// the root), sorted as filepath.Glob sorts them. A part "**" matches any
+// number of directories, none included (doublestar's meaning): "**/*.yaml"
+// names the YAML files at the top and at every depth. A wildcard never leads
+// through a symbolic link to a directory, "**" included: with ten links to
+// "." a pattern of six stars would otherwise name a million paths, and a
+// link loop would never end. Literal parts of the pattern may go through
+// links (the root still keeps them inside).
 func globIn(r *os.Root, pattern string) ([]string, error) {
 	paths := []string{"."}
 	parts := strings.Split(filepath.ToSlash(pattern), "/")
+	recursive := false
 	for i, part := range parts {
 		last := i == len(parts)-1
 		if _, err := filepath.Match(part, ""); err != nil {
 			return nil, err
 		}
 		var next []string
+		var err error
+		if part == "**" {
+			recursive = true
+			if next, err = descend(r, paths, last); err != nil {
+				return nil, err
+			}
+			paths = next
+			continue
+		}
 		for _, dir := range paths {
 			if !hasMeta(part) {
 				next = append(next, filepath.Join(dir, part))
@@ -164,15 +178,59 @@ func globIn(r *os.Root, pattern string) ([]string, error) {
 				}
 			}
 			if len(next) > MaxGlobMatches {
-				return nil, fmt.Errorf("it matches more than %d paths", MaxGlobMatches)
+				return nil, errTooMany
 			}
 		}
 		paths = next
+	}
+	if recursive { // "a/**/**/b" reaches a/x/b more than once
+		slices.Sort(paths)
+		paths = slices.Compact(paths)
 	}
 	var out []string
 	for _, p := range paths {
 		if _, err := r.Lstat(p); err == nil || escapes(err) { // reading it will say it leads out
 			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+var errTooMany = fmt.Errorf("it matches more than %d paths", MaxGlobMatches)
+
+// descend returns each of dirs with every directory below it (depth first,
+// in lexical order), not through links; with files, as the last part of a
+// pattern, the files below them too.
+func descend(r *os.Root, dirs []string, files bool) ([]string, error) {
+	var out []string
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		out = append(out, dir)
+		if len(out) > MaxGlobMatches {
+			return errTooMany
+		}
+		entries, err := readDirIn(r, dir)
+		if err != nil {
+			return nil // not a directory, or unreadable: nothing below it
+		}
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			switch {
+			case e.IsDir(): // a link to a directory is not: it is never entered
+				if err := walk(path); err != nil {
+					return err
+				}
+			case files:
+				if out = append(out, path); len(out) > MaxGlobMatches {
+					return errTooMany
+				}
+			}
+		}
+		return nil
+	}
+	for _, dir := range dirs {
+		if err := walk(dir); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -120,4 +121,48 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestDoubleStarIncludes checks that "**" in an include means any number of
+// directories, none included, and that it does not enter links to
+// directories: a link loop under it ends, and a link leading out is not
+// followed.
+func TestDoubleStarIncludes(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"secret/s.yaml":             "agent: {id: leaked, command: [x]}\n",
+		"p/cuelist.yaml":            "cuelist:\n  id: c\n  include: ['**/*.agent.yaml', 'deep/**', 'none/**/*.yaml']\n  cues: []\n",
+		"p/top.agent.yaml":          "agent: {id: top, command: [x]}\n",
+		"p/a/one.agent.yaml":        "agent: {id: one, command: [x]}\n",
+		"p/a/b/c/three.agent.yaml":  "agent: {id: three, command: [x]}\n",
+		"p/a/b/c/not-an-agent.yaml": "agent: {id: other, command: [x]}\n",
+		"p/deep/x/y/z.yaml":         "agent: {id: z, command: [x]}\n",
+		"p/.hidden/h.agent.yaml":    "agent: {id: hidden, command: [x]}\n",
+	})
+	must(t, os.Symlink("..", "p/a/b/loop"))                          // a loop back up
+	must(t, os.Symlink(".", "p/deep/x/self"))                        // a loop onto itself
+	must(t, os.Symlink(filepath.Join(dir, "secret"), "p/a/outside")) // a link leading out
+	set, got := validate(t, "p/cuelist.yaml")
+	expectDiags(t, withCode(got, "unresolved-include", "bad-include", "outside-root", "unreadable-include"),
+		`p/cuelist.yaml:3:43: error: include "none/**/*.yaml" matches no file [unresolved-include]`)
+	var ids []string
+	for _, a := range set.Agents {
+		ids = append(ids, a.ID)
+	}
+	slices.Sort(ids)
+	if got, want := strings.Join(ids, " "), "hidden one three top z"; got != want {
+		t.Errorf("agents loaded: %s, want %s", got, want)
+	}
+}
+
+// TestDoubleStarCap checks that "**" over a tree of more than MaxGlobMatches
+// directories is a diagnostic, not a walk without end.
+func TestDoubleStarCap(t *testing.T) {
+	tree(t, map[string]string{"cuelist.yaml": "cuelist:\n  id: c\n  include: ['**/x.yaml']\n  cues: []\n"})
+	for i := range MaxGlobMatches/100 + 1 {
+		for j := range 100 {
+			must(t, os.MkdirAll(fmt.Sprintf("m/%d/%d", i, j), 0o755))
+		}
+	}
+	_, got := validate(t, "cuelist.yaml")
+	expectDiags(t, withCode(got, "bad-include"), `cuelist.yaml:3:13: error: include "**/x.yaml" is not a usable glob: it matches more than 10000 paths [bad-include]`)
 }

@@ -153,6 +153,9 @@ func (c *checker) handoff(h *Handoff) {
 			c.agentRef(h.Origin, p.Ptr, h.To, "to_agent")
 			continue
 		}
+		if p.Code == "handoff-not-allowed" && c.namesUnknown(from.HandoffTo) {
+			continue // its handoff_to has an unknown agent, reported: perhaps a typo of this one
+		}
 		pos := h.At(p.Ptr)
 		if p.Code == "missing-context" {
 			pos = h.Doc.KeyPos(p.Ptr) // the handoff_context: key, not its first entry
@@ -164,6 +167,16 @@ func (c *checker) handoff(h *Handoff) {
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// namesUnknown reports whether a list of agent ids holds one that is not defined.
+func (c *checker) namesUnknown(ids []string) bool {
+	for _, id := range ids {
+		if c.agents[id] == nil {
 			return true
 		}
 	}

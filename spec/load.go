@@ -38,6 +38,11 @@ type Set struct {
 	Handoffs []*Handoff
 	Messages []*Document // protocol messages other than handoff specs (validated only)
 
+	// incomplete is set when a file or a document could not be read or
+	// decoded (an error says so): a reference to an agent that is not
+	// defined may be to one of its agents, and is not reported again.
+	incomplete bool
+
 	byName map[string]*File
 }
 
@@ -121,7 +126,22 @@ func Load(paths []string, opts LoadOptions) (*Set, Diagnostics, error) {
 			return nil, nil, err
 		}
 	}
+	l.set.incomplete = lostDocuments(l.diags)
 	return l.set, l.diags, nil
+}
+
+// lostDocuments reports whether a loading error left documents unread.
+func lostDocuments(diags Diagnostics) bool {
+	for _, d := range diags {
+		switch d.Code {
+		case "yaml-syntax", "file-too-large", "control-character", "invalid-utf8", "too-deep", "alias-bomb",
+			"unreadable-file", "unknown-kind", "two-kinds": // a failed include is its cuelist's (includeFailed)
+			if d.Severity == Error {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // loadArg loads what one argument names: a file, a directory or a glob.
@@ -355,7 +375,10 @@ func (l *loader) decodeDocument(doc *Document) bool {
 	if !l.classify(doc, top) {
 		return false
 	}
+	before, _ := l.diags.Count()
 	validateSchema(doc, conv.poisoned, &l.diags)
+	after, _ := l.diags.Count()
+	doc.damaged = after > before || len(conv.poisoned) > 0
 	l.decodeTyped(doc, top)
 	return true
 }
@@ -467,16 +490,19 @@ func (l *loader) includes(doc *Document) {
 		ptr := Pointer("cuelist", "include", i)
 		rel := filepath.Clean(filepath.Join(filepath.Dir(f.rel), pattern))
 		if filepath.IsAbs(pattern) || strings.HasPrefix(pattern, "/") || strings.HasPrefix(pattern, `\`) || climbsOut(rel) {
+			doc.includeFailed = true
 			l.diags.Add(Error, doc.Pos(ptr), ptr, "outside-root",
 				"include %q leads outside the project root %s; includes are relative to this file and stay below the root (--root widens it)", pattern, f.root.dir)
 			continue
 		}
 		matches, err := globIn(f.root.root, rel)
 		if err != nil {
+			doc.includeFailed = true
 			l.diags.Add(Error, doc.Pos(ptr), ptr, "bad-include", "include %q is not a usable glob: %v", pattern, err)
 			continue
 		}
 		if len(matches) == 0 {
+			doc.includeFailed = true
 			l.diags.Add(Error, doc.Pos(ptr), ptr, "unresolved-include", "include %q matches no file", pattern)
 			continue
 		}
@@ -490,8 +516,10 @@ func (l *loader) includes(doc *Document) {
 				err := l.loadFile(f.root, inc, name)
 				switch {
 				case errors.Is(err, errOutside):
+					doc.includeFailed = true
 					l.diags.Add(Error, doc.Pos(ptr), ptr, "outside-root", "include %q: %s leads outside the project root %s", pattern, name, f.root.dir)
 				case err != nil:
+					doc.includeFailed = true
 					l.diags.Add(Error, doc.Pos(ptr), ptr, "unreadable-include", "include %q: cannot read %s: %v", pattern, name, err)
 				}
 			}

@@ -82,6 +82,13 @@ type Document struct {
 	value any        // the document as JSON values while it is loaded; released after (a 10k-cue cuelist is ~25 MB of them)
 
 	keyIndex map[*yaml.Node]map[string]int // lazily built for big mappings
+
+	// includeFailed is set on a cuelist whose include named nothing loadable:
+	// its references to agents are then unreliable, and not reported again.
+	includeFailed bool
+	// damaged is set when the document has schema errors: a field may be
+	// lost to a typo (provide: for provides), so what it declares is unsure.
+	damaged bool
 }
 
 // Pos returns the position of the value at the JSON pointer ptr. When the

@@ -14,3 +14,7 @@ func closest(s string, candidates []string) string {
 	}
 	return best
 }
+
+// Closest is closest for other packages: the candidate a typo of s most
+// likely meant, or "".
+func Closest(s string, candidates []string) string { return closest(s, candidates) }

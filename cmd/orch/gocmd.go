@@ -106,6 +106,10 @@ func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id, out
 		release(db, id)
 		return usageError(fmt.Errorf("run %s: its cuelist's files changed since the run started (%s); continue anyway with --allow-spec-change", id, rec.Started.SpecPath))
 	}
+	if err := checkCommands(p); err != nil {
+		release(db, id)
+		return fmt.Errorf("run %s: %w", id, err)
+	}
 	p = lighten(set, p)
 	root := rec.Started.Root
 	if root == "" { // recorded by an orch from before handoffs

@@ -84,7 +84,7 @@ func cmdGen(ts *testscript.TestScript, neg bool, args []string) {
 	var b strings.Builder
 	switch args[0] {
 	case "bom":
-		b.WriteString("\xef\xbb\xbfagent:\n  id: bom\n  command: [x]\n")
+		b.WriteString("\xef\xbb\xbfagent:\n  id: bom\n  command: [sh]\n")
 	case "nul":
 		b.WriteString("agent:\n  id: nul\x00\n  command: [x]\n")
 	case "badutf8":
@@ -99,12 +99,12 @@ func cmdGen(ts *testscript.TestScript, neg bool, args []string) {
 	case "deep":
 		b.WriteString("agent:\n  id: deep\n  command: [x]\n  description: " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n")
 	case "big":
-		b.WriteString("agent:\n  id: big\n  command: [x]\n")
+		b.WriteString("agent:\n  id: big\n  command: [sh]\n")
 		for b.Len() < n {
 			b.WriteString("# padding padding padding padding padding padding padding padding\n")
 		}
 	case "manykeys":
-		b.WriteString("agent:\n  id: many\n  command: [x]\n  env:\n")
+		b.WriteString("agent:\n  id: many\n  command: [sh]\n  env:\n")
 		for i := 0; i < n; i++ {
 			fmt.Fprintf(&b, "    K%d: v\n", i)
 		}

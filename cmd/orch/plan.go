@@ -23,7 +23,7 @@ type planOptions struct {
 func newPlanCmd(io *streams) *cobra.Command {
 	opts := &planOptions{}
 	cmd := &cobra.Command{
-		Use:   "plan CUELIST",
+		Use:   "plan CUELIST|DIR",
 		Short: "Show the compiled DAG: waves, critical path, conflicts, tools",
 		Long: `Compile a cuelist (and the agent files it includes) into the plan that
 orch run executes: the stable order and waves of the dependency graph, the
@@ -31,6 +31,7 @@ critical path by estimate (default 1m per cue), the conflicts between cues
 that may run at the same time (a resource beyond its capacity, an agent
 beyond its concurrency, an output written twice) with the arbitration
 decided for each, and every agent's effective tools by handoff depth.
+A directory holding one cuelist may be given instead of its file.
 
 The specs are validated first; with errors, they are printed and nothing
 is planned (exit 1).`,

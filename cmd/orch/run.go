@@ -38,13 +38,16 @@ type runOptions struct {
 func newRunCmd(io *streams) *cobra.Command {
 	opts := &runOptions{}
 	cmd := &cobra.Command{
-		Use:   "run CUELIST",
+		Use:   "run CUELIST|DIR",
 		Short: "Run a cuelist: every cue through WARNING, STANDBY and GO",
 		Long: `Validate and plan a cuelist, then run it: each cue's agents are started and
 taken through WARNING -> STANDBY -> GO, with acknowledgements, timeouts,
 retries, fallbacks and cooldowns. Everything is recorded in the run
 database: --db, else ORCH_DB, else .orch/orch.db in the nearest .orch/
 directory from here upwards; with none, a new .orch/ next to the cuelist.
+A directory holding one cuelist may be given instead of its file. Before
+any cue starts, every agent's program is looked for (in PATH, or in the
+agent's workdir for a relative path): one that is missing ends orch there.
 
 On a terminal, one line per active cue (and child task) is redrawn in
 place, a manual cue asks for GO and an agent's question for the person is
@@ -94,6 +97,9 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkCommands(p); err != nil {
+		return err
+	}
 	inputs, err := runInputs(p.Cuelist, opts.sets)
 	if err != nil {
 		return usageError(err)
@@ -106,16 +112,28 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 		fmt.Fprintln(io.err, note)
 	}
 	defer db.Close()
-	specPath, _ := filepath.Abs(opts.path)
+	specPath, root := runPaths(opts.path, opts.root, p)
 	hash := specHash(set)
 	p = lighten(set, p)
-	root := opts.root
-	if root == "" {
-		root = filepath.Dir(specPath)
-	}
 	ro := runner.Options{Plan: p, Recorder: db, Inputs: inputs, SpecPath: specPath, SpecHash: hash,
 		DBPath: dbFile, MaxParallel: opts.maxParallel, ProjectRoot: root}
 	return execute(cmd.Context(), io, db, ro, opts.output)
+}
+
+// runPaths returns the cuelist file recorded for the run (what orch resume
+// compiles again) and its project root: --root, else the directory given
+// (everything was loaded from inside it), else the cuelist file's directory.
+func runPaths(path, root string, p *planner.Plan) (specPath, projectRoot string) {
+	specPath, _ = filepath.Abs(path)
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		specPath, projectRoot = p.Cuelist.Doc.File.Abs, specPath
+	} else {
+		projectRoot = filepath.Dir(specPath)
+	}
+	if root != "" {
+		projectRoot = root
+	}
+	return specPath, projectRoot
 }
 
 // execute runs (or continues) a run with progress on the terminal, prints

@@ -37,7 +37,9 @@ file:line:col, sorted, identical from run to run.
 PATH is a file, a directory (every *.yaml and *.yml below it) or a glob.
 A cuelist's include globs are loaded too, from inside the project root:
 --root, else the directory of each PATH (a file's directory, a directory
-itself, a glob's fixed part). Nothing is executed or fetched.
+itself, a glob's fixed part). Nothing is executed or fetched: an agent's
+program that is not found (in PATH, or in its workdir for a relative
+path) is a warning, as PATH may differ where the specs run.
 
 Exit status: 0 valid (warnings allowed unless --strict), 1 invalid,
 2 usage error (bad flag, unreadable path).`,
@@ -115,6 +117,7 @@ func validateSpecs(paths []string, lo spec.LoadOptions, co spec.CheckOptions) (*
 	}
 	diags = append(diags, spec.Check(set, co)...)
 	diags = append(diags, planner.Check(set)...)
+	diags = append(diags, spec.CommandWarnings(set.Agents)...)
 	return set, diags.Sorted(), nil
 }
 
