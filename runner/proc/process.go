@@ -38,10 +38,8 @@ type Spec struct {
 type Process struct {
 	cmd   *exec.Cmd
 	pid   int
-	token string
 	stdin *os.File      // orch's end of its stdin, or nil
 	done  chan struct{} // closed when the process has been waited for
-	err   error         // from Wait
 	kill  sync.Once
 	// output is done when its stdout and stderr are read to the end. The
 	// streams end when the last process holding them does; once the leader
@@ -111,7 +109,7 @@ func Start(spec Spec) (*Process, error) {
 		s.Close()
 		return nil, startError(argv[0], spec.Dir, err)
 	}
-	p := &Process{cmd: cmd, pid: cmd.Process.Pid, token: spec.Token, stdin: s.in, done: make(chan struct{}), grace: spec.Grace, io: s, cg: cg}
+	p := &Process{cmd: cmd, pid: cmd.Process.Pid, stdin: s.in, done: make(chan struct{}), grace: spec.Grace, io: s, cg: cg}
 	p.output.Add(2)
 	go p.wait()
 	return p, nil
@@ -159,7 +157,7 @@ func startError(name, dir string, err error) error {
 // before it exited is still read; a descendant that holds its output open
 // gets the grace period, then the streams end.
 func (p *Process) wait() {
-	p.err = p.cmd.Wait()
+	_ = p.cmd.Wait() // how it ended is in its ProcessState (Exit)
 	deadline := time.Now().Add(p.grace)
 	_ = p.io.out.SetReadDeadline(deadline)
 	_ = p.io.err.SetReadDeadline(deadline)
