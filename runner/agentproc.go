@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -25,7 +26,7 @@ type agentProcess struct {
 	r     *run
 	agent *spec.Agent
 	token string
-	p     *proc
+	p     *proc.Process
 	w     *protocols.Writer
 	errw  *lineWriter
 	logs  *logCap // the budget of its stderr lines that no attempt is using it for
@@ -55,23 +56,23 @@ func (r *run) agentProc(a *attempt) (*agentProcess, *failure) {
 	}
 	ap := &agentProcess{r: r, agent: a.agent, token: fmt.Sprintf("%s/agent/%s/%s", r.id, a.agent.ID, NewRunID()),
 		replies: map[string]func(*wireMessage){}, active: map[string]*attempt{}, done: make(chan struct{}), closed: make(chan struct{})}
-	s, err := newStdio(true)
+	s, err := proc.NewStdio(true)
 	if err != nil {
 		return nil, failf("start", "%v", err)
 	}
 	ap.errw = &lineWriter{emit: ap.logLine}
 	ap.logs = r.newLogCap()
-	r.sweeper.begin(ap.token)
-	p, err := startProc(procSpec{argv: a.agent.Command, shell: a.agent.Run, dir: a.dir(), env: a.env(),
-		token: ap.token, stdio: s, cgroup: r.sweeper.cgroup}, r.grace)
+	r.sweeper.Begin(ap.token)
+	p, err := proc.Start(proc.Spec{Argv: a.agent.Command, Shell: a.agent.Run, Dir: a.dir(), Env: a.env(),
+		Token: ap.token, Stdio: s, Cgroup: r.sweeper.Cgroup(), Grace: r.grace})
 	if err != nil {
-		r.sweeper.end(ap.token)
+		r.sweeper.End(ap.token)
 		return nil, failf("start", "%v", err)
 	}
 	ap.p = p
-	ap.w = protocols.NewWriter(p.stdin)
+	ap.w = protocols.NewWriter(p.Stdin())
 	// Its stdout goes straight to the reader of its messages.
-	p.readOutput(ap.read, logLines(ap.errw))
+	p.ReadOutput(ap.read, logLines(ap.errw))
 	r.procs[a.agent.ID] = ap
 	r.allProcs = append(r.allProcs, ap)
 	return ap, nil
@@ -132,21 +133,21 @@ func (ap *agentProcess) shutdown(gentle bool) {
 func (ap *agentProcess) stop(gentle bool) {
 	defer close(ap.closed)
 	if gentle {
-		_ = ap.p.stdin.Close()
+		_ = ap.p.Stdin().Close()
 		select {
-		case <-ap.p.done:
+		case <-ap.p.Done():
 		case <-time.After(ap.r.grace):
 		}
 	}
-	ap.p.terminate(ap.r.grace)
-	inGroup, escaped := ap.p.sweep(ap.r.grace, true)
+	ap.p.Terminate(ap.r.grace)
+	inGroup, escaped := ap.p.Sweep(ap.r.grace, true)
 	if len(inGroup) > 0 && gentle {
 		ap.note(fmt.Sprintf("agent %s left %d process(es) in its process group; stopped them", ap.agent.ID, len(inGroup)))
 	}
 	if len(escaped) > 0 {
 		ap.note(fmt.Sprintf("%d process(es) of agent %s escaped its process group (setsid); stopped them: pids %v", len(escaped), ap.agent.ID, escaped))
 	}
-	ap.p.output.Wait() // its last lines of stderr are logged
+	ap.p.WaitOutput() // its last lines of stderr are logged
 	ap.logs.close(LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr"})
 	ap.mu.Lock()
 	last := ap.last
@@ -154,7 +155,7 @@ func (ap *agentProcess) stop(gentle bool) {
 	if last != nil { // what it printed after its last attempt ended
 		last.logs.close(last.logLine("stderr", ""))
 	}
-	ap.r.sweeper.end(ap.token)
+	ap.r.sweeper.End(ap.token)
 }
 
 func (ap *agentProcess) note(reason string) {
@@ -198,8 +199,8 @@ func (ap *agentProcess) outputClosed() {
 	timer := time.NewTimer(exitAfterEOF)
 	defer timer.Stop()
 	select {
-	case <-ap.p.done:
-		ap.fail(exitFailure(ap.p.exit(), "while serving its cues"))
+	case <-ap.p.Done():
+		ap.fail(exitFailure(ap.p.Exit(), "while serving its cues"))
 	case <-timer.C:
 		ap.fail(failf("malfunction", "the agent closed its output while still running"))
 	}
@@ -270,7 +271,7 @@ func (ap *agentProcess) send(a *attempt, msg protocols.Message) *failure {
 // write writes a message that is already recorded. An agent that has not
 // read its stdin for the grace period is broken: orch never blocks on it.
 func (ap *agentProcess) write(msg protocols.Message) *failure {
-	_ = ap.p.stdin.SetWriteDeadline(time.Now().Add(ap.r.grace))
+	_ = ap.p.Stdin().SetWriteDeadline(time.Now().Add(ap.r.grace))
 	if err := ap.w.Send(msg); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			f := failf("malfunction", "the agent has not read its stdin for %s (writing %s to it)", ap.r.grace, msg.Type)

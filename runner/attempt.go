@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -69,8 +70,8 @@ type attempt struct {
 	guard   loopGuard     // repeated messages (its own goroutine only)
 	credits float64       // the credits it reported so far (its own goroutine only)
 
-	procs []*proc // the processes it started (plain agents): their output is read to the end before it ends
-	logs  *logCap // its output's budget in the store (defaults.max_log)
+	procs []*proc.Process // the processes it started (plain agents): their output is read to the end before it ends
+	logs  *logCap         // its output's budget in the store (defaults.max_log)
 
 	mu     sync.Mutex
 	kids   map[*child]bool // children still running: they end with it
@@ -143,8 +144,8 @@ func (a *attempt) stopped() *failure {
 // run takes the attempt through its phases and reports its end.
 func (a *attempt) run(ctx context.Context) {
 	defer a.r.active.Done()
-	a.r.sweeper.begin(a.token)
-	defer a.r.sweeper.end(a.token)
+	a.r.sweeper.Begin(a.token)
+	defer a.r.sweeper.End(a.token)
 	var d driver
 	if a.agent.Protocol == "jsonl" {
 		d = &jsonlDriver{}
@@ -172,7 +173,7 @@ func (a *attempt) run(ctx context.Context) {
 	// The end is reported as soon as the process is gone; the run ends
 	// only once what it printed is logged.
 	for _, p := range a.procs {
-		p.output.Wait()
+		p.WaitOutput()
 	}
 	a.logs.close(a.logLine("stderr", ""))
 }

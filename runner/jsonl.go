@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/proc"
 )
 
 // jsonlDriver takes one attempt through the cue protocol on the agent's
@@ -77,7 +78,7 @@ func (d *jsonlDriver) close(a *attempt) (int, *int) {
 		delete(d.ap.active, a.cue.cue.ID)
 	}
 	d.ap.mu.Unlock()
-	return d.ap.p.pid, nil
+	return d.ap.p.PID(), nil
 }
 
 // exchange sends a recorded message and waits for its reply within timeout,
@@ -210,11 +211,11 @@ func (r *run) wire(msg protocols.Message) *wireMessage {
 }
 
 // exitFailure classifies a process that ended when it should not have.
-func exitFailure(e exitInfo, when string) *failure {
-	if e.signaled {
+func exitFailure(e proc.ExitInfo, when string) *failure {
+	if e.Signaled {
 		return failf("signal", "the agent was %s %s", e, when)
 	}
-	return failf(fmt.Sprintf("exit:%d", e.code), "the agent %s %s", e, when)
+	return failf(fmt.Sprintf("exit:%d", e.Code), "the agent %s %s", e, when)
 }
 
 func orList(types []string) string {

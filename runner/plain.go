@@ -11,14 +11,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/orch-cli/orch/runner/proc"
 )
 
 // plainDriver runs a protocol: none agent: prepare at WARNING, ready_check at
 // STANDBY, the command at GO with the task as JSON on stdin; outputs come
 // back through the file named by ORCH_OUTPUT.
 type plainDriver struct {
-	goIO   *stdio // the GO command's streams, made while it waits for GO
-	goProc *proc
+	goIO   *proc.Stdio // the GO command's streams, made while it waits for GO
+	goProc *proc.Process
 }
 
 func (d *plainDriver) warning(a *attempt) *failure {
@@ -40,7 +42,7 @@ func (d *plainDriver) standby(a *attempt) *failure {
 // prepareGo makes the GO command's pipes before GO comes, off the path from
 // the decision to the process.
 func (d *plainDriver) prepareGo(*attempt) {
-	d.goIO, _ = newStdio(true) // on failure work tries again, and reports it
+	d.goIO, _ = proc.NewStdio(true) // on failure work tries again, and reports it
 }
 
 func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
@@ -82,17 +84,17 @@ func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 
 func (d *plainDriver) close(a *attempt) (int, *int) {
 	if d.goIO != nil { // stopped before GO
-		d.goIO.close()
+		d.goIO.Close()
 		d.goIO = nil
 	}
 	if d.goProc == nil {
 		return 0, nil
 	}
-	e := d.goProc.exit()
-	if e.signaled {
-		return d.goProc.pid, nil
+	e := d.goProc.Exit()
+	if e.Signaled {
+		return d.goProc.PID(), nil
 	}
-	return d.goProc.pid, &e.code
+	return d.goProc.PID(), &e.Code
 }
 
 // runStep runs one process of a plain agent to its end within timeout,
@@ -102,52 +104,52 @@ func (d *plainDriver) close(a *attempt) (int, *int) {
 // started. A nil env means the agent's environment without a task. Its
 // output may still be being read when runStep returns: the attempt waits
 // for it after it has reported its end (see attempt.run).
-func (a *attempt) runStep(step string, argv []string, shell string, s *stdio, stdin func() []byte, timeout time.Duration, env []string) (*proc, *failure) {
+func (a *attempt) runStep(step string, argv []string, shell string, s *proc.Stdio, stdin func() []byte, timeout time.Duration, env []string) (*proc.Process, *failure) {
 	if env == nil {
 		env = a.env()
 	}
 	if s == nil {
 		var err error
-		if s, err = newStdio(stdin != nil); err != nil {
+		if s, err = proc.NewStdio(stdin != nil); err != nil {
 			return nil, failf("start", "%s: %v", step, err)
 		}
 	}
-	spec := procSpec{argv: argv, shell: shell, dir: a.dir(), env: env, token: a.token, stdio: s, cgroup: a.r.sweeper.cgroup}
-	p, err := startProc(spec, a.r.grace)
+	spec := proc.Spec{Argv: argv, Shell: shell, Dir: a.dir(), Env: env, Token: a.token, Stdio: s, Cgroup: a.r.sweeper.Cgroup(), Grace: a.r.grace}
+	p, err := proc.Start(spec)
 	if err != nil {
 		return nil, failf("start", "%s: %v", step, err)
 	}
-	p.readOutput(logLines(a.logWriter("stdout")), logLines(a.logWriter("stderr")))
+	p.ReadOutput(logLines(a.logWriter("stdout")), logLines(a.logWriter("stderr")))
 	a.procs = append(a.procs, p)
 	if stdin != nil {
 		go func() {
-			_, _ = p.stdin.Write(stdin()) // an agent that never reads its task gets EPIPE: fine
-			_ = p.stdin.Close()
+			_, _ = p.Stdin().Write(stdin()) // an agent that never reads its task gets EPIPE: fine
+			_ = p.Stdin().Close()
 		}()
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var f *failure
 	select {
-	case <-p.done:
+	case <-p.Done():
 	case <-timer.C:
 		f = failf("timeout", "%s did not finish within %s", step, timeout)
-		p.terminate(a.r.grace)
+		p.Terminate(a.r.grace)
 	case <-a.halt:
 		f = a.stopped()
-		p.terminate(a.r.grace)
+		p.Terminate(a.r.grace)
 	}
-	<-p.done
+	<-p.Done()
 	a.sweep(p, step, f != nil)
 	if f != nil {
 		return p, f
 	}
-	e := p.exit()
+	e := p.Exit()
 	switch {
-	case e.signaled:
+	case e.Signaled:
 		return p, failf("signal", "%s was %s", step, e)
-	case e.code != 0:
-		return p, failf(fmt.Sprintf("exit:%d", e.code), "%s %s", step, e)
+	case e.Code != 0:
+		return p, failf(fmt.Sprintf("exit:%d", e.Code), "%s %s", step, e)
 	}
 	return p, nil
 }
@@ -156,8 +158,8 @@ func (a *attempt) runStep(step string, argv []string, shell string, s *stdio, st
 // process group (unless it was killed: then that is expected), and with a
 // cgroup what escaped the group. Without a cgroup, descendants that escaped
 // the group are the run's sweeper's job.
-func (a *attempt) sweep(p *proc, step string, killed bool) {
-	inGroup, escaped := p.sweep(a.r.grace, killed)
+func (a *attempt) sweep(p *proc.Process, step string, killed bool) {
+	inGroup, escaped := p.Sweep(a.r.grace, killed)
 	if len(inGroup) > 0 && !killed {
 		a.note("%s left %d process(es) running in its process group; stopped them", step, len(inGroup))
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner/proc"
 )
 
 // Defaults for what a cuelist does not say.
@@ -134,7 +135,7 @@ type run struct {
 	cascade     bool            // the whole run is being stopped: agents get no grace beyond the kill grace
 	beatAt      time.Time       // when the lease was last tried
 	beatOK      time.Time       // when it was last renewed
-	sweeper     *sweeper
+	sweeper     *proc.Sweeper
 	locks       *locks
 	procsMu     sync.Mutex
 	procs       map[string]*agentProcess // jsonl agents\' processes, by agent
@@ -172,10 +173,10 @@ type run struct {
 // person, or ctx is cancelled (then every agent is stopped). A Recorder
 // error ends the run with that error: nothing is done that is not recorded.
 func Run(ctx context.Context, opts Options) (*Result, error) {
-	if err := RunsProcesses(); err != nil {
+	if err := proc.Supported(); err != nil {
 		return nil, err
 	}
-	becomeSubreaper()
+	proc.BecomeSubreaper()
 	r, err := newRun(opts)
 	if err != nil {
 		return nil, err
@@ -188,12 +189,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		return nil, err
 	}
-	r.sweeper.start()
+	r.sweeper.Start()
 	stopWatch := r.watchOutputLog()
 	res, err := r.loop(ctx)
 	r.closeAgents()
 	stopWatch()
-	r.sweeper.stop()
+	r.stopSweeper()
 	if err == nil {
 		err = r.flushLog(ctx)
 	}
@@ -239,7 +240,7 @@ func newRun(opts Options) (*run, error) {
 	r.touched, r.waitWarn, r.waitGo = newCueQueue(n), newCueQueue(n), newCueQueue(n)
 	r.live, r.sleepers = map[*cueRun]bool{}, map[*cueRun]bool{}
 	r.withOutputs = p.NewCueSet()
-	r.sweeper = newSweeper(r)
+	r.sweeper = proc.NewSweeper(r.id, r.noteOrphan)
 	r.locks = newLocks()
 	r.tree = newTree()
 	r.limitHit = make(chan struct{}, 1)
@@ -288,7 +289,7 @@ func (r *run) start(ctx context.Context) error {
 		r.credits, r.asked = rec.Credits, rec.Questions
 		r.restoreTasks(rec)
 		RemoveWorkDirs(r.id, r.workDir)
-		if killed := killLeftovers(r.id); len(killed) > 0 {
+		if killed := proc.KillLeftovers(r.id); len(killed) > 0 {
 			r.emit(Event{Type: EvNote, Reason: fmt.Sprintf("stopped %d process(es) left running by the run's previous owner: pids %v", len(killed), killed)})
 		}
 		r.emit(Event{Type: EvRunState, State: string(RunRunning), Reason: fmt.Sprintf("continued by process %d on %s", os.Getpid(), host)})

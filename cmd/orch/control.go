@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -36,7 +37,7 @@ A cuelist whose files changed since the run started is refused unless
 		Args:              argsBetween(1, 1),
 		ValidArgsFunction: completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := runner.RunsProcesses(); err != nil {
+			if err := proc.Supported(); err != nil {
 				return err
 			}
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
@@ -123,7 +124,7 @@ func stopRun(ctx context.Context, io *streams, db *store.DB, id string, wait tim
 		}
 		return err
 	}
-	killed := runner.KillLeftovers(id)
+	killed := proc.KillLeftovers(id)
 	runner.RemoveWorkDirs(id, "")
 	var events []runner.Event
 	if len(killed) > 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
@@ -31,7 +32,7 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 		Args:              argsBetween(2, 2),
 		ValidArgsFunction: completeRunThen(completeWaitingCues),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := runner.RunsProcesses(); err != nil {
+			if err := proc.Supported(); err != nil {
 				return err
 			}
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {

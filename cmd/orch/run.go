@@ -21,6 +21,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
@@ -70,7 +71,7 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
   orch run examples/handoff/cuelist.yaml      # the tester asks you a question`,
 		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := runner.RunsProcesses(); err != nil {
+			if err := proc.Supported(); err != nil {
 				return err
 			}
 			opts.path = args[0]

@@ -1,6 +1,6 @@
 //go:build unix
 
-package runner
+package proc
 
 import (
 	"syscall"
@@ -12,10 +12,10 @@ import (
 // descendant leaves the group with setsid).
 func ownGroup() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
-// terminate stops the whole process group, and with a cgroup every
+// Terminate stops the whole process group, and with a cgroup every
 // descendant: SIGTERM, then SIGKILL after grace. It returns once the leader
 // has been waited for (or after grace more). Safe to call more than once.
-func (p *proc) terminate(grace time.Duration) {
+func (p *Process) Terminate(grace time.Duration) {
 	p.kill.Do(func() {
 		escaped := p.escapees()
 		_ = syscall.Kill(-p.pid, syscall.SIGTERM)
@@ -36,15 +36,15 @@ func (p *proc) terminate(grace time.Duration) {
 	}
 }
 
-// sweep runs after the leader has exited: it stops what is left of the
+// Sweep runs after the leader has exited: it stops what is left of the
 // process's descendants and returns their pids: those in its process group
 // (-1 when they could not be listed), and, with a cgroup, those that escaped
-// the group (without one, escapees are the sweeper's to find). After
-// terminate (killed) the stragglers of the group get SIGKILL at once, else
+// the group (without one, escapees are the Sweeper's to find). After
+// Terminate (killed) the stragglers of the group get SIGKILL at once, else
 // SIGTERM and SIGKILL after grace; escapees get the rest of the grace
 // period to finish writing to its output (as they would without a cgroup,
-// until the sweeper came), then SIGKILL.
-func (p *proc) sweep(grace time.Duration, killed bool) (inGroup, escaped []int) {
+// until the Sweeper came), then SIGKILL.
+func (p *Process) Sweep(grace time.Duration, killed bool) (inGroup, escaped []int) {
 	inGroup = p.sweepGroup(grace, killed)
 	if p.cg == nil {
 		return inGroup, nil
@@ -53,7 +53,7 @@ func (p *proc) sweep(grace time.Duration, killed bool) (inGroup, escaped []int) 
 	if !killed {
 		p.output.Wait() // ends at the latest grace after the leader's exit
 	}
-	escaped = p.escaped // stopped by terminate
+	escaped = p.escaped // stopped by Terminate
 	if left := p.cg.members(); len(left) > 0 && p.cg.kill() {
 		escaped = append(escaped, left...)
 		reapOrphans(left)
@@ -64,7 +64,7 @@ func (p *proc) sweep(grace time.Duration, killed bool) (inGroup, escaped []int) 
 // sweepGroup stops what is left in the process group. Zombies of the group
 // that were reparented to orch are reaped as they appear: a zombie still
 // counts as a member of its group.
-func (p *proc) sweepGroup(grace time.Duration, killed bool) (inGroup []int) {
+func (p *Process) sweepGroup(grace time.Duration, killed bool) (inGroup []int) {
 	if reapGroup(p.pid); syscall.Kill(-p.pid, 0) != nil { // the usual case: nothing left
 		return nil
 	}
@@ -98,7 +98,7 @@ func (p *proc) sweepGroup(grace time.Duration, killed bool) (inGroup []int) {
 
 // escapees lists the processes of its cgroup that are not in its process
 // group.
-func (p *proc) escapees() []int {
+func (p *Process) escapees() []int {
 	var out []int
 	for _, pid := range p.cg.members() {
 		if g, err := syscall.Getpgid(pid); err != nil || g != p.pid {

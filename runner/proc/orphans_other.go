@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package runner
+package proc
 
 // Elsewhere than Linux orch is no subreaper and there is no /proc: no
 // orphan comes back to orch to be found (see orphans_linux.go).

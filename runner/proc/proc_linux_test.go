@@ -1,4 +1,4 @@
-package runner
+package proc
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ func TestHasChildren(t *testing.T) {
 // every child it made: each is stopped before anything is killed, so none
 // is born after the look that would have found it.
 func TestKillTreesBeatsForks(t *testing.T) {
-	becomeSubreaper() // the children of the killed forker come back to us
+	BecomeSubreaper() // the children of the killed forker come back to us
 	mark := "ORCH_KILLTREES_TEST=" + strconv.Itoa(os.Getpid())
 	c := exec.Command("/bin/sh", "-c", "while :; do sleep 7777 & sh -c 'sleep 7777 & exit' & done")
 	c.Env = append(os.Environ(), mark)

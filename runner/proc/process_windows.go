@@ -1,4 +1,4 @@
-package runner
+package proc
 
 import (
 	"os"
@@ -7,12 +7,13 @@ import (
 )
 
 // Windows has no process groups to signal: runs refuse to start there
-// (RunsProcesses), and these only keep the package building for the
-// commands that read specs and recorded runs.
+// (Supported), and these only keep the package building for the commands
+// that read specs and recorded runs.
 
 func ownGroup() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
 
-func (p *proc) terminate(grace time.Duration) {
+// Terminate kills the process (not its descendants: nothing groups them).
+func (p *Process) Terminate(grace time.Duration) {
 	p.kill.Do(func() { _ = p.cmd.Process.Kill() })
 	select {
 	case <-p.done:
@@ -20,7 +21,8 @@ func (p *proc) terminate(grace time.Duration) {
 	}
 }
 
-func (p *proc) sweep(time.Duration, bool) (inGroup, escaped []int) { return nil, nil }
+// Sweep has nothing to sweep.
+func (p *Process) Sweep(time.Duration, bool) (inGroup, escaped []int) { return nil, nil }
 
 func newPipe(toChild bool) (mine, child *os.File, err error) {
 	r, w, err := os.Pipe()
@@ -33,6 +35,8 @@ func newPipe(toChild bool) (mine, child *os.File, err error) {
 	return r, w, nil
 }
 
-func becomeSubreaper()           {}
+// BecomeSubreaper does nothing: Windows has no subreaper.
+func BecomeSubreaper() {}
+
+// KillLeftovers finds nothing: no run was started here.
 func KillLeftovers(string) []int { return nil }
-func killLeftovers(string) []int { return nil }

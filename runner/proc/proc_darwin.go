@@ -1,4 +1,4 @@
-package runner
+package proc
 
 import (
 	"bytes"
@@ -16,7 +16,8 @@ import (
 // for it there, by its attempt token, so it is still found and killed, but
 // orch cannot reap it, and it runs until the next sweep (up to a second).
 
-func becomeSubreaper() {}
+// BecomeSubreaper does nothing: macOS has no child subreaper.
+func BecomeSubreaper() {}
 
 // groupMembers lists the processes of process group pgid.
 func groupMembers(pgid int) []int {
@@ -33,13 +34,11 @@ func groupMembers(pgid int) []int {
 // reapOrphans has nothing to do: the killed orphans are launchd's children.
 func reapOrphans([]int) {}
 
-// KillLeftovers kills every agent process (with its process group) a run
-// left running: for orch stop and orch resume of a run whose owner died.
-func KillLeftovers(runID string) []int { return killLeftovers(runID) }
-
-// killLeftovers kills every process (with its process group) that carries
-// one of the run's attempt tokens.
-func killLeftovers(runID string) []int {
+// KillLeftovers kills what a run's dead owner left running, for orch stop
+// and orch resume of a run whose owner died: every process (with its
+// process group) that carries one of the run's attempt tokens. It returns
+// the pids it killed.
+func KillLeftovers(runID string) []int {
 	prefix := runID + "/"
 	procs, _ := unix.SysctlKinfoProcSlice("kern.proc.all")
 	self, ownGroup := os.Getpid(), syscall.Getpgrp()

@@ -1,4 +1,4 @@
-package runner
+package proc
 
 import (
 	"bufio"
@@ -15,29 +15,30 @@ import (
 	"time"
 )
 
-// A run's cgroup (cgroup v2) holds every process its agents start, however
-// they leave their process group or clear their environment, and a write to
-// cgroup.kill kills them all at once: systemd's KillMode=control-group. It is
-// a child of orch's own cgroup, named orch-run-RUN, with a leaf per running
-// agent process (p1, p2, ...) so that what one attempt left can be stopped
-// when it ends. An emptied leaf serves the next process: making and removing
-// a cgroup per process made a run of 1,000 `true`s about a third slower.
-// Agents are started in their leaf directly (clone3 with CLONE_INTO_CGROUP):
-// no fork can slip out before the move. Where cgroup v2
-// is not mounted or orch's cgroup is not writable (not delegated), or
-// ORCH_NO_CGROUP is set, runs go without: the process-group kill and the
-// subreaper's sweeps of orphans do the work (see sweeper).
-type runCgroup struct {
+// RunCgroup is a run's cgroup (cgroup v2): it holds every process its
+// agents start, however they leave their process group or clear their
+// environment, and a write to cgroup.kill kills them all at once: systemd's
+// KillMode=control-group. It is a child of orch's own cgroup, named
+// orch-run-RUN, with a leaf per running agent process (p1, p2, ...) so that
+// what one attempt left can be stopped when it ends. An emptied leaf serves
+// the next process: making and removing a cgroup per process made a run of
+// 1,000 `true`s about a third slower. Agents are started in their leaf
+// directly (clone3 with CLONE_INTO_CGROUP): no fork can slip out before the
+// move. Where cgroup v2 is not mounted or orch's cgroup is not writable (not
+// delegated), or ORCH_NO_CGROUP is set, runs go without: the process-group
+// kill and the subreaper's sweeps of orphans do the work (see Sweeper, which
+// makes the run's cgroup and removes it).
+type RunCgroup struct {
 	dir    string
 	n      atomic.Int64 // leaves made
 	broken atomic.Bool  // the kernel would not start a process in a leaf
 	mu     sync.Mutex
-	free   []*procCgroup // empty leaves
+	free   []*leafCgroup // empty leaves
 }
 
-// procCgroup is one agent process's leaf of the run's cgroup.
-type procCgroup struct {
-	run *runCgroup
+// leafCgroup is one agent process's leaf of the run's cgroup.
+type leafCgroup struct {
+	run *RunCgroup
 	dir string
 	fd  int // to start a process in it
 }
@@ -45,7 +46,7 @@ type procCgroup struct {
 const cgroupPrefix = "orch-run-"
 
 // openRunCgroup makes the run's cgroup, or returns nil when there can be none.
-func openRunCgroup(runID string) *runCgroup {
+func openRunCgroup(runID string) *RunCgroup {
 	if os.Getenv("ORCH_NO_CGROUP") != "" || runID == "" || strings.ContainsAny(runID, "/\n\x00") {
 		return nil
 	}
@@ -61,7 +62,7 @@ func openRunCgroup(runID string) *runCgroup {
 		_ = os.Remove(dir)
 		return nil
 	}
-	return &runCgroup{dir: dir}
+	return &RunCgroup{dir: dir}
 }
 
 // ownCgroupDir is the directory of orch's own cgroup in the cgroup v2
@@ -105,7 +106,7 @@ func cgroup2Mount() string {
 
 // leaf makes a new leaf for one agent process; nil when c is nil or it
 // cannot be made.
-func (c *runCgroup) leaf() *procCgroup {
+func (c *RunCgroup) leaf() *leafCgroup {
 	if c == nil || c.broken.Load() {
 		return nil
 	}
@@ -126,26 +127,26 @@ func (c *runCgroup) leaf() *procCgroup {
 		_ = os.Remove(dir)
 		return nil
 	}
-	return &procCgroup{run: c, dir: dir, fd: fd}
+	return &leafCgroup{run: c, dir: dir, fd: fd}
 }
 
 // failed says the kernel would not start a process in a leaf (clone3 with
 // CLONE_INTO_CGROUP refused): the run's other processes start without.
-func (c *runCgroup) failed() {
+func (c *RunCgroup) failed() {
 	if c != nil {
 		c.broken.Store(true)
 	}
 }
 
 // attach makes the process started with attr start in the leaf.
-func (g *procCgroup) attach(attr *syscall.SysProcAttr) {
+func (g *leafCgroup) attach(attr *syscall.SysProcAttr) {
 	if g != nil {
 		attr.UseCgroupFD, attr.CgroupFD = true, g.fd
 	}
 }
 
 // members lists the live processes in the leaf (zombies are not listed).
-func (g *procCgroup) members() []int {
+func (g *leafCgroup) members() []int {
 	if g == nil {
 		return nil
 	}
@@ -153,10 +154,10 @@ func (g *procCgroup) members() []int {
 }
 
 // populated reports whether a process is still in the leaf.
-func (g *procCgroup) populated() bool { return g != nil && populated(g.dir) }
+func (g *leafCgroup) populated() bool { return g != nil && populated(g.dir) }
 
 // signal sends sig to every process in the leaf.
-func (g *procCgroup) signal(sig syscall.Signal) {
+func (g *leafCgroup) signal(sig syscall.Signal) {
 	for _, pid := range g.members() {
 		_ = syscall.Kill(pid, sig)
 	}
@@ -164,13 +165,13 @@ func (g *procCgroup) signal(sig syscall.Signal) {
 
 // kill kills everything in the leaf and waits until it is empty; it
 // reports whether it is.
-func (g *procCgroup) kill() bool {
+func (g *leafCgroup) kill() bool {
 	return g == nil || killCgroup(g.dir)
 }
 
 // release kills what is left in the leaf and gives it back to the run for
 // the next process; one that cannot be emptied is left to close.
-func (g *procCgroup) release() {
+func (g *leafCgroup) release() {
 	if g == nil {
 		return
 	}
@@ -186,7 +187,7 @@ func (g *procCgroup) release() {
 
 // close kills whatever is left in the run's cgroup and removes it. It
 // returns the pids it killed.
-func (c *runCgroup) close() []int {
+func (c *RunCgroup) close() []int {
 	if c == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package runner
+package proc
 
 import (
 	"bytes"
@@ -15,10 +15,10 @@ const prSetChildSubreaper = 36
 
 var subreaperOnce sync.Once
 
-// becomeSubreaper makes orch the parent of every orphaned descendant
+// BecomeSubreaper makes orch the parent of every orphaned descendant
 // (PR_SET_CHILD_SUBREAPER): a grandchild that escapes its process group with
 // setsid is then still ours to find and stop, instead of init's.
-func becomeSubreaper() {
+func BecomeSubreaper() {
 	subreaperOnce.Do(func() {
 		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 	})
@@ -89,18 +89,15 @@ func reapOrphans(pids []int) {
 	}
 }
 
-// KillLeftovers kills every process a run left running: for orch stop and
-// orch resume of a run whose owner died.
-func KillLeftovers(runID string) []int { return killLeftovers(runID) }
-
-// killLeftovers kills what a run's dead owner left running: everything in
-// the run's cgroup, if it had one, and every process that carries one of the
-// run's attempt tokens, each with all its descendants. A descendant that
-// cleared its environment (env -i) and whose parent died was reparented to
-// init when the owner died: nothing ties it to the run but the cgroup. It
-// reads every process's environment, so it runs once, when a run is resumed
-// or stopped, not on any hot path.
-func killLeftovers(runID string) []int {
+// KillLeftovers kills what a run's dead owner left running, for orch stop
+// and orch resume of a run whose owner died: everything in the run's
+// cgroup, if it had one, and every process that carries one of the run's
+// attempt tokens, each with all its descendants. It returns the pids it
+// killed. A descendant that cleared its environment (env -i) and whose
+// parent died was reparented to init when the owner died: nothing ties it
+// to the run but the cgroup. It reads every process's environment, so it
+// runs once, when a run is resumed or stopped, not on any hot path.
+func KillLeftovers(runID string) []int {
 	var killed []int
 	for _, dir := range findRunCgroups(runID) {
 		killed = append(killed, removeCgroupTree(dir)...)

@@ -1,9 +1,8 @@
-package runner
+package proc
 
 import (
 	"io"
 	"os"
-	"sync"
 )
 
 // An agent process's standard streams are pipes orch makes itself rather
@@ -15,29 +14,30 @@ import (
 // the output: orch reads it where it is wanted, and an exited process is
 // waited for without waiting for its output to be read to the end.
 
-// stdio is one process's streams: the child's ends, handed to it when it
-// starts and then closed in orch, and orch's ends, kept.
-type stdio struct {
+// Stdio is one process's streams: the child's ends, handed to it when it
+// starts and then closed in orch, and orch's ends, kept. Make them before
+// the process is needed (NewStdio): Start takes them over.
+type Stdio struct {
 	childIn, childOut, childErr *os.File
 	in                          *os.File // orch writes the child's stdin here; nil: the child's stdin is /dev/null
 	out, err                    *os.File // orch reads the child's stdout and stderr here
 }
 
-// newStdio makes the pipes of one process; withStdin: a pipe for its stdin
+// NewStdio makes the pipes of one process; withStdin: a pipe for its stdin
 // too (else the child reads /dev/null).
-func newStdio(withStdin bool) (*stdio, error) {
-	s := &stdio{}
+func NewStdio(withStdin bool) (*Stdio, error) {
+	s := &Stdio{}
 	var err error
 	if s.out, s.childOut, err = newPipe(false); err != nil {
 		return nil, err
 	}
 	if s.err, s.childErr, err = newPipe(false); err != nil {
-		s.close()
+		s.Close()
 		return nil, err
 	}
 	if withStdin {
 		if s.in, s.childIn, err = newPipe(true); err != nil {
-			s.close()
+			s.Close()
 			return nil, err
 		}
 	}
@@ -46,7 +46,7 @@ func newStdio(withStdin bool) (*stdio, error) {
 
 // closeChild closes the child's ends in orch: the child has its own copies,
 // and the output pipes reach end of file only when every writer is gone.
-func (s *stdio) closeChild() {
+func (s *Stdio) closeChild() {
 	for _, f := range []*os.File{s.childIn, s.childOut, s.childErr} {
 		if f != nil {
 			_ = f.Close()
@@ -55,8 +55,8 @@ func (s *stdio) closeChild() {
 	s.childIn, s.childOut, s.childErr = nil, nil, nil
 }
 
-// close closes every end still open: for streams whose process never ran.
-func (s *stdio) close() {
+// Close closes every end still open: for streams whose process never ran.
+func (s *Stdio) Close() {
 	s.closeChild()
 	for _, f := range []*os.File{s.in, s.out, s.err} {
 		if f != nil {
@@ -72,22 +72,4 @@ func readAll(f *os.File, read func(io.Reader)) {
 	defer f.Close()
 	read(f)
 	_, _ = io.Copy(io.Discard, f)
-}
-
-// readBufs are the read buffers of logLines, kept between processes: each
-// process has two streams, and a fresh 32 KiB buffer for each was two thirds
-// of the memory orch allocated on a run of 1,000 short processes.
-var readBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// logLines is a read function for readAll that logs the stream line by
-// line. A read error (the deadline) ends the stream as end of file does.
-func logLines(w *lineWriter) func(io.Reader) {
-	return func(r io.Reader) {
-		buf := readBufs.Get().(*[]byte)
-		defer readBufs.Put(buf)
-		// Only the Reader: *os.File's WriteTo would copy through a buffer
-		// of its own.
-		_, _ = io.CopyBuffer(w, struct{ io.Reader }{r}, *buf)
-		w.flush()
-	}
 }

@@ -1,4 +1,4 @@
-package runner
+package proc
 
 import (
 	"encoding/binary"

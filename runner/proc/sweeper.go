@@ -1,0 +1,138 @@
+package proc
+
+import (
+	"strings"
+	"sync"
+	"time"
+)
+
+// Sweeper keeps a run's processes from outliving it. It makes the run's
+// cgroup where it can (Cgroup; each process started in it gets a leaf, and
+// Process.Sweep empties the leaf when the process ends), and it finds the
+// processes' descendants that outlived their process and were reparented
+// to orch, the subreaper (on macOS to launchd): escapees of the process
+// group (setsid), with or without an attempt token, and the children of any
+// process that exited. It looks every second while the run goes on and
+// again and again at its end until none is left, so none outlives the run.
+// Looking once a second rather than after every attempt keeps /proc reads
+// off each cue's path. With a cgroup the sweeps are the second line.
+type Sweeper struct {
+	runID  string
+	killed func(Orphan)
+	cgroup *RunCgroup // the run's cgroup, nil without
+	quit   chan struct{}
+	done   chan struct{}
+}
+
+// Orphan is a process a sweep found and killed, with its descendants.
+type Orphan struct {
+	PID int
+	// Token is its ORCH_ATTEMPT_TOKEN (see Spec.Token), "" when it had none:
+	// its environment was cleared (env -i).
+	Token       string
+	Descendants []int // killed with it
+}
+
+// liveTokens are the attempt tokens of attempts running in this process,
+// of every run: their processes, and orphans carrying their token, are the
+// attempt's to manage. An orphan with no token at all (its environment was
+// cleared) cannot be told apart, so it is spared while any attempt runs.
+var liveTokens = struct {
+	sync.Mutex
+	m map[string]bool
+}{m: map[string]bool{}}
+
+// NewSweeper makes the sweeper of run runID. killed is told of each orphan
+// a sweep killed (from the sweeper's goroutine, or from Stop's).
+func NewSweeper(runID string, killed func(Orphan)) *Sweeper {
+	return &Sweeper{runID: runID, killed: killed, quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Begin marks an attempt's token live before anything with it is started:
+// a process carrying it is not an escapee while the attempt runs.
+func (s *Sweeper) Begin(token string) {
+	liveTokens.Lock()
+	liveTokens.m[token] = true
+	liveTokens.Unlock()
+}
+
+// End marks the attempt over: whatever still carries its token and is not
+// in its (already emptied) process group has escaped.
+func (s *Sweeper) End(token string) {
+	liveTokens.Lock()
+	delete(liveTokens.m, token)
+	liveTokens.Unlock()
+}
+
+// Cgroup is the run's cgroup for Spec.Cgroup, nil when it has none (or
+// before Start).
+func (s *Sweeper) Cgroup() *RunCgroup { return s.cgroup }
+
+// Start makes the run's cgroup, if it can, and starts the periodic sweeps.
+// Call it before the run starts any process.
+func (s *Sweeper) Start() {
+	s.cgroup = openRunCgroup(s.runID)
+	go s.loop()
+}
+
+func (s *Sweeper) loop() {
+	defer close(s.done)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+			s.sweep()
+		}
+	}
+}
+
+// Stop ends the periodic sweeps and sweeps until nothing is left, sparing
+// nothing of this run; then it kills what is left in the run's cgroup and
+// removes it. It returns the pids it killed in the cgroup.
+func (s *Sweeper) Stop() (inCgroup []int) {
+	close(s.quit)
+	<-s.done
+	liveTokens.Lock()
+	for tok := range liveTokens.m {
+		if strings.HasPrefix(tok, s.runID+"/") {
+			delete(liveTokens.m, tok)
+		}
+	}
+	liveTokens.Unlock()
+	for i := 0; i < 20 && s.sweep(); i++ {
+	}
+	return s.cgroup.close()
+}
+
+// sweep kills the orphans that belong to this run's ended attempts, and
+// those without a token when no attempt runs, each with all its
+// descendants, and says so (killed). It reports whether it found any.
+func (s *Sweeper) sweep() bool {
+	found := orphans()
+	if len(found) == 0 {
+		return false
+	}
+	liveTokens.Lock()
+	idle := len(liveTokens.m) == 0
+	var roots []int
+	for pid, token := range found {
+		switch {
+		case token == "" && idle, strings.HasPrefix(token, s.runID+"/") && !liveTokens.m[token]:
+			roots = append(roots, pid)
+		}
+	}
+	liveTokens.Unlock()
+	if len(roots) == 0 {
+		return false
+	}
+	for root, pids := range killTrees(roots) {
+		if len(pids) == 0 || pids[0] != root {
+			continue // it did not die: say nothing untrue
+		}
+		s.killed(Orphan{PID: root, Token: found[root], Descendants: pids[1:]})
+	}
+	return true
+}
