@@ -16,7 +16,7 @@ import (
 func TestTerminalQuestionPrompt(t *testing.T) {
 	in, typed := io.Pipe()
 	var out syncBuffer
-	p := newLiveProgress(&out, in, false)
+	p := newLiveProgress(&out, liveOptions{promptR: in})
 	defer p.stop()
 	q := runner.QuestionPrompt{ID: "q2", Complexity: "deep", Question: "ship on friday?", Agent: "coder", Cue: "CODE-100"}
 	go func() { _, _ = io.WriteString(typed, "yes, ship it\n\n") }()
