@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/orch-cli/orch/runner"
 )
@@ -283,23 +284,11 @@ func (p *liveProgress) block(cols, rows int) ([]string, int) {
 	lines := p.header(cols)
 	var prompt []string
 	if p.prompt != nil {
-		for _, t := range p.prompt.text {
-			prompt = append(prompt, wrap(t, cols)...)
-		}
-		answer := string(p.prompt.editor.text)
+		answer := printable(string(p.prompt.editor.text))
 		if p.cooked {
 			answer = "" // the terminal shows what is typed
 		}
-		label := p.prompt.label
-		if cols > 0 { // the end of a long answer, where it is typed
-			for room := cols - 1 - displayWidth(label); displayWidth(answer) > room && answer != ""; {
-				_, answer = firstRune(answer)
-				if room <= 0 {
-					answer = ""
-				}
-			}
-		}
-		prompt = append(prompt, label+answer)
+		prompt = p.prompt.lines(answer, cols)
 	}
 	// The block must fit on the screen (the cursor cannot go above it):
 	// agents that do not fit are counted on one line.
@@ -319,18 +308,32 @@ func (p *liveProgress) block(cols, rows int) ([]string, int) {
 	return append(lines, prompt...), len(prompt)
 }
 
-func firstRune(s string) (string, string) {
-	for i := range s {
-		if i > 0 {
-			return s[:i], s[i:]
+// lines are the prompt's lines on a terminal cols wide (0: unknown): its
+// text, wrapped, then the label and the answer, the end of a long answer
+// showing, where it is typed. A label too wide to leave room for the
+// answer goes on its own lines, the answer after "> " below it.
+func (pr *livePrompt) lines(answer string, cols int) []string {
+	var lines []string
+	for _, t := range pr.text {
+		lines = append(lines, wrapIndented(t, cols)...)
+	}
+	label := pr.label
+	if cols > 0 && displayWidth(label)+10 > cols {
+		lines = append(lines, wrapIndented(strings.TrimRight(label, " "), cols)...)
+		label = "> "
+	}
+	if cols > 0 {
+		for displayWidth(label)+displayWidth(answer) > cols-1 && answer != "" {
+			_, size := utf8.DecodeRuneInString(answer)
+			answer = answer[size:]
 		}
 	}
-	return s, ""
+	return append(lines, label+answer)
 }
 
 // header is the run, its elapsed time and how many of its cues are done,
 // running, waiting and failed (then blocked, skipped, stopped, when any):
-// one line, or two on a narrow terminal.
+// one line, or more on a narrow terminal.
 func (p *liveProgress) header(cols int) []string {
 	counts := map[runner.CueState]int{}
 	for _, s := range p.states {
@@ -346,7 +349,11 @@ func (p *liveProgress) header(cols int) []string {
 		}
 	}
 	if cols > 0 && displayWidth(run)+2+displayWidth(n) > cols {
-		return []string{p.paint("1", run), p.paint("1", "  "+n)}
+		lines := []string{p.paint("1", run)}
+		for _, l := range wrap(n, cols-2) {
+			lines = append(lines, p.paint("1", "  "+l))
+		}
+		return lines
 	}
 	return []string{p.paint("1", run+"  "+n)}
 }
@@ -434,15 +441,11 @@ func (p *liveProgress) ask1(ctx context.Context, text []string, label string) (s
 		p.prompt, p.rest = nil, pr.editor.rest
 		// The prompt and its answer stay on the screen, above the block.
 		cols, _ := p.size()
-		var lines []string
-		for _, t := range pr.text {
-			lines = append(lines, wrap(t, cols)...)
-		}
-		answer := string(pr.editor.text)
+		answer := printable(string(pr.editor.text))
 		if !pr.editor.done {
 			answer = "(no answer here)"
 		}
-		p.above(append(lines, label+printable(answer))...)
+		p.above(pr.lines(answer, cols)...)
 	}()
 	for !done {
 		select {

@@ -152,6 +152,20 @@ func wrap(s string, width int) []string {
 	return lines
 }
 
+// wrapIndented wraps s keeping its leading spaces before every line.
+func wrapIndented(s string, width int) []string {
+	body := strings.TrimLeft(s, " ")
+	indent := s[:len(s)-len(body)]
+	if width <= 0 || len(indent) >= width/2 {
+		return wrap(s, width)
+	}
+	lines := wrap(body, width-len(indent))
+	for i := range lines {
+		lines[i] = indent + lines[i]
+	}
+	return lines
+}
+
 // truncateRunes is the longest prefix of s at most width columns wide
 // (at least one rune, so that wrap always moves on).
 func truncateRunes(s string, width int) string {
