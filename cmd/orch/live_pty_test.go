@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 var updateScreens = flag.Bool("update-screens", false, "rewrite the golden screens under testdata/screens")
@@ -23,11 +24,11 @@ var updateScreens = flag.Bool("update-screens", false, "rewrite the golden scree
 // ptyOrch is the real orch binary running in a pseudo-terminal of a given
 // size: what it writes is kept, and shown through the vt emulator.
 type ptyOrch struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	tty  *os.File
-	mu   sync.Mutex
-	out  []byte
+	t   *testing.T
+	cmd *exec.Cmd
+	tty *os.File
+	mu  sync.Mutex
+	out []byte
 	// sizes: the size from each offset of out on (a resize)
 	sizes []ptySize
 	done  chan struct{}
@@ -322,5 +323,61 @@ func checkWidth(t *testing.T, out []byte, cols int) {
 		if w := displayWidth(text); w > cols {
 			t.Errorf("a line %d columns wide on a terminal of %d: %q", w, cols, text)
 		}
+	}
+}
+
+// A terminal made narrower mid-run: the display redraws at the new width,
+// and no line written after that is wider than it.
+func TestLiveResize(t *testing.T) {
+	t.Parallel()
+	dir := writeFiles(t, map[string]string{"cuelist.yaml": liveCuelist})
+	p := startPty(t, dir, 120, 30, "run", "cuelist.yaml")
+	p.waitScreen("[y/N]", "SHIP blocked", "left#", "right#")
+	p.resize(40, 30)
+	// Two redraws after the resize (the block is redrawn every 100ms and
+	// at once on SIGWINCH): from then on every line is at the new width.
+	from := p.written()
+	for strings.Count(string(p.output(from)), "\x1b[J") < 2 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	from = p.written()
+	p.typeKeys("y\r")
+	p.waitScreen("question q1 from reviewer", "Enter alone")
+	p.typeKeys("no\r")
+	p.waitScreen("REVIEW completed")
+	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.exit()
+	checkWidth(t, p.output(from), 40)
+	if s := p.screen(); !strings.Contains(s, "blocked by it: SHIP") {
+		t.Errorf("the screen after the resize:\n%s", s)
+	}
+}
+
+// Ctrl-C at a prompt stops the run as Ctrl-C does anywhere else (exit 130),
+// and the terminal gets its line editing and echo back.
+func TestLiveCtrlCAtPrompt(t *testing.T) {
+	t.Parallel()
+	dir := writeFiles(t, map[string]string{"cuelist.yaml": liveCuelist})
+	p := startPty(t, dir, 80, 30, "run", "cuelist.yaml")
+	p.waitScreen("[y/N]", "left#", "right#")
+	p.typeKeys("\x03")
+	if code := p.exit(); code != 130 {
+		t.Fatalf("exit %d after Ctrl-C at the GO prompt, want 130", code)
+	}
+	s := p.screen()
+	if !regexp.MustCompile(`run [0-9a-f]{12} stopped in`).MatchString(s) {
+		t.Errorf("the run was not stopped:\n%s", s)
+	}
+	if !strings.Contains(s, "(no answer here)") {
+		t.Errorf("the prompt was not closed:\n%s", s)
+	}
+	tio, err := unix.IoctlGetTermios(int(p.tty.Fd()), ioctlGetTermios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tio.Lflag&unix.ECHO == 0 || tio.Lflag&unix.ICANON == 0 {
+		t.Errorf("the terminal was left without echo or line editing: lflag %#x", tio.Lflag)
 	}
 }
