@@ -45,9 +45,13 @@ taken through WARNING -> STANDBY -> GO, with acknowledgements, timeouts,
 retries, fallbacks and cooldowns. Everything is recorded in the run
 database (./.orch/orch.db unless --db or ORCH_DB say otherwise).
 
-On a terminal, one line per active cue (and child task) is redrawn in
-place, a manual cue asks for GO and an agent's question for the person is
-prompted, its complexity first. Otherwise each event is a plain
+On a terminal, a header (run, elapsed, counts) and one line per agent of
+each active cue (and child task) are redrawn in place, cut to the
+terminal's width; below them a manual cue asks for GO and an agent's
+question for the person is prompted, its complexity first (Ctrl-C there
+stops the run). A failed attempt shows the last lines its agent printed
+(--tail-lines), and so does the summary, the first failure first, with
+the cues it blocked. Otherwise each event is a plain
 timestamped line; a manual cue waits, and when nothing else can move orch
 exits 3 and prints the command that continues the run (orch go RUN CUE);
 a question waits for orch answer RUN QID TEXT from another shell while the

@@ -33,7 +33,8 @@ func newStatusCmd(io *streams) *cobra.Command {
 		Short: "Show runs, or one run's cues, attempts and reasons",
 		Long: `Without RUN: the most recent runs, newest first. With RUN (an id, a unique
 prefix of one, or "last"): the run's cues with their state, agents,
-attempts, phase times and the reason for anything that did not complete.`,
+attempts, phase times and the reason for anything that did not complete,
+and each failed attempt with the last lines its agent printed (--tail-lines).`,
 		Example: `  orch status
   orch status last
   orch status 3f9a --output json
