@@ -279,7 +279,7 @@ func TestLiveScreens(t *testing.T) {
 			dir := writeFiles(t, map[string]string{"cuelist.yaml": liveCuelist})
 			p := startPty(t, dir, cols, 30, "run", "cuelist.yaml")
 
-			p.waitScreen("[y/N]", "SHIP blocked", "left#", "right#", "FAIL test_users")
+			p.waitScreen("[y/N]", "SHIP blocked", " go      PAIR   left#1", "right#", "FAIL test_users")
 			checkScreen(t, strconv.Itoa(cols)+"-go-prompt.txt", p.stableScreen())
 
 			p.typeKeys("y")
@@ -332,7 +332,7 @@ func TestLiveResize(t *testing.T) {
 	t.Parallel()
 	dir := writeFiles(t, map[string]string{"cuelist.yaml": liveCuelist})
 	p := startPty(t, dir, 120, 30, "run", "cuelist.yaml")
-	p.waitScreen("[y/N]", "SHIP blocked", "left#", "right#")
+	p.waitScreen("[y/N]", "SHIP blocked", " go      PAIR   left#1", "right#")
 	p.resize(40, 30)
 	// Two redraws after the resize (the block is redrawn every 100ms and
 	// at once on SIGWINCH): from then on every line is at the new width.

@@ -407,8 +407,10 @@ func (p *liveProgress) ask(ctx context.Context, question string) bool {
 }
 
 func (p *liveProgress) question(ctx context.Context, q runner.QuestionPrompt) (string, bool) {
-	text := []string{fmt.Sprintf("%s question %s from %s (%s)", p.paint("35", "["+q.Complexity+"]"), q.ID, q.Agent, q.Cue),
-		"  " + printable(q.Question)}
+	text := []string{fmt.Sprintf("%s question %s from %s (%s)", p.paint("35", "["+q.Complexity+"]"), q.ID, q.Agent, q.Cue)}
+	for _, l := range strings.Split(strings.TrimRight(q.Question, "\n"), "\n") {
+		text = append(text, "  "+printable(l))
+	}
 	line, ok := p.ask1(ctx, text, "  answer (Enter alone leaves it for orch answer): ")
 	line = strings.TrimSpace(line)
 	return line, ok && line != ""
