@@ -3,6 +3,7 @@ module github.com/orch-cli/orch
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/dominikbraun/graph v0.23.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/rogpeppe/go-internal v1.16.0

@@ -169,13 +169,23 @@ func (a *attempt) run(ctx context.Context) {
 		}
 	}
 	a.r.tree.end(a.node, how)
-	a.reports <- report{kind: repEnded, att: a, fail: fail, outputs: outputs, pid: pid, exit: exit, reply: a.takeReply()}
-	// The end is reported as soon as the process is gone; the run ends
-	// only once what it printed is logged.
-	for _, p := range a.procs {
-		p.WaitOutput()
+	logged := func() {
+		for _, p := range a.procs {
+			p.WaitOutput()
+		}
+		a.logs.close(a.logLine("stderr", ""))
 	}
-	a.logs.close(a.logLine("stderr", ""))
+	if how == "failed" {
+		// A failure is shown with the last lines its attempt printed, read
+		// from the store: they are logged before the failure is recorded.
+		logged()
+		a.reports <- report{kind: repEnded, att: a, fail: fail, outputs: outputs, pid: pid, exit: exit, reply: a.takeReply()}
+		return
+	}
+	a.reports <- report{kind: repEnded, att: a, fail: fail, outputs: outputs, pid: pid, exit: exit, reply: a.takeReply()}
+	// Otherwise the end is reported as soon as the process is gone; the
+	// run ends only once what it printed is logged.
+	logged()
 }
 
 // takeReply hands the last recorded-later reply to a report.

@@ -118,7 +118,7 @@ func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id, out
 	}
 	ro := runner.Options{Plan: p, Recorder: db, RunID: id, Inputs: rec.Started.Inputs, SpecPath: rec.Started.SpecPath,
 		SpecHash: rec.Started.SpecHash, DBPath: dbFile, Resume: rec, Owner: me, ProjectRoot: root}
-	return execute(ctx, io, db, ro, output)
+	return execute(ctx, io, db, ro, output, defaultTailLines)
 }
 
 // release gives a claimed run back (it is left as it was: resumable).

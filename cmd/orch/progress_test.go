@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ import (
 func TestTerminalQuestionPrompt(t *testing.T) {
 	in, typed := io.Pipe()
 	var out syncBuffer
-	p := newLiveProgress(&out, in, false)
+	p := newLiveProgress(&out, liveOptions{promptR: in})
 	defer p.stop()
 	q := runner.QuestionPrompt{ID: "q2", Complexity: "deep", Question: "ship on friday?", Agent: "coder", Cue: "CODE-100"}
 	go func() { _, _ = io.WriteString(typed, "yes, ship it\n\n") }()
@@ -68,5 +69,38 @@ func TestSummaryNotify(t *testing.T) {
 	}
 	if !strings.Contains(shown, "? q2 [quick] tester (C/1) asks coder: port?") {
 		t.Errorf("a question for an agent was not passed through:\n%s", shown)
+	}
+}
+
+// The block never grows taller than the terminal (the cursor could not go
+// back to its top): agents that do not fit are counted on one line.
+func TestLiveBlockFitsTheScreen(t *testing.T) {
+	var out syncBuffer
+	var cues []runner.CueInfo
+	for i := range 30 {
+		cues = append(cues, runner.CueInfo{ID: fmt.Sprintf("CUE-%02d", i), Agents: []string{"a", "b"}})
+	}
+	p := newLiveProgress(&out, liveOptions{size: func() (int, int) { return 40, 12 }, cues: cues})
+	defer p.stop()
+	for _, c := range cues {
+		p.event(runner.Event{RunID: "abc", Type: runner.EvCueState, Cue: c.ID, State: string(runner.CueGo), At: time.Now()})
+	}
+	p.mu.Lock()
+	lines, _ := p.block(40, 12)
+	p.mu.Unlock()
+	if len(lines) > 11 {
+		t.Errorf("a block of %d lines on a screen of 12:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	shown, more := 0, 0
+	for _, l := range lines {
+		if strings.Contains(l, " go      CUE-") || strings.HasSuffix(l, " b") {
+			shown++
+		}
+	}
+	if _, err := fmt.Sscanf(lines[len(lines)-1], "  … and %d more", &more); err != nil || shown+more != 60 {
+		t.Errorf("%d agent lines shown and %q, want the 60 agents counted:\n%s", shown, lines[len(lines)-1], strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(strings.Join(lines[:3], " "), "30 running") {
+		t.Errorf("the header does not count the running cues: %q", lines[:3])
 	}
 }

@@ -34,6 +34,7 @@ type runOptions struct {
 	output      string
 	maxFileSize string
 	root        string
+	tailLines   int
 }
 
 func newRunCmd(io *streams) *cobra.Command {
@@ -50,9 +51,13 @@ A directory holding one cuelist may be given instead of its file. Before
 any cue starts, every agent's program is looked for (in PATH, or in the
 agent's workdir for a relative path): one that is missing ends orch there.
 
-On a terminal, one line per active cue (and child task) is redrawn in
-place, a manual cue asks for GO and an agent's question for the person is
-prompted, its complexity first. Otherwise each event is a plain
+On a terminal, a header (run, elapsed, counts) and one line per agent of
+each active cue (and child task) are redrawn in place, cut to the
+terminal's width; below them a manual cue asks for GO and an agent's
+question for the person is prompted, its complexity first (Ctrl-C there
+stops the run). A failed attempt shows the last lines its agent printed
+(--tail-lines), and so does the summary, the first failure first, with
+the cues it blocked. Otherwise each event is a plain
 timestamped line; a manual cue waits, and when nothing else can move orch
 exits 3 and prints the command that continues the run (orch go RUN CUE);
 a question waits for orch answer RUN QID TEXT from another shell while the
@@ -84,6 +89,7 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
 	f.StringVarP(&opts.output, "output", "o", "text", "text, or json: every event as one JSON object per line")
 	f.StringVar(&opts.cuelist, "cuelist", "", "the cuelist to run when the file holds several")
 	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read")
+	f.IntVar(&opts.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
 	f.StringVar(&opts.root, "root", "", "project root: includes stay inside it, handoff artifact paths are relative to it (default: the cuelist's directory)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -118,7 +124,7 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 	p = lighten(set, p)
 	ro := runner.Options{Plan: p, Recorder: db, Inputs: inputs, SpecPath: specPath, SpecHash: hash,
 		DBPath: dbFile, MaxParallel: opts.maxParallel, ProjectRoot: root}
-	return execute(cmd.Context(), io, db, ro, opts.output)
+	return execute(cmd.Context(), io, db, ro, opts.output, opts.tailLines)
 }
 
 // runPaths returns the cuelist file recorded for the run (what orch resume
@@ -139,17 +145,18 @@ func runPaths(path, root string, p *planner.Plan) (specPath, projectRoot string)
 
 // execute runs (or continues) a run with progress on the terminal, prints
 // the verdict and maps it to the exit status.
-func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, output string) error {
+func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, output string, tailLines int) error {
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	var prog progress
+	tail := storeTail(db, tailLines)
 	switch {
 	case output == "json":
 		prog = &jsonProgress{enc: json.NewEncoder(io.out)}
 	case io.outTTY:
-		prog = newLiveProgress(io.out, io.in, os.Getenv("NO_COLOR") == "")
+		prog = newLiveProgress(io.out, terminalLive(io, ro, tail))
 	default:
-		prog = &plainProgress{w: io.out}
+		prog = &plainProgress{w: io.out, tail: tail}
 	}
 	if ro.Plan.Cuelist.Notify == "summary" && output != "json" {
 		prog = newSummaryProgress(prog)
@@ -170,7 +177,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 		return notRecorded(err)
 	}
 	if output != "json" {
-		printVerdict(io, res, time.Since(started))
+		printVerdict(io, db, ro.Plan, res, time.Since(started), tailLines)
 	}
 	switch res.State {
 	case runner.RunCompleted:
@@ -195,43 +202,6 @@ func notRecorded(err error) error {
 		next = "orch status " + re.RunID + " shows who runs it now"
 	}
 	return fmt.Errorf("%w\n  every agent was stopped and what was recorded is kept; %s", err, next)
-}
-
-// printVerdict is the summary after a run: counts, what failed and why, and
-// what to do next. The plan's cues only: child tasks are in orch status.
-func printVerdict(io *streams, res *runner.Result, took time.Duration) {
-	counts := map[runner.CueState]int{}
-	for _, c := range res.Cues {
-		counts[c.State]++
-	}
-	var parts []string
-	for _, s := range []runner.CueState{runner.CueCompleted, runner.CueFailed, runner.CueBlocked, runner.CueSkipped, runner.CueStopped, runner.CueInterrupted, runner.CuePending} {
-		if counts[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
-		}
-	}
-	fmt.Fprintf(io.out, "run %s %s in %s: %s\n", res.RunID, res.State, shortDuration(took), strings.Join(parts, ", "))
-	if res.State != runner.RunCompleted && res.State != runner.RunPaused && !strings.HasPrefix(res.Reason, "failed: ") {
-		fmt.Fprintf(io.out, "  %s\n", res.Reason)
-	}
-	for _, c := range res.Cues {
-		if c.State == runner.CueFailed {
-			fmt.Fprintf(io.out, "  %s failed: %s\n", c.ID, c.Reason)
-		}
-	}
-	switch res.State {
-	case runner.RunFailed:
-		for _, c := range res.Cues {
-			if c.State == runner.CueFailed {
-				fmt.Fprintf(io.out, "  its output: orch logs %s %s\n", res.RunID, c.ID)
-				break
-			}
-		}
-	case runner.RunPaused:
-		for _, cue := range res.Waiting {
-			fmt.Fprintf(io.out, "  %s waits for GO; continue with: orch go %s %s\n", cue, res.RunID, cue)
-		}
-	}
 }
 
 // runInputs applies --set key=value to the cuelist's inputs. Only declared

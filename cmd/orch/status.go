@@ -19,10 +19,11 @@ import (
 )
 
 type statusOptions struct {
-	output string
-	watch  bool
-	limit  int
-	all    bool
+	output    string
+	tailLines int
+	watch     bool
+	limit     int
+	all       bool
 }
 
 func newStatusCmd(io *streams) *cobra.Command {
@@ -32,7 +33,8 @@ func newStatusCmd(io *streams) *cobra.Command {
 		Short: "Show runs, or one run's cues, attempts and reasons",
 		Long: `Without RUN: the most recent runs, newest first. With RUN (an id, a unique
 prefix of one, or "last"): the run's cues with their state, agents,
-attempts, phase times and the reason for anything that did not complete.`,
+attempts, phase times and the reason for anything that did not complete,
+and each failed attempt with the last lines its agent printed (--tail-lines).`,
 		Example: `  orch status
   orch status last
   orch status 3f9a --output json
@@ -48,6 +50,7 @@ attempts, phase times and the reason for anything that did not complete.`,
 	f.BoolVarP(&opts.watch, "watch", "w", false, "redraw every second until the run ends (Ctrl-C to leave)")
 	f.IntVar(&opts.limit, "limit", 20, "runs to list")
 	f.BoolVar(&opts.all, "all", false, "list every run")
+	f.IntVar(&opts.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
 	return cmd
 }
 
@@ -204,6 +207,8 @@ type attemptJSON struct {
 	ExitCode  *int    `json:"exit_code,omitempty"`
 	StartedAt *string `json:"started_at"`
 	EndedAt   *string `json:"ended_at"`
+	// Tail is a failed attempt's last lines of output (--tail-lines).
+	Tail []string `json:"tail,omitempty"`
 }
 
 func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *statusOptions) (bool, error) {
@@ -226,8 +231,14 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 			cj := cueJSON{ID: c.ID, Parent: c.Parent, Kind: c.Kind, Depth: c.Depth, TaskRef: c.TaskRef, State: string(c.State), Reason: c.Reason, Agents: c.Agents, WarningAt: timeJSON(c.WarningAt),
 				StandbyAt: timeJSON(c.StandbyAt), GoAt: timeJSON(c.GoAt), EndedAt: timeJSON(c.EndedAt), Outputs: c.Outputs, Attempts: []attemptJSON{}}
 			for _, a := range c.Attempts {
-				cj.Attempts = append(cj.Attempts, attemptJSON{Number: a.Number, Agent: a.Agent, State: string(a.State), Reason: a.Reason,
-					Class: a.Class, ExitCode: a.ExitCode, StartedAt: timeJSON(a.StartedAt), EndedAt: timeJSON(a.EndedAt)})
+				aj := attemptJSON{Number: a.Number, Agent: a.Agent, State: string(a.State), Reason: a.Reason,
+					Class: a.Class, ExitCode: a.ExitCode, StartedAt: timeJSON(a.StartedAt), EndedAt: timeJSON(a.EndedAt)}
+				if a.State == runner.AttemptFailed {
+					if aj.Tail, err = db.AttemptTail(ctx, r.ID, c.ID, a.Agent, a.Number, opts.tailLines); err != nil {
+						return false, err
+					}
+				}
+				cj.Attempts = append(cj.Attempts, aj)
 			}
 			out.Cues = append(out.Cues, cj)
 			if c.Parent == "" { // the counts are of the plan's cues, as in orch status
@@ -262,6 +273,11 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 		for _, a := range c.Attempts {
 			if a.State == runner.AttemptFailed {
 				failed = append(failed, fmt.Sprintf("  %s attempt %d (%s): %s: %s", c.ID, a.Number, a.Agent, a.Class, oneLine(a.Reason, 100)))
+				tail, err := db.AttemptTail(ctx, r.ID, c.ID, a.Agent, a.Number, opts.tailLines)
+				if err != nil {
+					return false, err
+				}
+				failed = append(failed, tailBlock("    ", a.Agent, a.Number, tail)...)
 			}
 		}
 	}

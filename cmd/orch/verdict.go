@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
+)
+
+// printVerdict is the summary after a run: counts, then root cause first:
+// each failed cue in the order they failed, the last lines its agents
+// printed, and the cues it blocked; then what to do next. The plan's cues
+// only: child tasks are in orch status.
+func printVerdict(io *streams, db *store.DB, plan *planner.Plan, res *runner.Result, took time.Duration, tailLines int) {
+	counts := map[runner.CueState]int{}
+	for _, c := range res.Cues {
+		counts[c.State]++
+	}
+	var parts []string
+	for _, s := range []runner.CueState{runner.CueCompleted, runner.CueFailed, runner.CueBlocked, runner.CueSkipped, runner.CueStopped, runner.CueInterrupted, runner.CuePending} {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	fmt.Fprintf(io.out, "run %s %s in %s: %s\n", res.RunID, res.State, shortDuration(took), strings.Join(parts, ", "))
+	if res.State != runner.RunCompleted && res.State != runner.RunPaused && !strings.HasPrefix(res.Reason, "failed: ") {
+		fmt.Fprintf(io.out, "  %s\n", res.Reason)
+	}
+	detail, _ := db.Run(context.Background(), res.RunID) // nil: the summary goes on without the store's detail
+	failed := failedFirst(res, detail)
+	blocked := blockedBy(plan, res)
+	for _, c := range failed {
+		fmt.Fprintf(io.out, "  %s failed: %s\n", c.ID, c.Reason)
+		for _, a := range lastFailures(detail, c.ID) {
+			lines, _ := db.AttemptTail(context.Background(), res.RunID, c.ID, a.Agent, a.Number, tailLines)
+			for _, l := range tailBlock("    ", a.Agent, a.Number, lines) {
+				fmt.Fprintln(io.out, l)
+			}
+		}
+		if b := blocked[c.ID]; len(b) > 0 {
+			fmt.Fprintf(io.out, "    blocked by it: %s\n", strings.Join(b, ", "))
+		}
+	}
+	switch res.State {
+	case runner.RunFailed:
+		if len(failed) > 0 {
+			fmt.Fprintf(io.out, "  its output: orch logs %s %s\n", res.RunID, failed[0].ID)
+		}
+	case runner.RunPaused:
+		for _, cue := range res.Waiting {
+			fmt.Fprintf(io.out, "  %s waits for GO; continue with: orch go %s %s\n", cue, res.RunID, cue)
+		}
+	}
+}
+
+// failedFirst is the failed cues, the first to fail first (plan order when
+// the store cannot say).
+func failedFirst(res *runner.Result, detail *store.RunDetail) []runner.CueOutcome {
+	ended := map[string]time.Time{}
+	if detail != nil {
+		for _, c := range detail.Cues {
+			ended[c.ID] = c.EndedAt
+		}
+	}
+	var failed []runner.CueOutcome
+	for _, c := range res.Cues {
+		if c.State == runner.CueFailed {
+			failed = append(failed, c)
+		}
+	}
+	sort.SliceStable(failed, func(i, j int) bool {
+		a, b := ended[failed[i].ID], ended[failed[j].ID]
+		return !a.IsZero() && (b.IsZero() || a.Before(b))
+	})
+	return failed
+}
+
+// lastFailures is each agent's last failed attempt at a cue.
+func lastFailures(detail *store.RunDetail, cue string) []store.AttemptDetail {
+	if detail == nil {
+		return nil
+	}
+	for _, c := range detail.Cues {
+		if c.ID != cue {
+			continue
+		}
+		last := map[string]int{}
+		var out []store.AttemptDetail
+		for _, a := range c.Attempts {
+			if a.State != runner.AttemptFailed {
+				continue
+			}
+			if i, ok := last[a.Agent]; ok {
+				out[i] = a
+				continue
+			}
+			last[a.Agent] = len(out)
+			out = append(out, a)
+		}
+		return out
+	}
+	return nil
+}
+
+// blockedBy maps each failed cue to the blocked cues that waited for it,
+// directly or through other blocked cues, in plan order.
+func blockedBy(plan *planner.Plan, res *runner.Result) map[string][]string {
+	state := map[string]runner.CueState{}
+	for _, c := range res.Cues {
+		state[c.ID] = c.State
+	}
+	out := map[string][]string{}
+	if plan == nil {
+		return out
+	}
+	roots := map[string][]string{} // memo: a blocked cue's failed ancestors
+	var rootsOf func(id string) []string
+	rootsOf = func(id string) []string {
+		if r, ok := roots[id]; ok {
+			return r
+		}
+		roots[id] = nil // a cycle cannot be planned; this only guards the walk
+		var r []string
+		c := plan.ByID[id]
+		if c == nil {
+			return nil
+		}
+		for _, d := range c.Deps {
+			switch state[d.ID] {
+			case runner.CueFailed:
+				r = appendNew(r, d.ID)
+			case runner.CueBlocked:
+				for _, x := range rootsOf(d.ID) {
+					r = appendNew(r, x)
+				}
+			}
+		}
+		roots[id] = r
+		return r
+	}
+	for _, c := range res.Cues {
+		if c.State == runner.CueBlocked {
+			for _, root := range rootsOf(c.ID) {
+				out[root] = append(out[root], c.ID)
+			}
+		}
+	}
+	return out
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// terminalLive sets up the live display on the terminal: its size, read at
+// each redraw; prompts read from it when it is stdin too.
+func terminalLive(io *streams, ro runner.Options, tail tailFunc) liveOptions {
+	o := liveOptions{color: os.Getenv("NO_COLOR") == "", tail: tail,
+		size: func() (int, int) {
+			cols, rows, err := term.GetSize(int(os.Stdout.Fd()))
+			if err != nil {
+				return 0, 0
+			}
+			return cols, rows
+		}}
+	for _, c := range ro.Plan.Cues {
+		o.cues = append(o.cues, runner.CueInfo{ID: c.ID, Agents: c.Agents})
+	}
+	if ro.Resume != nil {
+		o.states = map[string]runner.CueState{}
+		for id, c := range ro.Resume.Cues {
+			o.states[id] = c.State
+		}
+	}
+	if f, ok := io.in.(*os.File); ok && io.inTTY {
+		o.input = f
+	}
+	return o
+}
