@@ -54,7 +54,7 @@ func cueSpecHashes(p *planner.Plan) map[string]string {
 				continue
 			}
 			spec, _ := json.Marshal(a)
-			fmt.Fprintf(h, "\x00%s\x00%s\x00", a.Dir(), spec)
+			fmt.Fprintf(h, "\x00%s", spec)
 		}
 		out[c.ID] = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	}

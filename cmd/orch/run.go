@@ -176,7 +176,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 		ro.Recorder = streamRecorder{Recorder: ro.Recorder, s: stream}
 	}
 	events := &seqProgress{db: db, show: func(e runner.Event) {
-		if e.Type != evCueSpecs { // bookkeeping, for orch retry
+		if e.Type != evCueSpecs || output == "json" { // bookkeeping for orch retry; json is the whole log
 			prog.event(e)
 		}
 	}}
