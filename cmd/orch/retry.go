@@ -118,18 +118,22 @@ func retryRun(ctx context.Context, io *streams, db *store.DB, dbFile, id string,
 		return err
 	}
 	if rec, err = db.LoadRun(ctx, id); err != nil {
-		giveBack(db, r)
+		giveBack(db, id, r.State, r.Reason)
 		return err
 	}
 	if plan, err = planRetry(rec, p, now, then, opts.rerun, opts.from); err != nil {
-		giveBack(db, r)
+		giveBack(db, id, r.State, r.Reason)
 		return usageError(err)
+	}
+	if len(plan.rerun) == 0 && !plan.continues { // another orch retry finished it meanwhile
+		giveBack(db, id, rec.State, rec.Reason)
+		return usageError(fmt.Errorf("run %s is %s: nothing to run again", id, rec.State))
 	}
 	if opts.show.output == "text" {
 		_ = plan.print(io, rec, "text", false)
 	}
 	if err := db.Append(ctx, plan.events(id, now)...); err != nil {
-		giveBack(db, r)
+		giveBack(db, id, r.State, r.Reason)
 		return err
 	}
 	return continueWith(ctx, io, db, dbFile, plan.record(rec), set, p, me, opts.show)
@@ -137,12 +141,11 @@ func retryRun(ctx context.Context, io *streams, db *store.DB, dbFile, id string,
 
 // giveBack returns a claimed run as it was (its state releases the lease),
 // when orch retry stops before the run continues.
-func giveBack(db *store.DB, r *store.RunDetail) {
-	state := r.State
+func giveBack(db *store.DB, id string, state runner.RunState, reason string) {
 	if state == runner.RunRunning {
 		state = runner.RunInterrupted
 	}
-	_ = db.Append(context.Background(), runner.Event{RunID: r.ID, Type: runner.EvRunState, State: string(state), Reason: r.Reason})
+	_ = db.Append(context.Background(), runner.Event{RunID: id, Type: runner.EvRunState, State: string(state), Reason: reason})
 }
 
 // retriedBy names who retries: user@host (pid N).
