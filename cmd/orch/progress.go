@@ -96,8 +96,11 @@ type liveProgress struct {
 	active map[string]*liveCue
 	drawn  int // lines of the live block currently on screen
 	paused bool
-	quit   chan struct{}
-	done   chan struct{}
+	held   []string // lines to print above once a prompt is answered (printAbove)
+	// heldDropped counts the lines past maxHeld while a prompt was open.
+	heldDropped int
+	quit        chan struct{}
+	done        chan struct{}
 
 	promptMu  sync.Mutex  // one prompt at a time
 	lines     chan string // the terminal's input, read by one goroutine
@@ -182,10 +185,33 @@ func (p *liveProgress) note(line string) {
 	p.above(p.paint("35", "  ? ") + line)
 }
 
+// printAbove prints the line above the live block; while a prompt is on
+// the screen, lines wait for its answer (past maxHeld, they are counted).
 func (p *liveProgress) printAbove(line string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.paused {
+		if len(p.held) < maxHeld {
+			p.held = append(p.held, line)
+		} else {
+			p.heldDropped++
+		}
+		return
+	}
 	p.above(line)
+}
+
+const maxHeld = 1000
+
+// printHeld prints the lines that waited for a prompt's answer.
+func (p *liveProgress) printHeld() {
+	for _, l := range p.held {
+		fmt.Fprintln(p.w, l)
+	}
+	if p.heldDropped > 0 {
+		fmt.Fprintf(p.w, "… %d more line(s) came while the prompt was open, see orch logs\n", p.heldDropped)
+	}
+	p.held, p.heldDropped = nil, 0
 }
 
 func (p *liveProgress) finalLine(c *liveCue, e runner.Event) string {
@@ -225,6 +251,7 @@ func (p *liveProgress) redraw() {
 		return
 	}
 	p.clear()
+	p.printHeld()
 	cues := make([]*liveCue, 0, len(p.active))
 	for _, c := range p.active {
 		cues = append(cues, c)
@@ -305,4 +332,5 @@ func (p *liveProgress) stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
+	p.printHeld()
 }

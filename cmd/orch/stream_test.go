@@ -104,3 +104,24 @@ func TestStreamPrintsAboveTheLiveBlock(t *testing.T) {
 		t.Errorf("the live block is not redrawn below the line:\n%q", shown)
 	}
 }
+
+// While a prompt is on the screen, streamed lines wait for its answer
+// instead of printing into the question.
+func TestStreamWaitsForAnOpenPrompt(t *testing.T) {
+	var out syncBuffer
+	p := newLiveProgress(&out, strings.NewReader(""), false)
+	p.mu.Lock()
+	p.paused = true // as prompt does
+	p.mu.Unlock()
+	p.printAbove("BUILD make | compiling")
+	if strings.Contains(out.String(), "compiling") {
+		t.Fatalf("printed into the prompt:\n%q", out.String())
+	}
+	p.mu.Lock()
+	p.paused = false
+	p.mu.Unlock()
+	p.stop()
+	if !strings.Contains(out.String(), "BUILD make | compiling\n") {
+		t.Errorf("the line was lost once the prompt was answered:\n%q", out.String())
+	}
+}
