@@ -98,13 +98,26 @@ func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id stri
 		release(db, id)
 		return err
 	}
-	if h := specHash(set); h != rec.Started.SpecHash && !allowSpecChange {
+	changed := specHash(set) != rec.Started.SpecHash
+	if changed && !allowSpecChange {
 		release(db, id)
 		return usageError(fmt.Errorf("run %s: its cuelist's files changed since the run started (%s); continue anyway with --allow-spec-change (or orch retry %s)", id, rec.Started.SpecPath, id))
 	}
 	if err := checkCommands(p); err != nil {
 		release(db, id)
 		return fmt.Errorf("run %s: %w", id, err)
+	}
+	if changed { // the cues still to run run as they are now: orch retry compares with that
+		hashes := map[string]string{}
+		for cue, h := range cueSpecHashes(p) {
+			if rec.Cues[cue].State != runner.CueCompleted {
+				hashes[cue] = h
+			}
+		}
+		if err := db.Append(ctx, cueSpecsEvent(id, hashes)); err != nil {
+			release(db, id)
+			return err
+		}
 	}
 	return continueWith(ctx, io, db, dbFile, rec, set, p, me, show)
 }
