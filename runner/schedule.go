@@ -524,10 +524,17 @@ func backoff(a *spec.Agent, n int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// retriable reports whether the agent's retry policy covers the failure class.
+// retriable reports whether the agent's retry policy covers the failure
+// class: with a retry block, every class unless retry_on narrows it to the
+// classes it lists; without one, none. (A task.failed with retriable: true
+// is retried whatever this says; callers check it too.) The same answer
+// decides whether a failure puts the agent on cooldown.
 func retriable(a *spec.Agent, class string) bool {
 	if a.Retry == nil {
 		return false
+	}
+	if len(a.Retry.RetryOn) == 0 {
+		return true
 	}
 	for _, on := range a.Retry.RetryOn {
 		if on == class || on == "exit:any" && strings.HasPrefix(class, "exit:") {

@@ -16,7 +16,7 @@ import (
 )
 
 func newResumeCmd(io *streams) *cobra.Command {
-	var output string
+	var show display
 	var allowSpecChange bool
 	cmd := &cobra.Command{
 		Use:   "resume RUN",
@@ -31,7 +31,8 @@ numbers continue and count against each agent's max_attempts. Processes the
 dead owner left running are stopped first. Of two orch resume of one run at
 once, exactly one proceeds; the other exits 1 and says which process has it.
 A cuelist whose files changed since the run started is refused unless
---allow-spec-change.`,
+--allow-spec-change. (orch retry continues a run too, and runs its failed
+cues again, with the specs as they are now.)`,
 		Example: `  orch resume last
   orch resume 3f9a --allow-spec-change`,
 		Args:              argsBetween(1, 1),
@@ -51,11 +52,11 @@ A cuelist whose files changed since the run started is refused unless
 				case runner.RunRunning:
 					return fmt.Errorf("run %s is running: process %d on %s owns it", id, r.OwnerPID, r.OwnerHost)
 				}
-				return continueRun(ctx, io, db, dbFile, id, output, allowSpecChange)
+				return continueRun(ctx, io, db, dbFile, id, show, allowSpecChange)
 			})
 		},
 	}
-	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
+	show.flags(cmd, "text or json")
 	cmd.Flags().BoolVar(&allowSpecChange, "allow-spec-change", false, "continue even if the cuelist's files changed since the run started")
 	return cmd
 }

@@ -16,7 +16,7 @@ import (
 )
 
 func newGoCmd(io *streams) *cobra.Command {
-	var output string
+	var show display
 	var allowSpecChange bool
 	cmd := &cobra.Command{
 		Use:   "go RUN CUE",
@@ -36,16 +36,16 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 				return err
 			}
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
-				return goCue(cmd.Context(), io, db, dbFile, id, args[1], output, allowSpecChange)
+				return goCue(cmd.Context(), io, db, dbFile, id, args[1], show, allowSpecChange)
 			})
 		},
 	}
-	outputFlag(cmd, &output, "text", "text or json (when the run continues here)", textOrJSON)
+	show.flags(cmd, "text or json (when the run continues here)")
 	cmd.Flags().BoolVar(&allowSpecChange, "allow-spec-change", false, "continue even if the cuelist's files changed since the run started")
 	return cmd
 }
 
-func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue, output string, allowSpecChange bool) error {
+func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue string, show display, allowSpecChange bool) error {
 	r, err := db.Run(ctx, id)
 	if err != nil {
 		return err
@@ -76,17 +76,16 @@ func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue, outp
 	if err := db.Append(ctx, runner.Event{RunID: id, Type: runner.EvManualGo, Cue: cue, Reason: "orch go"}); err != nil {
 		return err
 	}
-	return continueRun(ctx, io, db, dbFile, id, output, allowSpecChange)
+	return continueRun(ctx, io, db, dbFile, id, show, allowSpecChange)
 }
 
 // continueRun takes over a recorded run and runs it in the foreground: the
 // lease is claimed (only one process continues a run), the cuelist is
 // compiled again from its file (refused if the files changed, unless
 // allowed), completed cues are kept, the others run.
-func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id, output string, allowSpecChange bool) error {
+func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id string, show display, allowSpecChange bool) error {
 	limitMemory()
-	host, _ := os.Hostname()
-	me := runner.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
+	me := newOwner()
 	if err := db.ClaimRun(ctx, id, me); err != nil {
 		return err
 	}
@@ -94,31 +93,65 @@ func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id, out
 	if err != nil {
 		return err
 	}
-	set, p, diags, err := planner.Compile(rec.Started.SpecPath, rec.Started.Cuelist, spec.LoadOptions{Root: rec.Started.Root})
+	set, p, err := compileRecorded(rec)
 	if err != nil {
 		release(db, id)
-		return fmt.Errorf("run %s: cannot load its cuelist: %w", id, err)
+		return err
 	}
-	if p == nil {
+	changed := specHash(set) != rec.Started.SpecHash
+	if changed && !allowSpecChange {
 		release(db, id)
-		return fmt.Errorf("run %s: its cuelist %s no longer validates (orch validate %s shows why; %d problem(s))", id, rec.Started.SpecPath, rec.Started.SpecPath, len(diags))
-	}
-	if h := specHash(set); h != rec.Started.SpecHash && !allowSpecChange {
-		release(db, id)
-		return usageError(fmt.Errorf("run %s: its cuelist's files changed since the run started (%s); continue anyway with --allow-spec-change", id, rec.Started.SpecPath))
+		return usageError(fmt.Errorf("run %s: its cuelist's files changed since the run started (%s); continue anyway with --allow-spec-change (or orch retry %s)", id, rec.Started.SpecPath, id))
 	}
 	if err := checkCommands(p); err != nil {
 		release(db, id)
 		return fmt.Errorf("run %s: %w", id, err)
 	}
+	if changed { // the cues still to run run as they are now: orch retry compares with that
+		hashes := map[string]string{}
+		for cue, h := range cueSpecHashes(p) {
+			if rec.Cues[cue].State != runner.CueCompleted {
+				hashes[cue] = h
+			}
+		}
+		if err := db.Append(ctx, cueSpecsEvent(id, hashes)); err != nil {
+			release(db, id)
+			return err
+		}
+	}
+	return continueWith(ctx, io, db, dbFile, rec, set, p, me, show)
+}
+
+// newOwner is this process as a run's owner, with a fresh lease token.
+func newOwner() runner.Owner {
+	host, _ := os.Hostname()
+	return runner.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
+}
+
+// compileRecorded compiles a recorded run's cuelist again, from its file as
+// it is now.
+func compileRecorded(rec *runner.RunRecord) (*spec.Set, *planner.Plan, error) {
+	set, p, diags, err := planner.Compile(rec.Started.SpecPath, rec.Started.Cuelist, spec.LoadOptions{Root: rec.Started.Root})
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: cannot load its cuelist: %w", rec.ID, err)
+	}
+	if p == nil {
+		return nil, nil, fmt.Errorf("run %s: its cuelist %s no longer validates (orch validate %s shows why; %d problem(s))", rec.ID, rec.Started.SpecPath, rec.Started.SpecPath, len(diags))
+	}
+	return set, p, nil
+}
+
+// continueWith runs a claimed run from rec (cues as the runner is to take
+// them up) with the plan p, in the foreground.
+func continueWith(ctx context.Context, io *streams, db *store.DB, dbFile string, rec *runner.RunRecord, set *spec.Set, p *planner.Plan, me runner.Owner, show display) error {
 	p = lighten(set, p)
 	root := rec.Started.Root
 	if root == "" { // recorded by an orch from before handoffs
 		root = filepath.Dir(rec.Started.SpecPath)
 	}
-	ro := runner.Options{Plan: p, Recorder: db, RunID: id, Inputs: rec.Started.Inputs, SpecPath: rec.Started.SpecPath,
+	ro := runner.Options{Plan: p, Recorder: db, RunID: rec.ID, Inputs: rec.Started.Inputs, SpecPath: rec.Started.SpecPath,
 		SpecHash: rec.Started.SpecHash, DBPath: dbFile, Resume: rec, Owner: me, ProjectRoot: root}
-	return execute(ctx, io, db, ro, output, defaultTailLines)
+	return execute(ctx, io, db, ro, show)
 }
 
 // release gives a claimed run back (it is left as it was: resumable).

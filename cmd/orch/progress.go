@@ -16,6 +16,9 @@ type progress interface {
 	event(e runner.Event)
 	// note prints a line that is not an event (a summary of open questions).
 	note(line string)
+	// printAbove prints a line as it is (an agent's output, --stream), never
+	// inside what the display redraws.
+	printAbove(line string)
 	// ask suspends the display, asks a yes/no question on the terminal and
 	// returns the answer (false when ctx ends first).
 	ask(ctx context.Context, question string) bool
@@ -57,6 +60,12 @@ func (p *plainProgress) note(line string) {
 	fmt.Fprintf(p.w, "%s %s\n", time.Now().Format("15:04:05.000"), line)
 }
 
+func (p *plainProgress) printAbove(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintln(p.w, line)
+}
+
 func (p *plainProgress) ask(context.Context, string) bool { return false }
 func (p *plainProgress) question(context.Context, runner.QuestionPrompt) (string, bool) {
 	return "", false
@@ -76,6 +85,7 @@ func (p *jsonProgress) event(e runner.Event) {
 }
 
 func (p *jsonProgress) note(string)                      {}
+func (p *jsonProgress) printAbove(string)                {} // --stream is text only
 func (p *jsonProgress) ask(context.Context, string) bool { return false }
 func (p *jsonProgress) question(context.Context, runner.QuestionPrompt) (string, bool) {
 	return "", false

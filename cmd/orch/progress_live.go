@@ -237,6 +237,15 @@ func (p *liveProgress) above(lines ...string) {
 	p.redraw()
 }
 
+// printAbove prints a line of an agent's output (--stream) above the block,
+// cut to the terminal's width like every other line; an open prompt stays
+// where it is, in the block.
+func (p *liveProgress) printAbove(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.above(line)
+}
+
 // clear erases the block and leaves the cursor where it started.
 func (p *liveProgress) clear() {
 	if p.drawn == 0 {

@@ -34,6 +34,7 @@ type runOptions struct {
 	output      string
 	maxFileSize string
 	root        string
+	stream      bool
 	tailLines   int
 }
 
@@ -63,6 +64,13 @@ exits 3 and prints the command that continues the run (orch go RUN CUE);
 a question waits for orch answer RUN QID TEXT from another shell while the
 run goes on (up to guardrails.question_timeout).
 
+The agents' output is recorded (orch logs) and kept out of the way; with
+--stream (-v) each line is printed as it comes, prefixed by its cue and
+agent ("BUILD compile | ..."), coloured per cue on a terminal (not with
+NO_COLOR). A terminal slower than the agents never holds them up: past a
+few thousand waiting lines, lines are counted, not shown, and a note says
+how many.
+
 Agents may hand off, spawn, ask, message and share the blackboard during
 GO (see the README); handoff artifact paths are relative to --root. A run
 that reaches limits.max_credits or limits.max_duration is stopped and fails.
@@ -89,6 +97,7 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
 	f.StringVarP(&opts.output, "output", "o", "text", "text, or json: every event as one JSON object per line")
 	f.StringVar(&opts.cuelist, "cuelist", "", "the cuelist to run when the file holds several")
 	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read")
+	f.BoolVarP(&opts.stream, "stream", "v", false, "print the agents' output as it comes, each line prefixed by its cue and agent")
 	f.IntVar(&opts.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
 	f.StringVar(&opts.root, "root", "", "project root: includes stay inside it, handoff artifact paths are relative to it (default: the cuelist's directory)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
@@ -96,8 +105,9 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
 }
 
 func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
-	if opts.output != "text" && opts.output != "json" {
-		return usageError(fmt.Errorf("unknown output %q (want text or json)", opts.output))
+	show := display{output: opts.output, stream: opts.stream, tailLines: opts.tailLines}
+	if err := show.check(); err != nil {
+		return err
 	}
 	limitMemory()
 	set, p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize, opts.root)
@@ -121,10 +131,11 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 	defer db.Close()
 	specPath, root := runPaths(opts.path, opts.root, p)
 	hash := specHash(set)
+	rec := specRecorder{Recorder: db, hashes: cueSpecHashes(p)}
 	p = lighten(set, p)
-	ro := runner.Options{Plan: p, Recorder: db, Inputs: inputs, SpecPath: specPath, SpecHash: hash,
+	ro := runner.Options{Plan: p, Recorder: rec, Inputs: inputs, SpecPath: specPath, SpecHash: hash,
 		DBPath: dbFile, MaxParallel: opts.maxParallel, ProjectRoot: root}
-	return execute(cmd.Context(), io, db, ro, opts.output, opts.tailLines)
+	return execute(cmd.Context(), io, db, ro, show)
 }
 
 // runPaths returns the cuelist file recorded for the run (what orch resume
@@ -145,11 +156,16 @@ func runPaths(path, root string, p *planner.Plan) (specPath, projectRoot string)
 
 // execute runs (or continues) a run with progress on the terminal, prints
 // the verdict and maps it to the exit status.
-func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, output string, tailLines int) error {
+func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, show display) error {
+	if err := show.check(); err != nil {
+		return err
+	}
+	output := show.output
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
+	color := io.outTTY && os.Getenv("NO_COLOR") == ""
 	var prog progress
-	tail := storeTail(db, tailLines)
+	tail := storeTail(db, show.tailLines)
 	switch {
 	case output == "json":
 		prog = &jsonProgress{enc: json.NewEncoder(io.out)}
@@ -161,7 +177,16 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	if ro.Plan.Cuelist.Notify == "summary" && output != "json" {
 		prog = newSummaryProgress(prog)
 	}
-	events := &seqProgress{db: db, show: prog.event}
+	var stream *streamPrinter
+	if show.stream {
+		stream = newStreamPrinter(prog.printAbove, color, ro.Plan)
+		ro.Recorder = streamRecorder{Recorder: ro.Recorder, s: stream}
+	}
+	events := &seqProgress{db: db, show: func(e runner.Event) {
+		if e.Type != evCueSpecs || output == "json" { // bookkeeping for orch retry; json is the whole log
+			prog.event(e)
+		}
+	}}
 	ro.Observe = events.event
 	if io.inTTY && io.outTTY && output != "json" {
 		ro.Approve = func(ctx context.Context, cue string, agents []string) bool {
@@ -171,13 +196,16 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	}
 	started := time.Now()
 	res, err := runner.Run(ctx, ro)
+	if stream != nil {
+		stream.close()
+	}
 	events.finish()
 	prog.stop()
 	if err != nil {
 		return notRecorded(err)
 	}
 	if output != "json" {
-		printVerdict(io, db, ro.Plan, res, time.Since(started), tailLines)
+		printVerdict(io, db, ro.Plan, res, time.Since(started), show.tailLines)
 	}
 	switch res.State {
 	case runner.RunCompleted:

@@ -22,10 +22,19 @@ func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := d.sql.QueryContext(ctx, `SELECT seq, at, type, cue_id, agent_id, attempt, state, reason, data
-		FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, runID, afterSeq, limit)
+	events, err := d.eventsWhere(ctx, runID, `seq > ? ORDER BY seq LIMIT ?`, afterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading the events of run %s: %w", runID, d.plain(err))
+	}
+	return events, nil
+}
+
+// eventsWhere returns the run's events that match the condition.
+func (d *DB) eventsWhere(ctx context.Context, runID, cond string, args ...any) ([]runner.Event, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT seq, at, type, cue_id, agent_id, attempt, state, reason, data
+		FROM events WHERE run_id = ? AND `+cond, append([]any{runID}, args...)...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []runner.Event
@@ -34,7 +43,7 @@ func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int
 		var at sql.NullInt64
 		var data sql.NullString
 		if err := rows.Scan(&ev.Seq, &at, &ev.Type, &ev.Cue, &ev.Agent, &ev.Attempt, &ev.State, &ev.Reason, &data); err != nil {
-			return nil, fmt.Errorf("reading the events of run %s: %w", runID, d.plain(err))
+			return nil, err
 		}
 		ev.At = fromMicros(at)
 		if data.Valid {
@@ -42,10 +51,18 @@ func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int
 		}
 		out = append(out, ev)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading the events of run %s: %w", runID, d.plain(err))
+	return out, rows.Err()
+}
+
+// EventsOfType returns the run's events of one type, in order. It reads
+// the whole log of the run: for rare events (orch's own records about a
+// run), not for the runner's.
+func (d *DB) EventsOfType(ctx context.Context, runID, typ string) ([]runner.Event, error) {
+	events, err := d.eventsWhere(ctx, runID, `type = ? ORDER BY seq`, typ)
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s events of run %s: %w", typ, runID, d.plain(err))
 	}
-	return out, nil
+	return events, nil
 }
 
 // Logs returns the run's output lines after afterID in order, at most limit

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
+)
+
+// Events orch itself records about a run, around the runner's: the store
+// logs them (types it does not project), orch events shows them.
+const (
+	// evCueSpecs records the fingerprint of each cue's definition as it is
+	// run: at the run's start, and for the cues an orch retry runs again.
+	// Data: cueSpecsData.
+	evCueSpecs = "run/cue_specs"
+	// evRunRetried records an orch retry: who, and which cues run again.
+	// Data: retriedData.
+	evRunRetried = "run/retried"
+)
+
+type cueSpecsData struct {
+	Hashes map[string]string `json:"hashes"` // cue id -> fingerprint of its definition
+}
+
+type retriedData struct {
+	By    string   `json:"by"` // user@host (pid N)
+	Rerun []string `json:"rerun"`
+	Kept  int      `json:"kept"`              // completed cues kept
+	Asked []string `json:"asked,omitempty"`   // --rerun
+	From  string   `json:"from,omitempty"`    // --from
+	Stale []string `json:"changed,omitempty"` // kept, though their definition changed
+}
+
+// cueSpecHashes fingerprints each cue's own definition: its entry in the
+// cuelist and the specs of the agents it may run (its agents and their
+// fallbacks). What the whole cuelist sets (defaults, inputs) is not part
+// of it, nor are the files an agent's command reads.
+func cueSpecHashes(p *planner.Plan) map[string]string {
+	out := make(map[string]string, len(p.Cues))
+	for _, c := range p.Cues {
+		h := sha256.New()
+		cue, _ := json.Marshal(c.Cue)
+		h.Write(cue)
+		for _, id := range cueAgents(p, c) {
+			a := p.Agents[id]
+			if a == nil {
+				continue
+			}
+			spec, _ := json.Marshal(a)
+			fmt.Fprintf(h, "\x00%s", spec)
+		}
+		out[c.ID] = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	}
+	return out
+}
+
+// cueAgents lists the agents a cue may run, sorted: its own, and their
+// fallbacks, transitively.
+func cueAgents(p *planner.Plan, c *planner.Cue) []string {
+	seen := map[string]bool{}
+	var walk func(id string)
+	walk = func(id string) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		if a := p.Agents[id]; a != nil {
+			for _, fb := range a.Fallback {
+				walk(fb)
+			}
+		}
+	}
+	for _, id := range c.Agents {
+		walk(id)
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func cueSpecsEvent(runID string, hashes map[string]string) runner.Event {
+	data, _ := json.Marshal(cueSpecsData{Hashes: hashes})
+	return runner.Event{RunID: runID, Type: evCueSpecs, Reason: fmt.Sprintf("the definitions of %d cue(s), as run", len(hashes)), Data: data}
+}
+
+// recordedCueHashes returns the fingerprint of each cue's definition as it
+// last ran; a run recorded by an orch from before them has none (nil).
+func recordedCueHashes(ctx context.Context, db *store.DB, runID string) (map[string]string, error) {
+	events, err := db.EventsOfType(ctx, runID, evCueSpecs)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]string
+	for _, e := range events {
+		var d cueSpecsData
+		if json.Unmarshal(e.Data, &d) != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		for id, h := range d.Hashes {
+			out[id] = h
+		}
+	}
+	return out, nil
+}
+
+// specRecorder records the fingerprints of the cues' definitions with the
+// run's start, in the same commit.
+type specRecorder struct {
+	runner.Recorder
+	hashes map[string]string
+}
+
+func (r specRecorder) Append(ctx context.Context, events ...runner.Event) error {
+	for _, e := range events {
+		if e.Type != runner.EvRunStarted {
+			continue
+		}
+		all := append(events[:len(events):len(events)], cueSpecsEvent(e.RunID, r.hashes))
+		err := r.Recorder.Append(ctx, all...)
+		copy(events, all) // the runner reads the seqs the store gave its events
+		return err
+	}
+	return r.Recorder.Append(ctx, events...)
+}

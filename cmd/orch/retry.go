@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/store"
+)
+
+type retryOptions struct {
+	show   display
+	rerun  []string
+	from   string
+	dryRun bool
+}
+
+func newRetryCmd(io *streams) *cobra.Command {
+	opts := &retryOptions{}
+	cmd := &cobra.Command{
+		Use:   "retry RUN",
+		Short: "Run a run's failed cues again, keeping what completed",
+		Long: `Continue a run that failed, was stopped or was interrupted, in the
+foreground, under the same run id: completed cues keep their outputs and do
+not run again; failed, blocked, skipped and stopped cues run again, with the
+specs as they are on disk now (fix the cause, then orch retry). Their
+attempt numbers continue, and each agent has its max_attempts again.
+
+A completed cue whose own definition changed since it ran (its cue entry,
+or the spec of one of its agents) is kept, and orch retry says so: --rerun
+CUE runs it again; --from CUE runs that cue and every cue downstream of it
+again. A cue that was in GO when its run's owner died and is not idempotent
+waits for orch go, as with orch resume, unless --rerun or --from names it.
+--dry-run prints what would run and what is kept, and why, and changes
+nothing. A run whose owner is still running is refused: orch stop it first.`,
+		Example: `  orch retry last
+  orch retry last --dry-run
+  orch retry 3f9a --rerun BUILD --rerun TEST
+  orch retry 3f9a --from BUILD --stream`,
+		Args:              argsBetween(1, 1),
+		ValidArgsFunction: completeRuns,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.show.check(); err != nil {
+				return err
+			}
+			if err := proc.Supported(); err != nil {
+				return err
+			}
+			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				return retryRun(ctx, io, db, dbFile, id, opts)
+			})
+		},
+	}
+	opts.show.flags(cmd, "text or json")
+	f := cmd.Flags()
+	f.StringArrayVar(&opts.rerun, "rerun", nil, "run this completed cue again too (repeatable)")
+	f.StringVar(&opts.from, "from", "", "run this cue and every cue downstream of it again")
+	f.BoolVar(&opts.dryRun, "dry-run", false, "print what would run and what is kept, and why; change nothing")
+	for _, name := range []string{"rerun", "from"} {
+		_ = cmd.RegisterFlagCompletionFunc(name, completeRunThen(completeCues))
+	}
+	return cmd
+}
+
+// retryRun decides which cues run again, then (unless --dry-run) claims
+// the run, records the decision and continues the run in the foreground.
+// The decision is made once before the claim, to refuse early without
+// touching the run, and again after it on the record as it is then.
+func retryRun(ctx context.Context, io *streams, db *store.DB, dbFile, id string, opts *retryOptions) error {
+	r, err := db.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	if r.State == runner.RunRunning {
+		return fmt.Errorf("run %s is running: process %d on %s owns it; orch stop %s first, then orch retry %s", id, r.OwnerPID, r.OwnerHost, id, id)
+	}
+	rec, err := db.LoadRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	set, p, err := compileRecorded(rec)
+	if err != nil {
+		return err
+	}
+	then, err := recordedCueHashes(ctx, db, id)
+	if err != nil {
+		return err
+	}
+	now := cueSpecHashes(p)
+	plan, err := planRetry(rec, p, now, then, opts.rerun, opts.from)
+	if err != nil {
+		return usageError(err)
+	}
+	if opts.dryRun {
+		return plan.print(io, rec, opts.show.output, true)
+	}
+	if len(plan.rerun) == 0 && !plan.continues {
+		return usageError(fmt.Errorf("run %s is %s: nothing to run again (--rerun CUE or --from CUE runs completed cues again)", id, rec.State))
+	}
+	if err := checkCommands(p); err != nil {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+
+	limitMemory()
+	me := newOwner()
+	if err := db.ClaimRun(ctx, id, me); err != nil {
+		var owned *store.OwnedError
+		if errors.As(err, &owned) {
+			return fmt.Errorf("%w; orch stop %s first, then orch retry %s", err, id, id)
+		}
+		return err
+	}
+	if rec, err = db.LoadRun(ctx, id); err != nil {
+		giveBack(db, id, r.State, r.Reason)
+		return err
+	}
+	if plan, err = planRetry(rec, p, now, then, opts.rerun, opts.from); err != nil {
+		giveBack(db, id, r.State, r.Reason)
+		return usageError(err)
+	}
+	if len(plan.rerun) == 0 && !plan.continues { // another orch retry finished it meanwhile
+		giveBack(db, id, rec.State, rec.Reason)
+		return usageError(fmt.Errorf("run %s is %s: nothing to run again", id, rec.State))
+	}
+	if opts.show.output == "text" {
+		_ = plan.print(io, rec, "text", false)
+	}
+	if err := db.Append(ctx, plan.events(id, now)...); err != nil {
+		giveBack(db, id, r.State, r.Reason)
+		return err
+	}
+	return continueWith(ctx, io, db, dbFile, plan.record(rec), set, p, me, opts.show)
+}
+
+// giveBack returns a claimed run as it was (its state releases the lease),
+// when orch retry stops before the run continues.
+func giveBack(db *store.DB, id string, state runner.RunState, reason string) {
+	if state == runner.RunRunning {
+		state = runner.RunInterrupted
+	}
+	_ = db.Append(context.Background(), runner.Event{RunID: id, Type: runner.EvRunState, State: string(state), Reason: reason})
+}
+
+// retriedBy names who retries: user@host (pid N).
+func retriedBy() string {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s@%s (pid %d)", name, host, os.Getpid())
+}
+
+// events records the retry: who asked and what runs again, each cue that
+// runs again back to pending, and the definitions it runs with.
+func (rp *retryPlan) events(id string, now map[string]string) []runner.Event {
+	d := retriedData{By: retriedBy(), Rerun: rp.rerun, Kept: rp.kept, Asked: rp.asked, From: rp.from, Stale: rp.stale}
+	reason := fmt.Sprintf("orch retry by %s: %d cue(s) run again", d.By, len(rp.rerun))
+	if len(rp.rerun) > 0 {
+		reason += " (" + strings.Join(rp.rerun, ", ") + ")"
+	}
+	reason += fmt.Sprintf(", %d completed kept", rp.kept)
+	events := []runner.Event{{RunID: id, Type: evRunRetried, Reason: reason, Data: mustMarshal(d)}}
+	hashes := map[string]string{}
+	for _, v := range rp.verdicts {
+		if !v.rerun {
+			continue
+		}
+		hashes[v.id] = now[v.id]
+		if v.was != runner.CuePending {
+			events = append(events, runner.Event{RunID: id, Type: runner.EvCueState, Cue: v.id, State: string(runner.CuePending),
+				Reason: "orch retry: it runs again (" + v.why + ")"})
+		}
+	}
+	if len(hashes) > 0 {
+		events = append(events, cueSpecsEvent(id, hashes))
+	}
+	return events
+}
