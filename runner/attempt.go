@@ -9,8 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -38,8 +40,9 @@ type wireMessage struct {
 // through WARNING, STANDBY and GO on the loop's orders.
 type attempt struct {
 	r      *run
-	cue    *cueRun
-	tgt    *target
+	cue    *planner.Cue // a child task's own cue (never scheduled)
+	pos    int          // the cue's plan position (-1: a child task)
+	slot   int          // which of the cue's agents it serves
 	agent  *spec.Agent
 	number int
 	token  string
@@ -94,12 +97,12 @@ type driver interface {
 // one transaction; beyond it the agent's pipe fills and it waits.
 const requestBuffer = 256
 
-func newAttempt(r *run, c *cueRun, t *target, n *node, number int, reports chan report) *attempt {
-	return &attempt{r: r, cue: c, tgt: t, agent: t.agent, number: number, node: n, reports: reports,
-		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, safeName(c.cue.ID), number, NewRunID()),
+func newAttempt(r *run, c *planner.Cue, pos, slot int, agent *spec.Agent, n *node, number int, reports chan report) *attempt {
+	return &attempt{r: r, cue: c, pos: pos, slot: slot, agent: agent, number: number, node: n, reports: reports,
+		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, safeName(c.ID), number, NewRunID()),
 		orders: make(chan orderMsg, 2), halt: make(chan struct{}), ended: make(chan struct{}), requests: make(chan *wireMessage, requestBuffer),
 		abort: make(chan struct{}), kids: map[*child]bool{},
-		trivial: t.agent.Protocol != "jsonl" && len(t.agent.Prepare) == 0 && len(t.agent.ReadyCheck) == 0,
+		trivial: sched.Trivial(agent),
 		logs:    r.newLogCap()}
 }
 
@@ -296,7 +299,7 @@ func (a *attempt) standbyTimeout() time.Duration {
 }
 
 func (a *attempt) goTimeout() time.Duration {
-	return firstPositive(a.cue.cue.Timeout.D(), a.agent.Timeout.D(), a.r.plan.Cuelist.Defaults.Timeout.D(), DefaultTimeout)
+	return firstPositive(a.cue.Timeout.D(), a.agent.Timeout.D(), a.r.plan.Cuelist.Defaults.Timeout.D(), DefaultTimeout)
 }
 
 func firstPositive(ds ...time.Duration) time.Duration {
@@ -312,7 +315,7 @@ func firstPositive(ds ...time.Duration) time.Duration {
 func (a *attempt) log(stream, text string) { a.logs.add(a.logLine(stream, text)) }
 
 func (a *attempt) logLine(stream, text string) LogLine {
-	return LogLine{RunID: a.r.id, Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	return LogLine{RunID: a.r.id, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
 		Stream: stream, At: time.Now().UTC(), Text: text}
 }
 
@@ -320,5 +323,5 @@ func (a *attempt) logLine(stream, text string) LogLine {
 // a failure to record it does not stop the run).
 func (a *attempt) note(format string, args ...any) {
 	a.r.publish(context.Background(), Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvNote,
-		Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number, Reason: fmt.Sprintf(format, args...)})
+		Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, Reason: fmt.Sprintf(format, args...)})
 }

@@ -154,7 +154,7 @@ drain:
 			continue
 		}
 		puts = append(puts, BlackboardPut{Key: b.Key, Value: json.RawMessage(raw), Author: a.agent.ID,
-			Cue: a.cue.cue.ID, Attempt: a.number, MessageID: m.ID})
+			Cue: a.cue.ID, Attempt: a.number, MessageID: m.ID})
 	}
 	written, err := r.writeBoard(context0, puts)
 	if err != nil { // the run ends with the error: nothing more is answered

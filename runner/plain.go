@@ -48,7 +48,7 @@ func (d *plainDriver) prepareGo(*attempt) {
 func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 	// The agent creates the file when it writes an output (>> does): one
 	// file operation fewer per attempt when it has nothing to say.
-	outPath := filepath.Join(a.r.workDir, fmt.Sprintf("%s.%s.%d.out", safeName(a.cue.cue.ID), safeName(a.agent.ID), a.number))
+	outPath := filepath.Join(a.r.workDir, fmt.Sprintf("%s.%s.%d.out", safeName(a.cue.ID), safeName(a.agent.ID), a.number))
 	// The task goes to stdin once the process is started, with the
 	// blackboard as of the GO's commit, which came before.
 	stdin := func() []byte {

@@ -32,20 +32,21 @@ type Task struct {
 // task builds attempt a's task: the run's inputs, the outputs of every cue
 // the cue depends on (directly or not, in plan order, later ones winning),
 // then the cue's own inputs; a blackboard snapshot; the agent's tools.
-func (r *run) task(c *cueRun, a *attempt) *Task {
+func (r *run) task(pos int, a *attempt) *Task {
+	c := r.plan.Order[pos]
 	inputs := map[string]any{}
 	for k, v := range r.opts.Inputs {
 		inputs[k] = v
 	}
-	var producers []*cueRun
-	r.plan.EachAncestorIn(c.cue, r.withOutputs, func(anc *planner.Cue) { producers = append(producers, r.byID[anc.ID]) })
-	sort.Slice(producers, func(i, j int) bool { return producers[i].pos < producers[j].pos })
+	var producers []int
+	r.plan.EachAncestorIn(c, r.core.WithOutputs(), func(anc *planner.Cue) { producers = append(producers, r.core.Pos(anc.ID)) })
+	sort.Ints(producers)
 	for _, p := range producers { // in plan order: a later cue's output wins
-		for k, v := range p.outputs {
+		for k, v := range r.core.Outputs(p) {
 			inputs[k] = v
 		}
 	}
-	for k, v := range c.cue.Inputs {
+	for k, v := range c.Inputs {
 		inputs[k] = v
 	}
 	var tools []string
@@ -57,7 +58,7 @@ func (r *run) task(c *cueRun, a *attempt) *Task {
 	if tools == nil {
 		tools = []string{}
 	}
-	return &Task{RunID: r.id, CueID: c.cue.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools}
+	return &Task{RunID: r.id, CueID: c.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools}
 }
 
 // withBlackboard fills the task's blackboard snapshot with the board as it
@@ -96,7 +97,7 @@ func (a *attempt) env(extra ...string) []string {
 	env := append([]string(nil), a.r.baseEnv(a.agent.ID, a.agent.Env)...)
 	env = append(env,
 		"ORCH_RUN_ID="+a.r.id,
-		"ORCH_CUE_ID="+a.cue.cue.ID,
+		"ORCH_CUE_ID="+a.cue.ID,
 		"ORCH_AGENT_ID="+a.agent.ID,
 		"ORCH_ATTEMPT="+strconv.Itoa(a.number),
 		"ORCH_DB="+a.r.opts.DBPath,
@@ -223,34 +224,6 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-// truthy is how a condition reads a blackboard value: false, null, 0, "",
-// "false", "no", "off" and "0" (any case) do not hold; anything else does.
-func truthy(raw json.RawMessage) bool {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return false
-	}
-	switch v := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return v
-	case float64:
-		return v != 0
-	case string:
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "", "false", "no", "off", "0":
-			return false
-		}
-		return true
-	case []any:
-		return len(v) > 0
-	case map[string]any:
-		return len(v) > 0
-	}
-	return true
 }
 
 // baseEnv is orch's environment plus the agent's env, built once per agent.
