@@ -226,3 +226,23 @@ agent: {id: b, command: [sh, -c, "true"]}
 	h.core.Wake()
 	h.want("cooled down", h.advance(), "start A/0#1 b2", "A standby", "A go", "go A/0")
 }
+
+// A protocol agent's retry joins its cue in GO: it is warned, stood by and
+// sent GO on its acks; a report from the attempt it replaced is ignored.
+func TestRetryJoinsCueInGo(t *testing.T) {
+	h := newHarness(t, "", "    - {id: A, agents: [a]}\n", `agent: {id: a, protocol: jsonl, command: [sh, -c, "true"], retry: {max_attempts: 2, backoff: 1s, retry_on: [malfunction]}}
+`, 4, false)
+	h.core.Begin(h.now)
+	h.advance()
+	h.warned("A")
+	h.ready("A")
+	h.ended("A", sched.End{Failed: true, Class: "malfunction", Reason: "bad line", Retriable: true})
+	h.now = h.now.Add(time.Second)
+	h.core.Wake()
+	h.want("retry", h.advance(), "start A/0#2 a")
+	h.core.Ready(h.pos("A"), 0, 1) // the first attempt, already replaced
+	h.want("stale report", h.advanceAfter())
+	h.want("warned", h.warned("A"), "standby A/0")
+	h.want("ready", h.ready("A"), "go A/0")
+	h.want("completed", h.completed("A"), "ended A/0#2 completed ", "A completed")
+}
