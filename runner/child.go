@@ -156,13 +156,13 @@ func (c *child) attempts() childResult {
 // attempt runs one attempt of the child and returns its end.
 func (c *child) attempt(number int) report {
 	r, n := c.r, c.node
-	a := newAttempt(r, c.cue, -1, 0, n.agent, n, number, c.reports)
+	a := newAttempt(r.host, c.cue, -1, 0, n.agent, n, number, c.reports)
 	a.child = c
 	events := []Event{
 		{RunID: r.id, At: time.Now().UTC(), Type: EvAttemptStarted, Cue: n.id, Agent: n.agent.ID, Attempt: number, Data: mustJSON(AttemptStartedData{})},
 		{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: n.id, State: string(CueWarning)},
 	}
-	if n.agent.Protocol == "jsonl" {
+	if speaks(n.agent) {
 		a.warning = r.wire(protocols.New(protocols.CoordWarning{RunID: r.id, CueID: n.id, TargetAgents: []string{n.agent.ID}, Attempt: number}))
 		events = append(events, a.messageEvent("out", a.warning))
 	}
@@ -239,7 +239,7 @@ func (a *attempt) childPhases(d driver) (map[string]any, *failure) {
 			return nil, f
 		}
 		events := a.replyEvents(Event{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: id, State: string(CueStandby)})
-		if a.agent.Protocol == "jsonl" {
+		if speaks(a.agent) {
 			a.standbyMsg = r.wire(protocols.New(protocols.CoordStandby{RunID: r.id, CueID: id, TargetAgents: []string{a.agent.ID}}))
 			events = append(events, a.messageEvent("out", a.standbyMsg))
 		}

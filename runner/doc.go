@@ -6,11 +6,14 @@
 // it decided in one commit, then carries it out (commit-before-act).
 //
 // Who owns what:
-//   - run (run.go, schedule.go, handle.go): the loop goroutine; the core,
-//     the attempt running for each cue's target, the pending events and the
-//     actions to take once they are committed.
-//   - attempt (attempt.go) and its driver (plain.go, jsonl.go): one agent's
-//     attempt at one cue, on its own goroutine; processes are started and
+//   - run (run.go, schedule.go, handle.go): the loop goroutine; its fields
+//     are grouped by concern (scheduling, recording, agents, requests,
+//     usage), each group saying which goroutines touch it.
+//   - attempt (attempt.go) and its driver: one agent's attempt at one cue,
+//     on its own goroutine. It sees its run only through host (host.go).
+//     Each protocol is a driver in a file of its own that registers it
+//     (drivers.go; plain.go for protocol none, jsonl.go): adding one
+//     touches neither the core nor the loop. Processes are started and
 //     swept through runner/proc.
 //   - the hub (hub.go, messages.go, tree.go, child.go, questions.go):
 //     agents' requests during GO (blackboard, memory, messages, handoffs,

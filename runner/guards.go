@@ -142,10 +142,9 @@ func (ap *agentProcess) throttle(msg protocols.Message) {
 
 // addCredits counts an attempt's status.usage (its total so far) toward the
 // run's; at max_credits the run is out of credits.
-func (a *attempt) addCredits(credits float64) {
+func (r *run) addCredits(a *attempt, credits float64) {
 	delta := credits - a.credits
 	a.credits = credits
-	r := a.r
 	r.usageMu.Lock()
 	r.credits += delta
 	total := r.credits

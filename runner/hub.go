@@ -82,7 +82,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		}
 		return r.searchMemory(a, ap, msg, b)
 	case protocols.StatusUsage:
-		a.addCredits(b.Credits)
+		a.r.addCredits(a, b.Credits)
 		return nil
 	}
 	ch, err := protocols.Route(msg.Type)

@@ -10,6 +10,10 @@ import (
 	"github.com/orch-cli/orch/runner/proc"
 )
 
+func init() {
+	registerDriver("jsonl", driverKind{new: func() driver { return &jsonlDriver{} }, speaks: true})
+}
+
 // jsonlDriver takes one attempt through the cue protocol on the agent's
 // long-lived process (agentProcess). Every message either way is recorded
 // before it is acted on.

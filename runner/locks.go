@@ -45,21 +45,21 @@ func (r *run) conflict(dc sched.Decision) {
 	}
 	r.emit(Event{Type: EvConflict, Cue: c.ID, Reason: d.Reason, Data: mustJSON(d)})
 	for _, a := range r.atts[dc.Cue] {
-		if a != nil && a.agent.Protocol == "jsonl" {
+		if a != nil && speaks(a.agent) {
 			m := r.outbound(a, protocols.EscalationConflict{ConflictType: d.ConflictType, CuesInvolved: d.CuesInvolved,
 				AgentsInvolved: d.AgentsInvolved, ResourceInQuestion: d.ResourceInQuestion, ProposedResolution: d.ProposedResolution,
 				Winner: d.Winner, SuggestedWinner: d.SuggestedWinner, Reason: d.Reason})
-			r.then(func() { a.tell(m) })
+			r.then(func() { r.tell(a, m) })
 		}
 	}
 }
 
 // tell writes an already recorded message to the attempt's agent, if it has
 // a live process; it is information, so a failure to write is not one.
-func (a *attempt) tell(m *wireMessage) {
-	a.r.procsMu.Lock()
-	ap := a.r.procs[a.agent.ID]
-	a.r.procsMu.Unlock()
+func (r *run) tell(a *attempt, m *wireMessage) {
+	r.procsMu.Lock()
+	ap := r.procs[a.agent.ID]
+	r.procsMu.Unlock()
 	if ap != nil && ap.healthy() {
 		go func() { _ = ap.write(m.msg) }()
 	}

@@ -13,7 +13,15 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/spec"
 )
+
+func init() {
+	plain := driverKind{new: func() driver { return &plainDriver{} },
+		trivial: func(a *spec.Agent) bool { return len(a.Prepare) == 0 && len(a.ReadyCheck) == 0 }}
+	registerDriver("none", plain)
+	registerDriver("", plain)
+}
 
 // plainDriver runs a protocol: none agent: prepare at WARNING, ready_check at
 // STANDBY, the command at GO with the task as JSON on stdin; outputs come

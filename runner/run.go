@@ -113,48 +113,81 @@ func NewRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// run is the I/O shell of one run, owned by its loop goroutine: it feeds
-// the scheduler core (core) what happens, records what the core decides,
-// then carries it out with the attempts, the store and the observer.
+// run is the I/O shell of one run: it feeds the scheduler core (core)
+// what happens, records what the core decides, then carries it out with the
+// attempts, the store and the observer. Its fields are grouped by concern,
+// each group a type of its own that says which goroutines touch it.
 type run struct {
-	opts      Options
-	plan      *planner.Plan
-	rec       Recorder
-	id        string
-	core      *sched.Core  // the scheduling: cue phases, budgets, locks, retries, limits
-	atts      [][]*attempt // the attempt running for each cue's target, by plan position
-	reports   chan report
-	parallel  int
-	grace     time.Duration
-	workDir   string // ORCH_OUTPUT files
-	redact    *Redactor
-	active    sync.WaitGroup // attempt goroutines
-	observeMu sync.Mutex
-	running   int       // attempt goroutines not yet reported finished
-	cascade   bool      // the whole run is being stopped: agents get no grace beyond the kill grace
-	beatAt    time.Time // when the lease was last tried
-	beatOK    time.Time // when it was last renewed
-	sweeper   *proc.Sweeper
-	procsMu   sync.Mutex
-	procs     map[string]*agentProcess // jsonl agents\' processes, by agent
-	allProcs  []*agentProcess          // every agent process started, to wait for at the end
-	envMu     sync.Mutex
-	envCache  map[string][]string // per agent: orch\'s environment and the agent\'s env
-	pending   []Event             // decided, not yet committed
-	actions   []func()            // to do once pending is committed
-	goes      []func()            // GO orders, carried out after the actions (see flush)
-	polledAt  time.Time           // when the store was last asked for commands
-	broken    brokenRecord        // a recorder failure: the run cannot go on
+	opts Options
+	plan *planner.Plan
+	id   string
+	host *host // what its attempts see of it
 
+	scheduling
+	recording
+	agents
+	requests
+	usage
+}
+
+// scheduling is the loop's: the core and what the loop knows of attempts.
+type scheduling struct {
+	core     *sched.Core  // the scheduling: cue phases, budgets, locks, retries, limits
+	atts     [][]*attempt // the attempt running for each cue's target, by plan position
+	reports  chan report  // attempts and prompts report here
+	parallel int
+	running  int       // attempt goroutines not yet reported finished
+	polledAt time.Time // when the store was last asked for commands
+}
+
+// recording is how the run records: decisions pending their commit, the
+// observer's order, the lease, a recorder failure. pending, actions, goes
+// and the lease times are the loop's; observeMu orders the commits of all
+// goroutines; broken may be set by any.
+type recording struct {
+	rec       Recorder
+	redact    *Redactor
+	observeMu sync.Mutex
+	pending   []Event      // decided, not yet committed
+	actions   []func()     // to do once pending is committed
+	goes      []func()     // GO orders, carried out after the actions (see flush)
+	broken    brokenRecord // a recorder failure: the run cannot go on
+	beatAt    time.Time    // when the lease was last tried
+	beatOK    time.Time    // when it was last renewed
+}
+
+// agents are the run's processes: attempt goroutines, agent processes, the
+// sweeper. procs and envCache are shared under their locks.
+type agents struct {
+	grace    time.Duration
+	workDir  string         // ORCH_OUTPUT files
+	active   sync.WaitGroup // attempt goroutines
+	cascade  bool           // the whole run is being stopped: agents get no grace beyond the kill grace
+	sweeper  *proc.Sweeper
+	procsMu  sync.Mutex
+	procs    map[string]*agentProcess // jsonl agents' processes, by agent
+	allProcs []*agentProcess          // every agent process started, to wait for at the end
+	envMu    sync.Mutex
+	envCache map[string][]string // per agent: orch's environment and the agent's env
+}
+
+// requests is the hub's: the task tree and the open questions, shared by
+// the attempts' goroutines (tree and questions under their locks).
+type requests struct {
 	tree      *tree    // the tasks: cues' agents and their children
 	root      *os.Root // the project, for handoff artifacts
+	qmu       sync.Mutex
+	questions map[string]*question // open questions, by id
+	asked     int                  // questions asked in the run so far (q1, q2, ...)
+}
+
+// usage counts what the run used against its limits (status.usage from
+// the attempts' goroutines, max_duration from the loop).
+type usage struct {
 	usageMu   sync.Mutex
 	credits   float64                       // the run's credits so far (status.usage)
 	exhausted atomic.Pointer[ExhaustedData] // the limit the run ran out of: no more GO
 	limitHit  chan struct{}                 // tells the loop that exhausted was set
-	qmu       sync.Mutex
-	questions map[string]*question // open questions, by id
-	asked     int                  // questions asked in the run so far (q1, q2, ...)
 }
 
 // Run executes the plan until every cue has ended, the run pauses for a
@@ -191,7 +224,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 func newRun(opts Options) (*run, error) {
 	p := opts.Plan
-	r := &run{opts: opts, plan: p, rec: opts.Recorder, id: opts.RunID, reports: make(chan report, 64)}
+	r := &run{opts: opts, plan: p, id: opts.RunID}
+	r.reports = make(chan report, 64)
 	if r.id == "" {
 		r.id = NewRunID()
 	}
@@ -225,6 +259,7 @@ func newRun(opts Options) (*run, error) {
 	}
 	r.sweeper = proc.NewSweeper(r.id, r.noteOrphan)
 	r.tree = newTree()
+	r.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, tree: r.tree, hostServices: r}
 	r.limitHit = make(chan struct{}, 1)
 	r.broken.done = make(chan struct{})
 	r.questions = map[string]*question{}
@@ -263,7 +298,7 @@ func RemoveWorkDirs(runID, keep string) {
 func (r *run) start(ctx context.Context) error {
 	host, _ := os.Hostname()
 	began := time.Now()
-	r.core = sched.New(sched.Config{Plan: r.plan, RunID: r.id, Parallel: r.parallel, CanAsk: r.opts.Approve != nil,
+	r.core = sched.New(sched.Config{Plan: r.plan, RunID: r.id, Parallel: r.parallel, CanAsk: r.opts.Approve != nil, Trivial: trivial,
 		Lookup: lookup{r: r, ctx: ctx}})
 	if rec := r.opts.Resume; rec != nil {
 		r.credits, r.asked = rec.Credits, rec.Questions

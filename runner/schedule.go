@@ -100,11 +100,11 @@ func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool 
 func (r *run) launch(ctx context.Context, d sched.Decision) {
 	c := r.plan.Order[d.Cue]
 	n := r.tree.root(c.ID, d.Agent)
-	a := newAttempt(r, c, d.Cue, d.Target, d.Agent, n, d.Attempt, r.reports)
+	a := newAttempt(r.host, c, d.Cue, d.Target, d.Agent, n, d.Attempt, r.reports)
 	r.tree.serve(n, a)
 	r.emit(Event{Type: EvAttemptStarted, Cue: c.ID, Agent: d.Agent.ID, Attempt: a.number,
 		Data: mustJSON(AttemptStartedData{Fallback: d.Fallback})})
-	if a.agent.Protocol == "jsonl" { // WARNING is recorded with the decision to send it
+	if speaks(a.agent) { // WARNING is recorded with the decision to send it
 		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, TargetAgents: c.Agents, Attempt: a.number})
 	}
 	r.atts[d.Cue][d.Target] = a
@@ -122,7 +122,7 @@ func (r *run) launch(ctx context.Context, d sched.Decision) {
 // orders the attempt to send it once recorded.
 func (r *run) orderStandby(a *attempt) {
 	var m *wireMessage
-	if a.agent.Protocol == "jsonl" {
+	if speaks(a.agent) {
 		m = r.outbound(a, protocols.CoordStandby{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents})
 	}
 	r.then(func() { a.orders <- orderMsg{kind: orderStandby, msg: m} })
@@ -133,7 +133,7 @@ func (r *run) orderStandby(a *attempt) {
 // recorded with the decision: one commit, not a second one before sending.
 func (r *run) orderGo(a *attempt, task *Task) {
 	var m *wireMessage
-	if a.agent.Protocol == "jsonl" {
+	if speaks(a.agent) {
 		m = r.outbound(a, protocols.CoordGo{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents,
 			Task: protocolTask(a.withBlackboard(task))})
 	}

@@ -65,7 +65,7 @@ func (r *run) task(pos int, a *attempt) *Task {
 // is now, read anew: for a coord.go, which is built before the commit that
 // records it.
 func (a *attempt) withBlackboard(t *Task) *Task {
-	entries, err := a.r.rec.Blackboard(context.Background(), a.r.id)
+	entries, err := a.r.blackboard(false)
 	return withBoard(t, entries, err)
 }
 
@@ -73,7 +73,7 @@ func (a *attempt) withBlackboard(t *Task) *Task {
 // committed: the board as of that commit (or later), which the recorder may
 // have in memory.
 func (a *attempt) withCommittedBlackboard(t *Task) *Task {
-	entries, err := a.r.rec.BlackboardAtCommit(context.Background(), a.r.id)
+	entries, err := a.r.blackboard(true)
 	return withBoard(t, entries, err)
 }
 
@@ -93,20 +93,23 @@ func withBoard(t *Task, entries map[string]BlackboardEntry, err error) *Task {
 
 // env is the agent's environment: orch's own, the agent's env, and ORCH_*
 // variables. Values never reach a command line.
-func (a *attempt) env(extra ...string) []string {
-	env := append([]string(nil), a.r.baseEnv(a.agent.ID, a.agent.Env)...)
+func (a *attempt) env(extra ...string) []string { return append(a.r.agentEnv(a), extra...) }
+
+// agentEnv is the environment of attempt a's processes (see attempt.env).
+func (r *run) agentEnv(a *attempt) []string {
+	env := append([]string(nil), r.baseEnv(a.agent.ID, a.agent.Env)...)
 	env = append(env,
-		"ORCH_RUN_ID="+a.r.id,
+		"ORCH_RUN_ID="+r.id,
 		"ORCH_CUE_ID="+a.cue.ID,
 		"ORCH_AGENT_ID="+a.agent.ID,
 		"ORCH_ATTEMPT="+strconv.Itoa(a.number),
-		"ORCH_DB="+a.r.opts.DBPath,
-		"ORCH_ROOT="+a.r.opts.ProjectRoot,
+		"ORCH_DB="+r.opts.DBPath,
+		"ORCH_ROOT="+r.opts.ProjectRoot,
 	)
-	if v := a.r.redact.secretsVar(); v != "" {
+	if v := r.redact.secretsVar(); v != "" {
 		env = append(env, v) // for orch bb set inside the agent
 	}
-	return append(env, extra...)
+	return env
 }
 
 // Linux refuses to start a process with one environment string over 128 KiB
@@ -224,6 +227,14 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// blackboard reads the run's board for a task's snapshot (see hostServices).
+func (r *run) blackboard(committed bool) (map[string]BlackboardEntry, error) {
+	if committed {
+		return r.rec.BlackboardAtCommit(context.Background(), r.id)
+	}
+	return r.rec.Blackboard(context.Background(), r.id)
 }
 
 // baseEnv is orch's environment plus the agent's env, built once per agent.

@@ -26,6 +26,10 @@ type Config struct {
 	Parallel int    // max_parallel: cues prepared at once, and cues in GO at once
 	CanAsk   bool   // a person can be asked for a manual cue's GO (else orch go)
 	Lookup   Lookup
+	// Trivial reports whether an agent has nothing to do at WARNING and
+	// STANDBY (its driver says): its attempt goes through them as soon as
+	// it is recorded. Nil: none has.
+	Trivial func(*spec.Agent) bool
 	// Jitter returns a random duration in [0, n]; nil: math/rand.
 	Jitter func(n time.Duration) time.Duration
 }
@@ -110,6 +114,9 @@ func New(cfg Config) *Core {
 	c := &Core{cfg: cfg, plan: p, byID: make(map[string]*cue, n),
 		touched: newCueQueue(n), waitWarn: newCueQueue(n), waitGo: newCueQueue(n),
 		live: map[*cue]bool{}, sleepers: map[*cue]bool{}, withOutputs: p.NewCueSet(), locks: newLocks()}
+	if c.cfg.Trivial == nil {
+		c.cfg.Trivial = func(*spec.Agent) bool { return false }
+	}
 	if c.cfg.Jitter == nil {
 		c.cfg.Jitter = randN
 	}
@@ -150,13 +157,6 @@ func (c *Core) Decisions() []Decision {
 func (c *Core) decide(d Decision) { c.out = append(c.out, d) }
 
 func randN(n time.Duration) time.Duration { return rand.N(n + 1) }
-
-// Trivial reports whether an agent has nothing to do at WARNING and
-// STANDBY (a plain process with neither prepare nor ready_check): its
-// attempt goes through them as soon as it is recorded.
-func Trivial(a *spec.Agent) bool {
-	return a.Protocol != "jsonl" && len(a.Prepare) == 0 && len(a.ReadyCheck) == 0
-}
 
 // Len is the number of cues.
 func (c *Core) Len() int { return len(c.cues) }

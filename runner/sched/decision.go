@@ -49,7 +49,7 @@ const (
 	CueState Kind = iota + 1
 	// StartAttempt: start attempt number Attempt of Agent for target
 	// Target of cue Cue (Fallback: Agent replaced the agent listed). It
-	// sends WARNING, unless Trivial(Agent).
+	// sends WARNING, unless Config.Trivial(Agent).
 	StartAttempt
 	// SendStandby and SendGo: order the attempt of the target to go on.
 	SendStandby

@@ -35,6 +35,9 @@ func newHarness(t *testing.T, head, cues, agents string, parallel int, canAsk bo
 	t.Helper()
 	h := &harness{t: t, plan: compile(t, head, cues, agents), now: t0, board: map[string]json.RawMessage{}, cool: map[string]time.Time{}}
 	h.core = sched.New(sched.Config{Plan: h.plan, RunID: "r1", Parallel: parallel, CanAsk: canAsk, Lookup: h,
+		Trivial: func(a *spec.Agent) bool {
+			return a.Protocol != "jsonl" && len(a.Prepare) == 0 && len(a.ReadyCheck) == 0
+		},
 		Jitter: func(n time.Duration) time.Duration { return n }}) // no jitter: the longest delay
 	return h
 }

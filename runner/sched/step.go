@@ -83,7 +83,7 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 			for i := range cr.targets {
 				t := &cr.targets[i]
 				t.phase = tStandby
-				if !Trivial(t.agent) {
+				if !c.cfg.Trivial(t.agent) {
 					c.decide(Decision{Kind: SendStandby, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent})
 				} else {
 					t.phase = tReady
@@ -224,7 +224,7 @@ func (c *Core) launch(cr *cue, i int) {
 	t.attempt = cr.attempts
 	t.phase = tWarning
 	c.decide(Decision{Kind: StartAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Fallback: t.agent.ID != t.listed})
-	if Trivial(t.agent) { // nothing to do at WARNING and STANDBY: warned as soon as recorded
+	if c.cfg.Trivial(t.agent) { // nothing to do at WARNING and STANDBY: warned as soon as recorded
 		switch cr.state {
 		case Warning, Pending:
 			t.phase = tWarned
