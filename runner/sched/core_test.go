@@ -246,3 +246,19 @@ func TestRetryJoinsCueInGo(t *testing.T) {
 	h.want("ready", h.ready("A"), "go A/0")
 	h.want("completed", h.completed("A"), "ended A/0#2 completed ", "A completed")
 }
+
+// A completed cue's outputs are merged from its agents; its exports are
+// written to the board before it is recorded completed, and its outputs
+// go with that record.
+func TestCompletionExportsFirst(t *testing.T) {
+	h := newHarness(t, "", "    - {id: A, agents: [a, b], exports: [x, missing]}\n", plainAgents, 4, false)
+	h.core.Begin(h.now)
+	h.advance()
+	h.core.Ended(h.now, h.pos("A"), 1, h.attempt("A", 1), sched.End{Outputs: map[string]any{"y": 2}})
+	h.want("b completes", h.advanceAfter(), "ended A/1#2 completed ")
+	h.core.Ended(h.now, h.pos("A"), 0, h.attempt("A", 0), sched.End{Outputs: map[string]any{"x": 1}})
+	h.want("a completes", h.take(), "ended A/0#1 completed ", "export x=1 by a", "A completed")
+	if got := h.core.Outputs(h.pos("A")); got["x"] != 1 || got["y"] != 2 {
+		t.Errorf("outputs %v", got)
+	}
+}

@@ -125,6 +125,7 @@ func TestRestore(t *testing.T) {
     - {id: WARN, agents: [d]}
     - {id: USED, agents: [c]}
     - {id: PEND, agents: [e], dependencies: [DONE]}
+    - {id: STOP, agents: [f]}
 `
 	agents := `agent: {id: a, protocol: jsonl, command: [sh, -c, "true"], provides: [x]}
 ---
@@ -135,6 +136,8 @@ agent: {id: c, protocol: jsonl, command: [sh, -c, "true"], retry: {max_attempts:
 agent: {id: d, protocol: jsonl, command: [sh, -c, "true"]}
 ---
 agent: {id: e, protocol: jsonl, command: [sh, -c, "true"]}
+---
+agent: {id: f, protocol: jsonl, command: [sh, -c, "true"]}
 `
 	h := newHarness(t, "", cues, agents, 20, false)
 	running := []sched.Running{{Agent: "a", Number: 3}}
@@ -148,6 +151,7 @@ agent: {id: e, protocol: jsonl, command: [sh, -c, "true"]}
 		"AGAIN": {State: sched.Go, Attempts: 1, Running: []sched.Running{{Agent: "b", Number: 1}}},
 		"WARN":  {State: sched.Warning, Attempts: 4},
 		"USED":  {State: sched.Standby, Attempts: 2, AgentAttempts: map[string]int{"c": 2}},
+		"STOP":  {State: sched.Stopped, Reason: "the run was stopped: orch stop", Attempts: 1},
 	} {
 		h.core.Restore(id, rec)
 	}
@@ -164,16 +168,17 @@ agent: {id: e, protocol: jsonl, command: [sh, -c, "true"]}
 		"WARN pending: its run's owner stopped; it starts over",
 		"USED pending: its run's owner stopped; it starts over",
 		"USED failed: c: no attempts left (all failed before the run was resumed)",
+		"STOP pending: its run's owner stopped; it starts over",
 	} {
 		if !restored[want] {
 			t.Errorf("restore did not decide %q; it decided:\n%v", want, restored)
 		}
 	}
-	if len(restored) != 7 {
-		t.Errorf("restore decided %d things, want 7: %v", len(restored), restored)
+	if len(restored) != 8 {
+		t.Errorf("restore decided %d things, want 8: %v", len(restored), restored)
 	}
 	for id, want := range map[string]sched.State{"DONE": sched.Completed, "SKIP": sched.Skipped, "FAIL": sched.Failed, "BLOCK": sched.Blocked,
-		"INT": sched.Interrupted, "GOING": sched.Interrupted, "AGAIN": sched.Pending, "WARN": sched.Pending, "USED": sched.Failed, "PEND": sched.Pending} {
+		"INT": sched.Interrupted, "GOING": sched.Interrupted, "AGAIN": sched.Pending, "WARN": sched.Pending, "USED": sched.Failed, "PEND": sched.Pending, "STOP": sched.Pending} {
 		if got := h.state(id); got != want {
 			t.Errorf("%s restored %s, want %s", id, got, want)
 		}
@@ -187,7 +192,7 @@ agent: {id: e, protocol: jsonl, command: [sh, -c, "true"]}
 		t.Error("DONE is not among the cues with outputs")
 	}
 	got := h.advance()
-	for _, want := range []string{"AGAIN warning", "start AGAIN/0#2 b", "WARN warning", "start WARN/0#5 d", "PEND warning", "start PEND/0#1 e"} {
+	for _, want := range []string{"AGAIN warning", "start AGAIN/0#2 b", "WARN warning", "start WARN/0#5 d", "PEND warning", "start PEND/0#1 e", "STOP warning", "start STOP/0#2 f"} {
 		if !contains(got, want) {
 			t.Errorf("after the resume, want %q in:\n%s", want, strings.Join(got, "\n"))
 		}
