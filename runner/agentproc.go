@@ -23,7 +23,7 @@ import (
 // process per attempt. A process that breaks the protocol or hangs is
 // stopped, and the next attempt gets a fresh one.
 type agentProcess struct {
-	r     *run
+	r     *host
 	agent *spec.Agent
 	token string
 	p     *proc.Process
@@ -54,7 +54,7 @@ func (r *run) agentProc(a *attempt) (*agentProcess, *failure) {
 	if ap := r.procs[a.agent.ID]; ap != nil && ap.healthy() {
 		return ap, nil
 	}
-	ap := &agentProcess{r: r, agent: a.agent, token: fmt.Sprintf("%s/agent/%s/%s", r.id, a.agent.ID, NewRunID()),
+	ap := &agentProcess{r: r.host, agent: a.agent, token: fmt.Sprintf("%s/agent/%s/%s", r.id, a.agent.ID, NewRunID()),
 		replies: map[string]func(*wireMessage){}, active: map[string]*attempt{}, done: make(chan struct{}), closed: make(chan struct{})}
 	s, err := proc.NewStdio(true)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/spec"
@@ -37,9 +38,10 @@ type wireMessage struct {
 // attempt is one agent's attempt at one cue, driven by its own goroutine
 // through WARNING, STANDBY and GO on the loop's orders.
 type attempt struct {
-	r      *run
-	cue    *cueRun
-	tgt    *target
+	r      *host        // what it sees of its run
+	cue    *planner.Cue // a child task's own cue (never scheduled)
+	pos    int          // the cue's plan position (-1: a child task)
+	slot   int          // which of the cue's agents it serves
 	agent  *spec.Agent
 	number int
 	token  string
@@ -79,27 +81,17 @@ type attempt struct {
 	failed *failure
 }
 
-// driver speaks to one kind of agent (protocol none or jsonl).
-type driver interface {
-	warning(a *attempt) *failure
-	standby(a *attempt) *failure
-	work(a *attempt, t *Task) (map[string]any, *failure)
-	// close stops whatever is still running and sweeps the process group;
-	// it returns the pid and exit status of the GO process, when there was one.
-	close(a *attempt) (pid int, exit *int)
-}
-
 // requestBuffer is how many of an agent's requests may wait for the
 // attempt serving them: enough to batch a burst of blackboard writes into
 // one transaction; beyond it the agent's pipe fills and it waits.
 const requestBuffer = 256
 
-func newAttempt(r *run, c *cueRun, t *target, n *node, number int, reports chan report) *attempt {
-	return &attempt{r: r, cue: c, tgt: t, agent: t.agent, number: number, node: n, reports: reports,
-		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, safeName(c.cue.ID), number, NewRunID()),
+func newAttempt(r *host, c *planner.Cue, pos, slot int, agent *spec.Agent, n *node, number int, reports chan report) *attempt {
+	return &attempt{r: r, cue: c, pos: pos, slot: slot, agent: agent, number: number, node: n, reports: reports,
+		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, safeName(c.ID), number, NewRunID()),
 		orders: make(chan orderMsg, 2), halt: make(chan struct{}), ended: make(chan struct{}), requests: make(chan *wireMessage, requestBuffer),
 		abort: make(chan struct{}), kids: map[*child]bool{},
-		trivial: t.agent.Protocol != "jsonl" && len(t.agent.Prepare) == 0 && len(t.agent.ReadyCheck) == 0,
+		trivial: trivial(agent),
 		logs:    r.newLogCap()}
 }
 
@@ -146,12 +138,7 @@ func (a *attempt) run(ctx context.Context) {
 	defer a.r.active.Done()
 	a.r.sweeper.Begin(a.token)
 	defer a.r.sweeper.End(a.token)
-	var d driver
-	if a.agent.Protocol == "jsonl" {
-		d = &jsonlDriver{}
-	} else {
-		d = &plainDriver{}
-	}
+	d := kindOf(a.agent).new()
 	outputs, fail := a.phases(d)
 	close(a.ended)
 	a.inGo.Store(false)
@@ -229,15 +216,6 @@ func (a *attempt) phases(d driver) (map[string]any, *failure) {
 	return d.work(a, o.task)
 }
 
-// goPreparer is a driver that gets ready for GO while it waits for it.
-type goPreparer interface{ prepareGo(a *attempt) }
-
-func prepareGo(d driver, a *attempt) {
-	if p, ok := d.(goPreparer); ok {
-		p.prepareGo(a)
-	}
-}
-
 // await waits for the loop's next order, or for the attempt to be stopped.
 func (a *attempt) await(want order) (*Task, *failure) {
 	o, f := a.awaitOrder(want)
@@ -306,7 +284,7 @@ func (a *attempt) standbyTimeout() time.Duration {
 }
 
 func (a *attempt) goTimeout() time.Duration {
-	return firstPositive(a.cue.cue.Timeout.D(), a.agent.Timeout.D(), a.r.plan.Cuelist.Defaults.Timeout.D(), DefaultTimeout)
+	return firstPositive(a.cue.Timeout.D(), a.agent.Timeout.D(), a.r.plan.Cuelist.Defaults.Timeout.D(), DefaultTimeout)
 }
 
 func firstPositive(ds ...time.Duration) time.Duration {
@@ -322,7 +300,7 @@ func firstPositive(ds ...time.Duration) time.Duration {
 func (a *attempt) log(stream, text string) { a.logs.add(a.logLine(stream, text)) }
 
 func (a *attempt) logLine(stream, text string) LogLine {
-	return LogLine{RunID: a.r.id, Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	return LogLine{RunID: a.r.id, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
 		Stream: stream, At: time.Now().UTC(), Text: text}
 }
 
@@ -330,5 +308,5 @@ func (a *attempt) logLine(stream, text string) LogLine {
 // a failure to record it does not stop the run).
 func (a *attempt) note(format string, args ...any) {
 	a.r.publish(context.Background(), Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvNote,
-		Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number, Reason: fmt.Sprintf(format, args...)})
+		Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, Reason: fmt.Sprintf(format, args...)})
 }

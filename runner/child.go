@@ -8,6 +8,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -24,7 +25,7 @@ type child struct {
 	taskRef string            // a handoff's task_id, as the sender gave it
 	inputs  map[string]any    // a spawn's inputs
 	hctx    map[string]any    // a handoff's handoff_context
-	cue     *cueRun           // its own cue, for its attempts (never scheduled)
+	cue     *planner.Cue      // its own cue, for its attempts (never scheduled)
 	reports chan report
 
 	halt chan struct{}
@@ -46,7 +47,7 @@ func (r *run) newChild(parent *attempt, kind string, agent *spec.Agent, req prot
 	n := r.tree.child(parent.node, agent, kind)
 	c := &child{r: r, node: n, parent: parent, req: req, taskRef: taskRef, inputs: inputs, hctx: hctx,
 		reports: make(chan report, 4), halt: make(chan struct{}), done: make(chan struct{}),
-		cue: &cueRun{cue: &planner.Cue{Cue: &spec.Cue{ID: n.id, Agents: []string{agent.ID}}}, state: CuePending}}
+		cue: &planner.Cue{Cue: &spec.Cue{ID: n.id, Agents: []string{agent.ID}}}}
 	given := hctx
 	if kind == "spawn" {
 		given = inputs
@@ -141,9 +142,9 @@ func (c *child) attempts() childResult {
 			return childResult{status: string(CueCompleted), outputs: rep.outputs}
 		case state == AttemptStopped:
 			return childResult{status: string(CueStopped), reason: reason}
-		case (retriable(agent, class) || rep.fail.retry) && tries < maxAttempts(agent):
+		case (retriable(agent, class) || rep.fail.retry) && tries < sched.MaxAttempts(agent):
 			select {
-			case <-time.After(backoff(agent, tries)):
+			case <-time.After(sched.Backoff(agent, tries, nil)):
 			case <-c.halt:
 			}
 		default:
@@ -155,14 +156,13 @@ func (c *child) attempts() childResult {
 // attempt runs one attempt of the child and returns its end.
 func (c *child) attempt(number int) report {
 	r, n := c.r, c.node
-	t := &target{agentID: n.agent.ID, agent: n.agent}
-	a := newAttempt(r, c.cue, t, n, number, c.reports)
+	a := newAttempt(r.host, c.cue, -1, 0, n.agent, n, number, c.reports)
 	a.child = c
 	events := []Event{
 		{RunID: r.id, At: time.Now().UTC(), Type: EvAttemptStarted, Cue: n.id, Agent: n.agent.ID, Attempt: number, Data: mustJSON(AttemptStartedData{})},
 		{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: n.id, State: string(CueWarning)},
 	}
-	if n.agent.Protocol == "jsonl" {
+	if speaks(n.agent) {
 		a.warning = r.wire(protocols.New(protocols.CoordWarning{RunID: r.id, CueID: n.id, TargetAgents: []string{n.agent.ID}, Attempt: number}))
 		events = append(events, a.messageEvent("out", a.warning))
 	}
@@ -239,7 +239,7 @@ func (a *attempt) childPhases(d driver) (map[string]any, *failure) {
 			return nil, f
 		}
 		events := a.replyEvents(Event{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: id, State: string(CueStandby)})
-		if a.agent.Protocol == "jsonl" {
+		if speaks(a.agent) {
 			a.standbyMsg = r.wire(protocols.New(protocols.CoordStandby{RunID: r.id, CueID: id, TargetAgents: []string{a.agent.ID}}))
 			events = append(events, a.messageEvent("out", a.standbyMsg))
 		}

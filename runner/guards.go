@@ -75,7 +75,7 @@ func (a *attempt) checkLoop(ap *agentProcess, msg protocols.Message) *failure {
 	if n < warn && n < block {
 		return nil
 	}
-	ev := Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvGuard, Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number}
+	ev := Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvGuard, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number}
 	if n >= block {
 		ev.Reason = fmt.Sprintf("loop detected: %s sent the same %s %d times (loop_block %d)", a.agent.ID, msg.Type, n, block)
 		_ = a.r.publish(context.Background(), ev)
@@ -131,7 +131,7 @@ func (ap *agentProcess) throttle(msg protocols.Message) {
 			ap.agent.ID, ap.r.messageRate(), ap.throttled)
 		ev := Event{RunID: ap.r.id, At: time.Now().UTC(), Type: EvGuard, Agent: ap.agent.ID, Reason: reason}
 		if a != nil {
-			ev.Cue, ev.Attempt = a.cue.cue.ID, a.number
+			ev.Cue, ev.Attempt = a.cue.ID, a.number
 		}
 		_ = ap.r.publish(context.Background(), ev)
 		warning := protocols.New(protocols.GuardWarning{Reason: reason, Count: ap.throttled})
@@ -142,15 +142,14 @@ func (ap *agentProcess) throttle(msg protocols.Message) {
 
 // addCredits counts an attempt's status.usage (its total so far) toward the
 // run's; at max_credits the run is out of credits.
-func (a *attempt) addCredits(credits float64) {
+func (r *run) addCredits(a *attempt, credits float64) {
 	delta := credits - a.credits
 	a.credits = credits
-	r := a.r
 	r.usageMu.Lock()
 	r.credits += delta
 	total := r.credits
 	r.usageMu.Unlock()
-	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvUsage, Cue: a.cue.cue.ID, Agent: a.agent.ID,
+	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvUsage, Cue: a.cue.ID, Agent: a.agent.ID,
 		Attempt: a.number, Data: mustJSON(UsageData{Credits: credits, RunTotal: total})})
 	if limit := r.plan.Cuelist.Limits.MaxCredits; limit > 0 && total >= limit {
 		r.exhaust(ExhaustedData{Limit: "max_credits", Used: strconv.FormatFloat(total, 'f', -1, 64), Max: strconv.FormatFloat(limit, 'f', -1, 64)})
@@ -171,17 +170,13 @@ func (r *run) exhaust(d ExhaustedData) {
 // durationLeft is how long the run may still run under max_duration (a
 // resumed run counts from its resumption); ok is false without the limit.
 func (r *run) durationLeft() (time.Duration, bool) {
-	max := r.plan.Cuelist.Limits.MaxDuration.D()
-	if max <= 0 {
-		return 0, false
-	}
-	return max - time.Since(r.began), true
+	return r.core.DurationLeft(time.Now())
 }
 
 // checkDuration exhausts the run when max_duration has passed.
 func (r *run) checkDuration() {
 	if left, ok := r.durationLeft(); ok && left <= 0 {
 		max := r.plan.Cuelist.Limits.MaxDuration.D()
-		r.exhaust(ExhaustedData{Limit: "max_duration", Used: time.Since(r.began).Round(time.Millisecond).String(), Max: max.String()})
+		r.exhaust(ExhaustedData{Limit: "max_duration", Used: time.Since(r.core.Began()).Round(time.Millisecond).String(), Max: max.String()})
 	}
 }

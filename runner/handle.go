@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/orch-cli/orch/runner/sched"
 )
 
 // reportKind says what an attempt (or a prompt) reports to the loop.
@@ -19,7 +21,7 @@ const (
 type report struct {
 	kind    reportKind
 	att     *attempt
-	cue     *cueRun
+	pos     int // repApproval: the cue's plan position
 	ok      bool
 	reply   *wireMessage // the agent's answer this report is about, recorded by the loop
 	fail    *failure     // repEnded: nil on success
@@ -44,112 +46,32 @@ func failf(class, format string, args ...any) *failure {
 // handle applies one report to the run's state.
 func (r *run) handle(ctx context.Context, rep report) {
 	if rep.kind == repApproval {
-		delete(r.asking, rep.cue.cue.ID)
-		if rep.ok {
-			r.approve(rep.cue, "approved at the terminal")
-		} else {
-			r.declined[rep.cue.cue.ID] = true
-		}
+		r.core.ApprovalAnswered(rep.pos, rep.ok)
+		r.apply(ctx, nil)
 		return
 	}
 	a := rep.att
-	c, t := a.cue, a.tgt
 	if rep.reply != nil { // stored before anything is decided on it
 		r.emit(a.messageEvent("in", rep.reply))
 	}
-	if t.att != a { // a stale report from an attempt already replaced
+	if r.atts[a.pos][a.slot] != a { // a stale report from an attempt already replaced
 		return
 	}
-	r.touch(c)
+	r.syncLimits()
 	switch rep.kind {
 	case repWarned:
-		t.phase = tWarned
-		if c.state == CueStandby || c.state == CueGo { // a retry joins a cue already further on
-			t.phase = tStandby
-			r.orderStandby(a)
-		}
+		r.core.Warned(a.pos, a.slot, a.number)
 	case repReady:
-		t.phase = tReady
-		if c.state == CueGo && r.exhausted.Load() == nil { // out of a limit: no new GO
-			t.phase = tGoing
-			r.orderGo(a, r.task(c, a))
-		}
+		r.core.Ready(a.pos, a.slot, a.number)
 	case repEnded:
 		r.running--
-		t.att = nil
-		r.attemptEnded(ctx, c, t, rep)
-	}
-}
-
-// attemptEnded records the attempt's end and decides what follows: the
-// cue completes, the agent retries, a fallback takes over, or the cue fails.
-func (r *run) attemptEnded(ctx context.Context, c *cueRun, t *target, rep report) {
-	a := rep.att
-	state, reason, class := AttemptCompleted, "", ""
-	if rep.fail != nil {
-		state, reason, class = AttemptFailed, rep.fail.reason, rep.fail.class
-		if r.stopping || c.state.Final() || rep.fail.class == "stopped" {
-			state = AttemptStopped
+		r.atts[a.pos][a.slot] = nil
+		end := sched.End{Outputs: rep.outputs}
+		if f := rep.fail; f != nil {
+			end.Failed, end.Class, end.Reason = true, f.class, f.reason
+			end.Retriable = retriable(a.agent, f.class) || f.retry
 		}
+		r.core.Ended(time.Now(), a.pos, a.slot, a.number, end)
 	}
-	r.emit(Event{Type: EvAttemptEnded, Cue: c.cue.ID, Agent: a.agent.ID, Attempt: a.number,
-		State: string(state), Reason: reason,
-		Data: mustJSON(AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs})})
-	if state == AttemptStopped {
-		if !c.state.Final() && !r.stopping {
-			t.phase = tIdle // stood down (a skipped or paused cue); nothing more to do
-		}
-		return
-	}
-	if state == AttemptCompleted {
-		t.phase, t.outputs = tDone, rep.outputs
-		if r.allAt(c, tDone) {
-			r.completeCue(ctx, c)
-		}
-		return
-	}
-	ag := a.agent
-	canRetry := retriable(ag, class) || rep.fail.retry
-	if ag.Cooldown > 0 && canRetry {
-		until := time.Now().Add(ag.Cooldown.D()).UTC()
-		r.emit(Event{Type: EvCooldown, Cue: c.cue.ID, Agent: ag.ID, Reason: reason, Data: mustJSON(CooldownData{Until: until})})
-	}
-	switch {
-	case canRetry && t.tries < maxAttempts(ag):
-		delay := backoff(ag, t.tries)
-		t.phase, t.retryAt = tIdle, time.Now().Add(delay)
-		r.wakeNoLaterThan(t.retryAt, c)
-		r.emit(Event{Type: EvNote, Cue: c.cue.ID, Agent: ag.ID, Attempt: a.number,
-			Reason: fmt.Sprintf("%s (%s): retry %d of %d in %s", reason, class, t.tries+1, maxAttempts(ag), delay.Round(time.Millisecond))})
-	case r.takeFallback(ctx, c, t, "failed ("+class+")"):
-	default:
-		t.phase = tFailed
-		r.endCue(ctx, c, CueFailed, fmt.Sprintf("%s: %s", ag.ID, reason))
-	}
-}
-
-// completeCue merges the targets' outputs, exports the cue's exports to the
-// blackboard and records the cue completed.
-func (r *run) completeCue(ctx context.Context, c *cueRun) {
-	c.outputs = map[string]any{}
-	for _, t := range c.targets {
-		for k, v := range t.outputs {
-			c.outputs[k] = v
-		}
-	}
-	if len(c.outputs) > 0 {
-		r.withOutputs.Add(c.cue)
-	}
-	for _, key := range c.cue.Exports {
-		v, ok := c.outputs[key]
-		if !ok {
-			continue
-		}
-		author := c.targets[0].agent.ID
-		put := BlackboardPut{Key: key, Value: mustJSON(v), Author: author}
-		if _, err := r.writeBoard(ctx, []BlackboardPut{put}); err != nil {
-			return // the run ends with the error (writeBoard)
-		}
-	}
-	r.endCue(ctx, c, CueCompleted, "")
+	r.apply(ctx, &rep)
 }

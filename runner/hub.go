@@ -82,7 +82,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		}
 		return r.searchMemory(a, ap, msg, b)
 	case protocols.StatusUsage:
-		a.addCredits(b.Credits)
+		a.r.addCredits(a, b.Credits)
 		return nil
 	}
 	ch, err := protocols.Route(msg.Type)
@@ -154,7 +154,7 @@ drain:
 			continue
 		}
 		puts = append(puts, BlackboardPut{Key: b.Key, Value: json.RawMessage(raw), Author: a.agent.ID,
-			Cue: a.cue.cue.ID, Attempt: a.number, MessageID: m.ID})
+			Cue: a.cue.ID, Attempt: a.number, MessageID: m.ID})
 	}
 	written, err := r.writeBoard(context0, puts)
 	if err != nil { // the run ends with the error: nothing more is answered

@@ -10,6 +10,10 @@ import (
 	"github.com/orch-cli/orch/runner/proc"
 )
 
+func init() {
+	registerDriver("jsonl", driverKind{new: func() driver { return &jsonlDriver{} }, speaks: true})
+}
+
 // jsonlDriver takes one attempt through the cue protocol on the agent's
 // long-lived process (agentProcess). Every message either way is recorded
 // before it is acted on.
@@ -25,7 +29,7 @@ func (d *jsonlDriver) warning(a *attempt) *failure {
 	d.ap, a.proc = ap, ap
 	ap.mu.Lock()
 	if ap.broken == nil {
-		ap.active[a.cue.cue.ID] = a
+		ap.active[a.cue.ID] = a
 		ap.last = a
 	}
 	ap.mu.Unlock()
@@ -45,7 +49,7 @@ func (d *jsonlDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 	if m == nil {
 		// A child task goes by itself: its coord.go, with the blackboard
 		// snapshot read here, is recorded here, before it is sent.
-		m = a.r.wire(protocols.New(protocols.CoordGo{RunID: a.r.id, CueID: a.cue.cue.ID, TargetAgents: a.cue.cue.Agents, Task: protocolTask(a.withBlackboard(t))}))
+		m = a.r.wire(protocols.New(protocols.CoordGo{RunID: a.r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents, Task: protocolTask(a.withBlackboard(t))}))
 		a.recordMessage("out", m.msg, m.raw)
 	}
 	a.inGo.Store(true)
@@ -74,8 +78,8 @@ func (d *jsonlDriver) close(a *attempt) (int, *int) {
 		return 0, nil
 	}
 	d.ap.mu.Lock()
-	if d.ap.active[a.cue.cue.ID] == a {
-		delete(d.ap.active, a.cue.cue.ID)
+	if d.ap.active[a.cue.ID] == a {
+		delete(d.ap.active, a.cue.ID)
 	}
 	d.ap.mu.Unlock()
 	return d.ap.p.PID(), nil
@@ -139,7 +143,7 @@ func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Durati
 			return nil, a.tellStopped(ap)
 		case <-a.abort:
 			f := a.failure()
-			_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.cue.ID, Reason: f.reason}))
+			_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.ID, Reason: f.reason}))
 			return nil, f
 		case <-timer.C:
 			var f *failure
@@ -148,7 +152,7 @@ func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Durati
 			} else {
 				f = failf("malfunction", "no %s within %s of %s", orList(want), timeout, msg.Type)
 			}
-			ap.fail(failf(f.class, "the agent did not answer %s of cue %s in time", msg.Type, a.cue.cue.ID))
+			ap.fail(failf(f.class, "the agent did not answer %s of cue %s in time", msg.Type, a.cue.ID))
 			return nil, f
 		}
 	}
@@ -191,13 +195,13 @@ func (a *attempt) recordMessage(dir string, msg protocols.Message, raw []byte) e
 // messageEvent is the record of a message of this attempt.
 func (a *attempt) messageEvent(dir string, m *wireMessage) Event {
 	data := MessageData{Direction: dir, Type: m.msg.Type, ID: m.msg.ID, InReplyTo: m.msg.InReplyTo, Body: json.RawMessage(trimNewline(m.raw))}
-	return Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvMessage, Cue: a.cue.cue.ID, Agent: a.agent.ID, Attempt: a.number, Data: mustJSON(data)}
+	return Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvMessage, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, Data: mustJSON(data)}
 }
 
 // tellStopped tells a halted attempt's agent to stop (coord.stop, recorded)
 // and returns the attempt's failure.
 func (a *attempt) tellStopped(ap *agentProcess) *failure {
-	_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.cue.ID, Reason: a.why}))
+	_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.ID, Reason: a.why}))
 	return a.stopped()
 }
 

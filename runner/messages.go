@@ -201,6 +201,6 @@ func (r *run) userEvent(a *attempt, kind, to string, body any) Event {
 	if len(raw) == 0 {
 		data.Body = nil
 	}
-	return Event{RunID: r.id, At: time.Now().UTC(), Type: EvUserMessage, Cue: a.cue.cue.ID,
+	return Event{RunID: r.id, At: time.Now().UTC(), Type: EvUserMessage, Cue: a.cue.ID,
 		Agent: a.agent.ID, Attempt: a.number, Data: mustJSON(data)}
 }

@@ -13,7 +13,15 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/spec"
 )
+
+func init() {
+	plain := driverKind{new: func() driver { return &plainDriver{} },
+		trivial: func(a *spec.Agent) bool { return len(a.Prepare) == 0 && len(a.ReadyCheck) == 0 }}
+	registerDriver("none", plain)
+	registerDriver("", plain)
+}
 
 // plainDriver runs a protocol: none agent: prepare at WARNING, ready_check at
 // STANDBY, the command at GO with the task as JSON on stdin; outputs come
@@ -48,7 +56,7 @@ func (d *plainDriver) prepareGo(*attempt) {
 func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 	// The agent creates the file when it writes an output (>> does): one
 	// file operation fewer per attempt when it has nothing to say.
-	outPath := filepath.Join(a.r.workDir, fmt.Sprintf("%s.%s.%d.out", safeName(a.cue.cue.ID), safeName(a.agent.ID), a.number))
+	outPath := filepath.Join(a.r.workDir, fmt.Sprintf("%s.%s.%d.out", safeName(a.cue.ID), safeName(a.agent.ID), a.number))
 	// The task goes to stdin once the process is started, with the
 	// blackboard as of the GO's commit, which came before.
 	stdin := func() []byte {

@@ -58,7 +58,7 @@ func (r *run) ask(a *attempt, msg protocols.Message, b protocols.QuestionAsk) *f
 	r.questions[q.id] = q
 	r.qmu.Unlock()
 	deadline := time.Now().Add(timeout).UTC()
-	err := r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestion, Cue: a.cue.cue.ID, Agent: a.agent.ID,
+	err := r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestion, Cue: a.cue.ID, Agent: a.agent.ID,
 		Attempt: a.number, Data: mustJSON(QuestionData{ID: q.id, Question: b.Question, Complexity: b.Complexity, To: to, Deadline: deadline})})
 	if err != nil {
 		r.qmu.Lock()
@@ -80,7 +80,7 @@ func (r *run) ask(a *attempt, msg protocols.Message, b protocols.QuestionAsk) *f
 func (r *run) forward(q *question) bool {
 	parent := q.to
 	ap := parent.proc
-	fwd := protocols.New(protocols.QuestionAsk{CueID: parent.cue.cue.ID, Question: q.body.Question, Complexity: q.body.Complexity, QuestionID: q.id})
+	fwd := protocols.New(protocols.QuestionAsk{CueID: parent.cue.ID, Question: q.body.Question, Complexity: q.body.Complexity, QuestionID: q.id})
 	r.qmu.Lock()
 	q.fwdID = fwd.ID
 	r.qmu.Unlock()
@@ -124,7 +124,7 @@ func (r *run) toPerson(q *question, deadline time.Time) {
 	q.cancel = cancel
 	r.qmu.Unlock()
 	p := QuestionPrompt{ID: q.id, Complexity: q.body.Complexity, Question: r.redact.Text(q.body.Question), Agent: q.asker.agent.ID,
-		Cue: q.asker.cue.cue.ID, Deadline: deadline}
+		Cue: q.asker.cue.ID, Deadline: deadline}
 	go func() {
 		if answer, ok := r.opts.Ask(ctx, p); ok {
 			r.answer(q.id, answer, "person")
@@ -159,7 +159,7 @@ func (r *run) answer(id, text, by string) bool {
 		return false
 	}
 	a := q.asker
-	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.cue.ID, Agent: a.agent.ID,
+	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID,
 		Attempt: a.number, State: QuestionAnswered, Data: mustJSON(AnswerData{ID: id, Answer: text, By: by})})
 	_ = a.proc.send(a, protocols.Reply(q.ask, protocols.QuestionAnswer{QuestionID: id, Answer: text}))
 	return true
@@ -185,7 +185,7 @@ func (r *run) unanswered(q *question, timeout time.Duration) {
 	}
 	a := q.asker
 	reason := fmt.Sprintf("question %s was not answered within %s", q.id, timeout)
-	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.cue.ID, Agent: a.agent.ID,
+	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID,
 		Attempt: a.number, State: QuestionUnanswered, Reason: reason, Data: mustJSON(AnswerData{ID: q.id})})
 	a.fail(failf("unanswered", "%s", reason))
 }
@@ -202,7 +202,7 @@ func (r *run) withdrawQuestions(a *attempt) {
 	r.qmu.Unlock()
 	for _, id := range mine {
 		if r.take(id) != nil {
-			_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.cue.ID,
+			_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.ID,
 				Agent: a.agent.ID, Attempt: a.number, State: QuestionWithdrawn, Reason: "its asker's attempt ended", Data: mustJSON(AnswerData{ID: id})})
 		}
 	}

@@ -1,9 +1,3 @@
-// Package runner executes a plan: it starts agent processes (through
-// runner/proc, which owns their process groups, signals and sweeps), takes
-// every cue through WARNING -> STANDBY -> GO, handles timeouts, retries,
-// fallbacks and cooldowns, and records everything through a Recorder
-// (runner/store is the SQLite one). runner never imports the store: its
-// tests use an in-memory fake.
 package runner
 
 import (

@@ -18,6 +18,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/sched"
 )
 
 // Defaults for what a cuelist does not say.
@@ -97,9 +98,10 @@ type CueOutcome struct {
 // result is the run's outcome, with every plan cue's (what orch run prints
 // needs no read of the store).
 func (r *run) result(state RunState, reason string, waiting []string) *Result {
-	res := &Result{RunID: r.id, State: state, Reason: r.redact.Text(reason), Waiting: waiting, Cues: make([]CueOutcome, len(r.cues))}
-	for i, c := range r.cues {
-		res.Cues[i] = CueOutcome{ID: c.cue.ID, State: c.state, Reason: r.redact.Text(c.reason)}
+	res := &Result{RunID: r.id, State: state, Reason: r.redact.Text(reason), Waiting: waiting, Cues: make([]CueOutcome, len(r.plan.Order))}
+	for i, c := range r.plan.Order {
+		st, why := r.core.State(i)
+		res.Cues[i] = CueOutcome{ID: c.ID, State: CueState(st), Reason: r.redact.Text(why)}
 	}
 	return res
 }
@@ -111,62 +113,81 @@ func NewRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// run is the state of one run, owned by its loop goroutine.
+// run is the I/O shell of one run: it feeds the scheduler core (core)
+// what happens, records what the core decides, then carries it out with the
+// attempts, the store and the observer. Its fields are grouped by concern,
+// each group a type of its own that says which goroutines touch it.
 type run struct {
-	opts        Options
-	plan        *planner.Plan
-	rec         Recorder
-	id          string
-	cues        []*cueRun // in plan order
-	byID        map[string]*cueRun
-	reports     chan report
-	parallel    int
-	grace       time.Duration
-	workDir     string // ORCH_OUTPUT files
-	redact      *Redactor
-	active      sync.WaitGroup // attempt goroutines
-	observeMu   sync.Mutex
-	running     int             // attempt goroutines not yet reported finished
-	inGo        int             // cues in GO
-	prepared    int             // cues in WARNING or STANDBY
-	asking      map[string]bool // manual cues being asked about at the terminal
-	declined    map[string]bool // manual cues a person said no to: they wait for orch go
-	stopping    bool            // attempts ending now were stopped, not failed
-	cascade     bool            // the whole run is being stopped: agents get no grace beyond the kill grace
-	beatAt      time.Time       // when the lease was last tried
-	beatOK      time.Time       // when it was last renewed
-	sweeper     *proc.Sweeper
-	locks       *locks
-	procsMu     sync.Mutex
-	procs       map[string]*agentProcess // jsonl agents\' processes, by agent
-	allProcs    []*agentProcess          // every agent process started, to wait for at the end
-	envMu       sync.Mutex
-	envCache    map[string][]string // per agent: orch\'s environment and the agent\'s env
-	pending     []Event             // decided, not yet committed
-	actions     []func()            // to do once pending is committed
-	goes        []func()            // GO orders, carried out after the actions (see flush)
-	wakeAt      time.Time
-	sleepers    map[*cueRun]bool // cues to look at again when the loop wakes
-	touched     *cueQueue        // cues to step in the next advance
-	waitWarn    *cueQueue        // cues ready for WARNING but out of budget
-	waitGo      *cueQueue        // cues standing by for a free GO slot
-	live        map[*cueRun]bool // cues between WARNING and their end
-	finals      int              // cues in a final state
-	unapproved  int              // manual cues not yet approved nor ended
-	withOutputs planner.CueSet   // completed cues that produced outputs
-	polledAt    time.Time        // when the store was last asked for commands
-	broken      brokenRecord     // a recorder failure: the run cannot go on
+	opts Options
+	plan *planner.Plan
+	id   string
+	host *host // what its attempts see of it
 
-	tree      *tree     // the tasks: cues' agents and their children
-	root      *os.Root  // the project, for handoff artifacts
-	began     time.Time // when this process started or continued the run (max_duration)
+	scheduling
+	recording
+	agents
+	requests
+	usage
+}
+
+// scheduling is the loop's: the core and what the loop knows of attempts.
+type scheduling struct {
+	core     *sched.Core  // the scheduling: cue phases, budgets, locks, retries, limits
+	atts     [][]*attempt // the attempt running for each cue's target, by plan position
+	reports  chan report  // attempts and prompts report here
+	parallel int
+	running  int       // attempt goroutines not yet reported finished
+	polledAt time.Time // when the store was last asked for commands
+}
+
+// recording is how the run records: decisions pending their commit, the
+// observer's order, the lease, a recorder failure. pending, actions, goes
+// and the lease times are the loop's; observeMu orders the commits of all
+// goroutines; broken may be set by any.
+type recording struct {
+	rec       Recorder
+	redact    *Redactor
+	observeMu sync.Mutex
+	pending   []Event      // decided, not yet committed
+	actions   []func()     // to do once pending is committed
+	goes      []func()     // GO orders, carried out after the actions (see flush)
+	broken    brokenRecord // a recorder failure: the run cannot go on
+	beatAt    time.Time    // when the lease was last tried
+	beatOK    time.Time    // when it was last renewed
+}
+
+// agents are the run's processes: attempt goroutines, agent processes, the
+// sweeper. procs and envCache are shared under their locks.
+type agents struct {
+	grace    time.Duration
+	workDir  string         // ORCH_OUTPUT files
+	active   sync.WaitGroup // attempt goroutines
+	cascade  bool           // the whole run is being stopped: agents get no grace beyond the kill grace
+	sweeper  *proc.Sweeper
+	procsMu  sync.Mutex
+	procs    map[string]*agentProcess // jsonl agents' processes, by agent
+	allProcs []*agentProcess          // every agent process started, to wait for at the end
+	envMu    sync.Mutex
+	envCache map[string][]string // per agent: orch's environment and the agent's env
+}
+
+// requests is the hub's: the task tree and the open questions, shared by
+// the attempts' goroutines (tree and questions under their locks).
+type requests struct {
+	tree      *tree    // the tasks: cues' agents and their children
+	root      *os.Root // the project, for handoff artifacts
+	qmu       sync.Mutex
+	questions map[string]*question // open questions, by id
+	asked     int                  // questions asked in the run so far (q1, q2, ...)
+}
+
+// usage counts what the run used against its limits (status.usage from
+// the attempts' goroutines, max_duration from the loop).
+type usage struct {
 	usageMu   sync.Mutex
 	credits   float64                       // the run's credits so far (status.usage)
 	exhausted atomic.Pointer[ExhaustedData] // the limit the run ran out of: no more GO
 	limitHit  chan struct{}                 // tells the loop that exhausted was set
-	qmu       sync.Mutex
-	questions map[string]*question // open questions, by id
-	asked     int                  // questions asked in the run so far (q1, q2, ...)
 }
 
 // Run executes the plan until every cue has ended, the run pauses for a
@@ -203,8 +224,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 func newRun(opts Options) (*run, error) {
 	p := opts.Plan
-	r := &run{opts: opts, plan: p, rec: opts.Recorder, id: opts.RunID, byID: map[string]*cueRun{},
-		reports: make(chan report, 64), asking: map[string]bool{}, declined: map[string]bool{}}
+	r := &run{opts: opts, plan: p, id: opts.RunID}
+	r.reports = make(chan report, 64)
 	if r.id == "" {
 		r.id = NewRunID()
 	}
@@ -236,13 +257,9 @@ func newRun(opts Options) (*run, error) {
 	if opts.Resume != nil { // the recorded inputs were redacted
 		r.opts.Inputs = r.redact.Restore(opts.Inputs)
 	}
-	n := len(p.Order)
-	r.touched, r.waitWarn, r.waitGo = newCueQueue(n), newCueQueue(n), newCueQueue(n)
-	r.live, r.sleepers = map[*cueRun]bool{}, map[*cueRun]bool{}
-	r.withOutputs = p.NewCueSet()
 	r.sweeper = proc.NewSweeper(r.id, r.noteOrphan)
-	r.locks = newLocks()
 	r.tree = newTree()
+	r.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, tree: r.tree, hostServices: r}
 	r.limitHit = make(chan struct{}, 1)
 	r.broken.done = make(chan struct{})
 	r.questions = map[string]*question{}
@@ -254,13 +271,9 @@ func newRun(opts Options) (*run, error) {
 		return nil, fmt.Errorf("opening the project root for handoff artifacts: %w", err)
 	}
 	r.procs = map[string]*agentProcess{}
+	r.atts = make([][]*attempt, len(p.Order))
 	for i, c := range p.Order {
-		cr := &cueRun{pos: i, cue: c, state: CuePending}
-		for _, id := range c.Agents {
-			cr.targets = append(cr.targets, &target{agentID: id, agent: p.Agents[id]})
-		}
-		r.cues = append(r.cues, cr)
-		r.byID[c.ID] = cr
+		r.atts[i] = make([]*attempt, len(c.Agents))
 	}
 	return r, nil
 }
@@ -284,7 +297,9 @@ func RemoveWorkDirs(runID, keep string) {
 // start records the run (or, resuming, restores the recorded cue states).
 func (r *run) start(ctx context.Context) error {
 	host, _ := os.Hostname()
-	r.began = time.Now()
+	began := time.Now()
+	r.core = sched.New(sched.Config{Plan: r.plan, RunID: r.id, Parallel: r.parallel, CanAsk: r.opts.Approve != nil, Trivial: trivial,
+		Lookup: lookup{r: r, ctx: ctx}})
 	if rec := r.opts.Resume; rec != nil {
 		r.credits, r.asked = rec.Credits, rec.Questions
 		r.restoreTasks(rec)
@@ -294,77 +309,29 @@ func (r *run) start(ctx context.Context) error {
 		}
 		r.emit(Event{Type: EvRunState, State: string(RunRunning), Reason: fmt.Sprintf("continued by process %d on %s", os.Getpid(), host)})
 		for id, c := range rec.Cues {
-			if cr := r.byID[id]; cr != nil {
-				r.restore(cr, c)
-			}
+			r.restore(id, c)
 		}
-		r.count()
+		r.core.Begin(began)
+		r.apply(ctx, nil)
 		return r.flush(ctx)
 	}
 	data := RunStartedData{Cuelist: r.plan.Cuelist.ID, SpecPath: r.opts.SpecPath, SpecHash: r.opts.SpecHash, Root: r.opts.ProjectRoot,
 		Inputs: r.opts.Inputs, OwnerPID: r.opts.Owner.PID, OwnerHost: r.opts.Owner.Host, OwnerToken: r.opts.Owner.Token}
-	for _, c := range r.cues {
-		data.Cues = append(data.Cues, CueInfo{ID: c.cue.ID, Agents: c.cue.Agents})
+	for _, c := range r.plan.Order {
+		data.Cues = append(data.Cues, CueInfo{ID: c.ID, Agents: c.Agents})
 	}
-	r.count()
+	r.core.Begin(began)
 	return r.record(ctx, Event{Type: EvRunStarted, Data: mustJSON(data)})
 }
 
-// restore takes a cue back to where the recorded run left it. Completed and
-// skipped cues are kept; a failed or blocked one stays so; everything else
-// runs again, except a cue that was in GO when the owner died and is not
-// idempotent: it is interrupted until a person says orch go. Attempt numbers
-// continue, and each agent's failed attempts count against its max_attempts,
-// so a crash never buys an agent more tries (an attempt the crash
-// interrupted is not its failure, and does not count).
-func (r *run) restore(cr *cueRun, c CueRecord) {
-	cr.attempts, cr.approved = c.Attempts, c.Approved
+// restore gives the core a recorded cue (see sched.Core.Restore).
+func (r *run) restore(id string, c CueRecord) {
+	rec := sched.Recorded{State: sched.State(c.State), Reason: c.Reason, Attempts: c.Attempts, AgentAttempts: c.AgentAttempts,
+		Outputs: r.redact.Restore(c.Outputs), Approved: c.Approved}
 	for _, a := range c.Running {
-		r.emit(Event{Type: EvAttemptEnded, Cue: cr.cue.ID, Agent: a.Agent, Attempt: a.Number, State: string(AttemptInterrupted),
-			Reason: "its run's owner stopped while it ran", Data: mustJSON(AttemptEndedData{Class: "interrupted"})})
+		rec.Running = append(rec.Running, sched.Running{Agent: a.Agent, Number: a.Number})
 	}
-	switch c.State {
-	case CueCompleted, CueSkipped, CueFailed, CueBlocked:
-		cr.state, cr.reason, cr.outputs = c.State, c.Reason, r.redact.Restore(c.Outputs)
-		if len(c.Outputs) > 0 {
-			r.withOutputs.Add(cr.cue)
-		}
-		return
-	case CueInterrupted:
-		cr.state = CueInterrupted // still waiting for orch go (unless it came: approved)
-	case CueGo:
-		if !cr.cue.IsIdempotent() {
-			cr.approved = false
-			r.setState(context.Background(), cr, CueInterrupted, "it was in GO when its run's owner stopped, and it is not idempotent: orch go "+r.id+" "+cr.cue.ID+" runs it again")
-		}
-	}
-	// A cue recorded in WARNING, STANDBY or GO (and not interrupted above)
-	// starts over: recorded pending, so that the store never shows it being
-	// prepared by nobody (say, while the resumed run pauses).
-	if cr.state != CueInterrupted && c.State != CuePending && c.State != CueInterrupted {
-		r.setState(context.Background(), cr, CuePending, "its run's owner stopped; it starts over")
-	}
-	for _, t := range cr.targets {
-		t.tries = c.AgentAttempts[t.agent.ID]
-		for t.tries >= maxAttempts(t.agent) {
-			listed := r.plan.Agents[t.agentID]
-			if t.fallbacks >= len(listed.Fallback) {
-				t.phase = tFailed
-				break
-			}
-			next := r.plan.Agents[listed.Fallback[t.fallbacks]]
-			t.fallbacks++
-			t.agent, t.tries = next, c.AgentAttempts[next.ID]
-		}
-	}
-	for _, t := range cr.targets {
-		if t.phase == tFailed {
-			r.emit(Event{Type: EvCueState, Cue: cr.cue.ID, State: string(CueFailed),
-				Reason: fmt.Sprintf("%s: no attempts left (all failed before the run was resumed)", t.agentID)})
-			cr.state = CueFailed
-			break
-		}
-	}
+	r.core.Restore(id, rec)
 }
 
 // restoreTasks closes what the run's previous owner left open of its child
@@ -390,20 +357,6 @@ func (r *run) restoreTasks(rec *RunRecord) {
 	for _, id := range rec.OpenQuestions {
 		r.emit(Event{Type: EvQuestionClosed, State: QuestionWithdrawn, Reason: "its run's owner stopped; an agent that asks again gets a new question",
 			Data: mustJSON(AnswerData{ID: id})})
-	}
-}
-
-// count sets the counters from the cues' states and touches every cue, once,
-// when the run starts.
-func (r *run) count() {
-	for _, c := range r.cues {
-		switch {
-		case c.state.Final():
-			r.finals++
-		case (c.cue.Manual() || c.state == CueInterrupted) && !c.approved:
-			r.unapproved++
-		}
-		r.touch(c)
 	}
 }
 
@@ -546,12 +499,12 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 				continue // `orch go` arrived: advance again at once
 			}
 		}
-		if r.stuck() {
+		if r.core.Stuck(r.running) {
 			return r.pause(ctx)
 		}
 		wait := time.Hour
-		if !r.wakeAt.IsZero() {
-			wait = max(time.Until(r.wakeAt), 0)
+		if at := r.core.WakeAt(); !at.IsZero() {
+			wait = max(time.Until(at), 0)
 		}
 		wait = min(wait, commandPoll) // orch go and orch stop arrive through the store
 		if left, ok := r.durationLeft(); ok {
@@ -570,11 +523,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 				}
 			}
 		case <-timer.C:
-			r.wakeAt = time.Time{}
-			for c := range r.sleepers {
-				r.touch(c)
-			}
-			clear(r.sleepers)
+			r.core.Wake()
 		case <-ctx.Done():
 			timer.Stop()
 			return r.stopped(ctx, "interrupted by a signal")
@@ -594,14 +543,14 @@ func (r *run) outOfLimits(ctx context.Context, d *ExhaustedData) (*Result, error
 }
 
 // finished reports whether every cue has reached a final state.
-func (r *run) finished() bool { return r.finals == len(r.cues) && r.running == 0 }
+func (r *run) finished() bool { return r.core.Finished() && r.running == 0 }
 
 func (r *run) finish(ctx context.Context) (*Result, error) {
 	state, reason := RunCompleted, ""
 	var failed []string
-	for _, c := range r.cues {
-		if c.state == CueFailed {
-			failed = append(failed, c.cue.ID)
+	for i, c := range r.plan.Order {
+		if st, _ := r.core.State(i); st == sched.Failed {
+			failed = append(failed, c.ID)
 		}
 	}
 	if len(failed) > 0 {
@@ -621,22 +570,14 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 // cues stand down (their agents are stopped) and the run is paused; `orch go`
 // continues it.
 func (r *run) pause(ctx context.Context) (*Result, error) {
-	var waiting []string
-	for _, c := range r.cues {
-		if !c.state.Final() && (c.cue.Manual() || c.state == CueInterrupted) && !c.approved {
-			waiting = append(waiting, c.cue.ID)
-		}
-	}
+	waiting := r.core.Waiting()
 	r.stopAll(ctx, "the run is paused")
 	reason := "waiting for GO: " + join(waiting)
 	if len(waiting) == 0 {
 		reason = "nothing can move"
 	}
-	for _, c := range r.cues {
-		if !c.state.Final() && c.state != CuePending && c.state != CueInterrupted {
-			r.setState(ctx, c, CuePending, "stood down while the run is paused")
-		}
-	}
+	r.core.StandDown("stood down while the run is paused")
+	r.apply(ctx, nil)
 	if err := r.record(ctx, Event{Type: EvRunState, State: string(RunPaused), Reason: reason}); err != nil {
 		return nil, err
 	}
@@ -664,11 +605,8 @@ func (r *run) halt(ctx context.Context, why string, state RunState) (*Result, er
 	go func() { r.closeAgents(); close(agentsGone) }() // at the same time as the attempts
 	r.stopAll(ctx, "the run was stopped: "+why)
 	<-agentsGone
-	for _, c := range r.cues {
-		if !c.state.Final() {
-			r.endCue(ctx, c, CueStopped, "the run was stopped: "+why)
-		}
-	}
+	r.core.EndAll(sched.Stopped, "the run was stopped: "+why)
+	r.apply(ctx, nil)
 	if err := r.record(ctx, Event{Type: EvRunState, State: string(state), Reason: why}); err != nil {
 		return nil, err
 	}
@@ -691,11 +629,11 @@ func (r *run) stopAll(ctx context.Context, why string) {
 
 // haltAttempts tells every attempt still running to stop, without waiting.
 func (r *run) haltAttempts(why string) {
-	r.stopping = true
-	for _, c := range r.cues {
-		for _, t := range c.targets {
-			if t.att != nil {
-				t.att.stop(why)
+	r.core.Stopping()
+	for _, atts := range r.atts {
+		for _, a := range atts {
+			if a != nil {
+				a.stop(why)
 			}
 		}
 	}

@@ -32,20 +32,21 @@ type Task struct {
 // task builds attempt a's task: the run's inputs, the outputs of every cue
 // the cue depends on (directly or not, in plan order, later ones winning),
 // then the cue's own inputs; a blackboard snapshot; the agent's tools.
-func (r *run) task(c *cueRun, a *attempt) *Task {
+func (r *run) task(pos int, a *attempt) *Task {
+	c := r.plan.Order[pos]
 	inputs := map[string]any{}
 	for k, v := range r.opts.Inputs {
 		inputs[k] = v
 	}
-	var producers []*cueRun
-	r.plan.EachAncestorIn(c.cue, r.withOutputs, func(anc *planner.Cue) { producers = append(producers, r.byID[anc.ID]) })
-	sort.Slice(producers, func(i, j int) bool { return producers[i].pos < producers[j].pos })
+	var producers []int
+	r.plan.EachAncestorIn(c, r.core.WithOutputs(), func(anc *planner.Cue) { producers = append(producers, r.core.Pos(anc.ID)) })
+	sort.Ints(producers)
 	for _, p := range producers { // in plan order: a later cue's output wins
-		for k, v := range p.outputs {
+		for k, v := range r.core.Outputs(p) {
 			inputs[k] = v
 		}
 	}
-	for k, v := range c.cue.Inputs {
+	for k, v := range c.Inputs {
 		inputs[k] = v
 	}
 	var tools []string
@@ -57,14 +58,14 @@ func (r *run) task(c *cueRun, a *attempt) *Task {
 	if tools == nil {
 		tools = []string{}
 	}
-	return &Task{RunID: r.id, CueID: c.cue.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools}
+	return &Task{RunID: r.id, CueID: c.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools}
 }
 
 // withBlackboard fills the task's blackboard snapshot with the board as it
 // is now, read anew: for a coord.go, which is built before the commit that
 // records it.
 func (a *attempt) withBlackboard(t *Task) *Task {
-	entries, err := a.r.rec.Blackboard(context.Background(), a.r.id)
+	entries, err := a.r.blackboard(false)
 	return withBoard(t, entries, err)
 }
 
@@ -72,7 +73,7 @@ func (a *attempt) withBlackboard(t *Task) *Task {
 // committed: the board as of that commit (or later), which the recorder may
 // have in memory.
 func (a *attempt) withCommittedBlackboard(t *Task) *Task {
-	entries, err := a.r.rec.BlackboardAtCommit(context.Background(), a.r.id)
+	entries, err := a.r.blackboard(true)
 	return withBoard(t, entries, err)
 }
 
@@ -92,20 +93,23 @@ func withBoard(t *Task, entries map[string]BlackboardEntry, err error) *Task {
 
 // env is the agent's environment: orch's own, the agent's env, and ORCH_*
 // variables. Values never reach a command line.
-func (a *attempt) env(extra ...string) []string {
-	env := append([]string(nil), a.r.baseEnv(a.agent.ID, a.agent.Env)...)
+func (a *attempt) env(extra ...string) []string { return append(a.r.agentEnv(a), extra...) }
+
+// agentEnv is the environment of attempt a's processes (see attempt.env).
+func (r *run) agentEnv(a *attempt) []string {
+	env := append([]string(nil), r.baseEnv(a.agent.ID, a.agent.Env)...)
 	env = append(env,
-		"ORCH_RUN_ID="+a.r.id,
-		"ORCH_CUE_ID="+a.cue.cue.ID,
+		"ORCH_RUN_ID="+r.id,
+		"ORCH_CUE_ID="+a.cue.ID,
 		"ORCH_AGENT_ID="+a.agent.ID,
 		"ORCH_ATTEMPT="+strconv.Itoa(a.number),
-		"ORCH_DB="+a.r.opts.DBPath,
-		"ORCH_ROOT="+a.r.opts.ProjectRoot,
+		"ORCH_DB="+r.opts.DBPath,
+		"ORCH_ROOT="+r.opts.ProjectRoot,
 	)
-	if v := a.r.redact.secretsVar(); v != "" {
+	if v := r.redact.secretsVar(); v != "" {
 		env = append(env, v) // for orch bb set inside the agent
 	}
-	return append(env, extra...)
+	return env
 }
 
 // Linux refuses to start a process with one environment string over 128 KiB
@@ -225,32 +229,12 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// truthy is how a condition reads a blackboard value: false, null, 0, "",
-// "false", "no", "off" and "0" (any case) do not hold; anything else does.
-func truthy(raw json.RawMessage) bool {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return false
+// blackboard reads the run's board for a task's snapshot (see hostServices).
+func (r *run) blackboard(committed bool) (map[string]BlackboardEntry, error) {
+	if committed {
+		return r.rec.BlackboardAtCommit(context.Background(), r.id)
 	}
-	switch v := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return v
-	case float64:
-		return v != 0
-	case string:
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "", "false", "no", "off", "0":
-			return false
-		}
-		return true
-	case []any:
-		return len(v) > 0
-	case map[string]any:
-		return len(v) > 0
-	}
-	return true
+	return r.rec.Blackboard(context.Background(), r.id)
 }
 
 // baseEnv is orch's environment plus the agent's env, built once per agent.

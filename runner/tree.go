@@ -111,7 +111,7 @@ func (t *tree) working(n *node) (*attempt, string) {
 		return nil, fmt.Sprintf("%s ended (task %s %s)", n.agent.ID, n.id, n.ended)
 	case n.att == nil || !n.att.inGo.Load():
 		return nil, fmt.Sprintf("%s is not working now (task %s has no attempt in GO)", n.agent.ID, n.id)
-	case n.agent.Protocol != "jsonl":
+	case !speaks(n.agent):
 		return nil, fmt.Sprintf("%s is a plain process (protocol none): it cannot receive messages", n.agent.ID)
 	}
 	return n.att, ""

@@ -1,0 +1,24 @@
+// Package runner executes a plan. It is the I/O shell around the scheduler
+// core (runner/sched, which decides every cue's phase, the budgets, the
+// locks, retries, fallbacks, cooldowns, manual GO and the limits, and does
+// no I/O): the loop (run) feeds the core what happened (an attempt's
+// report, orch go and orch stop, a timer, a person's answer), records what
+// it decided in one commit, then carries it out (commit-before-act).
+//
+// Who owns what:
+//   - run (run.go, schedule.go, handle.go): the loop goroutine; its fields
+//     are grouped by concern (scheduling, recording, agents, requests,
+//     usage), each group saying which goroutines touch it.
+//   - attempt (attempt.go) and its driver: one agent's attempt at one cue,
+//     on its own goroutine. It sees its run only through host (host.go).
+//     Each protocol is a driver in a file of its own that registers it
+//     (drivers.go; plain.go for protocol none, jsonl.go): adding one
+//     touches neither the core nor the loop. Processes are started and
+//     swept through runner/proc.
+//   - the hub (hub.go, messages.go, tree.go, child.go, questions.go):
+//     agents' requests during GO (blackboard, memory, messages, handoffs,
+//     questions), served on the attempts' goroutines.
+//   - the Recorder (record.go): where everything is recorded; runner/store
+//     is the SQLite one. runner never imports the store: its tests use an
+//     in-memory fake.
+package runner

@@ -1,0 +1,62 @@
+package runner
+
+import "github.com/orch-cli/orch/spec"
+
+// driver takes one attempt of one kind of agent through its phases. Adding
+// a protocol is a file with its driver and its tests that registers it
+// (registerDriver, in an init func): neither the scheduler core nor the
+// loop changes.
+type driver interface {
+	warning(a *attempt) *failure
+	standby(a *attempt) *failure
+	work(a *attempt, t *Task) (map[string]any, *failure)
+	// close stops whatever is still running and sweeps the process group;
+	// it returns the pid and exit status of the GO process, when there was one.
+	close(a *attempt) (pid int, exit *int)
+}
+
+// goPreparer is a driver that gets ready for GO while it waits for it.
+type goPreparer interface{ prepareGo(a *attempt) }
+
+func prepareGo(d driver, a *attempt) {
+	if p, ok := d.(goPreparer); ok {
+		p.prepareGo(a)
+	}
+}
+
+// driverKind describes the driver of one protocol.
+type driverKind struct {
+	new func() driver
+	// speaks: the agent reads orch's messages (coord.warning, coord.standby
+	// and coord.go are recorded with the decisions that send them; it is
+	// told of conflicts; in GO it can receive messages and questions).
+	speaks bool
+	// trivial: the agent has nothing to do at WARNING and STANDBY, so the
+	// scheduler takes its attempt through them as soon as it is recorded.
+	// Nil: never.
+	trivial func(*spec.Agent) bool
+}
+
+var drivers = map[string]driverKind{}
+
+// registerDriver makes protocol's agents run with k.
+func registerDriver(protocol string, k driverKind) { drivers[protocol] = k }
+
+// kindOf is the driver of the agent's protocol (none when it says none:
+// spec checks that the protocol is one orch knows).
+func kindOf(a *spec.Agent) driverKind {
+	if k, ok := drivers[a.Protocol]; ok {
+		return k
+	}
+	return drivers["none"]
+}
+
+// speaks reports whether the agent reads orch's messages (see driverKind).
+func speaks(a *spec.Agent) bool { return kindOf(a).speaks }
+
+// trivial reports whether the agent has nothing to do at WARNING and
+// STANDBY (see driverKind).
+func trivial(a *spec.Agent) bool {
+	k := kindOf(a)
+	return k.trivial != nil && k.trivial(a)
+}

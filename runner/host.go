@@ -1,0 +1,50 @@
+package runner
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/proc"
+)
+
+// host is what an attempt, its driver and its agent's process see of the
+// run they belong to: a few facts, and the services of hostServices. They
+// never see the run itself (its scheduling, its pending decisions).
+type host struct {
+	id      string
+	plan    *planner.Plan
+	grace   time.Duration   // the kill grace
+	workDir string          // ORCH_OUTPUT files
+	sweeper *proc.Sweeper   // every process an attempt starts is swept
+	active  *sync.WaitGroup // attempt goroutines: the run waits for them
+	tree    *tree           // the tasks: an attempt ends its node
+	hostServices
+}
+
+// hostServices are the run's services to its attempts (implemented by run):
+// recording, the agents' processes, and the hub that serves their requests.
+type hostServices interface {
+	// publish records events now and shows them (notes, messages).
+	publish(ctx context.Context, events ...Event) error
+	// newLogCap budgets an attempt's output in the store.
+	newLogCap() *logCap
+	// blackboard reads the board; committed: as of the last commit, which
+	// the recorder may have in memory.
+	blackboard(committed bool) (map[string]BlackboardEntry, error)
+	// agentEnv is the environment an agent's processes start with.
+	agentEnv(a *attempt) []string
+	// agentProc returns a protocol agent's process, started at first use.
+	agentProc(a *attempt) (*agentProcess, *failure)
+	// serve answers one of an agent's requests during GO (the hub).
+	serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure
+	// withdrawQuestions closes the open questions of an attempt that ended.
+	withdrawQuestions(a *attempt)
+	// addCredits counts an attempt's status.usage toward the run's limits.
+	addCredits(a *attempt, credits float64)
+	loopLimits() (warn, block int)
+	messageRate() int
+	wire(msg protocols.Message) *wireMessage
+}

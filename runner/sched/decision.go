@@ -1,0 +1,114 @@
+package sched
+
+import (
+	"time"
+
+	"github.com/orch-cli/orch/spec"
+)
+
+// State is a cue's state; the values are those the runner records.
+type State string
+
+const (
+	Pending     State = "pending"
+	Warning     State = "warning"
+	Standby     State = "standby"
+	Go          State = "go"
+	Completed   State = "completed"
+	Failed      State = "failed"
+	Blocked     State = "blocked"     // a dependency failed, was skipped or blocked
+	Skipped     State = "skipped"     // a condition did not hold
+	Stopped     State = "stopped"     // the run was stopped
+	Interrupted State = "interrupted" // in flight when the owner died
+)
+
+// Final reports whether a cue in state s is over.
+func (s State) Final() bool {
+	switch s {
+	case Completed, Failed, Blocked, Skipped, Stopped:
+		return true
+	}
+	return false
+}
+
+// AttemptState is how an attempt ended, as recorded.
+type AttemptState string
+
+const (
+	AttemptCompleted AttemptState = "completed"
+	AttemptFailed    AttemptState = "failed"
+	AttemptStopped   AttemptState = "stopped"
+)
+
+// Kind says what a Decision is.
+type Kind uint8
+
+const (
+	// CueState: record cue Cue in State with Reason (and Outputs when
+	// completed).
+	CueState Kind = iota + 1
+	// StartAttempt: start attempt number Attempt of Agent for target
+	// Target of cue Cue (Fallback: Agent replaced the agent listed). It
+	// sends WARNING, unless Config.Trivial(Agent).
+	StartAttempt
+	// SendStandby and SendGo: order the attempt of the target to go on.
+	SendStandby
+	SendGo
+	// StopAttempt: stop the attempt of the target, saying Reason.
+	StopAttempt
+	// AttemptEnded: record the end of the target's attempt Attempt of
+	// Agent, in AttemptState with Reason and Class.
+	AttemptEnded
+	// AttemptInterrupted: record that attempt Attempt of agent Key (Agent:
+	// nil if the plan no longer has it), running
+	// when the run's owner stopped, ended with it (a resume).
+	AttemptInterrupted
+	// Cooldown: record that Agent cools down until Until (Reason: why).
+	Cooldown
+	// Retry: the target's attempt Attempt of Agent failed (Reason,
+	// Class); retry N of Max comes after Delay.
+	Retry
+	// Fallback: the target's Agent Reason; To takes over.
+	Fallback
+	// Export: write Key = Value to the blackboard as Agent, now (a cue
+	// completing exports its outputs before it is recorded completed).
+	Export
+	// Conflict: cue Cue waits for Subject, held by the cues Holders (plan
+	// positions, in plan order) up to Capacity.
+	Conflict
+	// ManualGo: record that cue Cue got its GO (Reason: from whom).
+	ManualGo
+	// AskForGo: ask a person for the manual cue's GO; answer with
+	// ApprovalAnswered.
+	AskForGo
+)
+
+// Decision is one thing the core decided. Which fields are set depends on
+// Kind (see there). The runner records it, then acts on it.
+type Decision struct {
+	Kind         Kind
+	Cue          int // plan position
+	Target       int // index of the target agent in the cue's agents
+	Attempt      int
+	Agent        *spec.Agent
+	State        State
+	AttemptState AttemptState
+	Reason       string
+	Class        string
+	Fallback     bool
+	To           *spec.Agent
+	Until        time.Time
+	Delay        time.Duration
+	N, Max       int
+	Outputs      map[string]any
+	Key          string
+	Value        any
+	Subject      Subject
+	Capacity     int
+	Holders      []int
+}
+
+// Subject is something cues hold while in GO: a resource (one unit per
+// claim), an agent (one of its concurrency slots: kind "timing") or an
+// output target.
+type Subject struct{ Kind, Name string }

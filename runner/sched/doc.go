@@ -1,0 +1,19 @@
+// Package sched is the run's scheduler core: it decides, and does nothing
+// else. It owns every cue's phase (pending, WARNING, STANDBY, GO and the
+// final states), the budgets of prepared and going cues, early WARNING,
+// conditions, blocking, the run-time locks and their arbitration, retries
+// with backoff, fallbacks and cooldowns, manual GO, the run's limits, and
+// what a resumed run takes back from its record.
+//
+// A Core belongs to one goroutine (the runner's loop). It has no mutex, no
+// goroutine, no channel, and never reads a clock: every input carries the
+// time. It does no I/O: the two things it must read (the blackboard values
+// of a cue's conditions, an agent's cooldown) come through Lookup, which the
+// runner implements over its store and tests implement over a map.
+//
+// Inputs are method calls (Advance, Warned, Ready, Ended, Approve, Wake,
+// ...); each appends typed Decisions (start an attempt, send STANDBY or GO,
+// record a cue's state, stop an attempt, record a conflict, ask a person)
+// that the caller takes with Decisions, records, and then carries out. The
+// runner package is that caller: it owns processes, requests and the store.
+package sched

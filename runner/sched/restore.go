@@ -1,0 +1,82 @@
+package sched
+
+import "fmt"
+
+// Recorded is where a recorded run left one cue (the runner's CueRecord,
+// outputs already restored from redaction).
+type Recorded struct {
+	State         State
+	Reason        string
+	Attempts      int            // the highest attempt number recorded
+	AgentAttempts map[string]int // failed attempts per agent
+	Running       []Running      // attempts recorded as running
+	Outputs       map[string]any
+	Approved      bool
+}
+
+// Running names an attempt recorded as running.
+type Running struct {
+	Agent  string
+	Number int
+}
+
+// Restore takes cue id back to where the recorded run left it, before
+// Begin. Completed and skipped cues are kept; a failed or blocked one stays
+// so; everything else runs again, except a cue that was in GO when the
+// owner died and is not idempotent: it is interrupted until a person says
+// orch go. Attempt numbers continue, and each agent's failed attempts count
+// against its max_attempts, so a crash never buys an agent more tries (an
+// attempt the crash interrupted is not its failure, and does not count).
+func (c *Core) Restore(id string, rec Recorded) {
+	cr := c.byID[id]
+	if cr == nil {
+		return
+	}
+	cr.attempts, cr.approved = rec.Attempts, rec.Approved
+	for _, a := range rec.Running {
+		c.decide(Decision{Kind: AttemptInterrupted, Cue: cr.pos, Attempt: a.Number, Agent: c.plan.Agents[a.Agent], Key: a.Agent})
+	}
+	switch rec.State {
+	case Completed, Skipped, Failed, Blocked:
+		cr.state, cr.reason, cr.outputs = rec.State, rec.Reason, rec.Outputs
+		if len(rec.Outputs) > 0 {
+			c.withOutputs.Add(cr.spec)
+		}
+		return
+	case Interrupted:
+		cr.state = Interrupted // still waiting for orch go (unless it came: approved)
+	case Go:
+		if !cr.spec.IsIdempotent() {
+			cr.approved = false
+			c.setState(cr, Interrupted, "it was in GO when its run's owner stopped, and it is not idempotent: orch go "+c.cfg.RunID+" "+cr.spec.ID+" runs it again")
+		}
+	}
+	// A cue recorded in WARNING, STANDBY or GO (and not interrupted above)
+	// starts over: recorded pending, so that the store never shows it being
+	// prepared by nobody (say, while the resumed run pauses).
+	if cr.state != Interrupted && rec.State != Pending && rec.State != Interrupted {
+		c.setState(cr, Pending, "its run's owner stopped; it starts over")
+	}
+	for i := range cr.targets {
+		t := &cr.targets[i]
+		t.tries = rec.AgentAttempts[t.agent.ID]
+		for t.tries >= MaxAttempts(t.agent) {
+			listed := c.plan.Agents[t.listed]
+			if t.fallbacks >= len(listed.Fallback) {
+				t.phase = tFailed
+				break
+			}
+			next := c.plan.Agents[listed.Fallback[t.fallbacks]]
+			t.fallbacks++
+			t.agent, t.tries = next, rec.AgentAttempts[next.ID]
+		}
+	}
+	for _, t := range cr.targets {
+		if t.phase == tFailed {
+			c.decide(Decision{Kind: CueState, Cue: cr.pos, State: Failed,
+				Reason: fmt.Sprintf("%s: no attempts left (all failed before the run was resumed)", t.listed)})
+			cr.state = Failed
+			break
+		}
+	}
+}

@@ -1,0 +1,324 @@
+package sched
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Advance steps every touched cue, in plan order, as many phases forward as
+// it can go now.
+func (c *Core) Advance(now time.Time) {
+	for pos := c.touched.pop(); pos >= 0; pos = c.touched.pop() {
+		cr := c.cues[pos]
+		for c.step(now, cr) {
+		}
+	}
+}
+
+// touch marks a cue to be looked at by the next advance.
+func (c *Core) touch(cr *cue) { c.touched.push(cr.pos) }
+
+// touchNext marks the cues that wait for cr: its state decides theirs.
+func (c *Core) touchNext(cr *cue) {
+	for _, n := range cr.spec.Next {
+		c.touch(c.byID[n.ID])
+	}
+}
+
+// freePrepared and freeGo release a budget slot and wake the earliest cue
+// that waited for one.
+func (c *Core) freePrepared() {
+	c.prepared--
+	if pos := c.waitWarn.pop(); pos >= 0 {
+		c.touched.push(pos)
+	}
+}
+
+func (c *Core) freeGo() {
+	c.inGo--
+	if pos := c.waitGo.pop(); pos >= 0 {
+		c.touched.push(pos)
+	}
+}
+
+// step moves one cue at most one phase forward and reports whether it did.
+func (c *Core) step(now time.Time, cr *cue) bool {
+	if cr.state.Final() || c.broken {
+		return false
+	}
+	if dep, why := c.blockedBy(cr); dep != "" {
+		c.endCue(cr, Blocked, fmt.Sprintf("dependency %s %s", dep, why))
+		return false
+	}
+	switch cr.state {
+	case Interrupted:
+		if !cr.approved {
+			return false // waits for orch go
+		}
+		c.setState(cr, Pending, "orch go: run it again")
+		return true
+	case Pending:
+		if !c.warnable(cr) {
+			return false // a dependency's change touches it again
+		}
+		if c.prepared >= c.cfg.Parallel {
+			c.waitWarn.push(cr.pos)
+			return false
+		}
+		c.setState(cr, Warning, "")
+		c.prepared++
+		c.startTargets(now, cr)
+		return true
+	case Warning:
+		c.startTargets(now, cr)
+		if c.allAt(cr, tWarned) && c.ready(cr) {
+			if why, ok := c.conditionFails(cr); !ok {
+				return false // the board could not be read: the run ends
+			} else if why != "" {
+				c.endCue(cr, Skipped, why)
+				return false
+			}
+			c.setState(cr, Standby, "")
+			for i := range cr.targets {
+				t := &cr.targets[i]
+				t.phase = tStandby
+				if !c.cfg.Trivial(t.agent) {
+					c.decide(Decision{Kind: SendStandby, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent})
+				} else {
+					t.phase = tReady
+				}
+			}
+			return true
+		}
+	case Standby:
+		c.startTargets(now, cr)
+		if !c.allAt(cr, tReady) {
+			return false
+		}
+		if cr.spec.Manual() && !cr.approved {
+			c.askForGo(cr)
+			return false
+		}
+		if c.inGo >= c.cfg.Parallel {
+			c.waitGo.push(cr.pos)
+			return false
+		}
+		if c.exhausted {
+			return false // out of a limit: the loop stops the run
+		}
+		if !c.acquire(cr) {
+			return false // woken when a holder lets go
+		}
+		c.freePrepared()
+		c.inGo++
+		c.setState(cr, Go, "")
+		for i := range cr.targets {
+			t := &cr.targets[i]
+			t.phase = tGoing
+			c.decide(Decision{Kind: SendGo, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent})
+		}
+		return true
+	case Go:
+		c.startTargets(now, cr) // retries and fallbacks go straight through the phases
+	}
+	return false
+}
+
+// blockedBy names a dependency that can no longer complete.
+func (c *Core) blockedBy(cr *cue) (string, string) {
+	for _, d := range cr.spec.Deps {
+		switch c.byID[d.ID].state {
+		case Failed:
+			return d.ID, "failed"
+		case Blocked:
+			return d.ID, "is blocked"
+		case Skipped:
+			return d.ID, "was skipped"
+		case Stopped:
+			return d.ID, "was stopped"
+		}
+	}
+	return "", ""
+}
+
+// warnable: WARNING goes out as soon as the last unfinished dependency has
+// gone into GO, so preparation overlaps the work before it. A cue the
+// arbitration put after another waits until that one is in GO too.
+func (c *Core) warnable(cr *cue) bool {
+	for _, d := range cr.spec.Deps {
+		if s := c.byID[d.ID].state; s != Go && !s.Final() {
+			return false
+		}
+	}
+	for _, d := range cr.spec.After {
+		if s := c.byID[d.ID].state; s != Go && !s.Final() {
+			return false
+		}
+	}
+	return true
+}
+
+// ready: every dependency completed and every arbitration predecessor ended.
+func (c *Core) ready(cr *cue) bool {
+	for _, d := range cr.spec.Deps {
+		if c.byID[d.ID].state != Completed {
+			return false
+		}
+	}
+	for _, d := range cr.spec.After {
+		if !c.byID[d.ID].state.Final() {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Core) allAt(cr *cue, p phase) bool {
+	for _, t := range cr.targets {
+		if t.phase < p || t.phase == tFailed {
+			return false
+		}
+	}
+	return true
+}
+
+// startTargets launches an attempt for every target without one whose retry
+// time has come (all of them when the cue enters WARNING).
+func (c *Core) startTargets(now time.Time, cr *cue) {
+	for i := range cr.targets {
+		t := &cr.targets[i]
+		if t.phase != tIdle || t.attempt != 0 {
+			continue
+		}
+		if !t.retryAt.IsZero() && now.Before(t.retryAt) {
+			c.wakeNoLaterThan(t.retryAt, cr)
+			continue
+		}
+		if until := c.cooldown(now, t.agent); !until.IsZero() && t.tries == 0 {
+			if c.takeFallback(cr, t, "is cooling down until "+until.Format(time.TimeOnly)) {
+				continue // retried on the next pass with the fallback
+			}
+			c.wakeNoLaterThan(until, cr)
+			continue
+		}
+		c.launch(cr, i)
+	}
+}
+
+// wakeNoLaterThan makes the loop wake by t and then look at cr again.
+func (c *Core) wakeNoLaterThan(t time.Time, cr *cue) {
+	if c.wakeAt.IsZero() || t.Before(c.wakeAt) {
+		c.wakeAt = t
+	}
+	c.sleepers[cr] = true
+}
+
+// launch decides an attempt: its number is recorded before it starts, so a
+// crash never loses or reuses it.
+func (c *Core) launch(cr *cue, i int) {
+	t := &cr.targets[i]
+	cr.attempts++
+	t.tries++
+	t.retryAt = time.Time{}
+	t.attempt = cr.attempts
+	t.phase = tWarning
+	c.decide(Decision{Kind: StartAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Fallback: t.agent.ID != t.listed})
+	if c.cfg.Trivial(t.agent) { // nothing to do at WARNING and STANDBY: warned as soon as recorded
+		switch cr.state {
+		case Warning, Pending:
+			t.phase = tWarned
+		case Standby:
+			t.phase = tReady
+		case Go: // a retry or a fallback of a cue already in GO
+			if c.exhausted {
+				break // out of a limit: no new GO
+			}
+			t.phase = tGoing
+			c.decide(Decision{Kind: SendGo, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent})
+		}
+	}
+}
+
+// conditionFails checks the cue's conditions against the blackboard: every
+// name other than all_dependencies_complete and approval_received must be a
+// key that is set and truthy. ok is false when the board could not be read.
+func (c *Core) conditionFails(cr *cue) (why string, ok bool) {
+	var keys []string
+	for _, cond := range cr.spec.Conditions {
+		if cond != "all_dependencies_complete" && cond != "approval_received" {
+			keys = append(keys, cond)
+		}
+	}
+	if len(keys) == 0 {
+		return "", true
+	}
+	board, err := c.cfg.Lookup.Conditions(cr.spec.ID, keys)
+	if err != nil {
+		c.broken = true
+		return "", false
+	}
+	for _, cond := range keys {
+		v, ok := board[cond]
+		if !ok {
+			return fmt.Sprintf("condition %s does not hold: no such key on the blackboard", cond), true
+		}
+		if !Truthy(v) {
+			return fmt.Sprintf("condition %s does not hold: %s", cond, strings.TrimSpace(string(v))), true
+		}
+	}
+	return "", true
+}
+
+// askForGo asks a person for GO on a terminal, once per cue at a time.
+func (c *Core) askForGo(cr *cue) {
+	if !c.cfg.CanAsk || cr.asking || cr.declined {
+		return
+	}
+	cr.asking = true
+	c.asking++
+	c.decide(Decision{Kind: AskForGo, Cue: cr.pos})
+}
+
+// setState records a cue's new state; the cues waiting for it are looked at
+// again.
+func (c *Core) setState(cr *cue, s State, reason string) {
+	cr.state, cr.reason = s, reason
+	if s == Pending {
+		delete(c.live, cr)
+	} else {
+		c.live[cr] = true
+	}
+	c.decide(Decision{Kind: CueState, Cue: cr.pos, State: s, Reason: reason})
+	c.touchNext(cr)
+}
+
+// endCue records a final state, stops the cue's attempts still running (a
+// cue warned early and then blocked or skipped) and frees the cue's slot.
+func (c *Core) endCue(cr *cue, s State, reason string) {
+	for i, t := range cr.targets {
+		if t.attempt != 0 {
+			c.decide(Decision{Kind: StopAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent,
+				Reason: fmt.Sprintf("cue %s is %s", cr.spec.ID, s)})
+		}
+	}
+	switch cr.state {
+	case Warning, Standby:
+		c.freePrepared()
+	case Go:
+		c.freeGo()
+		c.release(cr)
+	}
+	if (cr.spec.Manual() || cr.state == Interrupted) && !cr.approved {
+		c.unapproved--
+	}
+	cr.state, cr.reason = s, reason
+	c.finals++
+	delete(c.live, cr)
+	c.touchNext(cr)
+	d := Decision{Kind: CueState, Cue: cr.pos, State: s, Reason: reason}
+	if s == Completed {
+		d.Outputs = cr.outputs
+	}
+	c.decide(d)
+}
