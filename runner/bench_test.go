@@ -5,7 +5,6 @@ package runner_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -203,8 +202,7 @@ func benchProtocol(b *testing.B, parallel int) {
 			if e.Type != runner.EvMessage {
 				continue
 			}
-			var m runner.MessageData
-			_ = json.Unmarshal(e.Data, &m)
+			m := e.Data.(runner.MessageData)
 			switch {
 			case m.Direction == "out":
 				sent[e.Cue+m.Type] = e.At

@@ -94,7 +94,7 @@ func (r *run) attemptEnded(ctx context.Context, c *cueRun, t *target, rep report
 	}
 	r.emit(Event{Type: EvAttemptEnded, Cue: c.cue.ID, Agent: a.agent.ID, Attempt: a.number,
 		State: string(state), Reason: reason,
-		Data: mustJSON(AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs})})
+		Data: AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs}})
 	if state == AttemptStopped {
 		if !c.state.Final() && !r.stopping {
 			t.phase = tIdle // stood down (a skipped or paused cue); nothing more to do
@@ -112,7 +112,7 @@ func (r *run) attemptEnded(ctx context.Context, c *cueRun, t *target, rep report
 	canRetry := retriable(ag, class) || rep.fail.retry
 	if ag.Cooldown > 0 && canRetry {
 		until := time.Now().Add(ag.Cooldown.D()).UTC()
-		r.emit(Event{Type: EvCooldown, Cue: c.cue.ID, Agent: ag.ID, Reason: reason, Data: mustJSON(CooldownData{Until: until})})
+		r.emit(Event{Type: EvCooldown, Cue: c.cue.ID, Agent: ag.ID, Reason: reason, Data: CooldownData{Until: until}})
 	}
 	switch {
 	case canRetry && t.tries < maxAttempts(ag):

@@ -140,7 +140,7 @@ func (r *run) conflict(c *cueRun, s subject) {
 	if r.plan.Strategy == "fcfs" {
 		d.Reason = "first come, first served: " + d.Reason
 	}
-	r.emit(Event{Type: EvConflict, Cue: c.cue.ID, Reason: d.Reason, Data: mustJSON(d)})
+	r.emit(Event{Type: EvConflict, Cue: c.cue.ID, Reason: d.Reason, Data: d})
 	for _, t := range c.targets {
 		if a := t.att; a != nil && a.agent.Protocol == "jsonl" {
 			m := r.outbound(a, protocols.EscalationConflict{ConflictType: d.ConflictType, CuesInvolved: d.CuesInvolved,

@@ -307,7 +307,7 @@ func (r *run) start(ctx context.Context) error {
 		data.Cues = append(data.Cues, CueInfo{ID: c.cue.ID, Agents: c.cue.Agents})
 	}
 	r.count()
-	return r.record(ctx, Event{Type: EvRunStarted, Data: mustJSON(data)})
+	return r.record(ctx, Event{Type: EvRunStarted, Data: data})
 }
 
 // restore takes a cue back to where the recorded run left it. Completed and
@@ -321,7 +321,7 @@ func (r *run) restore(cr *cueRun, c CueRecord) {
 	cr.attempts, cr.approved = c.Attempts, c.Approved
 	for _, a := range c.Running {
 		r.emit(Event{Type: EvAttemptEnded, Cue: cr.cue.ID, Agent: a.Agent, Attempt: a.Number, State: string(AttemptInterrupted),
-			Reason: "its run's owner stopped while it ran", Data: mustJSON(AttemptEndedData{Class: "interrupted"})})
+			Reason: "its run's owner stopped while it ran", Data: AttemptEndedData{Class: "interrupted"}})
 	}
 	switch c.State {
 	case CueCompleted, CueSkipped, CueFailed, CueBlocked:
@@ -380,7 +380,7 @@ func (r *run) restoreTasks(rec *RunRecord) {
 		ids = append(ids, id)
 		for _, a := range c.Running {
 			r.emit(Event{Type: EvAttemptEnded, Cue: id, Agent: a.Agent, Attempt: a.Number, State: string(AttemptInterrupted),
-				Reason: "its run's owner stopped while it ran", Data: mustJSON(AttemptEndedData{Class: "interrupted"})})
+				Reason: "its run's owner stopped while it ran", Data: AttemptEndedData{Class: "interrupted"}})
 		}
 		if !c.State.Final() && c.State != CueInterrupted {
 			r.emit(Event{Type: EvCueState, Cue: id, State: string(CueInterrupted), Reason: "its run's owner stopped while it ran; its parent runs again"})
@@ -389,7 +389,7 @@ func (r *run) restoreTasks(rec *RunRecord) {
 	r.tree.continueNumbering(ids)
 	for _, id := range rec.OpenQuestions {
 		r.emit(Event{Type: EvQuestionClosed, State: QuestionWithdrawn, Reason: "its run's owner stopped; an agent that asks again gets a new question",
-			Data: mustJSON(AnswerData{ID: id})})
+			Data: AnswerData{ID: id}})
 	}
 }
 
@@ -589,7 +589,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 // new GO was given since (step checks), everything is stopped, and the run
 // fails naming the limit.
 func (r *run) outOfLimits(ctx context.Context, d *ExhaustedData) (*Result, error) {
-	r.emit(Event{Type: EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: mustJSON(d)})
+	r.emit(Event{Type: EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: *d})
 	return r.halt(ctx, fmt.Sprintf("limit %s reached (%s of %s used)", d.Limit, d.Used, d.Max), RunFailed)
 }
 

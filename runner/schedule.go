@@ -263,7 +263,7 @@ func (r *run) launch(ctx context.Context, c *cueRun, t *target) {
 	a := newAttempt(r, c, t, n, c.attempts, r.reports)
 	r.tree.serve(n, a)
 	r.emit(Event{Type: EvAttemptStarted, Cue: c.cue.ID, Agent: t.agent.ID, Attempt: a.number,
-		Data: mustJSON(AttemptStartedData{Fallback: t.agent.ID != t.agentID})})
+		Data: AttemptStartedData{Fallback: t.agent.ID != t.agentID}})
 	if a.agent.Protocol == "jsonl" { // WARNING is recorded with the decision to send it
 		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.cue.ID, TargetAgents: c.cue.Agents, Attempt: a.number})
 	}
@@ -465,7 +465,7 @@ func (r *run) endCue(ctx context.Context, c *cueRun, s CueState, reason string) 
 	r.touchNext(c)
 	ev := Event{Type: EvCueState, Cue: c.cue.ID, State: string(s), Reason: reason}
 	if s == CueCompleted {
-		ev.Data = mustJSON(CueStateData{Outputs: c.outputs})
+		ev.Data = CueStateData{Outputs: c.outputs}
 	}
 	r.emit(ev)
 }

@@ -158,9 +158,10 @@ func (p *liveProgress) event(e runner.Event) {
 	case runner.EvExhausted:
 		p.above(p.paint("31", "  ! ") + describeEvent(e))
 	case runner.EvQuestion:
-		var d runner.QuestionData
-		_ = json.Unmarshal(e.Data, &d)
-		if d.To != "person" { // the person's questions are prompted (or summarised)
+		// The person's questions are prompted (or summarised); undecodable
+		// data (the zero value) is shown.
+		d, _ := e.Data.(runner.QuestionData)
+		if d.To != "person" {
 			p.above("  " + describeEvent(e))
 		}
 	}

@@ -113,13 +113,14 @@ func (t *txn) writeBlackboard(r *request) error {
 		}
 		version := t.nextVersion(w.runID, p.Key)
 		t.bbRows = append(t.bbRows, bbRow{key: p.Key, version: version, value: string(p.Value), author: p.Author})
-		data, err := json.Marshal(runner.BlackboardData{Key: p.Key, Version: version, MessageID: p.MessageID})
+		data := runner.BlackboardData{Key: p.Key, Version: version, MessageID: p.MessageID}
+		raw, err := json.Marshal(data)
 		if err != nil {
 			return err
 		}
 		ev := runner.Event{RunID: w.runID, Seq: seq, At: w.at, Type: runner.EvBlackboard, Cue: p.Cue, Agent: p.Author,
 			Attempt: p.Attempt, Data: data}
-		t.rows = append(t.rows, &record{ev: ev, at: at, seq: seq})
+		t.rows = append(t.rows, &record{ev: ev, at: at, data: string(raw), seq: seq})
 		r.result.written = append(r.result.written, runner.BlackboardWritten{Version: version, Event: ev})
 	}
 	return t.flushBlackboard(w.runID, at)

@@ -56,14 +56,14 @@ func TestBlackboardVersionsAndEvents(t *testing.T) {
 		t.Fatalf("%d events, want %d", len(events), len(writes))
 	}
 	for i, ev := range events {
-		var data runner.BlackboardData
-		if err := json.Unmarshal(ev.Data, &data); err != nil {
-			t.Fatal(err)
+		data, ok := ev.Data.(runner.BlackboardData)
+		if !ok {
+			t.Fatalf("event %d: data %#v", i, ev.Data)
 		}
 		w := writes[i]
 		if ev.Seq != int64(i+2) || ev.Type != runner.EvBlackboard || ev.Agent != w.author ||
 			data != (runner.BlackboardData{Key: w.key, Version: w.wantVersion}) {
-			t.Errorf("event %d: %+v %s", i, ev, ev.Data)
+			t.Errorf("event %d: %+v", i, ev)
 		}
 	}
 }

@@ -162,7 +162,7 @@ func (d *DB) Append(ctx context.Context, events ...runner.Event) error {
 	}
 	r := &request{kind: kindAppend, events: make([]record, len(events))}
 	for i, ev := range events {
-		rec, err := decodeEvent(ev)
+		rec, err := prepareEvent(ev)
 		if err != nil {
 			return fmt.Errorf("recording %s event of run %q: %w", ev.Type, ev.RunID, err)
 		}
