@@ -54,8 +54,9 @@ type Options struct {
 
 // DB is an open run database. It is safe for concurrent use.
 type DB struct {
-	path string
-	sql  *sql.DB
+	path     string
+	sql      *sql.DB
+	readOnly bool // OpenReadOnly: no queue, no writer, no checkpoints
 
 	// mu guards closed and makes Close wait for callers that are queueing a
 	// request, so that nothing is ever sent on a closed queue.
@@ -210,6 +211,9 @@ func dsn(path, sync string) string {
 // Close waits for everything queued to be committed, stops the writer and
 // closes the database. It is safe to call more than once.
 func (d *DB) Close() error {
+	if d.readOnly {
+		return d.closeReadOnly()
+	}
 	d.closeOnce.Do(func() {
 		d.mu.Lock()
 		d.closed = true

@@ -77,6 +77,9 @@ type writerStats struct {
 // send queues r. It blocks while the queue is full; a caller with a context
 // gives up when it is done.
 func (d *DB) send(ctx context.Context, r *request) error {
+	if d.readOnly {
+		return ErrReadOnly
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if d.closed {
@@ -99,6 +102,9 @@ func (d *DB) send(ctx context.Context, r *request) error {
 // do commits r and waits for the commit: at once in the caller's goroutine
 // when nobody else is writing, else through the queue.
 func (d *DB) do(ctx context.Context, r *request) error {
+	if d.readOnly {
+		return ErrReadOnly
+	}
 	if err := d.faulted(); err != nil {
 		return err
 	}
