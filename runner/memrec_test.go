@@ -72,10 +72,6 @@ func (m *memRecorder) BlackboardRead(_ context.Context, runID, key string) (Blac
 	return e, ok, nil
 }
 
-func (m *memRecorder) BlackboardAtCommit(ctx context.Context, runID string) (map[string]BlackboardEntry, error) {
-	return m.Blackboard(ctx, runID)
-}
-
 func (m *memRecorder) Blackboard(_ context.Context, runID string) (map[string]BlackboardEntry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

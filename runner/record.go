@@ -126,17 +126,32 @@ type Command struct {
 	At    time.Time
 }
 
-// Recorder persists a run. Append is synchronous: when it returns, the events
-// and their effect on the run's state are committed, so a decision is recorded
-// before it is acted on. Implementations batch concurrent callers into one
-// transaction.
+// A run's records are reached through four roles, each a small interface:
+// the event log, the blackboard, memory, and control (what another process
+// asks of the run, and what the owner needs to keep it). Recorder is all of
+// them: the runner holds one; runner/store's *DB is the SQLite one, and a
+// reader that needs one role asks for that role alone.
 type Recorder interface {
+	EventLog
+	Board
+	Memory
+	Control
+}
+
+// EventLog is a run's append-only log. Append is synchronous: when it
+// returns, the events and their effect on the run's state are committed, so
+// a decision is recorded before it is acted on. Implementations batch
+// concurrent callers into one transaction.
+type EventLog interface {
 	Append(ctx context.Context, events ...Event) error
 	// Log records a line of agent output without waiting for its commit;
 	// Flush waits for everything logged so far.
 	Log(line LogLine)
 	Flush(ctx context.Context) error
+}
 
+// Board is a run's blackboard: keys agents and people write, versioned.
+type Board interface {
 	BlackboardWrite(ctx context.Context, runID, key string, value json.RawMessage, author string) (version int64, err error)
 	// BlackboardWriteMany writes several keys in order, in as few
 	// transactions as the recorder can, and returns each write's version
@@ -144,22 +159,24 @@ type Recorder interface {
 	// are stored (and returned).
 	BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) ([]BlackboardWritten, error)
 	BlackboardRead(ctx context.Context, runID, key string) (BlackboardEntry, bool, error)
+	// Blackboard returns the latest version of every key, another process's
+	// writes included at once (conditions depend on it). The caller may
+	// change the map.
 	Blackboard(ctx context.Context, runID string) (map[string]BlackboardEntry, error)
-	// BlackboardAtCommit returns the board as of the recorder's latest
-	// commit, or later: what a GO committed just before carries. It may
-	// answer from memory, where Blackboard reads anew (a condition must see
-	// another process's write at once). The caller must not change the map.
-	BlackboardAtCommit(ctx context.Context, runID string) (map[string]BlackboardEntry, error)
+}
 
-	// MemoryWrite keeps an item across runs (replacing one with its key);
-	// MemorySearch finds items by full-text search of their key, text and
-	// tags, best first, at most limit (0: 20).
+// Memory is what agents keep across runs. MemoryWrite keeps an item
+// (replacing one with its key); MemorySearch finds items by full-text search
+// of their key, text and tags, best first, at most limit (0: 20).
+type Memory interface {
 	MemoryWrite(ctx context.Context, item MemoryItem) error
 	MemorySearch(ctx context.Context, query string, limit int) ([]MemoryItem, error)
+}
 
-	// CooldownUntil returns when the agent's cooldown ends (zero: none).
-	CooldownUntil(ctx context.Context, agent string) (time.Time, error)
-
+// Control is what the owner of a run needs beside its log: the commands
+// other processes send it, its lease, the record it continues from, and the
+// agents' cooldowns (which hold across runs).
+type Control interface {
 	// Commands returns the run's commands not yet done, oldest first;
 	// CommandDone marks one done.
 	Commands(ctx context.Context, runID string) ([]Command, error)
@@ -172,6 +189,9 @@ type Recorder interface {
 	// Heartbeat renews the owner's lease on the run; ErrLeaseLost says another
 	// process has taken the run over and this one must stop.
 	Heartbeat(ctx context.Context, runID, ownerToken string) error
+
+	// CooldownUntil returns when the agent's cooldown ends (zero: none).
+	CooldownUntil(ctx context.Context, agent string) (time.Time, error)
 }
 
 // The lease: a run's owner renews it every HeartbeatEvery; past LeaseTTL

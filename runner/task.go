@@ -61,18 +61,9 @@ func (r *run) task(c *cueRun, a *attempt) *Task {
 }
 
 // withBlackboard fills the task's blackboard snapshot with the board as it
-// is now, read anew: for a coord.go, which is built before the commit that
-// records it.
+// is now.
 func (a *attempt) withBlackboard(t *Task) *Task {
 	entries, err := a.r.rec.Blackboard(context.Background(), a.r.id)
-	return withBoard(t, entries, err)
-}
-
-// withCommittedBlackboard fills the snapshot of a task whose GO is already
-// committed: the board as of that commit (or later), which the recorder may
-// have in memory.
-func (a *attempt) withCommittedBlackboard(t *Task) *Task {
-	entries, err := a.r.rec.BlackboardAtCommit(context.Background(), a.r.id)
 	return withBoard(t, entries, err)
 }
 

@@ -94,11 +94,9 @@ type DB struct {
 	// has written since.
 	seqs        map[string]*runSeq
 	dataVersion int64
-	// boards holds, per run, the blackboard as of this handle's latest
-	// commit (see BlackboardAtCommit). It is forgotten whenever a commit
-	// finds that another connection has written, and a run's when a commit
-	// writes its board.
-	boards map[string]map[string]runner.BlackboardEntry
+	// boards holds, per run, the blackboard as last read (see Blackboard);
+	// a run's is dropped when a commit of this handle writes its board.
+	boards map[string]cachedBoard
 	// leases are the runs this handle owns, fenced in every write (see
 	// lease.go); leaseVersion is the data_version they were last checked at.
 	leases       map[string]*lease

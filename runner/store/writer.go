@@ -455,8 +455,7 @@ func (t *txn) stmt(query string) (*sql.Stmt, error) { return t.d.prepared(t.ctx,
 // last commit, unless another connection has written since: its PRAGMA
 // data_version, read under the write lock, changes exactly then. So the
 // usual transaction reads no run's last seq, and a run another process
-// appended to is read again. The boards of BlackboardAtCommit are dropped
-// on the same sign.
+// appended to is read again.
 func (t *txn) knownRuns() error {
 	d := t.d
 	var v int64
@@ -466,7 +465,6 @@ func (t *txn) knownRuns() error {
 	t.dataVersion = v
 	if d.seqs == nil || v != d.dataVersion {
 		d.seqs, d.dataVersion = map[string]*runSeq{}, v
-		clear(d.boards)
 	}
 	t.runs = d.seqs
 	return nil
