@@ -30,7 +30,7 @@ protocol message, blackboard write and note, with its sequence number.`,
 			if output != "text" && output != "json" {
 				return usageError(fmt.Errorf("unknown output %q (want text or json)", output))
 			}
-			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+			return onRunReading(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
 				enc := json.NewEncoder(io.out)
 				after := since
 				return followRun(ctx, db, id, follow, func() (bool, error) {
