@@ -149,7 +149,7 @@ func percentile(ds []time.Duration, pc int) time.Duration {
 //   - e2e-ms: from coord.warning to task.complete, which also holds the time
 //     a cue warned early waits for a max_parallel slot.
 func BenchmarkProtocolRoundTrips(b *testing.B) {
-	// The collector as orch run sets it (cmd/orch/run.go, limitMemory),
+	// The collector as orch run sets it (cmd/orch/gc.go),
 	// unless GOGC says otherwise: this measures what users get.
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))

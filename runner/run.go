@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -448,14 +447,6 @@ func (r *run) flush(ctx context.Context) error {
 		}
 		for _, order := range goes {
 			order()
-		}
-		if len(goes) > 0 {
-			// The attempt woken last takes this processor at once and starts
-			// its process; the loop's own work after a commit (the display,
-			// the next look at the cues) waits for it. Left to the
-			// scheduler, the attempt waits for an idle processor to wake,
-			// which costs tens of microseconds on a virtual machine.
-			runtime.Gosched()
 		}
 	})
 }

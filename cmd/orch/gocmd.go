@@ -84,7 +84,6 @@ func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue, outp
 // compiled again from its file (refused if the files changed, unless
 // allowed), completed cues are kept, the others run.
 func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id, output string, allowSpecChange bool) error {
-	limitMemory()
 	host, _ := os.Hostname()
 	me := runner.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
 	if err := db.ClaimRun(ctx, id, me); err != nil {
