@@ -1,9 +1,10 @@
 // Package runner executes a plan: it starts agent processes (through
 // runner/proc, which owns their process groups, signals and sweeps), takes
 // every cue through WARNING -> STANDBY -> GO, handles timeouts, retries,
-// fallbacks and cooldowns, and records everything through a Recorder
-// (runner/store is the SQLite one). runner never imports the store: its
-// tests use an in-memory fake.
+// fallbacks and cooldowns, and records everything as typed events (see
+// events.go) through a Recorder, the composition of four roles: EventLog,
+// Board, Memory and Control (runner/store is the SQLite one). runner never
+// imports the store: its tests use an in-memory fake.
 package runner
 
 import (

@@ -1,5 +1,7 @@
 // Package store is orch's embedded SQLite database of runs: it implements
-// runner.Recorder and answers the CLI's queries (orch status, events, logs).
+// runner.Recorder (its roles: event log, blackboard, memory, control) and
+// answers the CLI's queries (orch status, events, logs), for which
+// OpenReadOnly opens a database without migrating or writing it.
 //
 // Every change of a run is an event; Append commits the events together with
 // their effect on the state tables (runs, cues, attempts, messages,
