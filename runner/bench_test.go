@@ -5,7 +5,6 @@ package runner_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -150,7 +149,7 @@ func percentile(ds []time.Duration, pc int) time.Duration {
 //   - e2e-ms: from coord.warning to task.complete, which also holds the time
 //     a cue warned early waits for a max_parallel slot.
 func BenchmarkProtocolRoundTrips(b *testing.B) {
-	// The collector as orch run sets it (cmd/orch/run.go, limitMemory),
+	// The collector as orch run sets it (cmd/orch/gc.go),
 	// unless GOGC says otherwise: this measures what users get.
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
@@ -203,8 +202,7 @@ func benchProtocol(b *testing.B, parallel int) {
 			if e.Type != runner.EvMessage {
 				continue
 			}
-			var m runner.MessageData
-			_ = json.Unmarshal(e.Data, &m)
+			m := e.Data.(runner.MessageData)
 			switch {
 			case m.Direction == "out":
 				sent[e.Cue+m.Type] = e.At

@@ -36,7 +36,7 @@ type child struct {
 
 // childResult is how a child ended.
 type childResult struct {
-	status  string // completed, failed or stopped
+	status  CueState // completed, failed or stopped
 	outputs map[string]any
 	reason  string
 }
@@ -55,7 +55,7 @@ func (r *run) newChild(parent *attempt, kind string, agent *spec.Agent, req prot
 	data := TaskStartedData{Parent: parent.node.id, Kind: kind, TaskRef: taskRef, Depth: n.depth, Chain: n.chain,
 		Context: given}
 	if err := r.publish(context0, Event{RunID: r.id, At: time.Now().UTC(), Type: EvTaskStarted, Cue: n.id, Agent: agent.ID,
-		Data: mustJSON(data)}); err != nil {
+		Data: data}); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -98,12 +98,12 @@ func (c *child) run() {
 	defer close(c.done)
 	res := c.attempts()
 	r, n := c.r, c.node
-	ev := Event{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: n.id, State: res.status, Reason: res.reason}
-	if res.status == string(CueCompleted) {
-		ev.Data = mustJSON(CueStateData{Outputs: res.outputs})
+	ev := Event{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: n.id, State: string(res.status), Reason: res.reason}
+	if res.status == CueCompleted {
+		ev.Data = CueStateData{Outputs: res.outputs}
 	}
 	_ = r.publish(context0, ev)
-	r.tree.end(n, res.status)
+	r.tree.end(n, string(res.status))
 	c.parent.mu.Lock()
 	delete(c.parent.kids, c)
 	c.parent.mu.Unlock()
@@ -118,7 +118,7 @@ func (c *child) attempts() childResult {
 	agent := c.node.agent
 	for tries := 1; ; tries++ {
 		if c.halted() {
-			return childResult{status: string(CueStopped), reason: c.why}
+			return childResult{status: CueStopped, reason: c.why}
 		}
 		rep := c.attempt(tries)
 		r := c.r
@@ -132,23 +132,23 @@ func (c *child) attempts() childResult {
 		a := rep.att
 		events := []Event{{RunID: r.id, At: time.Now().UTC(), Type: EvAttemptEnded, Cue: c.node.id, Agent: agent.ID, Attempt: a.number,
 			State: string(state), Reason: reason,
-			Data: mustJSON(AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs})}}
+			Data: AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs}}}
 		if rep.reply != nil {
 			events = append([]Event{a.messageEvent("in", rep.reply)}, events...)
 		}
 		_ = r.publish(context0, events...)
 		switch {
 		case state == AttemptCompleted:
-			return childResult{status: string(CueCompleted), outputs: rep.outputs}
+			return childResult{status: CueCompleted, outputs: rep.outputs}
 		case state == AttemptStopped:
-			return childResult{status: string(CueStopped), reason: reason}
+			return childResult{status: CueStopped, reason: reason}
 		case (retriable(agent, class) || rep.fail.retry) && tries < sched.MaxAttempts(agent):
 			select {
 			case <-time.After(sched.Backoff(agent, tries, nil)):
 			case <-c.halt:
 			}
 		default:
-			return childResult{status: string(CueFailed), reason: fmt.Sprintf("%s: %s", agent.ID, reason)}
+			return childResult{status: CueFailed, reason: fmt.Sprintf("%s: %s", agent.ID, reason)}
 		}
 	}
 }
@@ -159,7 +159,7 @@ func (c *child) attempt(number int) report {
 	a := newAttempt(r.host, c.cue, -1, 0, n.agent, n, number, c.reports)
 	a.child = c
 	events := []Event{
-		{RunID: r.id, At: time.Now().UTC(), Type: EvAttemptStarted, Cue: n.id, Agent: n.agent.ID, Attempt: number, Data: mustJSON(AttemptStartedData{})},
+		{RunID: r.id, At: time.Now().UTC(), Type: EvAttemptStarted, Cue: n.id, Agent: n.agent.ID, Attempt: number, Data: AttemptStartedData{}},
 		{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: n.id, State: string(CueWarning)},
 	}
 	if speaks(n.agent) {
@@ -204,9 +204,9 @@ func (c *child) tellParent(res childResult) {
 	p := c.parent
 	var msg protocols.Message
 	if c.node.kind == "handoff" {
-		msg = protocols.Reply(c.req, protocols.HandoffResult{TaskID: c.taskRef, Status: res.status, Outputs: res.outputs, Reason: res.reason})
+		msg = protocols.Reply(c.req, protocols.HandoffResult{TaskID: c.taskRef, Status: string(res.status), Outputs: res.outputs, Reason: res.reason})
 	} else {
-		msg = protocols.New(protocols.TaskAnnounce{TaskID: c.node.id, Agent: c.node.agent.ID, Status: res.status, Outputs: res.outputs, Reason: res.reason})
+		msg = protocols.New(protocols.TaskAnnounce{TaskID: c.node.id, Agent: c.node.agent.ID, Status: string(res.status), Outputs: res.outputs, Reason: res.reason})
 	}
 	if f := p.proc.send(p, msg); f != nil {
 		p.note("could not tell %s that task %s ended (%s): %s", p.agent.ID, c.node.id, res.status, f.reason)

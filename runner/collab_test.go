@@ -51,7 +51,7 @@ func outputsOf(t *testing.T, rec *memRecorder, cue string) map[string]any {
 	for _, e := range rec.of(EvCueState) {
 		if e.Cue == cue && e.State == string(CueCompleted) {
 			var d CueStateData
-			_ = json.Unmarshal(e.Data, &d)
+			asData(e.Data, &d)
 			return d.Outputs
 		}
 	}
@@ -88,7 +88,7 @@ func TestHandoffRunsChildAndReturnsResult(t *testing.T) {
 		t.Fatalf("task/started: %+v", started)
 	}
 	var d TaskStartedData
-	_ = json.Unmarshal(started[0].Data, &d)
+	asData(started[0].Data, &d)
 	if d.Parent != "LEAD" || d.Kind != "handoff" || d.TaskRef != "T-1" || d.Depth != 1 || strings.Join(d.Chain, ",") != "lead,helper" ||
 		d.Context["task_description"] != "sum" {
 		t.Errorf("task data: %+v", d)
@@ -137,7 +137,7 @@ func TestHandoffRefusals(t *testing.T) {
 			var results []map[string]any
 			for _, e := range rec.of(EvMessage) {
 				var d MessageData
-				_ = json.Unmarshal(e.Data, &d)
+				asData(e.Data, &d)
 				if d.Type == "handoff.result" {
 					var m map[string]any
 					_ = json.Unmarshal(d.Body, &m)
@@ -183,14 +183,14 @@ func TestQuestionAnsweredByParent(t *testing.T) {
 		t.Fatalf("questions: %+v", asked)
 	}
 	var q QuestionData
-	_ = json.Unmarshal(asked[0].Data, &q)
+	asData(asked[0].Data, &q)
 	if q.ID != "q1" || q.To != "lead" || q.Complexity != "quick" || asked[0].Cue != "C/1" {
 		t.Errorf("question: %+v on %s", q, asked[0].Cue)
 	}
 	closed := rec.of(EvQuestionClosed)
 	var a AnswerData
 	if len(closed) == 1 {
-		_ = json.Unmarshal(closed[0].Data, &a)
+		asData(closed[0].Data, &a)
 	}
 	if len(closed) != 1 || closed[0].State != QuestionAnswered || a.By != "lead" || a.Answer != "use port 8080" {
 		t.Errorf("closed: %+v %+v", closed, a)
@@ -262,7 +262,7 @@ func TestQuestionTimeoutFailsAsker(t *testing.T) {
 	}
 	ended := rec.of(EvAttemptEnded)
 	var d AttemptEndedData
-	_ = json.Unmarshal(ended[len(ended)-1].Data, &d)
+	asData(ended[len(ended)-1].Data, &d)
 	if d.Class != "unanswered" {
 		t.Errorf("class %q", d.Class)
 	}
@@ -295,7 +295,7 @@ func TestSiblingMessages(t *testing.T) {
 	var notices []string
 	for _, e := range rec.of(EvUserMessage) {
 		var d UserMessageData
-		_ = json.Unmarshal(e.Data, &d)
+		asData(e.Data, &d)
 		notices = append(notices, d.Kind+":"+d.From+"->"+d.To)
 	}
 	if strings.Join(notices, " ") != "notice:talker->listener" {
@@ -416,7 +416,7 @@ func TestCreditsExhaustedStopsBeforeNextGo(t *testing.T) {
 	var totals []float64
 	for _, e := range rec.of(EvUsage) {
 		var d UsageData
-		_ = json.Unmarshal(e.Data, &d)
+		asData(e.Data, &d)
 		totals = append(totals, d.RunTotal)
 	}
 	if fmt.Sprint(totals) != "[4 12]" {

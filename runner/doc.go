@@ -18,7 +18,11 @@
 //   - the hub (hub.go, messages.go, tree.go, child.go, questions.go):
 //     agents' requests during GO (blackboard, memory, messages, handoffs,
 //     questions), served on the attempts' goroutines.
-//   - the Recorder (record.go): where everything is recorded; runner/store
-//     is the SQLite one. runner never imports the store: its tests use an
-//     in-memory fake.
+//   - events (events.go, eventdata.go): every change of a run is an Event
+//     whose Data is one of a sealed set of payload types, encoded once by
+//     the recorder and decoded once by readers (DecodeEventData).
+//   - the Recorder (record.go): where everything is recorded, the
+//     composition of four roles (EventLog, Board, Memory, Control);
+//     runner/store is the SQLite one. runner never imports the store: its
+//     tests use an in-memory fake.
 package runner

@@ -150,7 +150,7 @@ func (r *run) addCredits(a *attempt, credits float64) {
 	total := r.credits
 	r.usageMu.Unlock()
 	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvUsage, Cue: a.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, Data: mustJSON(UsageData{Credits: credits, RunTotal: total})})
+		Attempt: a.number, Data: UsageData{Credits: credits, RunTotal: total}})
 	if limit := r.plan.Cuelist.Limits.MaxCredits; limit > 0 && total >= limit {
 		r.exhaust(ExhaustedData{Limit: "max_credits", Used: strconv.FormatFloat(total, 'f', -1, 64), Max: strconv.FormatFloat(limit, 'f', -1, 64)})
 	}

@@ -31,9 +31,8 @@ type hostServices interface {
 	publish(ctx context.Context, events ...Event) error
 	// newLogCap budgets an attempt's output in the store.
 	newLogCap() *logCap
-	// blackboard reads the board; committed: as of the last commit, which
-	// the recorder may have in memory.
-	blackboard(committed bool) (map[string]BlackboardEntry, error)
+	// blackboard reads the run's board as it is now.
+	blackboard() (map[string]BlackboardEntry, error)
 	// agentEnv is the environment an agent's processes start with.
 	agentEnv(a *attempt) []string
 	// agentProc returns a protocol agent's process, started at first use.

@@ -58,7 +58,7 @@ func TestJSONLHappyPathAndBlackboard(t *testing.T) {
 	for _, e := range rec.of(EvMessage) {
 		if e.Cue == "ONE" {
 			var d MessageData
-			_ = jsonUnmarshal(e.Data, &d)
+			asData(e.Data, &d)
 			types = append(types, d.Direction+":"+d.Type)
 		}
 	}
@@ -128,7 +128,7 @@ func TestAgentFaults(t *testing.T) {
 			}
 			ended := rec.of(EvAttemptEnded)
 			var d AttemptEndedData
-			_ = jsonUnmarshal(ended[0].Data, &d)
+			asData(ended[0].Data, &d)
 			if d.Class != tt.class || !strings.Contains(ended[0].Reason, tt.reason) {
 				t.Errorf("attempt ended %s: %q, want %s: %q", d.Class, ended[0].Reason, tt.class, tt.reason)
 			}

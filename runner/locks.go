@@ -43,7 +43,7 @@ func (r *run) conflict(dc sched.Decision) {
 	if r.plan.Strategy == "fcfs" {
 		d.Reason = "first come, first served: " + d.Reason
 	}
-	r.emit(Event{Type: EvConflict, Cue: c.ID, Reason: d.Reason, Data: mustJSON(d)})
+	r.emit(Event{Type: EvConflict, Cue: c.ID, Reason: d.Reason, Data: d})
 	for _, a := range r.atts[dc.Cue] {
 		if a != nil && speaks(a.agent) {
 			m := r.outbound(a, protocols.EscalationConflict{ConflictType: d.ConflictType, CuesInvolved: d.CuesInvolved,

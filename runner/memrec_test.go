@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -35,7 +36,7 @@ func (m *memRecorder) Append(_ context.Context, events ...Event) error {
 		events[i].Seq = m.seq[events[i].RunID]
 		if events[i].Type == EvCooldown {
 			var d CooldownData
-			_ = json.Unmarshal(events[i].Data, &d)
+			asData(events[i].Data, &d)
 			m.cooldowns[events[i].Agent] = d.Until
 		}
 		m.events = append(m.events, events[i])
@@ -69,10 +70,6 @@ func (m *memRecorder) BlackboardRead(_ context.Context, runID, key string) (Blac
 	defer m.mu.Unlock()
 	e, ok := m.board[runID][key]
 	return e, ok, nil
-}
-
-func (m *memRecorder) BlackboardAtCommit(ctx context.Context, runID string) (map[string]BlackboardEntry, error) {
-	return m.Blackboard(ctx, runID)
 }
 
 func (m *memRecorder) Blackboard(_ context.Context, runID string) (map[string]BlackboardEntry, error) {
@@ -139,7 +136,13 @@ func (m *memRecorder) cueStates() map[string]string {
 	return out
 }
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+// asData sets *v to an event's data, which must be of v's type (nil data
+// leaves it alone).
+func asData(data EventData, v any) {
+	if data != nil {
+		reflect.ValueOf(v).Elem().Set(reflect.ValueOf(data))
+	}
+}
 
 func (m *memRecorder) Heartbeat(context.Context, string, string) error { return nil }
 
@@ -151,7 +154,7 @@ func (m *memRecorder) BlackboardWriteMany(ctx context.Context, runID string, put
 			return written[:i], err
 		}
 		written[i] = BlackboardWritten{Version: v, Event: Event{RunID: runID, Type: EvBlackboard, Cue: p.Cue, Agent: p.Author,
-			Attempt: p.Attempt, Data: mustJSON(BlackboardData{Key: p.Key, Version: v, MessageID: p.MessageID})}}
+			Attempt: p.Attempt, Data: BlackboardData{Key: p.Key, Version: v, MessageID: p.MessageID}}}
 	}
 	return written, nil
 }
@@ -178,4 +181,13 @@ func (m *memRecorder) MemorySearch(_ context.Context, query string, _ int) ([]Me
 		}
 	}
 	return out, nil
+}
+
+// dataJSON is an event's data as the recorder stores it.
+func dataJSON(data EventData) string {
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

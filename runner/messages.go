@@ -202,5 +202,5 @@ func (r *run) userEvent(a *attempt, kind, to string, body any) Event {
 		data.Body = nil
 	}
 	return Event{RunID: r.id, At: time.Now().UTC(), Type: EvUserMessage, Cue: a.cue.ID,
-		Agent: a.agent.ID, Attempt: a.number, Data: mustJSON(data)}
+		Agent: a.agent.ID, Attempt: a.number, Data: data}
 }

@@ -60,7 +60,7 @@ func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 	// The task goes to stdin once the process is started, with the
 	// blackboard as of the GO's commit, which came before.
 	stdin := func() []byte {
-		b, _ := json.Marshal(a.withCommittedBlackboard(t))
+		b, _ := json.Marshal(a.withBlackboard(t))
 		return b
 	}
 	inDir := strings.TrimSuffix(outPath, ".out") + ".in"

@@ -59,7 +59,7 @@ func (r *run) ask(a *attempt, msg protocols.Message, b protocols.QuestionAsk) *f
 	r.qmu.Unlock()
 	deadline := time.Now().Add(timeout).UTC()
 	err := r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestion, Cue: a.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, Data: mustJSON(QuestionData{ID: q.id, Question: b.Question, Complexity: b.Complexity, To: to, Deadline: deadline})})
+		Attempt: a.number, Data: QuestionData{ID: q.id, Question: b.Question, Complexity: b.Complexity, To: to, Deadline: deadline}})
 	if err != nil {
 		r.qmu.Lock()
 		delete(r.questions, q.id)
@@ -160,7 +160,7 @@ func (r *run) answer(id, text, by string) bool {
 	}
 	a := q.asker
 	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, State: QuestionAnswered, Data: mustJSON(AnswerData{ID: id, Answer: text, By: by})})
+		Attempt: a.number, State: QuestionAnswered, Data: AnswerData{ID: id, Answer: text, By: by}})
 	_ = a.proc.send(a, protocols.Reply(q.ask, protocols.QuestionAnswer{QuestionID: id, Answer: text}))
 	return true
 }
@@ -186,7 +186,7 @@ func (r *run) unanswered(q *question, timeout time.Duration) {
 	a := q.asker
 	reason := fmt.Sprintf("question %s was not answered within %s", q.id, timeout)
 	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, State: QuestionUnanswered, Reason: reason, Data: mustJSON(AnswerData{ID: q.id})})
+		Attempt: a.number, State: QuestionUnanswered, Reason: reason, Data: AnswerData{ID: q.id}})
 	a.fail(failf("unanswered", "%s", reason))
 }
 
@@ -203,7 +203,7 @@ func (r *run) withdrawQuestions(a *attempt) {
 	for _, id := range mine {
 		if r.take(id) != nil {
 			_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.ID,
-				Agent: a.agent.ID, Attempt: a.number, State: QuestionWithdrawn, Reason: "its asker's attempt ended", Data: mustJSON(AnswerData{ID: id})})
+				Agent: a.agent.ID, Attempt: a.number, State: QuestionWithdrawn, Reason: "its asker's attempt ended", Data: AnswerData{ID: id}})
 		}
 	}
 }

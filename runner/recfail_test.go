@@ -55,7 +55,7 @@ func (f *failingRecorder) Append(ctx context.Context, events ...Event) error {
 		}
 	case "attempt": // what attempts record themselves: an agent's blackboard.read
 		for _, e := range events {
-			if e.Type == EvMessage && strings.Contains(string(e.Data), `"message_type":"blackboard.read"`) {
+			if e.Type == EvMessage && strings.Contains(dataJSON(e.Data), `"message_type":"blackboard.read"`) {
 				if f.hit() {
 					return errInjected
 				}

@@ -62,216 +62,6 @@ const (
 	AttemptInterrupted AttemptState = "interrupted"
 )
 
-// Event types. Every change of a run is an event; the recorder applies each
-// to its tables (runs, cues, attempts, messages, cooldowns) in the same
-// transaction that appends it, so the event log and the state never disagree.
-const (
-	// EvRunStarted creates the run. Data: RunStartedData.
-	EvRunStarted = "run/started"
-	// EvRunState sets the run's State (and Reason); a final state sets ended_at.
-	EvRunState = "run/state"
-	// EvCueState sets the Cue's State and Reason. Data (optional): CueStateData.
-	EvCueState = "cue/state"
-	// EvAttemptStarted records attempt number Attempt of Agent at Cue before
-	// anything is launched. Data: AttemptStartedData.
-	EvAttemptStarted = "attempt/started"
-	// EvAttemptEnded closes an attempt with State and Reason. Data: AttemptEndedData.
-	EvAttemptEnded = "attempt/ended"
-	// EvMessage is a protocol message sent to or received from an agent,
-	// stored before it is acted on. Data: MessageData.
-	EvMessage = "message"
-	// EvCooldown puts Agent on cooldown (it holds across runs). Data: CooldownData.
-	EvCooldown = "agent/cooldown"
-	// EvBlackboard is written by the recorder itself with each blackboard write.
-	// Data: BlackboardData.
-	EvBlackboard = "blackboard/updated"
-	// EvManualGo records that a person said GO for Cue.
-	EvManualGo = "cue/go-approved"
-	// EvConflict is an arbitration decision taken at run time (a cue waits for
-	// a resource, an agent or an output another cue holds). Data: ConflictData.
-	EvConflict = "escalation/conflict"
-	// EvNote is anything else worth seeing in the log (a malfunction, a process
-	// left behind, a retry scheduled): Reason says what.
-	EvNote = "note"
-
-	// EvTaskStarted creates a child task: the receiver of a handoff or a
-	// spawned agent, run as a child of the task that asked for it. Cue is the
-	// child's task id — its parent's id, "/", a number (CUE-100/1, CUE-100/1/2;
-	// cue ids cannot hold "/") — and Agent the child's agent. The recorder
-	// creates a cue row for it (pending, with its parent); from then on its
-	// states and attempts are recorded as any cue's: EvCueState,
-	// EvAttemptStarted and EvAttemptEnded with Cue set to the task id.
-	// Data: TaskStartedData.
-	EvTaskStarted = "task/started"
-	// EvQuestion records a question an agent asked (question.ask), open until
-	// EvQuestionClosed. Cue, Agent, Attempt: the asker. Data: QuestionData.
-	EvQuestion = "question/asked"
-	// EvQuestionClosed closes a question. State: "answered", "unanswered"
-	// (its timeout passed) or "withdrawn" (its asker ended first); Reason
-	// says more. Data: AnswerData, always with the ID; Answer and By when
-	// answered.
-	EvQuestionClosed = "question/closed"
-	// EvUsage records credits an attempt reported (status.usage). Cue, Agent,
-	// Attempt: the reporter. Data: UsageData; the recorder keeps the run's
-	// total on the run.
-	EvUsage = "usage/reported"
-	// EvExhausted says a limit of the run was reached: no new GO is given and
-	// the run is stopped, then fails. Data: ExhaustedData.
-	EvExhausted = "resource/exhausted"
-	// EvGuard says a guard acted on an agent: a message repeated loop_warn
-	// times (a warning), loop_block times (the attempt fails), or a flood
-	// throttled. Cue, Agent, Attempt: the agent's; Reason says what.
-	EvGuard = "guard/warning"
-	// EvUserMessage is something that reached the person running orch: an
-	// agent's message.user, a root task's discovery.report, or the notice of a
-	// message between root tasks (their parent is the person). Data:
-	// UserMessageData.
-	EvUserMessage = "message/user"
-)
-
-// Question states, in EvQuestionClosed.State (an open question has none).
-const (
-	QuestionAnswered   = "answered"
-	QuestionUnanswered = "unanswered"
-	QuestionWithdrawn  = "withdrawn"
-)
-
-// TaskStartedData is the data of EvTaskStarted.
-type TaskStartedData struct {
-	Parent  string         `json:"parent"`             // the parent's task id: a cue id, or a child's id
-	Kind    string         `json:"kind"`               // "handoff" or "spawn"
-	TaskRef string         `json:"task_ref,omitempty"` // the task_id the sender gave a handoff
-	Depth   int            `json:"depth"`              // 1 for a child of a cue's agent
-	Chain   []string       `json:"chain"`              // agents from the root to this child, this one last
-	Context map[string]any `json:"context,omitempty"`  // the handoff_context, or the spawn's inputs
-}
-
-// QuestionData is the data of EvQuestion.
-type QuestionData struct {
-	ID         string    `json:"id"` // q1, q2, ... in the order asked in the run
-	Question   string    `json:"question"`
-	Complexity string    `json:"complexity"` // quick or deep
-	To         string    `json:"to"`         // "person", or the id of the parent agent it went to
-	Deadline   time.Time `json:"deadline"`   // when it becomes unanswered
-}
-
-// AnswerData is the data of EvQuestionClosed.
-type AnswerData struct {
-	ID     string `json:"id"`
-	Answer string `json:"answer,omitempty"`
-	By     string `json:"by,omitempty"` // "person", or the agent that answered
-}
-
-// UsageData is the data of EvUsage.
-type UsageData struct {
-	Credits  float64 `json:"credits"`   // the attempt's credits so far, as reported
-	RunTotal float64 `json:"run_total"` // the run's credits so far
-}
-
-// ExhaustedData is the data of EvExhausted.
-type ExhaustedData struct {
-	Limit string `json:"limit"` // max_credits or max_duration
-	Used  string `json:"used"`  // e.g. "1003.5" or "2m0.1s"
-	Max   string `json:"max"`
-}
-
-// UserMessageData is the data of EvUserMessage.
-type UserMessageData struct {
-	Kind string          `json:"kind"` // "message" (message.user), "discovery" (discovery.report) or "notice" (a message between root tasks)
-	From string          `json:"from"` // the sending agent
-	To   string          `json:"to,omitempty"`
-	Body json.RawMessage `json:"body,omitempty"`
-}
-
-// Event is one entry of a run's append-only log. The recorder assigns Seq,
-// contiguous per run, when it commits the event.
-type Event struct {
-	RunID   string          `json:"run_id"`
-	Seq     int64           `json:"seq"`
-	At      time.Time       `json:"at"`
-	Type    string          `json:"type"`
-	Cue     string          `json:"cue,omitempty"`
-	Agent   string          `json:"agent,omitempty"`
-	Attempt int             `json:"attempt,omitempty"`
-	State   string          `json:"state,omitempty"`
-	Reason  string          `json:"reason,omitempty"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-// RunStartedData is the data of EvRunStarted.
-type RunStartedData struct {
-	Cuelist    string         `json:"cuelist"`
-	SpecPath   string         `json:"spec_path"`      // absolute path of the cuelist file
-	SpecHash   string         `json:"spec_hash"`      // sha256 of every loaded spec file, for resume
-	Inputs     map[string]any `json:"inputs"`         // the run parameters after --set
-	Root       string         `json:"root,omitempty"` // the project root of handoff artifacts (absolute)
-	Cues       []CueInfo      `json:"cues"`           // every cue, in plan order: the recorder creates their rows (pending)
-	OwnerPID   int            `json:"owner_pid"`      // the orch process running it
-	OwnerHost  string         `json:"owner_host"`     // and its host
-	OwnerToken string         `json:"owner_token"`    // the owner's lease (see Recorder.Heartbeat)
-}
-
-// CueInfo describes a cue when the run starts.
-type CueInfo struct {
-	ID     string   `json:"id"`
-	Agents []string `json:"agents"`
-}
-
-// CueStateData is the optional data of EvCueState.
-type CueStateData struct {
-	Outputs map[string]any `json:"outputs,omitempty"` // with completed: the cue's merged outputs
-}
-
-// AttemptStartedData is the data of EvAttemptStarted.
-type AttemptStartedData struct {
-	Fallback bool `json:"fallback,omitempty"` // the agent replaces one that failed
-}
-
-// AttemptEndedData is the data of EvAttemptEnded.
-type AttemptEndedData struct {
-	Class    string         `json:"class,omitempty"`     // failure class: exit:N, timeout, malfunction, signal, contract, stopped
-	ExitCode *int           `json:"exit_code,omitempty"` // when the process exited
-	PID      int            `json:"pid,omitempty"`
-	Outputs  map[string]any `json:"outputs,omitempty"`
-}
-
-// MessageData is the data of EvMessage.
-type MessageData struct {
-	Direction string          `json:"direction"` // "out" (orch to agent) or "in"
-	Type      string          `json:"message_type"`
-	ID        string          `json:"id,omitempty"`
-	InReplyTo string          `json:"in_reply_to,omitempty"`
-	Body      json.RawMessage `json:"body"` // the whole message as sent or received
-}
-
-// ConflictData is the data of EvConflict, in the seeds' escalation.conflict form.
-type ConflictData struct {
-	ConflictType       string   `json:"conflict_type"` // resource, timing or output
-	CuesInvolved       []string `json:"cues_involved"`
-	AgentsInvolved     []string `json:"agents_involved"`
-	ResourceInQuestion string   `json:"resource_in_question"`
-	Capacity           int      `json:"capacity"`
-	ProposedResolution string   `json:"proposed_resolution"` // the arbitration strategy
-	Winner             string   `json:"winner"`              // the cue holding it
-	SuggestedWinner    string   `json:"suggested_winner"`    // the winner's agent
-	Reason             string   `json:"reason"`
-}
-
-// CooldownData is the data of EvCooldown.
-type CooldownData struct {
-	Until time.Time `json:"until"`
-}
-
-// BlackboardData is the data of EvBlackboard.
-type BlackboardData struct {
-	Key     string `json:"key"`
-	Version int64  `json:"version"`
-	// MessageID is the blackboard.write the write carries out, if an agent
-	// sent one: the event is that message's record (and, with Version, its
-	// blackboard.ack's), so that a flood of writes costs one event each.
-	MessageID string `json:"message_id,omitempty"`
-}
-
 // BlackboardPut is one write of BlackboardWriteMany.
 type BlackboardPut struct {
 	Key       string
@@ -330,17 +120,32 @@ type Command struct {
 	At    time.Time
 }
 
-// Recorder persists a run. Append is synchronous: when it returns, the events
-// and their effect on the run's state are committed, so a decision is recorded
-// before it is acted on. Implementations batch concurrent callers into one
-// transaction.
+// A run's records are reached through four roles, each a small interface:
+// the event log, the blackboard, memory, and control (what another process
+// asks of the run, and what the owner needs to keep it). Recorder is all of
+// them: the runner holds one; runner/store's *DB is the SQLite one, and a
+// reader that needs one role asks for that role alone.
 type Recorder interface {
+	EventLog
+	Board
+	Memory
+	Control
+}
+
+// EventLog is a run's append-only log. Append is synchronous: when it
+// returns, the events and their effect on the run's state are committed, so
+// a decision is recorded before it is acted on. Implementations batch
+// concurrent callers into one transaction.
+type EventLog interface {
 	Append(ctx context.Context, events ...Event) error
 	// Log records a line of agent output without waiting for its commit;
 	// Flush waits for everything logged so far.
 	Log(line LogLine)
 	Flush(ctx context.Context) error
+}
 
+// Board is a run's blackboard: keys agents and people write, versioned.
+type Board interface {
 	BlackboardWrite(ctx context.Context, runID, key string, value json.RawMessage, author string) (version int64, err error)
 	// BlackboardWriteMany writes several keys in order, in as few
 	// transactions as the recorder can, and returns each write's version
@@ -348,22 +153,24 @@ type Recorder interface {
 	// are stored (and returned).
 	BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) ([]BlackboardWritten, error)
 	BlackboardRead(ctx context.Context, runID, key string) (BlackboardEntry, bool, error)
+	// Blackboard returns the latest version of every key, another process's
+	// writes included at once (conditions depend on it). The caller may
+	// change the map.
 	Blackboard(ctx context.Context, runID string) (map[string]BlackboardEntry, error)
-	// BlackboardAtCommit returns the board as of the recorder's latest
-	// commit, or later: what a GO committed just before carries. It may
-	// answer from memory, where Blackboard reads anew (a condition must see
-	// another process's write at once). The caller must not change the map.
-	BlackboardAtCommit(ctx context.Context, runID string) (map[string]BlackboardEntry, error)
+}
 
-	// MemoryWrite keeps an item across runs (replacing one with its key);
-	// MemorySearch finds items by full-text search of their key, text and
-	// tags, best first, at most limit (0: 20).
+// Memory is what agents keep across runs. MemoryWrite keeps an item
+// (replacing one with its key); MemorySearch finds items by full-text search
+// of their key, text and tags, best first, at most limit (0: 20).
+type Memory interface {
 	MemoryWrite(ctx context.Context, item MemoryItem) error
 	MemorySearch(ctx context.Context, query string, limit int) ([]MemoryItem, error)
+}
 
-	// CooldownUntil returns when the agent's cooldown ends (zero: none).
-	CooldownUntil(ctx context.Context, agent string) (time.Time, error)
-
+// Control is what the owner of a run needs beside its log: the commands
+// other processes send it, its lease, the record it continues from, and the
+// agents' cooldowns (which hold across runs).
+type Control interface {
 	// Commands returns the run's commands not yet done, oldest first;
 	// CommandDone marks one done.
 	Commands(ctx context.Context, runID string) ([]Command, error)
@@ -376,6 +183,9 @@ type Recorder interface {
 	// Heartbeat renews the owner's lease on the run; ErrLeaseLost says another
 	// process has taken the run over and this one must stop.
 	Heartbeat(ctx context.Context, runID, ownerToken string) error
+
+	// CooldownUntil returns when the agent's cooldown ends (zero: none).
+	CooldownUntil(ctx context.Context, agent string) (time.Time, error)
 }
 
 // The lease: a run's owner renews it every HeartbeatEvery; past LeaseTTL

@@ -253,3 +253,58 @@ func walkStrings(v any, f func(string) string) any {
 	}
 	return v
 }
+
+// texts masks each string of a list (a copy; nil stays nil).
+func (d *Redactor) texts(list []string) []string {
+	if d.none() || list == nil {
+		return list
+	}
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = d.mask.Replace(s)
+	}
+	return out
+}
+
+// object masks every string of a free-form object (inputs, outputs), keys
+// included (a copy; nil stays nil). A value of a Go type other than JSON's
+// own is masked through its JSON form.
+func (d *Redactor) object(m map[string]any) map[string]any {
+	if d.none() || m == nil {
+		return m
+	}
+	out, _ := d.maskValue(m).(map[string]any)
+	return out
+}
+
+func (d *Redactor) maskValue(v any) any {
+	switch v := v.(type) {
+	case nil, bool, float64, json.Number, int, int64:
+		return v
+	case string:
+		return d.mask.Replace(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[d.mask.Replace(k)] = d.maskValue(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = d.maskValue(x)
+		}
+		return out
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return v // it will not encode either: the recorder reports it
+	}
+	dec := json.NewDecoder(strings.NewReader(string(d.JSON(raw))))
+	dec.UseNumber()
+	var masked any
+	if dec.Decode(&masked) != nil {
+		return v
+	}
+	return masked
+}

@@ -18,7 +18,9 @@ type redactingRecorder struct {
 func (r redactingRecorder) Append(ctx context.Context, events ...Event) error {
 	for i := range events {
 		events[i].Reason = r.d.Text(events[i].Reason)
-		events[i].Data = r.d.JSON(events[i].Data)
+		if events[i].Data != nil && !r.d.none() {
+			events[i].Data = events[i].Data.redacted(r.d)
+		}
 	}
 	return r.Recorder.Append(ctx, events...)
 }

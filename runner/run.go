@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -321,7 +320,7 @@ func (r *run) start(ctx context.Context) error {
 		data.Cues = append(data.Cues, CueInfo{ID: c.ID, Agents: c.Agents})
 	}
 	r.core.Begin(began)
-	return r.record(ctx, Event{Type: EvRunStarted, Data: mustJSON(data)})
+	return r.record(ctx, Event{Type: EvRunStarted, Data: data})
 }
 
 // restore gives the core a recorded cue (see sched.Core.Restore).
@@ -347,7 +346,7 @@ func (r *run) restoreTasks(rec *RunRecord) {
 		ids = append(ids, id)
 		for _, a := range c.Running {
 			r.emit(Event{Type: EvAttemptEnded, Cue: id, Agent: a.Agent, Attempt: a.Number, State: string(AttemptInterrupted),
-				Reason: "its run's owner stopped while it ran", Data: mustJSON(AttemptEndedData{Class: "interrupted"})})
+				Reason: "its run's owner stopped while it ran", Data: AttemptEndedData{Class: "interrupted"}})
 		}
 		if !c.State.Final() && c.State != CueInterrupted {
 			r.emit(Event{Type: EvCueState, Cue: id, State: string(CueInterrupted), Reason: "its run's owner stopped while it ran; its parent runs again"})
@@ -356,7 +355,7 @@ func (r *run) restoreTasks(rec *RunRecord) {
 	r.tree.continueNumbering(ids)
 	for _, id := range rec.OpenQuestions {
 		r.emit(Event{Type: EvQuestionClosed, State: QuestionWithdrawn, Reason: "its run's owner stopped; an agent that asks again gets a new question",
-			Data: mustJSON(AnswerData{ID: id})})
+			Data: AnswerData{ID: id}})
 	}
 }
 
@@ -401,14 +400,6 @@ func (r *run) flush(ctx context.Context) error {
 		}
 		for _, order := range goes {
 			order()
-		}
-		if len(goes) > 0 {
-			// The attempt woken last takes this processor at once and starts
-			// its process; the loop's own work after a commit (the display,
-			// the next look at the cues) waits for it. Left to the
-			// scheduler, the attempt waits for an idle processor to wake,
-			// which costs tens of microseconds on a virtual machine.
-			runtime.Gosched()
 		}
 	})
 }
@@ -538,7 +529,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 // new GO was given since (step checks), everything is stopped, and the run
 // fails naming the limit.
 func (r *run) outOfLimits(ctx context.Context, d *ExhaustedData) (*Result, error) {
-	r.emit(Event{Type: EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: mustJSON(d)})
+	r.emit(Event{Type: EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: *d})
 	return r.halt(ctx, fmt.Sprintf("limit %s reached (%s of %s used)", d.Limit, d.Used, d.Max), RunFailed)
 }
 

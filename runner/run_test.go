@@ -90,8 +90,8 @@ agent: {id: ship, command: [sh, ship.sh], requires: [artifact, report, target], 
 	}
 	ends := rec.of(EvCueState)
 	last := ends[len(ends)-1]
-	if !strings.Contains(string(last.Data), "https://staging/app-1.4.tar") {
-		t.Errorf("SHIP outputs %s", last.Data)
+	if !strings.Contains(dataJSON(last.Data), "https://staging/app-1.4.tar") {
+		t.Errorf("SHIP outputs %s", dataJSON(last.Data))
 	}
 	if e, ok, _ := rec.BlackboardRead(context.Background(), res.RunID, "artifact"); !ok || string(e.Value) != `"app-1.4.tar"` || e.Author != "build" {
 		t.Errorf("export: %+v %v", e, ok)
@@ -433,8 +433,8 @@ printf 'head=%s\n' "$(head -c 3 "$ORCH_INPUT_BIG_FILE")" >> "$ORCH_OUTPUT"`,
 	}
 	ends := rec.of(EvCueState)
 	last := ends[len(ends)-1]
-	if last.Cue != "READ" || !strings.Contains(string(last.Data), `"size":"1000000"`) || !strings.Contains(string(last.Data), `"head":"xxx"`) {
-		t.Errorf("READ ended with %s", last.Data)
+	if last.Cue != "READ" || !strings.Contains(dataJSON(last.Data), `"size":"1000000"`) || !strings.Contains(dataJSON(last.Data), `"head":"xxx"`) {
+		t.Errorf("READ ended with %s", dataJSON(last.Data))
 	}
 }
 

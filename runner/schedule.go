@@ -50,7 +50,7 @@ func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool 
 	case sched.CueState:
 		ev := Event{Type: EvCueState, Cue: c.ID, State: string(d.State), Reason: d.Reason}
 		if d.State == sched.Completed {
-			ev.Data = mustJSON(CueStateData{Outputs: d.Outputs})
+			ev.Data = CueStateData{Outputs: d.Outputs}
 		}
 		r.emit(ev)
 	case sched.StartAttempt:
@@ -68,12 +68,12 @@ func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool 
 	case sched.AttemptEnded:
 		r.emit(Event{Type: EvAttemptEnded, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
 			State: string(d.AttemptState), Reason: d.Reason,
-			Data: mustJSON(AttemptEndedData{Class: d.Class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs})})
+			Data: AttemptEndedData{Class: d.Class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs}})
 	case sched.AttemptInterrupted:
 		r.emit(Event{Type: EvAttemptEnded, Cue: c.ID, Agent: d.Key, Attempt: d.Attempt, State: string(AttemptInterrupted),
-			Reason: "its run's owner stopped while it ran", Data: mustJSON(AttemptEndedData{Class: "interrupted"})})
+			Reason: "its run's owner stopped while it ran", Data: AttemptEndedData{Class: "interrupted"}})
 	case sched.Cooldown:
-		r.emit(Event{Type: EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Reason: d.Reason, Data: mustJSON(CooldownData{Until: d.Until})})
+		r.emit(Event{Type: EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Reason: d.Reason, Data: CooldownData{Until: d.Until}})
 	case sched.Retry:
 		r.emit(Event{Type: EvNote, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
 			Reason: fmt.Sprintf("%s (%s): retry %d of %d in %s", d.Reason, d.Class, d.N, d.Max, d.Delay.Round(time.Millisecond))})
@@ -103,7 +103,7 @@ func (r *run) launch(ctx context.Context, d sched.Decision) {
 	a := newAttempt(r.host, c, d.Cue, d.Target, d.Agent, n, d.Attempt, r.reports)
 	r.tree.serve(n, a)
 	r.emit(Event{Type: EvAttemptStarted, Cue: c.ID, Agent: d.Agent.ID, Attempt: a.number,
-		Data: mustJSON(AttemptStartedData{Fallback: d.Fallback})})
+		Data: AttemptStartedData{Fallback: d.Fallback}})
 	if speaks(a.agent) { // WARNING is recorded with the decision to send it
 		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, TargetAgents: c.Agents, Attempt: a.number})
 	}

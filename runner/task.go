@@ -62,18 +62,9 @@ func (r *run) task(pos int, a *attempt) *Task {
 }
 
 // withBlackboard fills the task's blackboard snapshot with the board as it
-// is now, read anew: for a coord.go, which is built before the commit that
-// records it.
+// is now.
 func (a *attempt) withBlackboard(t *Task) *Task {
-	entries, err := a.r.blackboard(false)
-	return withBoard(t, entries, err)
-}
-
-// withCommittedBlackboard fills the snapshot of a task whose GO is already
-// committed: the board as of that commit (or later), which the recorder may
-// have in memory.
-func (a *attempt) withCommittedBlackboard(t *Task) *Task {
-	entries, err := a.r.blackboard(true)
+	entries, err := a.r.blackboard()
 	return withBoard(t, entries, err)
 }
 
@@ -230,10 +221,7 @@ func truncate(s string, n int) string {
 }
 
 // blackboard reads the run's board for a task's snapshot (see hostServices).
-func (r *run) blackboard(committed bool) (map[string]BlackboardEntry, error) {
-	if committed {
-		return r.rec.BlackboardAtCommit(context.Background(), r.id)
-	}
+func (r *run) blackboard() (map[string]BlackboardEntry, error) {
 	return r.rec.Blackboard(context.Background(), r.id)
 }
 

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,10 +184,11 @@ func BenchmarkHandoffStart(b *testing.B) {
 		if e.Type != runner.EvMessage {
 			continue
 		}
+		m := e.Data.(runner.MessageData)
 		switch {
-		case e.Cue == "C" && contains(e.Data, `"message_type":"task.handoff"`):
+		case e.Cue == "C" && m.Type == "task.handoff":
 			in = e.At
-		case e.Cue != "C" && contains(e.Data, `"message_type":"coord.warning"`) && !in.IsZero():
+		case e.Cue != "C" && m.Type == "coord.warning" && !in.IsZero():
 			starts = append(starts, e.At.Sub(in))
 			in = time.Time{}
 		}
@@ -200,5 +200,3 @@ func BenchmarkHandoffStart(b *testing.B) {
 	b.ReportMetric(float64(s["median_us"].(int64)), "start-median-µs")
 	b.ReportMetric(float64(s["p99_us"].(int64)), "start-p99-µs")
 }
-
-func contains(b []byte, s string) bool { return len(b) > 0 && strings.Contains(string(b), s) }

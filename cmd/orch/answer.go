@@ -127,7 +127,7 @@ func completeAnswer(cmd *cobra.Command, args []string, toComplete string) ([]str
 	if len(args) != 1 {
 		return completeRuns(cmd, args, toComplete)
 	}
-	db, err := openExisting(cmd)
+	db, err := openReading(cmd)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

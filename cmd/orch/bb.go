@@ -47,7 +47,7 @@ is --db, else ORCH_DB (also set for every agent), else the nearest
 }
 
 // bbRun opens the database and finds the run of a blackboard command.
-func bbRun(cmd *cobra.Command) (*store.DB, string, error) {
+func bbRun(cmd *cobra.Command, open func(*cobra.Command) (*store.DB, error)) (*store.DB, string, error) {
 	ref, _ := cmd.Flags().GetString("run")
 	if ref == "" {
 		ref = os.Getenv("ORCH_RUN_ID")
@@ -55,7 +55,7 @@ func bbRun(cmd *cobra.Command) (*store.DB, string, error) {
 	if ref == "" {
 		ref = "last"
 	}
-	db, err := openExisting(cmd)
+	db, err := open(cmd)
 	if err != nil {
 		return nil, "", usageError(err)
 	}
@@ -95,7 +95,7 @@ A key the board does not have exits 1.`,
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			db, id, err := bbRun(cmd)
+			db, id, err := bbRun(cmd, openReading)
 			if err != nil {
 				return err
 			}
@@ -149,7 +149,7 @@ refused.`,
 			if err != nil {
 				return err
 			}
-			db, id, err := bbRun(cmd)
+			db, id, err := bbRun(cmd, openExisting)
 			if err != nil {
 				return err
 			}
@@ -225,7 +225,7 @@ a list of {key, value, version, author, at}.`,
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			db, id, err := bbRun(cmd)
+			db, id, err := bbRun(cmd, openReading)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,8 +25,8 @@ func TestCollabExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	started, _ := json.Marshal(runner.RunStartedData{Cuelist: "c", Cues: []runner.CueInfo{{ID: "A", Agents: []string{"a"}}}})
-	question, _ := json.Marshal(runner.QuestionData{ID: "q1", Question: "Now?", Complexity: "quick", To: "person"})
+	started := runner.RunStartedData{Cuelist: "c", Cues: []runner.CueInfo{{ID: "A", Agents: []string{"a"}}}}
+	question := runner.QuestionData{ID: "q1", Question: "Now?", Complexity: "quick", To: "person"}
 	err = db.Append(ctx,
 		runner.Event{RunID: "done", Type: runner.EvRunStarted, Data: started},
 		runner.Event{RunID: "done", Type: runner.EvRunState, State: string(runner.RunFailed)},

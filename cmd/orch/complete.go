@@ -25,7 +25,7 @@ func completeRunThen(next func(ctx context.Context, r *store.RunDetail) []string
 		if len(args) > 1 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		db, err := openExisting(cmd)
+		db, err := openReading(cmd)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -136,7 +135,7 @@ func stopRun(ctx context.Context, io *streams, db *store.DB, id string, wait tim
 			if a.State == runner.AttemptRunning {
 				events = append(events, runner.Event{RunID: id, Type: runner.EvAttemptEnded, Cue: c.ID, Agent: a.Agent, Attempt: a.Number,
 					State: string(runner.AttemptStopped), Reason: "orch stop: its run's owner was gone",
-					Data: json.RawMessage(`{"class":"stopped"}`)})
+					Data: runner.AttemptEndedData{Class: "stopped"}})
 			}
 		}
 		if !c.State.Final() {

@@ -13,31 +13,6 @@ import (
 	"github.com/orch-cli/orch/runner/store"
 )
 
-// Events orch itself records about a run, around the runner's: the store
-// logs them (types it does not project), orch events shows them.
-const (
-	// evCueSpecs records the fingerprint of each cue's definition as it is
-	// run: at the run's start, and for the cues an orch retry runs again.
-	// Data: cueSpecsData.
-	evCueSpecs = "run/cue_specs"
-	// evRunRetried records an orch retry: who, and which cues run again.
-	// Data: retriedData.
-	evRunRetried = "run/retried"
-)
-
-type cueSpecsData struct {
-	Hashes map[string]string `json:"hashes"` // cue id -> fingerprint of its definition
-}
-
-type retriedData struct {
-	By    string   `json:"by"` // user@host (pid N)
-	Rerun []string `json:"rerun"`
-	Kept  int      `json:"kept"`              // completed cues kept
-	Asked []string `json:"asked,omitempty"`   // --rerun
-	From  string   `json:"from,omitempty"`    // --from
-	Stale []string `json:"changed,omitempty"` // kept, though their definition changed
-}
-
 // cueSpecHashes fingerprints each cue's own definition: its entry in the
 // cuelist and the specs of the agents it may run (its agents and their
 // fallbacks). What the whole cuelist sets (defaults, inputs) is not part
@@ -89,21 +64,21 @@ func cueAgents(p *planner.Plan, c *planner.Cue) []string {
 }
 
 func cueSpecsEvent(runID string, hashes map[string]string) runner.Event {
-	data, _ := json.Marshal(cueSpecsData{Hashes: hashes})
-	return runner.Event{RunID: runID, Type: evCueSpecs, Reason: fmt.Sprintf("the definitions of %d cue(s), as run", len(hashes)), Data: data}
+	return runner.Event{RunID: runID, Type: runner.EvCueSpecs, Reason: fmt.Sprintf("the definitions of %d cue(s), as run", len(hashes)),
+		Data: runner.CueSpecsData{Hashes: hashes}}
 }
 
 // recordedCueHashes returns the fingerprint of each cue's definition as it
 // last ran; a run recorded by an orch from before them has none (nil).
 func recordedCueHashes(ctx context.Context, db *store.DB, runID string) (map[string]string, error) {
-	events, err := db.EventsOfType(ctx, runID, evCueSpecs)
+	events, err := db.EventsOfType(ctx, runID, runner.EvCueSpecs)
 	if err != nil {
 		return nil, err
 	}
 	var out map[string]string
 	for _, e := range events {
-		var d cueSpecsData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, ok := e.Data.(runner.CueSpecsData)
+		if !ok { // undecodable: as if not recorded
 			continue
 		}
 		if out == nil {

@@ -132,29 +132,66 @@ func openFailed(err error) error {
 // errNoDatabase: a command that reads runs found no database yet.
 var errNoDatabase = errors.New("no runs yet")
 
-// openExisting opens the run database for reading; it never creates one.
+// openExisting opens the run database for a command that writes to an
+// existing run; it never creates one. It migrates an older schema.
 func openExisting(cmd *cobra.Command) (*store.DB, error) {
-	path := dbPath(cmd)
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		if _, chosen := chosenDB(cmd); chosen {
-			return nil, fmt.Errorf("%w: the run database %s does not exist (orch run creates it)", errNoDatabase, path)
-		}
-		if _, found := findOrchDir("."); found {
-			abs, _ := filepath.Abs(path)
-			return nil, fmt.Errorf("%w: the run database %s does not exist (orch run creates it)", errNoDatabase, abs)
-		}
-		cwd, _ := os.Getwd()
-		return nil, fmt.Errorf("%w: no .orch directory in %s or above (orch run creates one next to its cuelist: run this there, or give --db or ORCH_DB)", errNoDatabase, cwd)
+	path, err := existingDB(cmd)
+	if err != nil {
+		return nil, err
 	}
 	db, _, err := openDB(cmd, path)
 	return db, err
+}
+
+// openReading opens the run database for a command that only reads it
+// (status, events, logs, bb get, memory search): read-only, so that it
+// works on a file it cannot write, and never migrates or writes it.
+func openReading(cmd *cobra.Command) (*store.DB, error) {
+	path, err := existingDB(cmd)
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		return nil, damaged(path, err)
+	}
+	return db, nil
+}
+
+// existingDB is the path of the run database, or errNoDatabase saying where
+// none was found.
+func existingDB(cmd *cobra.Command) (string, error) {
+	path := dbPath(cmd)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if _, chosen := chosenDB(cmd); chosen {
+			return "", fmt.Errorf("%w: the run database %s does not exist (orch run creates it)", errNoDatabase, path)
+		}
+		if _, found := findOrchDir("."); found {
+			abs, _ := filepath.Abs(path)
+			return "", fmt.Errorf("%w: the run database %s does not exist (orch run creates it)", errNoDatabase, abs)
+		}
+		cwd, _ := os.Getwd()
+		return "", fmt.Errorf("%w: no .orch directory in %s or above (orch run creates one next to its cuelist: run this there, or give --db or ORCH_DB)", errNoDatabase, cwd)
+	}
+	return path, nil
 }
 
 // onRun is the start of every command that acts on one run: it opens the
 // existing run database (a missing one is a usage error: there is no such
 // run), resolves ref (an id, a unique prefix or "last") and calls f.
 func onRun(cmd *cobra.Command, ref string, f func(ctx context.Context, db *store.DB, dbFile, id string) error) error {
-	db, err := openExisting(cmd)
+	return onRunWith(cmd, openExisting, ref, f)
+}
+
+// onRunReading is onRun for a command that only reads the run: the
+// database is opened read-only (openReading).
+func onRunReading(cmd *cobra.Command, ref string, f func(ctx context.Context, db *store.DB, dbFile, id string) error) error {
+	return onRunWith(cmd, openReading, ref, f)
+}
+
+func onRunWith(cmd *cobra.Command, open func(*cobra.Command) (*store.DB, error), ref string,
+	f func(ctx context.Context, db *store.DB, dbFile, id string) error) error {
+	db, err := open(cmd)
 	if err != nil {
 		return openFailed(err)
 	}
@@ -185,7 +222,7 @@ func completeRuns(cmd *cobra.Command, args []string, _ string) ([]string, cobra.
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	db, err := openExisting(cmd)
+	db, err := openReading(cmd)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // describeEvent is the one-line text of an event, as `orch run` prints it
-// when not on a terminal and `orch events` prints it.
+// when not on a terminal and `orch events` prints it. Data that could not be
+// decoded is shown as stored, with why.
 func describeEvent(e runner.Event) string {
 	with := func(s string) string {
 		if e.Reason != "" {
@@ -18,46 +19,44 @@ func describeEvent(e runner.Event) string {
 		}
 		return s
 	}
+	if raw, ok := e.Data.(runner.RawData); ok {
+		head := strings.Join(strings.Fields(e.Type+" "+e.Cue+" "+e.Agent+" "+e.State), " ")
+		return fmt.Sprintf("%s %s (its data cannot be read: %v)", with(head), raw.JSON, raw.Err)
+	}
 	switch e.Type {
 	case runner.EvRunStarted:
-		var d runner.RunStartedData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.RunStartedData) // nil data: the zero value
 		return fmt.Sprintf("run %s started: cuelist %s, %d cues", e.RunID, d.Cuelist, len(d.Cues))
 	case runner.EvRunState:
 		return with("run " + e.State)
 	case runner.EvCueState:
 		return with(e.Cue + " " + e.State)
 	case runner.EvAttemptStarted:
-		var d runner.AttemptStartedData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.AttemptStartedData) // nil data: the zero value
 		s := fmt.Sprintf("%s attempt %d: %s", e.Cue, e.Attempt, e.Agent)
 		if d.Fallback {
 			s += " (fallback)"
 		}
 		return s
 	case runner.EvAttemptEnded:
-		var d runner.AttemptEndedData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.AttemptEndedData) // nil data: the zero value
 		s := fmt.Sprintf("%s attempt %d: %s %s", e.Cue, e.Attempt, e.Agent, e.State)
 		if d.Class != "" && e.State == string(runner.AttemptFailed) {
 			s += " (" + d.Class + ")"
 		}
 		return with(s)
 	case runner.EvMessage:
-		var d runner.MessageData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.MessageData) // nil data: the zero value
 		arrow := "->"
 		if d.Direction == "in" {
 			arrow = "<-"
 		}
 		return fmt.Sprintf("%s %s %s %s", e.Cue, e.Agent, arrow, d.Type)
 	case runner.EvCooldown:
-		var d runner.CooldownData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.CooldownData) // nil data: the zero value
 		return with(fmt.Sprintf("%s cooling down until %s", e.Agent, d.Until.Local().Format(time.TimeOnly)))
 	case runner.EvBlackboard:
-		var d runner.BlackboardData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.BlackboardData) // nil data: the zero value
 		return fmt.Sprintf("blackboard %s = version %d by %s", d.Key, d.Version, e.Agent)
 	case runner.EvManualGo:
 		return with(e.Cue + " GO approved")
@@ -65,39 +64,34 @@ func describeEvent(e runner.Event) string {
 		who := strings.TrimSpace(e.Cue + " " + e.Agent)
 		return strings.TrimSpace(who + ": " + e.Reason)
 	case runner.EvTaskStarted:
-		var d runner.TaskStartedData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.TaskStartedData) // nil data: the zero value
 		verb := "handed off to"
 		if d.Kind == "spawn" {
 			verb = "spawned:"
 		}
 		return fmt.Sprintf("%s %s %s (child of %s, depth %d: %s)", e.Cue, verb, e.Agent, d.Parent, d.Depth, strings.Join(d.Chain, " -> "))
 	case runner.EvQuestion:
-		var d runner.QuestionData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.QuestionData) // nil data: the zero value
 		s := fmt.Sprintf("? %s [%s] %s (%s) asks %s: %s", d.ID, d.Complexity, e.Agent, e.Cue, d.To, oneLine(d.Question, 200))
 		if d.To == "person" {
 			s += fmt.Sprintf(" — answer with: orch answer %s %s TEXT", e.RunID, d.ID)
 		}
 		return s
 	case runner.EvQuestionClosed:
-		var d runner.AnswerData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.AnswerData) // nil data: the zero value
 		if e.State == runner.QuestionAnswered {
 			return fmt.Sprintf("%s answered by %s: %s", d.ID, d.By, oneLine(d.Answer, 200))
 		}
 		return with(d.ID + " " + e.State)
 	case runner.EvUsage:
-		var d runner.UsageData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.UsageData) // nil data: the zero value
 		return fmt.Sprintf("%s %s used %g credits (run total %g)", e.Cue, e.Agent, d.Credits, d.RunTotal)
 	case runner.EvExhausted:
 		return "limit reached: " + e.Reason
 	case runner.EvGuard:
 		return strings.TrimSpace(e.Cue+" guard: ") + " " + e.Reason
 	case runner.EvUserMessage:
-		var d runner.UserMessageData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.UserMessageData) // nil data: the zero value
 		body := oneLine(bodyText(d.Body), 300)
 		switch d.Kind {
 		case "notice":

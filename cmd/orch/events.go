@@ -30,7 +30,7 @@ protocol message, blackboard write and note, with its sequence number.`,
 			if output != "text" && output != "json" {
 				return usageError(fmt.Errorf("unknown output %q (want text or json)", output))
 			}
-			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+			return onRunReading(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
 				enc := json.NewEncoder(io.out)
 				after := since
 				return followRun(ctx, db, id, follow, func() (bool, error) {
@@ -38,6 +38,9 @@ protocol message, blackboard write and note, with its sequence number.`,
 					for _, e := range events {
 						var werr error
 						if output == "json" {
+							if raw, ok := e.Data.(runner.RawData); ok { // printed as stored; say why it is not decoded
+								fmt.Fprintf(io.err, "orch: event %d of run %s: its data cannot be read: %v\n", e.Seq, id, raw.Err)
+							}
 							werr = enc.Encode(e)
 						} else {
 							_, werr = fmt.Fprintf(io.out, "%6d %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), describeEvent(e))

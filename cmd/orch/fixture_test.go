@@ -144,7 +144,7 @@ func own(ctx context.Context, db *store.DB, runID string, deliver bool, dur time
 				continue
 			}
 			if q, err := db.Question(ctx, runID, c.Cue); err == nil && q.State == store.QuestionOpen {
-				data, _ := json.Marshal(runner.AnswerData{ID: c.Cue, Answer: c.Arg, By: "person"})
+				data := runner.AnswerData{ID: c.Cue, Answer: c.Arg, By: "person"}
 				err := db.Append(ctx, runner.Event{RunID: runID, Type: runner.EvQuestionClosed, Cue: q.Cue, Agent: q.Agent,
 					Attempt: q.Attempt, State: runner.QuestionAnswered, Data: data})
 				if err != nil {

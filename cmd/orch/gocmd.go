@@ -84,7 +84,6 @@ func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue strin
 // compiled again from its file (refused if the files changed, unless
 // allowed), completed cues are kept, the others run.
 func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id string, show display, allowSpecChange bool) error {
-	limitMemory()
 	me := newOwner()
 	if err := db.ClaimRun(ctx, id, me); err != nil {
 		return err

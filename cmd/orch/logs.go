@@ -43,7 +43,7 @@ database, increasing), time, cue, agent, attempt, stream and line.`,
 			if opts.tail < -1 {
 				return usageError(fmt.Errorf("--tail %d: want a number of lines, 0 or more", opts.tail))
 			}
-			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, _, id string) error {
+			return onRunReading(cmd, args[0], func(ctx context.Context, db *store.DB, _, id string) error {
 				cue := ""
 				if len(args) == 2 {
 					cue = args[1]

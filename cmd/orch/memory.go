@@ -43,7 +43,7 @@ it, tags and text (shortened). With --output json: a list of
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			db, err := openExisting(cmd)
+			db, err := openReading(cmd)
 			if errors.Is(err, errNoDatabase) {
 				return printMemory(io, nil, 0, output, "memory is empty")
 			}
@@ -83,7 +83,7 @@ prefix. Quotes, AND, OR, NOT and other search syntax are plain words.`,
 				return err
 			}
 			query := strings.Join(args, " ")
-			db, err := openExisting(cmd)
+			db, err := openReading(cmd)
 			if errors.Is(err, errNoDatabase) {
 				return printMemory(io, nil, -1, output, "nothing found: memory is empty")
 			}

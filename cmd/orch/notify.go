@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -44,8 +43,7 @@ func (s *summaryProgress) event(e runner.Event) {
 		s.runID = e.RunID
 		s.mu.Unlock()
 	case runner.EvQuestion:
-		var d runner.QuestionData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.QuestionData) // nil or undecodable data: the zero value
 		if d.To == "person" {
 			s.mu.Lock()
 			s.open[d.ID] = fmt.Sprintf("%s [%s] %s (%s)", d.ID, d.Complexity, e.Agent, e.Cue)
@@ -54,8 +52,7 @@ func (s *summaryProgress) event(e runner.Event) {
 			return
 		}
 	case runner.EvQuestionClosed:
-		var d runner.AnswerData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.AnswerData) // nil or undecodable data: the zero value
 		s.mu.Lock()
 		delete(s.open, d.ID)
 		s.mu.Unlock()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -139,8 +138,7 @@ func (p *liveProgress) event(e runner.Event) {
 	switch e.Type {
 	case runner.EvRunStarted:
 		p.started = e.At
-		var d runner.RunStartedData
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ := e.Data.(runner.RunStartedData) // undecodable: no cues to add
 		for _, c := range d.Cues {
 			if !p.plan[c.ID] {
 				p.plan[c.ID], p.agents[c.ID], p.states[c.ID] = true, c.Agents, runner.CuePending
@@ -184,9 +182,9 @@ func (p *liveProgress) event(e runner.Event) {
 	case runner.EvExhausted:
 		p.above(p.paint("31", "  ! ") + describeEvent(e))
 	case runner.EvQuestion:
-		var d runner.QuestionData
-		_ = json.Unmarshal(e.Data, &d)
-		if d.To != "person" { // the person's questions are prompted (or summarised)
+		// The person's questions are prompted (or summarised); undecodable
+		// data (the zero value) is shown.
+		if d, _ := e.Data.(runner.QuestionData); d.To != "person" {
 			p.above("  " + describeEvent(e))
 		}
 	}

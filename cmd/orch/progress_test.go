@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -48,9 +47,8 @@ func TestSummaryNotify(t *testing.T) {
 	defer func() { summaryEvery = old }()
 	var out syncBuffer
 	s := newSummaryProgress(&plainProgress{w: &out})
-	ev := func(typ, agent, cue string, data any) runner.Event {
-		b, _ := json.Marshal(data)
-		return runner.Event{RunID: "abc", Type: typ, Agent: agent, Cue: cue, At: time.Now(), Data: b}
+	ev := func(typ, agent, cue string, data runner.EventData) runner.Event {
+		return runner.Event{RunID: "abc", Type: typ, Agent: agent, Cue: cue, At: time.Now(), Data: data}
 	}
 	s.event(ev(runner.EvRunStarted, "", "", runner.RunStartedData{}))
 	s.event(ev(runner.EvQuestion, "coder", "C", runner.QuestionData{ID: "q1", Complexity: "deep", Question: "ship?", To: "person"}))

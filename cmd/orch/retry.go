@@ -108,7 +108,6 @@ func retryRun(ctx context.Context, io *streams, db *store.DB, dbFile, id string,
 		return fmt.Errorf("run %s: %w", id, err)
 	}
 
-	limitMemory()
 	me := newOwner()
 	if err := db.ClaimRun(ctx, id, me); err != nil {
 		var owned *store.OwnedError
@@ -161,13 +160,13 @@ func retriedBy() string {
 // events records the retry: who asked and what runs again, each cue that
 // runs again back to pending, and the definitions it runs with.
 func (rp *retryPlan) events(id string, now map[string]string) []runner.Event {
-	d := retriedData{By: retriedBy(), Rerun: rp.rerun, Kept: rp.kept, Asked: rp.asked, From: rp.from, Stale: rp.stale}
+	d := runner.RetriedData{By: retriedBy(), Rerun: rp.rerun, Kept: rp.kept, Asked: rp.asked, From: rp.from, Stale: rp.stale}
 	reason := fmt.Sprintf("orch retry by %s: %d cue(s) run again", d.By, len(rp.rerun))
 	if len(rp.rerun) > 0 {
 		reason += " (" + strings.Join(rp.rerun, ", ") + ")"
 	}
 	reason += fmt.Sprintf(", %d completed kept", rp.kept)
-	events := []runner.Event{{RunID: id, Type: evRunRetried, Reason: reason, Data: mustMarshal(d)}}
+	events := []runner.Event{{RunID: id, Type: runner.EvRunRetried, Reason: reason, Data: d}}
 	hashes := map[string]string{}
 	for _, v := range rp.verdicts {
 		if !v.rerun {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -202,12 +201,4 @@ func (rp *retryPlan) print(io *streams, rec *runner.RunRecord, output string, dr
 		fmt.Fprintln(io.out, "  (this run was recorded by an orch that did not keep each cue's definition: completed cues are taken as unchanged)")
 	}
 	return nil
-}
-
-func mustMarshal(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // only plain values of ours are marshalled
-	}
-	return b
 }

@@ -33,6 +33,7 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 	root.SetOut(io.out)
 	root.SetErr(io.err)
 	root.SetVersionTemplate("orch {{.Version}}\n")
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { setGCPolicy(cmd) }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.PersistentFlags().String("db", "", "run database (default $ORCH_DB, else orch.db in the nearest .orch/ directory here or above)")
 	root.PersistentFlags().String("sync", "normal", "database durability: normal, or full (fsync every commit: survives power loss)")

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,7 +108,6 @@ func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
 	if err := show.check(); err != nil {
 		return err
 	}
-	limitMemory()
 	set, p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize, opts.root)
 	if err != nil {
 		return err
@@ -183,7 +181,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 		ro.Recorder = streamRecorder{Recorder: ro.Recorder, s: stream}
 	}
 	events := &seqProgress{db: db, show: func(e runner.Event) {
-		if e.Type != evCueSpecs || output == "json" { // bookkeeping for orch retry; json is the whole log
+		if e.Type != runner.EvCueSpecs || output == "json" { // bookkeeping for orch retry; json is the whole log
 			prog.event(e)
 		}
 	}}
@@ -301,23 +299,6 @@ func lighten(set *spec.Set, p *planner.Plan) *planner.Plan {
 	set.ReleaseSources()
 	return p.WithoutGraph()
 }
-
-// limitMemory tunes the collector for a run, unless the user did with
-// GOGC or GOMEMLIMIT: the heap of a run is small and its garbage is
-// mostly short-lived records, so collecting less often (GOGC 400) saves a
-// tenth of orch's CPU, which agents on the same cores use; the soft limit
-// runSoftMemory keeps a big plan's heap from growing with it (the heap may
-// go past it — a run never fails for it — the collector just works harder).
-func limitMemory() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(runSoftMemory)
-	}
-}
-
-const runSoftMemory = 64 << 20
 
 // specHash fingerprints every loaded spec file, so a continued run can tell
 // that its cuelist changed.

@@ -58,7 +58,7 @@ func runStatus(cmd *cobra.Command, io *streams, opts *statusOptions, args []stri
 	if opts.output != "text" && opts.output != "json" {
 		return usageError(fmt.Errorf("unknown output %q (want text or json)", opts.output))
 	}
-	db, err := openExisting(cmd)
+	db, err := openReading(cmd)
 	if errors.Is(err, errNoDatabase) && len(args) == 0 {
 		if opts.output == "json" {
 			fmt.Fprintln(io.out, "[]")

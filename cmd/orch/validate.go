@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -64,7 +63,6 @@ Exit status: 0 valid (warnings allowed unless --strict), 1 invalid,
 }
 
 func runValidate(io *streams, opts *validateOptions) error {
-	shortLivedGC()
 	if !oneOf(opts.format, diagfmt.Formats) {
 		return usageError(fmt.Errorf("unknown format %q (want %s)", opts.format, strings.Join(diagfmt.Formats, ", ")))
 	}
@@ -98,15 +96,6 @@ func runValidate(io *streams, opts *validateOptions) error {
 		return silent(exitFailed)
 	}
 	return nil
-}
-
-// shortLivedGC trades memory for speed in commands that load specs and exit:
-// the garbage collector runs a quarter as often (a 10,000-cue spec still
-// peaks near 100 MB). GOGC in the environment wins.
-func shortLivedGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
 }
 
 // validateSpecs loads the specs and runs every check, returning the problems sorted.

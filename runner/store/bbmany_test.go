@@ -50,17 +50,17 @@ func TestBlackboardWriteManyOrderAndEvents(t *testing.T) {
 		t.Fatalf("%d events, %v", len(events), err)
 	}
 	for i, ev := range events {
-		var data runner.BlackboardData
-		if err := json.Unmarshal(ev.Data, &data); err != nil {
-			t.Fatal(err)
+		data, ok := ev.Data.(runner.BlackboardData)
+		if !ok {
+			t.Fatalf("event %d: data %#v", i, ev.Data)
 		}
 		p := puts[i]
 		if ev.Seq != int64(i+3) || ev.Type != runner.EvBlackboard || ev.Cue != "a" || ev.Attempt != 2 || ev.Agent != "researcher" ||
 			data != (runner.BlackboardData{Key: p.Key, Version: want[i], MessageID: p.MessageID}) {
-			t.Errorf("event %d: %+v %s", i, ev, ev.Data)
+			t.Errorf("event %d: %+v", i, ev)
 		}
 		// The events returned are the ones stored, seq included.
-		if w := written[i].Event; w.Seq != ev.Seq || w.Type != ev.Type || string(w.Data) != string(ev.Data) || w.Cue != ev.Cue {
+		if w := written[i].Event; w.Seq != ev.Seq || w.Type != ev.Type || w.Data != ev.Data || w.Cue != ev.Cue {
 			t.Errorf("write %d returned event %+v, stored %+v", i, w, ev)
 		}
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -34,7 +35,7 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 				b.Cleanup(func() { d2.Close() })
 				dbs = append(dbs, d2)
 			}
-			data := []byte(`{"direction":"in","message_type":"status.progress","id":"m1","body":{"pct":50}}`)
+			data := runner.MessageData{Direction: "in", Type: "status.progress", ID: "m1", Body: json.RawMessage(`{"pct":50}`)}
 			txBefore := d.stats.transactions.Load()
 			var next atomic.Int64
 			b.SetParallelism(8) // 8 goroutines per core
@@ -94,7 +95,7 @@ func BenchmarkRunDetail(b *testing.B) {
 			batch = batch[:0]
 		}
 	}
-	body := []byte(`{"direction":"in","message_type":"status.progress","id":"m","body":{"message_type":"status.progress","pct":50}}`)
+	body := runner.MessageData{Direction: "in", Type: "status.progress", ID: "m", Body: json.RawMessage(`{"message_type":"status.progress","pct":50}`)}
 	perCue := events / cues // and run/started
 	for _, id := range ids {
 		exit := 0
@@ -106,9 +107,9 @@ func BenchmarkRunDetail(b *testing.B) {
 			add(runner.Event{Type: runner.EvMessage, Cue: id, Agent: id + "-agent", Attempt: 1, Data: body})
 		}
 		add(runner.Event{Type: runner.EvAttemptEnded, Cue: id, Agent: id + "-agent", Attempt: 1, State: "completed",
-			Data: mustJSON(b, runner.AttemptEndedData{ExitCode: &exit, PID: 1234})})
+			Data: runner.AttemptEndedData{ExitCode: &exit, PID: 1234}})
 		add(runner.Event{Type: runner.EvCueState, Cue: id, State: "completed",
-			Data: mustJSON(b, runner.CueStateData{Outputs: map[string]any{"artifact": "out/" + id}})})
+			Data: runner.CueStateData{Outputs: map[string]any{"artifact": "out/" + id}}})
 	}
 	if len(batch) > 0 {
 		appendOK(b, d, batch...)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/orch-cli/orch/runner"
@@ -113,13 +114,14 @@ func (t *txn) writeBlackboard(r *request) error {
 		}
 		version := t.nextVersion(w.runID, p.Key)
 		t.bbRows = append(t.bbRows, bbRow{key: p.Key, version: version, value: string(p.Value), author: p.Author})
-		data, err := json.Marshal(runner.BlackboardData{Key: p.Key, Version: version, MessageID: p.MessageID})
+		data := runner.BlackboardData{Key: p.Key, Version: version, MessageID: p.MessageID}
+		raw, err := json.Marshal(data)
 		if err != nil {
 			return err
 		}
 		ev := runner.Event{RunID: w.runID, Seq: seq, At: w.at, Type: runner.EvBlackboard, Cue: p.Cue, Agent: p.Author,
 			Attempt: p.Attempt, Data: data}
-		t.rows = append(t.rows, &record{ev: ev, at: at, seq: seq})
+		t.rows = append(t.rows, &record{ev: ev, at: at, data: string(raw), seq: seq})
 		r.result.written = append(r.result.written, runner.BlackboardWritten{Version: version, Event: ev})
 	}
 	return t.flushBlackboard(w.runID, at)
@@ -258,45 +260,31 @@ func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (runner.Blac
 	return e, found, nil
 }
 
-// Blackboard returns the latest version of every key of the run's board.
+// Blackboard returns the latest version of every key of the run's board,
+// another process's writes included. A run reads its board for every task
+// it hands out; while nobody has written the database since the board was
+// last read (PRAGMA data_version on the warm connection changes exactly when
+// another connection commits, and this handle's own board writes drop it),
+// the board comes from memory: one pragma instead of a query of every key.
 func (d *DB) Blackboard(ctx context.Context, runID string) (map[string]runner.BlackboardEntry, error) {
 	var board map[string]runner.BlackboardEntry
-	err := d.withWarm(func() (err error) {
-		board, err = d.readBoard(ctx, runID)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading the blackboard of run %s: %w", runID, d.plain(err))
-	}
-	return board, nil
-}
-
-// maxBoards caps the boards BlackboardAtCommit keeps: a process runs one run
-// at a time, a test many.
-const maxBoards = 16
-
-// BlackboardAtCommit returns the run's board as of this handle's latest
-// commit, or later: what a GO that has just been committed carries. A
-// commit's transaction sees whether another connection has written since the
-// one before (knownRuns), so while none has and no commit of this handle has
-// written the run's board, the board read last still holds, and it comes
-// from memory: a plain agent's task then costs no read of the database.
-// Conditions, which must see another process's write at once, read with
-// Blackboard. The map is shared: the caller must not change it.
-func (d *DB) BlackboardAtCommit(ctx context.Context, runID string) (map[string]runner.BlackboardEntry, error) {
-	var board map[string]runner.BlackboardEntry
-	err := d.withWarm(func() (err error) {
-		if b, ok := d.boards[runID]; ok {
-			board = b
+	err := d.withWarm(func() error {
+		var version int64
+		err := d.queryWarm(ctx, "PRAGMA data_version", nil, func(rows *sql.Rows) error { return rows.Scan(&version) })
+		if err != nil {
+			return err
+		}
+		if c, ok := d.boards[runID]; ok && c.version == version {
+			board = maps.Clone(c.board)
 			return nil
 		}
 		if board, err = d.readBoard(ctx, runID); err != nil {
 			return err
 		}
 		if d.boards == nil || len(d.boards) >= maxBoards {
-			d.boards = map[string]map[string]runner.BlackboardEntry{}
+			d.boards = map[string]cachedBoard{}
 		}
-		d.boards[runID] = board
+		d.boards[runID] = cachedBoard{version: version, board: maps.Clone(board)}
 		return nil
 	})
 	if err != nil {
@@ -304,6 +292,17 @@ func (d *DB) BlackboardAtCommit(ctx context.Context, runID string) (map[string]r
 	}
 	return board, nil
 }
+
+// cachedBoard is a run's board as read at a data_version of the warm
+// connection.
+type cachedBoard struct {
+	version int64
+	board   map[string]runner.BlackboardEntry
+}
+
+// maxBoards caps the boards kept: a process runs one run at a time, a test
+// many.
+const maxBoards = 16
 
 // readBoard reads the run's board on the writer's connection; the caller
 // holds it (withWarm).

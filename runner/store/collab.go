@@ -13,29 +13,26 @@ import (
 // spawns) become cue rows, questions get a row each from asked to closed,
 // and the credits the agents report are kept on the run.
 
-// taskStarted is the decoded data of a task/started event.
+// taskStarted is what a task/started event's projection writes beyond its data.
 type taskStarted struct {
-	data    runner.TaskStartedData
 	agents  string // JSON array holding the child's agent
 	context any    // JSON object, or nil
 }
 
-// decodeCollab checks and decodes the data of the event types of this file;
-// ok is false for any other type.
-func decodeCollab(ev runner.Event) (payload any, ok bool, err error) {
+// checkCollab checks the data of the event types of this file and prepares
+// their projection (nil payload for any other type).
+func checkCollab(ev runner.Event) (payload any, err error) {
 	switch ev.Type {
 	case runner.EvTaskStarted:
-		p, err := decodeTaskStarted(ev)
-		return p, true, err
+		return prepareTaskStarted(ev)
 	case runner.EvQuestion:
-		var d runner.QuestionData
 		if err := needAttempt(ev); err != nil {
-			return nil, true, err
+			return nil, err
 		}
-		if err := decodeData(ev.Data, &d, true); err != nil {
-			return nil, true, err
-		}
+		d, ok := ev.Data.(runner.QuestionData)
 		switch {
+		case !ok:
+			err = need(ok, "data")
 		case d.ID == "":
 			err = errors.New("the question has no id")
 		case strings.TrimSpace(d.Question) == "":
@@ -45,43 +42,43 @@ func decodeCollab(ev runner.Event) (payload any, ok bool, err error) {
 		case d.To == "":
 			err = fmt.Errorf("question %s says nobody it was asked of", d.ID)
 		}
-		return d, true, err
+		return nil, err
 	case runner.EvQuestionClosed:
-		var d runner.AnswerData
 		switch ev.State {
 		case runner.QuestionAnswered, runner.QuestionUnanswered, runner.QuestionWithdrawn:
 		default:
-			return nil, true, fmt.Errorf("unknown question state %q (want answered, unanswered or withdrawn)", ev.State)
+			return nil, fmt.Errorf("unknown question state %q (want answered, unanswered or withdrawn)", ev.State)
 		}
-		if err := decodeData(ev.Data, &d, true); err != nil {
-			return nil, true, err
+		d, ok := ev.Data.(runner.AnswerData)
+		if err := need(ok, "data"); err != nil {
+			return nil, err
 		}
 		if d.ID == "" {
-			return nil, true, errors.New("the data names no question (id)")
+			return nil, errors.New("the data names no question (id)")
 		}
-		return d, true, nil
+		return nil, nil
 	case runner.EvUsage:
-		var d runner.UsageData
-		if err := decodeData(ev.Data, &d, true); err != nil {
-			return nil, true, err
+		d, ok := ev.Data.(runner.UsageData)
+		if err := need(ok, "data"); err != nil {
+			return nil, err
 		}
 		if d.RunTotal < 0 || d.Credits < 0 {
-			return nil, true, fmt.Errorf("negative credits (%g, run total %g)", d.Credits, d.RunTotal)
+			return nil, fmt.Errorf("negative credits (%g, run total %g)", d.Credits, d.RunTotal)
 		}
-		return d, true, nil
+		return nil, nil
 	}
-	return nil, false, nil
+	return nil, nil
 }
 
-func decodeTaskStarted(ev runner.Event) (taskStarted, error) {
+func prepareTaskStarted(ev runner.Event) (taskStarted, error) {
 	var p taskStarted
 	if ev.Cue == "" || ev.Agent == "" {
 		return p, fmt.Errorf("a task/started event needs the child's task id (cue) and agent (got %q, %q)", ev.Cue, ev.Agent)
 	}
-	if err := decodeData(ev.Data, &p.data, true); err != nil {
+	d, ok := ev.Data.(runner.TaskStartedData)
+	if err := need(ok, "data"); err != nil {
 		return p, err
 	}
-	d := &p.data
 	switch {
 	case d.Parent == "":
 		return p, fmt.Errorf("task %s has no parent", ev.Cue)
@@ -114,7 +111,7 @@ func (t *txn) projectCollab(rec *record) (ok bool, err error) {
 	case runner.EvQuestionClosed:
 		return true, t.projectQuestionClosed(rec)
 	case runner.EvUsage:
-		_, err := t.exec(`UPDATE runs SET credits = ? WHERE id = ?`, rec.payload.(runner.UsageData).RunTotal, ev.RunID)
+		_, err := t.exec(`UPDATE runs SET credits = ? WHERE id = ?`, ev.Data.(runner.UsageData).RunTotal, ev.RunID)
 		return true, err
 	}
 	return false, nil
@@ -123,12 +120,12 @@ func (t *txn) projectCollab(rec *record) (ok bool, err error) {
 // projectTaskStarted creates the child's cue row, pending, after every row
 // the run has (plan cues first, then children in the order they started).
 func (t *txn) projectTaskStarted(rec *record) error {
-	ev, p := &rec.ev, rec.payload.(taskStarted)
+	ev, p, d := &rec.ev, rec.payload.(taskStarted), rec.ev.Data.(runner.TaskStartedData)
 	res, err := t.exec(`INSERT INTO cues (run_id, cue_id, position, agents, state, parent, kind, depth, task_ref, context)
 		SELECT ?, ?, coalesce((SELECT max(position) FROM cues WHERE run_id = ?), -1) + 1, ?, ?, ?, ?, ?, ?, ?
 		WHERE EXISTS (SELECT 1 FROM cues WHERE run_id = ? AND cue_id = ?)`,
-		ev.RunID, ev.Cue, ev.RunID, p.agents, runner.CuePending, p.data.Parent, p.data.Kind, p.data.Depth, p.data.TaskRef, p.context,
-		ev.RunID, p.data.Parent)
+		ev.RunID, ev.Cue, ev.RunID, p.agents, runner.CuePending, d.Parent, d.Kind, d.Depth, d.TaskRef, p.context,
+		ev.RunID, d.Parent)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("run %s already has a task %s", ev.RunID, ev.Cue)
@@ -136,13 +133,13 @@ func (t *txn) projectTaskStarted(rec *record) error {
 		return err
 	}
 	if rowsAffected(res) == 0 {
-		return fmt.Errorf("run %s has no task %q, the parent of %s", ev.RunID, p.data.Parent, ev.Cue)
+		return fmt.Errorf("run %s has no task %q, the parent of %s", ev.RunID, d.Parent, ev.Cue)
 	}
 	return nil
 }
 
 func (t *txn) projectQuestion(rec *record) error {
-	ev, q := &rec.ev, rec.payload.(runner.QuestionData)
+	ev, q := &rec.ev, rec.ev.Data.(runner.QuestionData)
 	_, err := t.exec(`INSERT INTO questions (run_id, qid, cue_id, agent_id, attempt, question, complexity, asked_to, deadline, asked_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ev.RunID, q.ID, ev.Cue, ev.Agent, ev.Attempt, q.Question, q.Complexity, q.To, micros(q.Deadline), rec.at)
@@ -160,7 +157,7 @@ func (t *txn) projectQuestion(rec *record) error {
 // projectQuestionClosed closes an open question; closing one that is not
 // open is the caller's mistake (two answers to one question, say) and fails.
 func (t *txn) projectQuestionClosed(rec *record) error {
-	ev, a := &rec.ev, rec.payload.(runner.AnswerData)
+	ev, a := &rec.ev, rec.ev.Data.(runner.AnswerData)
 	var answer, by string
 	if ev.State == runner.QuestionAnswered {
 		answer, by = a.Answer, a.By

@@ -24,26 +24,23 @@ func BenchmarkCueBatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	at := time.Now()
-	ev := func(typ, cue, state string, attempt int, data string) runner.Event {
-		e := runner.Event{RunID: "r1", At: at, Type: typ, Cue: cue, Agent: "a", Attempt: attempt, State: state}
-		if data != "" {
-			e.Data = []byte(data)
-		}
-		return e
+	ev := func(typ, cue, state string, attempt int, data runner.EventData) runner.Event {
+		return runner.Event{RunID: "r1", At: at, Type: typ, Cue: cue, Agent: "a", Attempt: attempt, State: state, Data: data}
 	}
-	if err := d.Append(ctx, ev(runner.EvAttemptStarted, "C0", "", 1, `{}`)); err != nil {
+	exit := 0
+	if err := d.Append(ctx, ev(runner.EvAttemptStarted, "C0", "", 1, runner.AttemptStartedData{})); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		prev, next := cues[i], cues[i+1]
 		err := d.Append(ctx,
-			ev(runner.EvAttemptEnded, prev, "completed", 1, `{"pid":123,"exit_code":0}`),
-			ev(runner.EvCueState, prev, "completed", 0, `{"outputs":{}}`),
-			ev(runner.EvCueState, next, "warning", 0, ""),
-			ev(runner.EvAttemptStarted, next, "", 1, `{}`),
-			ev(runner.EvCueState, next, "standby", 0, ""),
-			ev(runner.EvCueState, next, "go", 0, ""),
+			ev(runner.EvAttemptEnded, prev, "completed", 1, runner.AttemptEndedData{PID: 123, ExitCode: &exit}),
+			ev(runner.EvCueState, prev, "completed", 0, runner.CueStateData{Outputs: map[string]any{}}),
+			ev(runner.EvCueState, next, "warning", 0, nil),
+			ev(runner.EvAttemptStarted, next, "", 1, runner.AttemptStartedData{}),
+			ev(runner.EvCueState, next, "standby", 0, nil),
+			ev(runner.EvCueState, next, "go", 0, nil),
 		)
 		if err != nil {
 			b.Fatal(err)

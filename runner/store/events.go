@@ -17,7 +17,9 @@ type LogRecord struct {
 }
 
 // Events returns the run's events after afterSeq in order, at most limit of
-// them (0: all). orch events --follow passes the last Seq it printed.
+// them (0: all). orch events --follow passes the last Seq it printed. Each
+// event's data is decoded; one that cannot be is returned as runner.RawData,
+// which says why, rather than fail the whole read.
 func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int) ([]runner.Event, error) {
 	if limit <= 0 {
 		limit = -1
@@ -47,7 +49,7 @@ func (d *DB) eventsWhere(ctx context.Context, runID, cond string, args ...any) (
 		}
 		ev.At = fromMicros(at)
 		if data.Valid {
-			ev.Data = json.RawMessage(data.String)
+			ev.Data, _ = runner.DecodeEventData(ev.Type, json.RawMessage(data.String)) // RawData keeps the error
 		}
 		out = append(out, ev)
 	}

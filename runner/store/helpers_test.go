@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,15 +23,6 @@ func openTest(t testing.TB) (*DB, string) {
 	return d, path
 }
 
-func mustJSON(t testing.TB, v any) json.RawMessage {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // startedEvent is the run/started event of a run whose cues each have one
 // agent named after the cue.
 func startedEvent(t testing.TB, runID string, at time.Time, cues ...string) runner.Event {
@@ -41,19 +31,16 @@ func startedEvent(t testing.TB, runID string, at time.Time, cues ...string) runn
 	for _, c := range cues {
 		data.Cues = append(data.Cues, runner.CueInfo{ID: c, Agents: []string{c + "-agent"}})
 	}
-	return runner.Event{RunID: runID, At: at, Type: runner.EvRunStarted, Data: mustJSON(t, data)}
+	return runner.Event{RunID: runID, At: at, Type: runner.EvRunStarted, Data: data}
 }
 
 // ownedStartedEvent is startedEvent with an owner's lease: the handle that
 // records it owns the run, and its writes to the run are fenced.
 func ownedStartedEvent(t testing.TB, runID string, owner runner.Owner, cues ...string) runner.Event {
 	ev := startedEvent(t, runID, time.Time{}, cues...)
-	var data runner.RunStartedData
-	if err := json.Unmarshal(ev.Data, &data); err != nil {
-		t.Fatal(err)
-	}
+	data := ev.Data.(runner.RunStartedData)
 	data.OwnerPID, data.OwnerHost, data.OwnerToken = owner.PID, owner.Host, owner.Token
-	ev.Data = mustJSON(t, data)
+	ev.Data = data
 	return ev
 }
 

@@ -9,20 +9,20 @@ import (
 	"github.com/orch-cli/orch/runner"
 )
 
-// record is an event checked and decoded in the caller's goroutine before it
-// is queued, so that a malformed event fails its own caller and never a
+// record is an event checked and encoded in the caller's goroutine before
+// it is queued, so that a malformed event fails its own caller and never a
 // batch, and the writer spends its time writing.
 type record struct {
 	ev      runner.Event
 	at      int64 // ev.At in stored form
-	payload any   // the decoded Data of the types that change state
+	data    any   // ev.Data encoded (the one encoding of it), or nil
+	payload any   // what the projection needs beyond ev.Data, prepared ahead
 	seq     int64 // assigned inside the transaction
 }
 
-// Decoded payloads, with their JSON parts marshalled ahead of time.
+// Payloads with their JSON columns marshalled ahead of time.
 type (
 	runStarted struct {
-		data   runner.RunStartedData
 		inputs string
 		agents []string // per cue, JSON arrays
 	}
@@ -30,12 +30,13 @@ type (
 		outputs any // JSON object or nil
 	}
 	attemptEnded struct {
-		data    runner.AttemptEndedData
 		outputs any
 	}
 )
 
-func decodeEvent(ev runner.Event) (record, error) {
+// prepareEvent checks an event, encodes its data and prepares what its
+// projection writes.
+func prepareEvent(ev runner.Event) (record, error) {
 	if ev.At.IsZero() {
 		ev.At = now()
 	}
@@ -46,79 +47,69 @@ func decodeEvent(ev runner.Event) (record, error) {
 	if ev.Type == "" {
 		return rec, errors.New("the event has no type")
 	}
-	switch ev.Type {
-	case runner.EvRunStarted, runner.EvCueState, runner.EvAttemptStarted, runner.EvAttemptEnded,
-		runner.EvMessage, runner.EvCooldown, runner.EvTaskStarted, runner.EvQuestion, runner.EvQuestionClosed, runner.EvUsage:
-		// Decoding the data below checks it.
-	default:
-		if len(ev.Data) > 0 && !json.Valid(ev.Data) {
-			return rec, errors.New("its data is not valid JSON")
+	if err := runner.CheckEventData(ev.Type, ev.Data); err != nil {
+		return rec, err
+	}
+	if ev.Data != nil {
+		b, err := json.Marshal(ev.Data)
+		if err != nil {
+			return rec, fmt.Errorf("encoding its data: %w", err)
 		}
+		rec.data = string(b)
 	}
 	var err error
 	switch ev.Type {
 	case runner.EvRunStarted:
-		rec.payload, err = decodeRunStarted(ev.Data)
+		rec.payload, err = prepareRunStarted(ev.Data)
 	case runner.EvRunState:
 		if !knownRunState(runner.RunState(ev.State)) {
 			err = fmt.Errorf("unknown run state %q", ev.State)
 		}
 	case runner.EvCueState:
-		var d runner.CueStateData
+		d, _ := ev.Data.(runner.CueStateData)
 		if err = need(ev.Cue != "", "cue"); err == nil && !knownCueState(runner.CueState(ev.State)) {
 			err = fmt.Errorf("unknown cue state %q", ev.State)
 		}
-		if err == nil {
-			err = decodeData(ev.Data, &d, false)
-		}
 		rec.payload = cueState{outputs: jsonOrNil(d.Outputs)}
 	case runner.EvAttemptStarted:
-		var d runner.AttemptStartedData
-		if err = needAttempt(ev); err == nil {
-			err = decodeData(ev.Data, &d, false)
-		}
-		rec.payload = d
+		err = needAttempt(ev)
 	case runner.EvAttemptEnded:
-		var d runner.AttemptEndedData
+		d, _ := ev.Data.(runner.AttemptEndedData)
 		if err = needAttempt(ev); err == nil && !knownAttemptState(runner.AttemptState(ev.State)) {
 			err = fmt.Errorf("unknown attempt state %q", ev.State)
 		}
-		if err == nil {
-			err = decodeData(ev.Data, &d, false)
-		}
-		rec.payload = attemptEnded{data: d, outputs: jsonOrNil(d.Outputs)}
+		rec.payload = attemptEnded{outputs: jsonOrNil(d.Outputs)}
 	case runner.EvMessage:
-		var d runner.MessageData
-		if err = decodeData(ev.Data, &d, true); err == nil && d.Type == "" {
+		d, ok := ev.Data.(runner.MessageData)
+		if err = need(ok, "data"); err == nil && d.Type == "" {
 			err = errors.New("the message has no message_type")
 		}
-		rec.payload = d
 	case runner.EvCooldown:
-		var d runner.CooldownData
+		_, ok := ev.Data.(runner.CooldownData)
 		if err = need(ev.Agent != "", "agent"); err == nil {
-			err = decodeData(ev.Data, &d, true)
+			err = need(ok, "data")
 		}
-		rec.payload = d
 	case runner.EvManualGo:
 		err = need(ev.Cue != "", "cue")
 	default:
-		rec.payload, _, err = decodeCollab(ev)
+		rec.payload, err = checkCollab(ev)
 	}
 	return rec, err
 }
 
-func decodeRunStarted(data json.RawMessage) (runStarted, error) {
+func prepareRunStarted(data runner.EventData) (runStarted, error) {
 	var p runStarted
-	if err := decodeData(data, &p.data, true); err != nil {
+	d, ok := data.(runner.RunStartedData)
+	if err := need(ok, "data"); err != nil {
 		return p, err
 	}
-	inputs, err := json.Marshal(p.data.Inputs)
+	inputs, err := json.Marshal(d.Inputs)
 	if err != nil {
 		return p, err
 	}
 	p.inputs = string(inputs)
-	seen := make(map[string]bool, len(p.data.Cues))
-	for _, c := range p.data.Cues {
+	seen := make(map[string]bool, len(d.Cues))
+	for _, c := range d.Cues {
 		if c.ID == "" || seen[c.ID] {
 			return p, fmt.Errorf("cue id %q is empty or repeated", c.ID)
 		}
@@ -133,17 +124,11 @@ func decodeRunStarted(data json.RawMessage) (runStarted, error) {
 	return p, nil
 }
 
-func decodeData(data json.RawMessage, v any, required bool) error {
-	if len(data) == 0 {
-		if required {
-			return errors.New("the event has no data")
-		}
-		return nil
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("decoding its data: %w", err)
-	}
-	return nil
+// attemptStarted is an attempt/started event's data (optional: none is a
+// first choice, not a fallback).
+func attemptStarted(data runner.EventData) runner.AttemptStartedData {
+	d, _ := data.(runner.AttemptStartedData)
+	return d
 }
 
 func need(ok bool, field string) error {
@@ -255,11 +240,7 @@ const maxRowsPerInsert = 32
 func (t *txn) flushRows() error {
 	err := t.insertRows(t.rows, insertEventsPrefix, 10, func(args []any, rec *record) []any {
 		ev := &rec.ev
-		var data any
-		if len(ev.Data) > 0 {
-			data = string(ev.Data)
-		}
-		return append(args, ev.RunID, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, data)
+		return append(args, ev.RunID, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, rec.data)
 	})
 	t.rows = t.rows[:0]
 	return err
@@ -378,19 +359,19 @@ func (t *txn) flushRequest() error {
 }
 
 func (t *txn) projectRunStarted(rec *record) error {
-	ev, p := &rec.ev, rec.payload.(runStarted)
+	ev, p, d := &rec.ev, rec.payload.(runStarted), rec.ev.Data.(runner.RunStartedData)
 	_, err := t.exec(`INSERT INTO runs (id, cuelist, spec_path, spec_hash, inputs, state, reason,
 			created_at, started_at, owner_pid, owner_host, heartbeat_at, owner_token)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ev.RunID, p.data.Cuelist, p.data.SpecPath, p.data.SpecHash, p.inputs, runner.RunRunning, ev.Reason,
-		t.now.UnixMicro(), rec.at, p.data.OwnerPID, p.data.OwnerHost, rec.at, p.data.OwnerToken)
+		ev.RunID, d.Cuelist, d.SpecPath, d.SpecHash, p.inputs, runner.RunRunning, ev.Reason,
+		t.now.UnixMicro(), rec.at, d.OwnerPID, d.OwnerHost, rec.at, d.OwnerToken)
 	if err != nil {
 		return err
 	}
-	if p.data.OwnerToken != "" {
-		t.holds(ev.RunID, p.data.OwnerToken)
+	if d.OwnerToken != "" {
+		t.holds(ev.RunID, d.OwnerToken)
 	}
-	for i, c := range p.data.Cues {
+	for i, c := range d.Cues {
 		_, err := t.exec(`INSERT INTO cues (run_id, cue_id, position, agents, state) VALUES (?, ?, ?, ?, ?)`,
 			ev.RunID, c.ID, i, p.agents[i], runner.CuePending)
 		if err != nil {
@@ -425,7 +406,7 @@ func (t *txn) project(rec *record) error {
 		return err
 
 	case runner.EvConflict:
-		_, err := t.exec(`INSERT INTO conflicts (run_id, seq, data) VALUES (?, ?, ?)`, ev.RunID, rec.seq, string(ev.Data))
+		_, err := t.exec(`INSERT INTO conflicts (run_id, seq, data) VALUES (?, ?, ?)`, ev.RunID, rec.seq, rec.data)
 		return err
 
 	case runner.EvCueState:
@@ -458,7 +439,7 @@ func (t *txn) project(rec *record) error {
 		u.attempts = max(u.attempts, ev.Attempt)
 		_, err := t.exec(`INSERT INTO attempts (run_id, cue_id, number, agent_id, state, fallback, started_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			ev.RunID, ev.Cue, ev.Attempt, ev.Agent, runner.AttemptRunning, rec.payload.(runner.AttemptStartedData).Fallback, rec.at)
+			ev.RunID, ev.Cue, ev.Attempt, ev.Agent, runner.AttemptRunning, attemptStarted(rec.ev.Data).Fallback, rec.at)
 		if isForeignKeyViolation(err) {
 			return fmt.Errorf("run %s has no cue %q", ev.RunID, ev.Cue) // the attempt's cue row is its parent
 		}
@@ -466,10 +447,11 @@ func (t *txn) project(rec *record) error {
 
 	case runner.EvAttemptEnded:
 		p := rec.payload.(attemptEnded)
+		d, _ := ev.Data.(runner.AttemptEndedData)
 		res, err := t.exec(`UPDATE attempts SET state = ?, reason = ?, class = ?, exit_code = ?,
 				pid = coalesce(nullif(?, 0), pid), outputs = coalesce(?, outputs), ended_at = ?
 			WHERE run_id = ? AND cue_id = ? AND number = ? AND agent_id = ?`,
-			ev.State, ev.Reason, p.data.Class, p.data.ExitCode, p.data.PID, p.outputs, rec.at,
+			ev.State, ev.Reason, d.Class, d.ExitCode, d.PID, p.outputs, rec.at,
 			ev.RunID, ev.Cue, ev.Attempt, ev.Agent)
 		if err == nil && rowsAffected(res) == 0 {
 			return fmt.Errorf("attempt %d of agent %s at cue %s was never started", ev.Attempt, ev.Agent, ev.Cue)
@@ -485,7 +467,7 @@ func (t *txn) project(rec *record) error {
 		_, err := t.exec(`INSERT INTO cooldowns (agent_id, until, reason, run_id, set_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (agent_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,
 				run_id = excluded.run_id, set_at = excluded.set_at`,
-			ev.Agent, micros(rec.payload.(runner.CooldownData).Until), ev.Reason, ev.RunID, rec.at)
+			ev.Agent, micros(ev.Data.(runner.CooldownData).Until), ev.Reason, ev.RunID, rec.at)
 		return err
 
 	case runner.EvManualGo:

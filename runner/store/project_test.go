@@ -77,7 +77,7 @@ func TestCueStateProjection(t *testing.T) {
 		runner.Event{RunID: "r1", At: at(2), Type: runner.EvCueState, Cue: "a", State: "standby"},
 		runner.Event{RunID: "r1", At: at(3), Type: runner.EvCueState, Cue: "a", State: "go"},
 		runner.Event{RunID: "r1", At: at(4), Type: runner.EvCueState, Cue: "a", State: "completed", Reason: "done",
-			Data: mustJSON(t, runner.CueStateData{Outputs: outputs})},
+			Data: runner.CueStateData{Outputs: outputs}},
 		runner.Event{RunID: "r1", At: at(5), Type: runner.EvCueState, Cue: "b", State: "blocked", Reason: "a failed"},
 	)
 	r, err := d.Run(context.Background(), "r1")
@@ -114,9 +114,9 @@ func TestAttemptProjection(t *testing.T) {
 		runner.Event{RunID: "r1", At: at(1), Type: runner.EvAttemptStarted, Cue: "a", Agent: "x", Attempt: 1},
 		runner.Event{RunID: "r1", At: at(2), Type: runner.EvAttemptEnded, Cue: "a", Agent: "x", Attempt: 1,
 			State: "failed", Reason: "exit status 3",
-			Data: mustJSON(t, runner.AttemptEndedData{Class: "exit:3", ExitCode: &exit, PID: 999})},
+			Data: runner.AttemptEndedData{Class: "exit:3", ExitCode: &exit, PID: 999}},
 		runner.Event{RunID: "r1", At: at(3), Type: runner.EvAttemptStarted, Cue: "a", Agent: "y", Attempt: 2,
-			Data: mustJSON(t, runner.AttemptStartedData{Fallback: true})},
+			Data: runner.AttemptStartedData{Fallback: true}},
 	)
 	r, err := d.Run(context.Background(), "r1")
 	if err != nil {
@@ -146,10 +146,10 @@ func TestMessageCooldownAndGoProjections(t *testing.T) {
 	until := time.Date(2026, 5, 4, 11, 0, 0, 0, time.UTC)
 	appendOK(t, d, startedEvent(t, "r1", t0, "a"),
 		runner.Event{RunID: "r1", Type: runner.EvMessage, Cue: "a", Agent: "x", Attempt: 1,
-			Data: mustJSON(t, runner.MessageData{Direction: "in", Type: "ack.warning", ID: "m2", InReplyTo: "m1",
-				Body: []byte(`{"message_type":"ack.warning","id":"m2","in_reply_to":"m1"}`)})},
+			Data: runner.MessageData{Direction: "in", Type: "ack.warning", ID: "m2", InReplyTo: "m1",
+				Body: []byte(`{"message_type":"ack.warning","id":"m2","in_reply_to":"m1"}`)}},
 		runner.Event{RunID: "r1", Type: runner.EvCooldown, Agent: "x", Reason: "failed 3 times",
-			Data: mustJSON(t, runner.CooldownData{Until: until})},
+			Data: runner.CooldownData{Until: until}},
 		runner.Event{RunID: "r1", Type: runner.EvManualGo, Cue: "a"},
 	)
 	raw := rawDB(t, path)
@@ -170,7 +170,7 @@ func TestMessageCooldownAndGoProjections(t *testing.T) {
 	// A later cooldown (from another run, say) replaces the earlier one.
 	startRun(t, d, "r2", "a")
 	appendOK(t, d, runner.Event{RunID: "r2", Type: runner.EvCooldown, Agent: "x",
-		Data: mustJSON(t, runner.CooldownData{Until: until.Add(time.Hour)})})
+		Data: runner.CooldownData{Until: until.Add(time.Hour)}})
 	if got, _ := d.CooldownUntil(context.Background(), "x"); !got.Equal(until.Add(time.Hour)) {
 		t.Errorf("CooldownUntil after a second cooldown = %v", got)
 	}
@@ -187,7 +187,7 @@ func TestLoadRun(t *testing.T) {
 		runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "a", Agent: "a-agent", Attempt: 1},
 		runner.Event{RunID: "r1", Type: runner.EvAttemptEnded, Cue: "a", Agent: "a-agent", Attempt: 1, State: "completed"},
 		runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "completed",
-			Data: mustJSON(t, runner.CueStateData{Outputs: map[string]any{"k": "v"}})},
+			Data: runner.CueStateData{Outputs: map[string]any{"k": "v"}}},
 		runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "b", Agent: "b-agent", Attempt: 1},
 		runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "b", Agent: "b-agent", Attempt: 2},
 		runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "b", State: "go"},
@@ -198,10 +198,7 @@ func TestLoadRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var data runner.RunStartedData
-	if err := decodeData(started.Data, &data, true); err != nil {
-		t.Fatal(err)
-	}
+	data := started.Data.(runner.RunStartedData)
 	want := &runner.RunRecord{
 		ID: "r1", State: runner.RunInterrupted, Reason: "owner died", Started: data,
 		Cues: map[string]runner.CueRecord{

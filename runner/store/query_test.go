@@ -107,8 +107,8 @@ func TestEventsPaging(t *testing.T) {
 	startRun(t, d, "r1", "a")
 	startRun(t, d, "r2", "a")
 	for i := range 25 {
-		appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvNote, Cue: "a", Agent: "x", Attempt: 2,
-			State: "s", Reason: strconv.Itoa(i), Data: []byte(`{"i":` + strconv.Itoa(i) + `}`)})
+		appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvExhausted, Cue: "a", Agent: "x", Attempt: 2,
+			State: "s", Reason: strconv.Itoa(i), Data: runner.ExhaustedData{Limit: "max_credits", Used: strconv.Itoa(i)}})
 		appendOK(t, d, runner.Event{RunID: "r2", Type: runner.EvNote})
 	}
 	var all []runner.Event
@@ -131,11 +131,11 @@ func TestEventsPaging(t *testing.T) {
 	}
 	for i, ev := range all[1:] {
 		if ev.Seq != int64(i+2) || ev.RunID != "r1" || ev.Reason != strconv.Itoa(i) || ev.Cue != "a" || ev.Agent != "x" ||
-			ev.Attempt != 2 || ev.State != "s" || string(ev.Data) != `{"i":`+strconv.Itoa(i)+`}` || ev.At.IsZero() {
+			ev.Attempt != 2 || ev.State != "s" || ev.Data != (runner.ExhaustedData{Limit: "max_credits", Used: strconv.Itoa(i)}) || ev.At.IsZero() {
 			t.Fatalf("event %d: %+v", i, ev)
 		}
 	}
-	if all[0].Type != runner.EvRunStarted || len(all[0].Data) == 0 {
+	if all[0].Type != runner.EvRunStarted || all[0].Data == nil {
 		t.Errorf("first event %+v", all[0])
 	}
 }

@@ -1,5 +1,7 @@
 // Package store is orch's embedded SQLite database of runs: it implements
-// runner.Recorder and answers the CLI's queries (orch status, events, logs).
+// runner.Recorder (its roles: event log, blackboard, memory, control) and
+// answers the CLI's queries (orch status, events, logs), for which
+// OpenReadOnly opens a database without migrating or writing it.
 //
 // Every change of a run is an event; Append commits the events together with
 // their effect on the state tables (runs, cues, attempts, messages,
@@ -54,8 +56,9 @@ type Options struct {
 
 // DB is an open run database. It is safe for concurrent use.
 type DB struct {
-	path string
-	sql  *sql.DB
+	path     string
+	sql      *sql.DB
+	readOnly bool // OpenReadOnly: no queue, no writer, no checkpoints
 
 	// mu guards closed and makes Close wait for callers that are queueing a
 	// request, so that nothing is ever sent on a closed queue.
@@ -93,11 +96,9 @@ type DB struct {
 	// has written since.
 	seqs        map[string]*runSeq
 	dataVersion int64
-	// boards holds, per run, the blackboard as of this handle's latest
-	// commit (see BlackboardAtCommit). It is forgotten whenever a commit
-	// finds that another connection has written, and a run's when a commit
-	// writes its board.
-	boards map[string]map[string]runner.BlackboardEntry
+	// boards holds, per run, the blackboard as last read (see Blackboard);
+	// a run's is dropped when a commit of this handle writes its board.
+	boards map[string]cachedBoard
 	// leases are the runs this handle owns, fenced in every write (see
 	// lease.go); leaseVersion is the data_version they were last checked at.
 	leases       map[string]*lease
@@ -210,6 +211,9 @@ func dsn(path, sync string) string {
 // Close waits for everything queued to be committed, stops the writer and
 // closes the database. It is safe to call more than once.
 func (d *DB) Close() error {
+	if d.readOnly {
+		return d.closeReadOnly()
+	}
 	d.closeOnce.Do(func() {
 		d.mu.Lock()
 		d.closed = true

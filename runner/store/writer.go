@@ -77,6 +77,9 @@ type writerStats struct {
 // send queues r. It blocks while the queue is full; a caller with a context
 // gives up when it is done.
 func (d *DB) send(ctx context.Context, r *request) error {
+	if d.readOnly {
+		return ErrReadOnly
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if d.closed {
@@ -99,6 +102,9 @@ func (d *DB) send(ctx context.Context, r *request) error {
 // do commits r and waits for the commit: at once in the caller's goroutine
 // when nobody else is writing, else through the queue.
 func (d *DB) do(ctx context.Context, r *request) error {
+	if d.readOnly {
+		return ErrReadOnly
+	}
 	if err := d.faulted(); err != nil {
 		return err
 	}
@@ -162,7 +168,7 @@ func (d *DB) Append(ctx context.Context, events ...runner.Event) error {
 	}
 	r := &request{kind: kindAppend, events: make([]record, len(events))}
 	for i, ev := range events {
-		rec, err := decodeEvent(ev)
+		rec, err := prepareEvent(ev)
 		if err != nil {
 			return fmt.Errorf("recording %s event of run %q: %w", ev.Type, ev.RunID, err)
 		}
@@ -449,8 +455,7 @@ func (t *txn) stmt(query string) (*sql.Stmt, error) { return t.d.prepared(t.ctx,
 // last commit, unless another connection has written since: its PRAGMA
 // data_version, read under the write lock, changes exactly then. So the
 // usual transaction reads no run's last seq, and a run another process
-// appended to is read again. The boards of BlackboardAtCommit are dropped
-// on the same sign.
+// appended to is read again.
 func (t *txn) knownRuns() error {
 	d := t.d
 	var v int64
@@ -460,7 +465,6 @@ func (t *txn) knownRuns() error {
 	t.dataVersion = v
 	if d.seqs == nil || v != d.dataVersion {
 		d.seqs, d.dataVersion = map[string]*runSeq{}, v
-		clear(d.boards)
 	}
 	t.runs = d.seqs
 	return nil

@@ -134,8 +134,10 @@ func TestAppendRejectsMalformedEvents(t *testing.T) {
 		{"no type", runner.Event{RunID: "r1"}, "no type"},
 		{"unknown run", runner.Event{RunID: "nope", Type: runner.EvNote}, "run nope does not exist"},
 		{"run started twice", startedEvent(t, "r1", time.Time{}, "a"), "run r1 already exists"},
-		{"bad JSON", runner.Event{RunID: "r1", Type: runner.EvNote, Data: []byte("{")}, "not valid JSON"},
-		{"bad cue data", runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "go", Data: []byte(`{"outputs":[1]}`)}, "decoding its data"},
+		{"data on a note", runner.Event{RunID: "r1", Type: runner.EvNote, Data: runner.CueStateData{}}, "a note event carries no data"},
+		{"data of another type", runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "go", Data: runner.AttemptEndedData{}}, "must be a runner.CueStateData, not a runner.AttemptEndedData"},
+		{"data by pointer", runner.Event{RunID: "r1", Type: runner.EvExhausted, Data: &runner.ExhaustedData{}}, "not a *runner.ExhaustedData"},
+		{"data that cannot be encoded", runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "go", Data: runner.CueStateData{Outputs: map[string]any{"f": func() {}}}}, "encoding its data"},
 		{"started without data", runner.Event{RunID: "r2", Type: runner.EvRunStarted}, "no data"},
 		{"bad run state", runner.Event{RunID: "r1", Type: runner.EvRunState, State: "sleeping"}, `unknown run state "sleeping"`},
 		{"bad cue state", runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "done"}, `unknown cue state "done"`},
@@ -144,7 +146,7 @@ func TestAppendRejectsMalformedEvents(t *testing.T) {
 		{"attempt of unknown cue", runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "zz", Agent: "x", Attempt: 1}, `no cue "zz"`},
 		{"attempt never started", runner.Event{RunID: "r1", Type: runner.EvAttemptEnded, Cue: "a", Agent: "x", Attempt: 7, State: "failed"}, "never started"},
 		{"cooldown without agent", runner.Event{RunID: "r1", Type: runner.EvCooldown}, "no agent"},
-		{"message without type", runner.Event{RunID: "r1", Type: runner.EvMessage, Data: []byte(`{"direction":"in"}`)}, "no message_type"},
+		{"message without type", runner.Event{RunID: "r1", Type: runner.EvMessage, Data: runner.MessageData{Direction: "in"}}, "no message_type"},
 		{"go for unknown cue", runner.Event{RunID: "r1", Type: runner.EvManualGo, Cue: "zz"}, `no cue "zz"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

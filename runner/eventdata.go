@@ -1,0 +1,240 @@
+package runner
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The payloads of the event types (see dataTypes in events.go). Each has a
+// redacted method listing every string it holds, so that nothing secret
+// reaches the log.
+
+// TaskStartedData is the data of EvTaskStarted.
+type TaskStartedData struct {
+	Parent  string         `json:"parent"`             // the parent's task id: a cue id, or a child's id
+	Kind    string         `json:"kind"`               // "handoff" or "spawn"
+	TaskRef string         `json:"task_ref,omitempty"` // the task_id the sender gave a handoff
+	Depth   int            `json:"depth"`              // 1 for a child of a cue's agent
+	Chain   []string       `json:"chain"`              // agents from the root to this child, this one last
+	Context map[string]any `json:"context,omitempty"`  // the handoff_context, or the spawn's inputs
+}
+
+// QuestionData is the data of EvQuestion.
+type QuestionData struct {
+	ID         string    `json:"id"` // q1, q2, ... in the order asked in the run
+	Question   string    `json:"question"`
+	Complexity string    `json:"complexity"` // quick or deep
+	To         string    `json:"to"`         // "person", or the id of the parent agent it went to
+	Deadline   time.Time `json:"deadline"`   // when it becomes unanswered
+}
+
+// AnswerData is the data of EvQuestionClosed.
+type AnswerData struct {
+	ID     string `json:"id"`
+	Answer string `json:"answer,omitempty"`
+	By     string `json:"by,omitempty"` // "person", or the agent that answered
+}
+
+// UsageData is the data of EvUsage.
+type UsageData struct {
+	Credits  float64 `json:"credits"`   // the attempt's credits so far, as reported
+	RunTotal float64 `json:"run_total"` // the run's credits so far
+}
+
+// ExhaustedData is the data of EvExhausted.
+type ExhaustedData struct {
+	Limit string `json:"limit"` // max_credits or max_duration
+	Used  string `json:"used"`  // e.g. "1003.5" or "2m0.1s"
+	Max   string `json:"max"`
+}
+
+// UserMessageData is the data of EvUserMessage.
+type UserMessageData struct {
+	Kind string          `json:"kind"` // "message" (message.user), "discovery" (discovery.report) or "notice" (a message between root tasks)
+	From string          `json:"from"` // the sending agent
+	To   string          `json:"to,omitempty"`
+	Body json.RawMessage `json:"body,omitempty"`
+}
+
+// CueSpecsData is the data of EvCueSpecs.
+type CueSpecsData struct {
+	Hashes map[string]string `json:"hashes"` // cue id -> fingerprint of its definition
+}
+
+// RetriedData is the data of EvRunRetried.
+type RetriedData struct {
+	By    string   `json:"by"` // user@host (pid N)
+	Rerun []string `json:"rerun"`
+	Kept  int      `json:"kept"`              // completed cues kept
+	Asked []string `json:"asked,omitempty"`   // --rerun
+	From  string   `json:"from,omitempty"`    // --from
+	Stale []string `json:"changed,omitempty"` // kept, though their definition changed
+}
+
+// RunStartedData is the data of EvRunStarted.
+type RunStartedData struct {
+	Cuelist    string         `json:"cuelist"`
+	SpecPath   string         `json:"spec_path"`      // absolute path of the cuelist file
+	SpecHash   string         `json:"spec_hash"`      // sha256 of every loaded spec file, for resume
+	Inputs     map[string]any `json:"inputs"`         // the run parameters after --set
+	Root       string         `json:"root,omitempty"` // the project root of handoff artifacts (absolute)
+	Cues       []CueInfo      `json:"cues"`           // every cue, in plan order: the recorder creates their rows (pending)
+	OwnerPID   int            `json:"owner_pid"`      // the orch process running it
+	OwnerHost  string         `json:"owner_host"`     // and its host
+	OwnerToken string         `json:"owner_token"`    // the owner's lease (see Recorder.Heartbeat)
+}
+
+// CueInfo describes a cue when the run starts.
+type CueInfo struct {
+	ID     string   `json:"id"`
+	Agents []string `json:"agents"`
+}
+
+// CueStateData is the optional data of EvCueState.
+type CueStateData struct {
+	Outputs map[string]any `json:"outputs,omitempty"` // with completed: the cue's merged outputs
+}
+
+// AttemptStartedData is the data of EvAttemptStarted.
+type AttemptStartedData struct {
+	Fallback bool `json:"fallback,omitempty"` // the agent replaces one that failed
+}
+
+// AttemptEndedData is the data of EvAttemptEnded.
+type AttemptEndedData struct {
+	Class    string         `json:"class,omitempty"`     // failure class: exit:N, timeout, malfunction, signal, contract, stopped
+	ExitCode *int           `json:"exit_code,omitempty"` // when the process exited
+	PID      int            `json:"pid,omitempty"`
+	Outputs  map[string]any `json:"outputs,omitempty"`
+}
+
+// MessageData is the data of EvMessage.
+type MessageData struct {
+	Direction string          `json:"direction"` // "out" (orch to agent) or "in"
+	Type      string          `json:"message_type"`
+	ID        string          `json:"id,omitempty"`
+	InReplyTo string          `json:"in_reply_to,omitempty"`
+	Body      json.RawMessage `json:"body"` // the whole message as sent or received
+}
+
+// ConflictData is the data of EvConflict, in the seeds' escalation.conflict form.
+type ConflictData struct {
+	ConflictType       string   `json:"conflict_type"` // resource, timing or output
+	CuesInvolved       []string `json:"cues_involved"`
+	AgentsInvolved     []string `json:"agents_involved"`
+	ResourceInQuestion string   `json:"resource_in_question"`
+	Capacity           int      `json:"capacity"`
+	ProposedResolution string   `json:"proposed_resolution"` // the arbitration strategy
+	Winner             string   `json:"winner"`              // the cue holding it
+	SuggestedWinner    string   `json:"suggested_winner"`    // the winner's agent
+	Reason             string   `json:"reason"`
+}
+
+// CooldownData is the data of EvCooldown.
+type CooldownData struct {
+	Until time.Time `json:"until"`
+}
+
+// BlackboardData is the data of EvBlackboard.
+type BlackboardData struct {
+	Key     string `json:"key"`
+	Version int64  `json:"version"`
+	// MessageID is the blackboard.write the write carries out, if an agent
+	// sent one: the event is that message's record (and, with Version, its
+	// blackboard.ack's), so that a flood of writes costs one event each.
+	MessageID string `json:"message_id,omitempty"`
+}
+
+func (p TaskStartedData) redacted(d *Redactor) EventData {
+	p.Parent, p.Kind, p.TaskRef = d.Text(p.Parent), d.Text(p.Kind), d.Text(p.TaskRef)
+	p.Chain, p.Context = d.texts(p.Chain), d.object(p.Context)
+	return p
+}
+
+func (p QuestionData) redacted(d *Redactor) EventData {
+	p.ID, p.Question, p.Complexity, p.To = d.Text(p.ID), d.Text(p.Question), d.Text(p.Complexity), d.Text(p.To)
+	return p
+}
+
+func (p AnswerData) redacted(d *Redactor) EventData {
+	p.ID, p.Answer, p.By = d.Text(p.ID), d.Text(p.Answer), d.Text(p.By)
+	return p
+}
+
+func (p UsageData) redacted(*Redactor) EventData { return p }
+
+func (p ExhaustedData) redacted(d *Redactor) EventData {
+	p.Limit, p.Used, p.Max = d.Text(p.Limit), d.Text(p.Used), d.Text(p.Max)
+	return p
+}
+
+func (p UserMessageData) redacted(d *Redactor) EventData {
+	p.Kind, p.From, p.To, p.Body = d.Text(p.Kind), d.Text(p.From), d.Text(p.To), d.JSON(p.Body)
+	return p
+}
+
+func (p CueSpecsData) redacted(d *Redactor) EventData {
+	if d.none() || p.Hashes == nil {
+		return p
+	}
+	hashes := make(map[string]string, len(p.Hashes))
+	for id, h := range p.Hashes {
+		hashes[d.Text(id)] = d.Text(h)
+	}
+	p.Hashes = hashes
+	return p
+}
+
+func (p RetriedData) redacted(d *Redactor) EventData {
+	p.By, p.From = d.Text(p.By), d.Text(p.From)
+	p.Rerun, p.Asked, p.Stale = d.texts(p.Rerun), d.texts(p.Asked), d.texts(p.Stale)
+	return p
+}
+
+func (p RunStartedData) redacted(d *Redactor) EventData {
+	p.Cuelist, p.SpecPath, p.SpecHash, p.Root = d.Text(p.Cuelist), d.Text(p.SpecPath), d.Text(p.SpecHash), d.Text(p.Root)
+	p.OwnerHost, p.OwnerToken = d.Text(p.OwnerHost), d.Text(p.OwnerToken)
+	p.Inputs = d.object(p.Inputs)
+	if !d.none() && p.Cues != nil {
+		cues := make([]CueInfo, len(p.Cues))
+		for i, c := range p.Cues {
+			cues[i] = CueInfo{ID: d.Text(c.ID), Agents: d.texts(c.Agents)}
+		}
+		p.Cues = cues
+	}
+	return p
+}
+
+func (p CueStateData) redacted(d *Redactor) EventData {
+	p.Outputs = d.object(p.Outputs)
+	return p
+}
+
+func (p AttemptStartedData) redacted(*Redactor) EventData { return p }
+
+func (p AttemptEndedData) redacted(d *Redactor) EventData {
+	p.Class, p.Outputs = d.Text(p.Class), d.object(p.Outputs)
+	return p
+}
+
+func (p MessageData) redacted(d *Redactor) EventData {
+	p.Direction, p.Type, p.ID, p.InReplyTo = d.Text(p.Direction), d.Text(p.Type), d.Text(p.ID), d.Text(p.InReplyTo)
+	p.Body = d.JSON(p.Body)
+	return p
+}
+
+func (p ConflictData) redacted(d *Redactor) EventData {
+	p.ConflictType, p.ResourceInQuestion, p.ProposedResolution = d.Text(p.ConflictType), d.Text(p.ResourceInQuestion), d.Text(p.ProposedResolution)
+	p.Winner, p.SuggestedWinner, p.Reason = d.Text(p.Winner), d.Text(p.SuggestedWinner), d.Text(p.Reason)
+	p.CuesInvolved, p.AgentsInvolved = d.texts(p.CuesInvolved), d.texts(p.AgentsInvolved)
+	return p
+}
+
+func (p CooldownData) redacted(*Redactor) EventData { return p }
+
+func (p BlackboardData) redacted(d *Redactor) EventData {
+	p.Key, p.MessageID = d.Text(p.Key), d.Text(p.MessageID)
+	return p
+}
+
+func (p RawData) redacted(d *Redactor) EventData { return RawData{JSON: d.JSON(p.JSON), Err: p.Err} }

@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// ErrReadOnly is returned by the writing methods of a database opened with
+// OpenReadOnly.
+var ErrReadOnly = errors.New("the run database is open for reading only")
+
+// ErrOlderSchema is wrapped by OpenReadOnly's error for a database an older
+// orch wrote: it must be migrated, which only a command that writes does.
+var ErrOlderSchema = errors.New("the database was written by an older orch")
+
+// OpenReadOnly opens an existing run database for reading: the queries of
+// orch status, events, logs, bb get and memory search. It never creates,
+// migrates or writes the file, starts no writer, and works on a file this
+// process cannot write (a read-only mount, another user's file). Its
+// writing methods return ErrReadOnly.
+func OpenReadOnly(path string) (*DB, error) {
+	d, err := openReadOnly(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening run database %s: %w", path, err)
+	}
+	return d, nil
+}
+
+func openReadOnly(path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("no path given")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, err
+	}
+	db, err := readOnlyPool(abs, false)
+	if err != nil && primaryCode(err) == sqlite3.SQLITE_CANTOPEN {
+		// Reading a WAL database takes its -shm file, which SQLite cannot
+		// create in a directory nobody may write: then nobody can write the
+		// database either, and it is read as an immutable file.
+		db, err = readOnlyPool(abs, true)
+	}
+	if err != nil {
+		return nil, plain(err, path)
+	}
+	return &DB{path: path, sql: db, readOnly: true}, nil
+}
+
+// readOnlyPool opens a pool of read-only connections and checks that the
+// schema is one this orch reads.
+func readOnlyPool(abs string, immutable bool) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", readOnlyDSN(abs, immutable))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(2)
+	db.SetMaxIdleConns(2)
+	if err := checkSchema(context.Background(), db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func readOnlyDSN(path string, immutable bool) string {
+	q := []string{"mode=ro", fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()), "_pragma=temp_store(MEMORY)"}
+	if immutable {
+		q = append(q, "immutable=1")
+	}
+	base, _, _ := strings.Cut(dsn(path, "NORMAL"), "?")
+	return base + "?" + strings.Join(q, "&")
+}
+
+// checkSchema reports whether this orch can read the database as it is,
+// without migrating it.
+func checkSchema(ctx context.Context, db *sql.DB) error {
+	var version, appID int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return err
+	}
+	switch {
+	case appID != 0 && appID != applicationID:
+		return fmt.Errorf("%w (application id %#x)", ErrNotOrch, appID)
+	case version > schemaVersion:
+		return fmt.Errorf("%w: its schema version is %d, this orch knows up to %d; use a newer orch",
+			ErrNewerSchema, version, schemaVersion)
+	case version == 0:
+		var tables int
+		err := db.QueryRowContext(ctx,
+			"SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").Scan(&tables)
+		if err != nil {
+			return err
+		}
+		if tables > 0 {
+			return fmt.Errorf("%w (it has %d tables and no orch schema version)", ErrNotOrch, tables)
+		}
+		return fmt.Errorf("%w: it has no tables yet; a command that writes (orch run) creates them", ErrOlderSchema)
+	case version < schemaVersion:
+		return fmt.Errorf("%w: its schema version is %d, this orch reads %d; a command that writes (orch run, orch bb set) migrates it",
+			ErrOlderSchema, version, schemaVersion)
+	}
+	return nil
+}
+
+func (d *DB) closeReadOnly() error {
+	d.closeOnce.Do(func() {
+		d.mu.Lock()
+		d.closed = true
+		d.mu.Unlock()
+		d.committing.Lock() // a query on the warm connection ends first
+		defer d.committing.Unlock()
+		var err error
+		for _, st := range d.stmts {
+			st.Close()
+		}
+		if d.wconn != nil {
+			err = d.wconn.Close()
+		}
+		if cerr := d.sql.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		if err != nil {
+			d.closeErr = fmt.Errorf("closing run database %s: %w", d.path, err)
+		}
+	})
+	return d.closeErr
+}
