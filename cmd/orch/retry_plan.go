@@ -75,6 +75,9 @@ func planRetry(rec *runner.RunRecord, p *planner.Plan, now, then map[string]stri
 			}
 		case cr.State == runner.CueFailed, cr.State == runner.CueBlocked, cr.State == runner.CueSkipped, cr.State == runner.CueStopped:
 			v.rerun, v.why = true, "it was "+string(cr.State)
+			if cr.State == runner.CueFailed {
+				v.why = "it failed"
+			}
 			if cr.Reason != "" {
 				v.why += ": " + oneLine(cr.Reason, 100)
 			}
