@@ -196,6 +196,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := proc.Supported(); err != nil {
 		return nil, err
 	}
+	if err := CheckDrivers(opts.Plan); err != nil {
+		return nil, err
+	}
 	proc.BecomeSubreaper()
 	r, err := newRun(opts)
 	if err != nil {
