@@ -1,6 +1,12 @@
 package runner
 
-import "github.com/orch-cli/orch/spec"
+import (
+	"fmt"
+	"sort"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/spec"
+)
 
 // driver takes one attempt of one kind of agent through its phases. Adding
 // a protocol is a file with its driver and its tests that registers it
@@ -41,6 +47,24 @@ var drivers = map[string]driverKind{}
 
 // registerDriver makes protocol's agents run with k.
 func registerDriver(protocol string, k driverKind) { drivers[protocol] = k }
+
+// CheckDrivers refuses a plan with an agent whose protocol orch knows (the
+// spec accepts it) but has no driver for yet: before any cue starts, rather
+// than when its turn comes.
+func CheckDrivers(p *planner.Plan) error {
+	ids := make([]string, 0, len(p.Agents))
+	for id := range p.Agents {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		a := p.Agents[id]
+		if _, ok := drivers[a.Protocol]; !ok {
+			return fmt.Errorf("%s: agent %q uses protocol: %s, which orch cannot run yet (it runs protocol: none, jsonl and acp agents)", a.At("/protocol"), id, a.Protocol)
+		}
+	}
+	return nil
+}
 
 // kindOf is the driver of the agent's protocol (none when it says none:
 // spec checks that the protocol is one orch knows).

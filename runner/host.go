@@ -21,6 +21,7 @@ type host struct {
 	sweeper *proc.Sweeper   // every process an attempt starts is swept
 	active  *sync.WaitGroup // attempt goroutines: the run waits for them
 	tree    *tree           // the tasks: an attempt ends its node
+	acp     *acpConns       // the ACP agents' processes
 	hostServices
 }
 
@@ -39,6 +40,9 @@ type hostServices interface {
 	agentProc(a *attempt) (*agentProcess, *failure)
 	// serve answers one of an agent's requests during GO (the hub).
 	serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure
+	// askPerson asks a question for an agent that is not a jsonl one (an
+	// ACP permission request): deliver gets the answer.
+	askPerson(a *attempt, b protocols.QuestionAsk, deliver func(answer string)) *failure
 	// withdrawQuestions closes the open questions of an attempt that ended.
 	withdrawQuestions(a *attempt)
 	// addCredits counts an attempt's status.usage toward the run's limits.

@@ -34,6 +34,9 @@ type question struct {
 	fwdID  string   // the question.ask sent to that agent
 	timer  *time.Timer
 	cancel context.CancelFunc // ends the terminal prompt, if there is one
+	// deliver takes the answer of a question asked for an agent that does
+	// not speak the cue protocol (askPerson); nil: question.answer is sent.
+	deliver func(answer string)
 }
 
 func (r *run) questionTimeout() time.Duration {
@@ -46,8 +49,18 @@ func (r *run) questionTimeout() time.Duration {
 // ask records a question and sends it up: the asker waits for the answer
 // while the run goes on with other work.
 func (r *run) ask(a *attempt, msg protocols.Message, b protocols.QuestionAsk) *failure {
+	return r.askQuestion(&question{asker: a, ask: msg, body: b})
+}
+
+// askPerson asks a question whose answer goes to deliver (see hostServices).
+func (r *run) askPerson(a *attempt, b protocols.QuestionAsk, deliver func(string)) *failure {
+	return r.askQuestion(&question{asker: a, body: b, deliver: deliver})
+}
+
+func (r *run) askQuestion(q *question) *failure {
+	a, b := q.asker, q.body
 	timeout := r.questionTimeout()
-	q := &question{asker: a, ask: msg, body: b, to: r.tree.nearestWorkingAncestor(a.node)}
+	q.to = r.tree.nearestWorkingAncestor(a.node)
 	to := "person"
 	if q.to != nil {
 		to = q.to.agent.ID
@@ -161,6 +174,10 @@ func (r *run) answer(id, text, by string) bool {
 	a := q.asker
 	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID,
 		Attempt: a.number, State: QuestionAnswered, Data: AnswerData{ID: id, Answer: text, By: by}})
+	if q.deliver != nil {
+		q.deliver(text)
+		return true
+	}
 	_ = a.proc.send(a, protocols.Reply(q.ask, protocols.QuestionAnswer{QuestionID: id, Answer: text}))
 	return true
 }

@@ -196,6 +196,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := proc.Supported(); err != nil {
 		return nil, err
 	}
+	if err := CheckDrivers(opts.Plan); err != nil {
+		return nil, err
+	}
 	proc.BecomeSubreaper()
 	r, err := newRun(opts)
 	if err != nil {
@@ -213,6 +216,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	stopWatch := r.watchOutputLog()
 	res, err := r.loop(ctx)
 	r.closeAgents()
+	r.host.acp.closeAll()
 	stopWatch()
 	r.stopSweeper()
 	if err == nil {
@@ -258,7 +262,7 @@ func newRun(opts Options) (*run, error) {
 	}
 	r.sweeper = proc.NewSweeper(r.id, r.noteOrphan)
 	r.tree = newTree()
-	r.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, tree: r.tree, hostServices: r}
+	r.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, tree: r.tree, acp: &acpConns{}, hostServices: r}
 	r.limitHit = make(chan struct{}, 1)
 	r.broken.done = make(chan struct{})
 	r.questions = map[string]*question{}

@@ -110,6 +110,7 @@ func (c *checker) agent(a *Agent) {
 		}
 	}
 	c.retry(a)
+	c.promptFields(a)
 	for i, to := range a.HandoffTo {
 		c.agentRef(a.Origin, Pointer("handoff_to", i), to, "handoff_to")
 		if to == a.ID {
@@ -221,6 +222,9 @@ func (c *checker) cue(cl *Cuelist, g *CueGraph, cue *Cue, ids []string) {
 		seen[dep] = true
 	}
 	cueRef("/auto_follow", cue.AutoFollow, "auto_follow")
+	if cue.Prompt != "" {
+		c.prompt(cue.Origin, "/prompt", cue.Prompt)
+	}
 	provided := map[string]bool{}
 	agentsUnsure := false // an agent unknown, or what it provides lost to an error
 	for i, id := range cue.Agents {

@@ -10,6 +10,7 @@ var Codes = map[string]string{
 	"bad-artifact-path":   "an artifact path is absolute or leaves the project with ..",
 	"bad-duration":        "a duration is not a Go duration such as 30s or 10m",
 	"bad-include":         "an include pattern is not a valid glob",
+	"bad-template":        "a prompt is not a valid Go template, or names a field the task never has",
 	"bad-size":            "a size is not a number of bytes such as 512KiB or 10MiB",
 	"bad-number":          "a number is not finite or out of range",
 	"bad-value":           "a value is not one of the allowed values or does not match its pattern",

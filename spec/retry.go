@@ -44,6 +44,13 @@ func (c *checker) retry(a *Agent) {
 
 // neverFails says why a failure class cannot happen to the agent, or "".
 func neverFails(a *Agent, class string) string {
+	switch class {
+	case "max_tokens", "max_turn_requests", "refusal":
+		if a.Protocol != "acp" {
+			return "only an acp agent's turn ends with that stop reason"
+		}
+		return ""
+	}
 	code, ok := strings.CutPrefix(class, "exit:")
 	if !ok || code == "any" {
 		return ""

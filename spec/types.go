@@ -52,7 +52,7 @@ type Agent struct {
 	Description string         `json:"description,omitempty"`
 	Command     []string       `json:"command,omitempty"`
 	Run         string         `json:"run,omitempty"`
-	Protocol    string         `json:"protocol,omitempty"` // "jsonl" or "none" (default)
+	Protocol    string         `json:"protocol,omitempty"` // "none" (default), "jsonl", "acp", "claude-code" or "codex"
 	Workdir     string         `json:"workdir,omitempty"`
 	Env         map[string]any `json:"env,omitempty"`
 	Secrets     []string       `json:"secrets,omitempty"`
@@ -68,6 +68,12 @@ type Agent struct {
 	Cooldown    Duration       `json:"cooldown,omitempty"`
 	Prepare     []string       `json:"prepare,omitempty"`
 	ReadyCheck  []string       `json:"ready_check,omitempty"`
+	// Prompt is a text/template over the GO task (coding agents: see
+	// PromptProtocols); a cue's prompt wins.
+	Prompt string `json:"prompt,omitempty"`
+	// Permissions answers an ACP agent's permission requests by tool kind
+	// (PermissionKinds): allow, deny or ask (the person).
+	Permissions map[string]string `json:"permissions,omitempty"`
 }
 
 // Dir is the directory the agent's file is in: workdir and relative commands start there.
@@ -163,6 +169,7 @@ type Cue struct {
 	Timeout      Duration       `json:"timeout,omitempty"`
 	Estimate     Duration       `json:"estimate,omitempty"`
 	Idempotent   *bool          `json:"idempotent,omitempty"`
+	Prompt       string         `json:"prompt,omitempty"` // wins over its agents' prompt
 }
 
 // Manual reports whether a person must say GO.
@@ -219,6 +226,7 @@ func decodeCue(m map[string]any) *Cue {
 	c.Dependencies = stringList(m["dependencies"])
 	c.AutoFollow, _ = m["auto_follow"].(string)
 	c.Go, _ = m["go"].(string)
+	c.Prompt, _ = m["prompt"].(string)
 	c.Conditions = stringList(m["conditions"])
 	c.Inputs, _ = m["inputs"].(map[string]any)
 	c.Claims = stringList(m["claims"])

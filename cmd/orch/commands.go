@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -14,6 +15,9 @@ import (
 // cue starts: a typo in a command would otherwise show only when its cue
 // is reached, after the work before it. It only looks at the file system.
 func checkCommands(p *planner.Plan) error {
+	if err := runner.CheckDrivers(p); err != nil {
+		return fmt.Errorf("cuelist %s: no cue started: %v", p.Cuelist.ID, err)
+	}
 	agents := make([]*spec.Agent, 0, len(p.Agents))
 	for _, a := range p.Agents {
 		agents = append(agents, a)

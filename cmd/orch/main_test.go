@@ -14,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/orch-cli/orch/internal/fakeacp"
 	"github.com/orch-cli/orch/internal/fakeagent"
 	"github.com/orch-cli/orch/internal/scriptagent"
 	"github.com/orch-cli/orch/internal/testfs"
@@ -25,6 +26,8 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"orch":       func() { os.Exit(run(os.Args[1:], stdio())) },
 		"fake-agent": func() { os.Exit(fakeagent.Main(os.Args[1:])) },
+		// fake-acp is an Agent Client Protocol agent (internal/fakeacp).
+		"fake-acp": func() { os.Exit(fakeacp.Main(os.Args[1:])) },
 		// script-agent runs the script in its task (internal/scriptagent).
 		"script-agent": func() { os.Exit(scriptagent.Main(os.Args[1:])) },
 		// orch-fixture builds run database states (fixture_test.go).

@@ -1,0 +1,206 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+func init() {
+	registerDriver("acp", driverKind{new: func() driver { return &acpDriver{} }})
+}
+
+// acpDriver takes one attempt through an Agent Client Protocol agent
+// (JSON-RPC 2.0 on stdio): WARNING initializes the agent's process (one per
+// run, see acpConn), STANDBY opens a session in the attempt's workspace, GO
+// is one prompt turn, whose stop reason decides how the attempt ends.
+type acpDriver struct {
+	c *acpConn
+	s *acpSession
+}
+
+// acpSession is one attempt's session: its turn's text, its workspace.
+type acpSession struct {
+	a    *attempt
+	c    *acpConn
+	id   string
+	cwd  string
+	root *os.Root // the workspace: the agent's file reads and writes stay inside
+
+	mu      sync.Mutex
+	text    strings.Builder // the turn's agent_message_chunk text
+	partial []byte          // message text not yet logged (no newline yet)
+}
+
+func (d *acpDriver) warning(a *attempt) *failure {
+	c, f := a.r.acp.conn(a)
+	if f != nil {
+		return f
+	}
+	c.mu.Lock()
+	c.last = a
+	c.mu.Unlock()
+	d.c = c
+	return nil
+}
+
+func (d *acpDriver) standby(a *attempt) *failure {
+	cwd, err := filepath.Abs(a.dir())
+	if err != nil {
+		return failf("start", "the workspace: %v", err)
+	}
+	root, err := os.OpenRoot(cwd)
+	if err != nil {
+		return failf("start", "opening the workspace %s: %v", cwd, err)
+	}
+	res, f := d.c.call(a, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, a.standbyTimeout())
+	if f != nil {
+		root.Close()
+		return f
+	}
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(res, &r) != nil || r.SessionID == "" {
+		root.Close()
+		d.c.fail(failf("malfunction", "session/new answered without a sessionId"))
+		return failf("malfunction", "session/new answered without a sessionId: %s", truncate(string(res), 80))
+	}
+	d.s = &acpSession{a: a, c: d.c, id: r.SessionID, cwd: cwd, root: root}
+	d.c.mu.Lock()
+	d.c.sessions[r.SessionID] = d.s
+	d.c.mu.Unlock()
+	return nil
+}
+
+func (d *acpDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
+	prompt, err := renderPrompt(a.agent, a.cue.Prompt, a.withBlackboard(t))
+	if err != nil {
+		return nil, failf("prompt", "rendering the prompt: %v", err)
+	}
+	s, c := d.s, d.c
+	id, turn, f := c.request("session/prompt", map[string]any{"sessionId": s.id,
+		"prompt": []map[string]string{{"type": "text", "text": prompt}}})
+	if f != nil {
+		return nil, f
+	}
+	defer c.forget(id)
+	a.inGo.Store(true)
+	timer := time.NewTimer(a.goTimeout())
+	defer timer.Stop()
+	select {
+	case m := <-turn:
+		return s.ended(m)
+	case <-c.done:
+		if a.halted() {
+			return nil, a.stopped()
+		}
+		f := c.failure()
+		return nil, failf(f.class, "%s, during GO", f.reason)
+	case <-a.halt:
+		return nil, d.cancel(turn, a.stopped(), false)
+	case <-a.abort:
+		return nil, d.cancel(turn, a.failure(), false)
+	case <-timer.C:
+		return nil, d.cancel(turn, failf("timeout", "the turn did not end within %s (GO timeout)", a.goTimeout()), true)
+	}
+}
+
+// cancel asks the agent to end the turn (session/cancel) and waits, within
+// the kill grace, for it to end. A turn that does not end, or a timeout,
+// gets the process stopped as for every agent; f is the attempt's failure.
+func (d *acpDriver) cancel(turn chan *rpcMessage, f *failure, kill bool) *failure {
+	c := d.c
+	d.s.a.note("session/cancel sent to %s: %s", d.s.a.agent.ID, f.reason)
+	_ = c.notify("session/cancel", map[string]string{"sessionId": d.s.id})
+	select {
+	case <-turn:
+	case <-c.done:
+	case <-time.After(c.h.grace):
+		kill = true
+	}
+	if kill {
+		c.fail(failf(f.class, "the agent's turn was cancelled: %s", f.reason))
+	}
+	return f
+}
+
+// ended is how the turn's stop reason ends the attempt.
+func (s *acpSession) ended(m *rpcMessage) (map[string]any, *failure) {
+	s.flush()
+	if m.Error != nil {
+		return nil, failf("failed", "the agent answered session/prompt with an error: %v", m.Error)
+	}
+	var r struct {
+		StopReason string `json:"stopReason"`
+	}
+	_ = json.Unmarshal(m.Result, &r)
+	switch r.StopReason {
+	case "end_turn":
+		return s.outputs(), nil
+	case "max_tokens", "max_turn_requests", "refusal":
+		return nil, failf(r.StopReason, "the agent's turn ended with %s", r.StopReason)
+	case "cancelled":
+		return nil, failf("failed", "the agent cancelled its turn by itself")
+	}
+	s.c.fail(failf("malfunction", "session/prompt answered with stop reason %q", r.StopReason))
+	return nil, failf("malfunction", "session/prompt answered with stop reason %q", r.StopReason)
+}
+
+// outputs are the turn's text and, for the other keys the agent provides,
+// the values in the last JSON object of its reply.
+func (s *acpSession) outputs() map[string]any {
+	s.mu.Lock()
+	text := s.text.String()
+	s.mu.Unlock()
+	out := map[string]any{"text": text}
+	if keys := jsonKeys(s.a.agent.Provides); len(keys) > 0 {
+		obj := lastJSONObject(text)
+		for _, k := range keys {
+			if v, ok := obj[k]; ok {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+// lastJSONObject is the last top-level JSON object in text (a reply often
+// ends with one, perhaps in a code fence), or nil.
+func lastJSONObject(text string) map[string]any {
+	var last map[string]any
+	b := []byte(text)
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], '{')
+		if j < 0 {
+			break
+		}
+		i += j
+		dec := json.NewDecoder(bytes.NewReader(b[i:]))
+		var obj map[string]any
+		if dec.Decode(&obj) == nil {
+			last = obj
+			i += int(dec.InputOffset())
+			continue
+		}
+		i++
+	}
+	return last
+}
+
+func (d *acpDriver) close(a *attempt) (int, *int) {
+	if d.c == nil {
+		return 0, nil
+	}
+	if d.s != nil {
+		d.c.mu.Lock()
+		delete(d.c.sessions, d.s.id)
+		d.c.mu.Unlock()
+		d.s.root.Close()
+	}
+	return d.c.p.PID(), nil
+}

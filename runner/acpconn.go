@@ -1,0 +1,396 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/spec"
+)
+
+// acpMaxLine bounds one JSON-RPC message from an ACP agent: a file's
+// content travels in one line.
+const acpMaxLine = 10 << 20
+
+// rpcMessage is one JSON-RPC 2.0 message either way.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *rpcError) Error() string { return fmt.Sprintf("%s (code %d)", e.Message, e.Code) }
+
+// acpConn is an ACP agent's process, started at the first WARNING of one of
+// its cues and initialized once; it then serves one session per attempt
+// (several at once, up to the agent's concurrency) until the run ends or it
+// misbehaves, like a jsonl agent's process. The reader goroutine routes
+// responses to the calls waiting for them and the agent's requests and
+// notifications to the session's attempt.
+type acpConn struct {
+	h     *host
+	agent *spec.Agent
+	token string
+	p     *proc.Process
+
+	wmu sync.Mutex // one writer at a time
+
+	mu       sync.Mutex
+	next     int
+	pending  map[string]chan *rpcMessage // calls waiting for their response, by id
+	sessions map[string]*acpSession      // by session id
+	last     *attempt                    // its stderr is logged as this attempt's
+	broken   *failure
+	done     chan struct{} // closed when broken
+	once     sync.Once
+	closed   chan struct{}
+}
+
+// acpConns are the ACP agents' processes of a run, by agent.
+type acpConns struct {
+	mu    sync.Mutex
+	byID  map[string]*acpConn
+	ready map[string]*sync.Mutex // one initialize at a time per agent
+	all   []*acpConn
+}
+
+// conn returns the agent's initialized process, starting one if needed.
+func (cs *acpConns) conn(a *attempt) (*acpConn, *failure) {
+	cs.mu.Lock()
+	if cs.byID == nil {
+		cs.byID, cs.ready = map[string]*acpConn{}, map[string]*sync.Mutex{}
+	}
+	gate := cs.ready[a.agent.ID]
+	if gate == nil {
+		gate = &sync.Mutex{}
+		cs.ready[a.agent.ID] = gate
+	}
+	cs.mu.Unlock()
+	gate.Lock() // a second attempt waits for the first one's initialize
+	defer gate.Unlock()
+	cs.mu.Lock()
+	c := cs.byID[a.agent.ID]
+	cs.mu.Unlock()
+	if c != nil && c.healthy() {
+		return c, nil
+	}
+	c, f := startACP(a)
+	if f != nil {
+		return nil, f
+	}
+	cs.mu.Lock()
+	cs.byID[a.agent.ID] = c
+	cs.all = append(cs.all, c)
+	cs.mu.Unlock()
+	if f := c.initialize(a); f != nil {
+		return nil, f
+	}
+	return c, nil
+}
+
+// closeAll ends every ACP process of the run: EOF on stdin, then its
+// process group is stopped and swept.
+func (cs *acpConns) closeAll() {
+	cs.mu.Lock()
+	all := cs.all
+	cs.all, cs.byID = nil, map[string]*acpConn{}
+	cs.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.fail(failf("stopped", "the run ended"))
+			<-c.closed
+		}()
+	}
+	wg.Wait()
+}
+
+func startACP(a *attempt) (*acpConn, *failure) {
+	h := a.r
+	c := &acpConn{h: h, agent: a.agent, token: fmt.Sprintf("%s/acp/%s/%s", h.id, a.agent.ID, NewRunID()),
+		pending: map[string]chan *rpcMessage{}, sessions: map[string]*acpSession{}, last: a,
+		done: make(chan struct{}), closed: make(chan struct{})}
+	s, err := proc.NewStdio(true)
+	if err != nil {
+		return nil, failf("start", "%v", err)
+	}
+	h.sweeper.Begin(c.token)
+	p, err := proc.Start(proc.Spec{Argv: a.agent.Command, Shell: a.agent.Run, Dir: a.dir(), Env: a.env(),
+		Token: c.token, Stdio: s, Cgroup: h.sweeper.Cgroup(), Grace: h.grace})
+	if err != nil {
+		h.sweeper.End(c.token)
+		return nil, failf("start", "%v", err)
+	}
+	c.p = p
+	p.ReadOutput(c.read, logLines(&lineWriter{emit: c.logStderr}))
+	return c, nil
+}
+
+// initialize is WARNING's exchange: an agent started without its ACP flag
+// stays silent here, and the ack timeout ends it.
+func (c *acpConn) initialize(a *attempt) *failure {
+	params := map[string]any{"protocolVersion": 1,
+		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": false}}
+	_, f := c.call(a, "initialize", params, a.ackTimeout())
+	return f
+}
+
+// call sends a request and waits for its response within timeout, or for
+// the attempt to be stopped (then the call is abandoned: the caller decides).
+func (c *acpConn) call(a *attempt, method string, params any, timeout time.Duration) (json.RawMessage, *failure) {
+	id, ch, f := c.request(method, params)
+	if f != nil {
+		return nil, f
+	}
+	defer c.forget(id)
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return nil, failf("failed", "the agent answered %s with an error: %v", method, m.Error)
+		}
+		return m.Result, nil
+	case <-c.done:
+		return nil, c.failure()
+	case <-a.halt:
+		return nil, a.stopped()
+	case <-timer.C:
+		f := failf("malfunction", "no answer to %s within %s", method, timeout)
+		c.fail(failf("malfunction", "the agent did not answer %s in time", method))
+		return nil, f
+	}
+}
+
+// request sends a call and returns the channel its response comes on.
+func (c *acpConn) request(method string, params any) (string, chan *rpcMessage, *failure) {
+	c.mu.Lock()
+	if c.broken != nil {
+		defer c.mu.Unlock()
+		return "", nil, c.broken
+	}
+	c.next++
+	id := strconv.Itoa(c.next)
+	ch := make(chan *rpcMessage, 1)
+	c.pending[id] = ch
+	c.mu.Unlock()
+	raw, _ := json.Marshal(params)
+	return id, ch, c.send(rpcMessage{JSONRPC: "2.0", ID: json.RawMessage(id), Method: method, Params: raw})
+}
+
+func (c *acpConn) forget(id string) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+// notify sends a notification (no answer).
+func (c *acpConn) notify(method string, params any) *failure {
+	raw, _ := json.Marshal(params)
+	return c.send(rpcMessage{JSONRPC: "2.0", Method: method, Params: raw})
+}
+
+// reply answers one of the agent's requests.
+func (c *acpConn) reply(id json.RawMessage, result any, rerr *rpcError) *failure {
+	m := rpcMessage{JSONRPC: "2.0", ID: id, Error: rerr}
+	if rerr == nil {
+		m.Result, _ = json.Marshal(result)
+	}
+	return c.send(m)
+}
+
+// send writes one line. An agent that has not read its stdin for the kill
+// grace is broken: orch never blocks on it.
+func (c *acpConn) send(m rpcMessage) *failure {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return failf("internal", "encoding %s: %v", m.Method, err)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = c.p.Stdin().SetWriteDeadline(time.Now().Add(c.h.grace))
+	if _, err := c.p.Stdin().Write(append(b, '\n')); err != nil {
+		f := failf("malfunction", "cannot write to the agent: %v", err)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			f = failf("malfunction", "the agent has not read its stdin for %s", c.h.grace)
+		}
+		c.fail(f)
+		return f
+	}
+	return nil
+}
+
+// read routes the agent's messages; anything that is not JSON-RPC 2.0, a
+// line over acpMaxLine, a response to no call or a request orch does not
+// serve breaks the process.
+func (c *acpConn) read(r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, err := readLine(br, acpMaxLine)
+		if errors.Is(err, errLineTooLong) {
+			c.fail(failf("malfunction", "line %d from the agent is longer than %d bytes", n, acpMaxLine))
+			return
+		}
+		if err != nil {
+			c.outputClosed()
+			return
+		}
+		if len(line) == 0 {
+			continue
+		}
+		var m rpcMessage
+		if err := json.Unmarshal(line, &m); err != nil || m.JSONRPC != "2.0" {
+			c.fail(failf("malfunction", "line %d from the agent is not a JSON-RPC 2.0 message: %s", n, truncate(string(line), 80)))
+			return
+		}
+		if f := c.route(&m); f != nil {
+			c.fail(f)
+			return
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one line of at most max bytes, without its newline.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > max+1 {
+			return nil, errLineTooLong
+		}
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && len(line) == 0 {
+			return nil, err
+		}
+		return trimNewline(line), nil
+	}
+}
+
+// route hands one message to whoever takes it.
+func (c *acpConn) route(m *rpcMessage) *failure {
+	switch {
+	case m.Method == "" && len(m.ID) > 0: // a response
+		c.mu.Lock()
+		ch := c.pending[string(m.ID)]
+		delete(c.pending, string(m.ID))
+		c.mu.Unlock()
+		if ch == nil {
+			return failf("malfunction", "the agent sent a response to no request (id %s)", m.ID)
+		}
+		ch <- m
+		return nil
+	case m.Method == "":
+		return failf("malfunction", "the agent sent a JSON-RPC message with neither method nor id")
+	}
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	c.mu.Lock()
+	s := c.sessions[p.SessionID]
+	c.mu.Unlock()
+	request := len(m.ID) > 0
+	switch {
+	case m.Method == "session/update" && !request:
+		if s != nil {
+			s.update(m.Params)
+		}
+		return nil
+	case request && (m.Method == "session/request_permission" || m.Method == "fs/read_text_file" || m.Method == "fs/write_text_file"):
+		if s == nil {
+			return c.reply(m.ID, nil, &rpcError{Code: -32602, Message: "no session " + strconv.Quote(p.SessionID) + " is in a turn"})
+		}
+		go s.serve(m) // a permission may wait for a person: the reader goes on
+		return nil
+	case len(m.Method) > 0 && m.Method[0] == '_': // an extension orch does not know: allowed by ACP
+		if request {
+			return c.reply(m.ID, nil, &rpcError{Code: -32601, Message: "method not found: " + m.Method})
+		}
+		return nil
+	}
+	return failf("malfunction", "the agent called %s, which orch does not serve", m.Method)
+}
+
+func (c *acpConn) healthy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.broken == nil
+}
+
+func (c *acpConn) failure() *failure {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.broken
+}
+
+// fail marks the process unusable (once) and stops it.
+func (c *acpConn) fail(f *failure) {
+	c.mu.Lock()
+	if c.broken != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.broken = f
+	close(c.done)
+	c.mu.Unlock()
+	go c.once.Do(c.stop)
+}
+
+// stop ends the process: EOF first, then its process group is stopped and
+// swept, escaped processes too.
+func (c *acpConn) stop() {
+	defer close(c.closed)
+	_ = c.p.Stdin().Close()
+	select {
+	case <-c.p.Done():
+	case <-time.After(c.h.grace):
+	}
+	c.p.Terminate(c.h.grace)
+	_, escaped := c.p.Sweep(c.h.grace, true)
+	if len(escaped) > 0 {
+		c.h.publish(context.Background(), Event{RunID: c.h.id, At: time.Now().UTC(), Type: EvNote, Agent: c.agent.ID,
+			Reason: fmt.Sprintf("%d process(es) of agent %s escaped its process group (setsid); stopped them: pids %v", len(escaped), c.agent.ID, escaped)})
+	}
+	c.p.WaitOutput()
+	c.h.sweeper.End(c.token)
+}
+
+// outputClosed: the agent exited, or closed its output.
+func (c *acpConn) outputClosed() {
+	select {
+	case <-c.p.Done():
+		c.fail(exitFailure(c.p.Exit(), "while serving its sessions"))
+	case <-time.After(exitAfterEOF):
+		c.fail(failf("malfunction", "the agent closed its output while still running"))
+	}
+}
+
+func (c *acpConn) logStderr(text string) {
+	c.mu.Lock()
+	a := c.last
+	c.mu.Unlock()
+	a.log("stderr", text)
+}
