@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/orch-cli/orch/planner"
@@ -126,14 +125,14 @@ type run struct {
 	recording
 	agents
 	requests
-	usage
 }
 
 // scheduling is the loop's: the core and what the loop knows of attempts.
 type scheduling struct {
-	core     *sched.Core  // the scheduling: cue phases, budgets, locks, retries, limits
-	atts     [][]*attempt // the attempt running for each cue's target, by plan position
-	reports  chan report  // attempts and prompts report here
+	core     *sched.Core            // the scheduling: cue phases, budgets, locks, retries, limits, credits
+	tasks    *sched.Tasks[*attempt] // the task tree and the open questions
+	atts     [][]*attempt           // the attempt running for each cue's target, by plan position
+	reports  chan report            // attempts and prompts report here
 	parallel int
 	running  int       // attempt goroutines not yet reported finished
 	polledAt time.Time // when the store was last asked for commands
@@ -170,23 +169,16 @@ type agents struct {
 	envCache map[string][]string // per agent: orch's environment and the agent's env
 }
 
-// requests is the hub's: the task tree and the open questions, shared by
-// the attempts' goroutines (tree and questions under their locks).
+// requests is how the hub reaches the loop: the hub's requests (about the
+// task tree, questions, credits) arrive on hub and are served by the loop,
+// which keeps nodes and openQuestions (the I/O side of what sched.Tasks
+// decides). root is read-only.
 type requests struct {
-	tree      *tree    // the tasks: cues' agents and their children
-	root      *os.Root // the project, for handoff artifacts
-	qmu       sync.Mutex
-	questions map[string]*question // open questions, by id
-	asked     int                  // questions asked in the run so far (q1, q2, ...)
-}
-
-// usage counts what the run used against its limits (status.usage from
-// the attempts' goroutines, max_duration from the loop).
-type usage struct {
-	usageMu   sync.Mutex
-	credits   float64                       // the run's credits so far (status.usage)
-	exhausted atomic.Pointer[ExhaustedData] // the limit the run ran out of: no more GO
-	limitHit  chan struct{}                 // tells the loop that exhausted was set
+	hub           chan request
+	loopDone      chan struct{} // closed when the loop is over: requests get no answer
+	nodes         map[sched.NodeID]*node
+	openQuestions map[string]*openQuestion
+	root          *os.Root // the project, for handoff artifacts
 }
 
 // Run executes the plan until every cue has ended, the run pauses for a
@@ -212,6 +204,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	r.sweeper.Start()
 	stopWatch := r.watchOutputLog()
 	res, err := r.loop(ctx)
+	close(r.loopDone)
 	r.closeAgents()
 	stopWatch()
 	r.stopSweeper()
@@ -257,11 +250,11 @@ func newRun(opts Options) (*run, error) {
 		r.opts.Inputs = r.redact.Restore(opts.Inputs)
 	}
 	r.sweeper = proc.NewSweeper(r.id, r.noteOrphan)
-	r.tree = newTree()
-	r.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, tree: r.tree, hostServices: r}
-	r.limitHit = make(chan struct{}, 1)
+	r.tasks = newTasks()
+	r.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, hostServices: r}
 	r.broken.done = make(chan struct{})
-	r.questions = map[string]*question{}
+	r.hub, r.loopDone = make(chan request), make(chan struct{})
+	r.nodes, r.openQuestions = map[sched.NodeID]*node{}, map[string]*openQuestion{}
 	if r.opts.ProjectRoot, err = filepath.Abs(opts.ProjectRoot); err != nil {
 		return nil, err
 	}
@@ -300,7 +293,7 @@ func (r *run) start(ctx context.Context) error {
 	r.core = sched.New(sched.Config{Plan: r.plan, RunID: r.id, Parallel: r.parallel, CanAsk: r.opts.Approve != nil, Trivial: trivial,
 		Lookup: lookup{r: r, ctx: ctx}})
 	if rec := r.opts.Resume; rec != nil {
-		r.credits, r.asked = rec.Credits, rec.Questions
+		r.core.RestoreCredits(rec.Credits)
 		r.restoreTasks(rec)
 		RemoveWorkDirs(r.id, r.workDir)
 		if killed := proc.KillLeftovers(r.id); len(killed) > 0 {
@@ -352,7 +345,7 @@ func (r *run) restoreTasks(rec *RunRecord) {
 			r.emit(Event{Type: EvCueState, Cue: id, State: string(CueInterrupted), Reason: "its run's owner stopped while it ran; its parent runs again"})
 		}
 	}
-	r.tree.continueNumbering(ids)
+	r.tasks.Continue(ids, rec.Questions)
 	for _, id := range rec.OpenQuestions {
 		r.emit(Event{Type: EvQuestionClosed, State: QuestionWithdrawn, Reason: "its run's owner stopped; an agent that asks again gets a new question",
 			Data: AnswerData{ID: id}})
@@ -473,9 +466,9 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		if r.finished() {
 			return r.finish(ctx)
 		}
-		r.checkDuration()
-		if d := r.exhausted.Load(); d != nil {
-			return r.outOfLimits(ctx, d)
+		r.core.CheckDuration(time.Now())
+		if l := r.core.Exhausted(); l != nil {
+			return r.outOfLimits(ctx, exhaustedData(l))
 		}
 		if time.Since(r.polledAt) >= commandPoll {
 			r.polledAt = time.Now()
@@ -497,8 +490,11 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		if at := r.core.WakeAt(); !at.IsZero() {
 			wait = max(time.Until(at), 0)
 		}
+		if at := r.tasks.NextDeadline(); !at.IsZero() { // a question due
+			wait = max(min(wait, time.Until(at)), 0)
+		}
 		wait = min(wait, commandPoll) // orch go and orch stop arrive through the store
-		if left, ok := r.durationLeft(); ok {
+		if left, ok := r.core.DurationLeft(time.Now()); ok {
 			wait = max(min(wait, left), 0)
 		}
 		timer := time.NewTimer(wait)
@@ -513,12 +509,14 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 					more = false
 				}
 			}
+		case req := <-r.hub:
+			req.serveOn(ctx, r)
 		case <-timer.C:
 			r.core.Wake()
+			r.expireQuestions(time.Now())
 		case <-ctx.Done():
 			timer.Stop()
 			return r.stopped(ctx, "interrupted by a signal")
-		case <-r.limitHit:
 		case <-r.broken.done: // an attempt or the output log could not be recorded
 		}
 		timer.Stop()
@@ -528,8 +526,8 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 // outOfLimits ends a run that ran out of max_credits or max_duration: no
 // new GO was given since (step checks), everything is stopped, and the run
 // fails naming the limit.
-func (r *run) outOfLimits(ctx context.Context, d *ExhaustedData) (*Result, error) {
-	r.emit(Event{Type: EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: *d})
+func (r *run) outOfLimits(ctx context.Context, d ExhaustedData) (*Result, error) {
+	r.emit(Event{Type: EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: d})
 	return r.halt(ctx, fmt.Sprintf("limit %s reached (%s of %s used)", d.Limit, d.Used, d.Max), RunFailed)
 }
 
@@ -547,7 +545,7 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 	if len(failed) > 0 {
 		state, reason = RunFailed, "failed: "+join(failed)
 	}
-	r.active.Wait()
+	r.waitActive(ctx)
 	if err := r.record(ctx, Event{Type: EvRunState, State: string(state), Reason: reason}); err != nil {
 		return nil, err
 	}
@@ -612,10 +610,15 @@ func (r *run) stopAll(ctx context.Context, why string) {
 	r.haltAttempts(why)
 	_ = r.flush(ctx)
 	for r.running > 0 {
-		r.handle(ctx, <-r.reports)
+		select {
+		case rep := <-r.reports:
+			r.handle(ctx, rep)
+		case req := <-r.hub:
+			req.serveOn(ctx, r)
+		}
 		_ = r.flush(ctx)
 	}
-	r.active.Wait()
+	r.waitActive(ctx)
 }
 
 // haltAttempts tells every attempt still running to stop, without waiting.
