@@ -113,13 +113,15 @@ func NewRunID() string {
 
 // run is the I/O shell of one run: it feeds the scheduler core (core)
 // what happens, records what the core decides, then carries it out with the
-// attempts, the store and the observer. Its fields are grouped by concern,
-// each group a type of its own that says which goroutines touch it.
+// attempts, the store and the observer. It is the composition of its
+// parts, each a type of its own that says which goroutines touch it:
+// scheduling (the cores, the loop's), recording (recording.go: pending
+// decisions, commit, observer), agents (the processes: agentProc,
+// closeAgents) and requests (how the hub reaches the loop).
 type run struct {
 	opts Options
 	plan *planner.Plan
 	id   string
-	host *host // what its attempts see of it
 
 	scheduling
 	recording
@@ -141,6 +143,7 @@ type scheduling struct {
 // agents are the run's processes: attempt goroutines, agent processes, the
 // sweeper. procs and envCache are shared under their locks.
 type agents struct {
+	host     *host // the run as its attempts and agents see it
 	grace    time.Duration
 	workDir  string         // ORCH_OUTPUT files
 	active   sync.WaitGroup // attempt goroutines
@@ -236,7 +239,7 @@ func newRun(opts Options) (*run, error) {
 	}
 	r.sweeper = proc.NewSweeper(r.id, r.noteOrphan)
 	r.tasks = newTasks()
-	r.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, hostServices: r}
+	r.agents.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, hostServices: r}
 	r.broken.done = make(chan struct{})
 	r.hub, r.loopDone = make(chan request), make(chan struct{})
 	r.nodes, r.openQuestions = map[sched.NodeID]*node{}, map[string]*openQuestion{}
