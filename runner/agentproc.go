@@ -48,33 +48,33 @@ type agentProcess struct {
 }
 
 // agentProc returns the agent's healthy process, starting one if needed.
-func (r *run) agentProc(a *attempt) (*agentProcess, *failure) {
-	r.procsMu.Lock()
-	defer r.procsMu.Unlock()
-	if ap := r.procs[a.agent.ID]; ap != nil && ap.healthy() {
+func (g *agents) agentProc(a *attempt) (*agentProcess, *failure) {
+	g.procsMu.Lock()
+	defer g.procsMu.Unlock()
+	if ap := g.procs[a.agent.ID]; ap != nil && ap.healthy() {
 		return ap, nil
 	}
-	ap := &agentProcess{r: r.host, agent: a.agent, token: fmt.Sprintf("%s/agent/%s/%s", r.id, a.agent.ID, NewRunID()),
+	ap := &agentProcess{r: g.host, agent: a.agent, token: fmt.Sprintf("%s/agent/%s/%s", g.host.id, a.agent.ID, NewRunID()),
 		replies: map[string]func(*wireMessage){}, active: map[string]*attempt{}, done: make(chan struct{}), closed: make(chan struct{})}
 	s, err := proc.NewStdio(true)
 	if err != nil {
 		return nil, failf("start", "%v", err)
 	}
 	ap.errw = &lineWriter{emit: ap.logLine}
-	ap.logs = r.newLogCap()
-	r.sweeper.Begin(ap.token)
+	ap.logs = g.host.newLogCap()
+	g.sweeper.Begin(ap.token)
 	p, err := proc.Start(proc.Spec{Argv: a.agent.Command, Shell: a.agent.Run, Dir: a.dir(), Env: a.env(),
-		Token: ap.token, Stdio: s, Cgroup: r.sweeper.Cgroup(), Grace: r.grace})
+		Token: ap.token, Stdio: s, Cgroup: g.sweeper.Cgroup(), Grace: g.grace})
 	if err != nil {
-		r.sweeper.End(ap.token)
+		g.sweeper.End(ap.token)
 		return nil, failf("start", "%v", err)
 	}
 	ap.p = p
 	ap.w = protocols.NewWriter(p.Stdin())
 	// Its stdout goes straight to the reader of its messages.
 	p.ReadOutput(ap.read, logLines(ap.errw))
-	r.procs[a.agent.ID] = ap
-	r.allProcs = append(r.allProcs, ap)
+	g.procs[a.agent.ID] = ap
+	g.allProcs = append(g.allProcs, ap)
 	return ap, nil
 }
 
@@ -305,12 +305,12 @@ func (ap *agentProcess) logLine(text string) {
 // are gone. When the run ends normally a healthy agent gets EOF and the
 // grace period to exit. In a cascade stop every agent is told (coord.stop)
 // and its process group gets SIGTERM at once, SIGKILL after the grace period.
-func (r *run) closeAgents() {
-	r.procsMu.Lock()
-	procs := r.allProcs
-	r.procs, r.allProcs = map[string]*agentProcess{}, nil
-	r.procsMu.Unlock()
-	gentle := !r.cascade
+func (g *agents) closeAgents() {
+	g.procsMu.Lock()
+	procs := g.allProcs
+	g.procs, g.allProcs = map[string]*agentProcess{}, nil
+	g.procsMu.Unlock()
+	gentle := !g.cascade
 	var wg sync.WaitGroup
 	for _, ap := range procs {
 		wg.Add(1)
@@ -324,7 +324,7 @@ func (r *run) closeAgents() {
 			}
 			ap.mu.Unlock()
 			if healthy && !gentle {
-				stop := r.wire(protocols.New(protocols.CoordStop{RunID: r.id, Reason: "the run is being stopped"}))
+				stop := g.host.wire(protocols.New(protocols.CoordStop{RunID: g.host.id, Reason: "the run is being stopped"}))
 				go func() { _ = ap.w.Send(stop.msg) }() // never wait on a stuck agent's stdin
 			}
 			ap.shutdown(healthy && gentle)

@@ -155,7 +155,7 @@ func (a *attempt) run(ctx context.Context) {
 			how = "stopped"
 		}
 	}
-	a.r.tree.end(a.node, how)
+	a.r.endTask(a.node, how)
 	logged := func() {
 		for _, p := range a.procs {
 			p.WaitOutput()

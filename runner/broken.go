@@ -40,8 +40,8 @@ func (b *brokenRecord) get() error {
 
 // recordFailed notes that the recorder failed with err and returns the
 // run's error: the first failure, which says what went wrong.
-func (r *run) recordFailed(err error) error {
-	if r.broken.err.CompareAndSwap(nil, &RecordError{RunID: r.id, Err: err}) {
+func (r *recording) recordFailed(err error) error {
+	if r.broken.err.CompareAndSwap(nil, &RecordError{RunID: r.runID, Err: err}) {
 		close(r.broken.done)
 	}
 	return r.broken.err.Load()

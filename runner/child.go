@@ -44,20 +44,17 @@ type childResult struct {
 // newChild records a child task of parent; start starts it. The caller has
 // checked that it may start.
 func (r *run) newChild(parent *attempt, kind string, agent *spec.Agent, req protocols.Message, taskRef string, inputs, hctx map[string]any) (*child, error) {
-	n := r.tree.child(parent.node, agent, kind)
-	c := &child{r: r, node: n, parent: parent, req: req, taskRef: taskRef, inputs: inputs, hctx: hctx,
-		reports: make(chan report, 4), halt: make(chan struct{}), done: make(chan struct{}),
-		cue: &planner.Cue{Cue: &spec.Cue{ID: n.id, Agents: []string{agent.ID}}}}
 	given := hctx
 	if kind == "spawn" {
 		given = inputs
 	}
-	data := TaskStartedData{Parent: parent.node.id, Kind: kind, TaskRef: taskRef, Depth: n.depth, Chain: n.chain,
-		Context: given}
-	if err := r.publish(context0, Event{RunID: r.id, At: time.Now().UTC(), Type: EvTaskStarted, Cue: n.id, Agent: agent.ID,
-		Data: data}); err != nil {
+	n, err := r.newTask(parent, agent, kind, TaskStartedData{TaskRef: taskRef, Context: given})
+	if err != nil {
 		return nil, err
 	}
+	c := &child{r: r, node: n, parent: parent, req: req, taskRef: taskRef, inputs: inputs, hctx: hctx,
+		reports: make(chan report, 4), halt: make(chan struct{}), done: make(chan struct{}),
+		cue: &planner.Cue{Cue: &spec.Cue{ID: n.id, Agents: []string{agent.ID}}}}
 	return c, nil
 }
 
@@ -103,7 +100,7 @@ func (c *child) run() {
 		ev.Data = CueStateData{Outputs: res.outputs}
 	}
 	_ = r.publish(context0, ev)
-	r.tree.end(n, string(res.status))
+	r.endTask(n, string(res.status))
 	c.parent.mu.Lock()
 	delete(c.parent.kids, c)
 	c.parent.mu.Unlock()
@@ -169,7 +166,7 @@ func (c *child) attempt(number int) report {
 	if err := r.publish(context0, events...); err != nil {
 		return report{kind: repEnded, att: a, fail: failf("internal", "recording the attempt: %v", err)}
 	}
-	r.tree.serve(n, a)
+	r.serveTask(n, a)
 	r.active.Add(1)
 	go a.run(context0)
 	select {

@@ -1,23 +1,29 @@
 // Package runner executes a plan. It is the I/O shell around the scheduler
 // core (runner/sched, which decides every cue's phase, the budgets, the
-// locks, retries, fallbacks, cooldowns, manual GO and the limits, and does
-// no I/O): the loop (run) feeds the core what happened (an attempt's
-// report, orch go and orch stop, a timer, a person's answer), records what
-// it decided in one commit, then carries it out (commit-before-act).
+// locks, retries, fallbacks, cooldowns, manual GO, the limits and credits,
+// the task tree and the questions, and does no I/O): the loop (run) feeds
+// the core what happened (an attempt's report, an agent's request, orch go
+// and orch stop, a timer, a person's answer), records what it decided in
+// one commit, then carries it out (commit-before-act).
 //
 // Who owns what:
 //   - run (run.go, schedule.go, handle.go): the loop goroutine; its fields
-//     are grouped by concern (scheduling, recording, agents, requests,
-//     usage), each group saying which goroutines touch it.
+//     are grouped by concern (scheduling, recording, agents, requests),
+//     each group saying which goroutines touch it.
 //   - attempt (attempt.go) and its driver: one agent's attempt at one cue,
 //     on its own goroutine. It sees its run only through host (host.go).
 //     Each protocol is a driver in a file of its own that registers it
 //     (drivers.go; plain.go for protocol none, jsonl.go): adding one
 //     touches neither the core nor the loop. Processes are started and
 //     swept through runner/proc.
-//   - the hub (hub.go, messages.go, tree.go, child.go, questions.go):
-//     agents' requests during GO (blackboard, memory, messages, handoffs,
-//     questions), served on the attempts' goroutines.
+//   - the hub (hub.go, messages.go, tree.go, child.go, questions.go,
+//     requests.go): agents' requests during GO (blackboard, memory,
+//     messages, handoffs, questions), served on the attempts' goroutines.
+//     What the core decides (a child task, who a question goes to, a
+//     sibling, credits) the hub asks the loop with a typed request
+//     (requests.go); the loop decides, records, and replies, and the hub
+//     acts on the reply. A child task still runs its own attempts, one
+//     after another, on a goroutine of its parent (child.go).
 //   - events (events.go, eventdata.go): every change of a run is an Event
 //     whose Data is one of a sealed set of payload types, encoded once by
 //     the recorder and decoded once by readers (DecodeEventData).

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/sched"
 )
 
 // Guardrails the cuelist does not set (seed 004 §8: warn at 10, block at 20).
@@ -140,43 +141,10 @@ func (ap *agentProcess) throttle(msg protocols.Message) {
 	time.Sleep(delay)
 }
 
-// addCredits counts an attempt's status.usage (its total so far) toward the
-// run's; at max_credits the run is out of credits.
-func (r *run) addCredits(a *attempt, credits float64) {
-	delta := credits - a.credits
-	a.credits = credits
-	r.usageMu.Lock()
-	r.credits += delta
-	total := r.credits
-	r.usageMu.Unlock()
-	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvUsage, Cue: a.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, Data: UsageData{Credits: credits, RunTotal: total}})
-	if limit := r.plan.Cuelist.Limits.MaxCredits; limit > 0 && total >= limit {
-		r.exhaust(ExhaustedData{Limit: "max_credits", Used: strconv.FormatFloat(total, 'f', -1, 64), Max: strconv.FormatFloat(limit, 'f', -1, 64)})
+// exhaustedData is the record of the limit the run ran out of.
+func exhaustedData(l *sched.Limit) ExhaustedData {
+	if l.Name == "max_credits" {
+		return ExhaustedData{Limit: l.Name, Used: strconv.FormatFloat(l.Credits, 'f', -1, 64), Max: strconv.FormatFloat(l.MaxCredits, 'f', -1, 64)}
 	}
-}
-
-// exhaust marks the run out of a limit: from now no GO is given (the loop
-// checks the flag before each), and the loop stops the run.
-func (r *run) exhaust(d ExhaustedData) {
-	if r.exhausted.CompareAndSwap(nil, &d) {
-		select {
-		case r.limitHit <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// durationLeft is how long the run may still run under max_duration (a
-// resumed run counts from its resumption); ok is false without the limit.
-func (r *run) durationLeft() (time.Duration, bool) {
-	return r.core.DurationLeft(time.Now())
-}
-
-// checkDuration exhausts the run when max_duration has passed.
-func (r *run) checkDuration() {
-	if left, ok := r.durationLeft(); ok && left <= 0 {
-		max := r.plan.Cuelist.Limits.MaxDuration.D()
-		r.exhaust(ExhaustedData{Limit: "max_duration", Used: time.Since(r.core.Began()).Round(time.Millisecond).String(), Max: max.String()})
-	}
+	return ExhaustedData{Limit: l.Name, Used: l.Used.Round(time.Millisecond).String(), Max: l.Max.String()}
 }

@@ -57,7 +57,6 @@ func (r *run) handle(ctx context.Context, rep report) {
 	if r.atts[a.pos][a.slot] != a { // a stale report from an attempt already replaced
 		return
 	}
-	r.syncLimits()
 	switch rep.kind {
 	case repWarned:
 		r.core.Warned(a.pos, a.slot, a.number)

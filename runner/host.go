@@ -20,7 +20,6 @@ type host struct {
 	workDir string          // ORCH_OUTPUT files
 	sweeper *proc.Sweeper   // every process an attempt starts is swept
 	active  *sync.WaitGroup // attempt goroutines: the run waits for them
-	tree    *tree           // the tasks: an attempt ends its node
 	acp     *acpConns       // the ACP agents' processes
 	hostServices
 }
@@ -45,6 +44,8 @@ type hostServices interface {
 	askPerson(a *attempt, b protocols.QuestionAsk, deliver func(answer string)) *failure
 	// withdrawQuestions closes the open questions of an attempt that ended.
 	withdrawQuestions(a *attempt)
+	// endTask records how an attempt's task ended.
+	endTask(n *node, how string)
 	// addCredits counts an attempt's status.usage toward the run's limits.
 	addCredits(a *attempt, credits float64)
 	loopLimits() (warn, block int)

@@ -116,11 +116,7 @@ func (r *run) sendMessage(a *attempt, ap *agentProcess, msg protocols.Message, b
 	failed := func(why string) *failure {
 		return ap.send(a, protocols.Reply(msg, protocols.DeliveryFailed{Reason: why}))
 	}
-	n, why := r.tree.sibling(a.node, b.To)
-	if n == nil {
-		return failed(why)
-	}
-	to, why := r.tree.working(n)
+	n, to, why := r.sibling(a.node, b.To)
 	if to == nil {
 		return failed(why)
 	}
@@ -144,7 +140,7 @@ func (r *run) notifyParent(a *attempt, kind, to string, body any) {
 		}
 		return
 	}
-	if p, _ := r.tree.working(parent); p != nil {
+	if p, _ := r.workingAttempt(parent); p != nil {
 		_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, To: to, Kind: kind, Body: body}))
 		return
 	}
@@ -160,7 +156,7 @@ func (r *run) forPerson(a *attempt, msg protocols.Message) (Event, bool) {
 		return r.userEvent(a, "message", "", b.Body), true
 	case protocols.DiscoveryReport:
 		if parent := a.node.parent; parent != nil {
-			if p, _ := r.tree.working(parent); p != nil {
+			if p, _ := r.workingAttempt(parent); p != nil {
 				return Event{}, false
 			}
 		}
@@ -172,7 +168,7 @@ func (r *run) forPerson(a *attempt, msg protocols.Message) (Event, bool) {
 // discovery goes to the parent at work without interrupting it: a notice.
 func (r *run) discovery(a *attempt, b protocols.DiscoveryReport) {
 	parent := a.node.parent
-	if p, _ := r.tree.working(parent); p != nil {
+	if p, _ := r.workingAttempt(parent); p != nil {
 		_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, Kind: protocols.TypeDiscoveryReport, Body: discoveryBody(b)}))
 		return
 	}

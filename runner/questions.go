@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/sched"
 )
 
 // QuestionPrompt is a question for the person running orch (Options.Ask).
@@ -20,24 +21,22 @@ type QuestionPrompt struct {
 	Deadline   time.Time
 }
 
-// question is a question.ask waiting for its answer. It bubbles up the task
-// tree: to the nearest ancestor agent working now, which may answer it or
-// ask its own parent (the protocols/agent library's PassUp), else to the
-// person. Open questions are in run.questions; the first answer, the
-// timeout, or the asker's end closes one.
-type question struct {
-	id     string
-	asker  *attempt
+// A question.ask bubbles up the task tree: to the nearest ancestor agent
+// working now, which may answer it or ask its own parent (the
+// protocols/agent library's PassUp), else to the person. Who it goes to,
+// when it is due and how it closes is sched.Tasks' to decide, on the loop;
+// openQuestion is what the loop keeps to carry that out.
+type openQuestion struct {
 	ask    protocols.Message // the asker's question.ask: the answer replies to it
 	body   protocols.QuestionAsk
-	to     *attempt // the parent agent's attempt it went to; nil: the person
-	fwdID  string   // the question.ask sent to that agent
-	timer  *time.Timer
+	fwdID  string             // the question.ask forwarded to the parent agent
 	cancel context.CancelFunc // ends the terminal prompt, if there is one
 	// deliver takes the answer of a question asked for an agent that does
 	// not speak the cue protocol (askPerson); nil: question.answer is sent.
 	deliver func(answer string)
 }
+
+type question = sched.Question[*attempt]
 
 func (r *run) questionTimeout() time.Duration {
 	if d := r.plan.Cuelist.Guardrails.QuestionTimeout.D(); d > 0 {
@@ -46,57 +45,118 @@ func (r *run) questionTimeout() time.Duration {
 	return DefaultQuestionTimeout
 }
 
+// askRequest opens a question; the reply says where it went (fwd: the
+// question.ask to send the parent agent) once it is recorded.
+type askRequest struct {
+	att     *attempt
+	msg     protocols.Message
+	body    protocols.QuestionAsk
+	deliver func(answer string) // nil: the answer is a question.answer to msg
+	reply   chan askReply
+}
+
+type askReply struct {
+	q   question
+	fwd protocols.Message
+	err error
+}
+
+func (q askRequest) serveOn(ctx context.Context, r *run) {
+	a := q.att
+	qn := r.tasks.Ask(time.Now(), a.node.ref, a, r.questionTimeout())
+	to := "person"
+	if !qn.WithPerson() {
+		to = qn.To.agent.ID
+	}
+	r.emit(Event{Type: EvQuestion, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+		Data: QuestionData{ID: qn.ID, Question: q.body.Question, Complexity: q.body.Complexity, To: to, Deadline: qn.Deadline.UTC()}})
+	if err := r.flush(ctx); err != nil {
+		r.tasks.Answer(qn.ID) // not recorded: it was never asked
+		q.reply <- askReply{err: err}
+		return
+	}
+	oq := &openQuestion{ask: q.msg, body: q.body, deliver: q.deliver}
+	r.openQuestions[qn.ID] = oq
+	rep := askReply{q: qn}
+	if qn.WithPerson() {
+		r.toPerson(oq, qn, qn.Deadline)
+	} else {
+		p := qn.To
+		rep.fwd = protocols.New(protocols.QuestionAsk{CueID: p.cue.ID, Question: q.body.Question, Complexity: q.body.Complexity, QuestionID: qn.ID})
+		oq.fwdID = rep.fwd.ID
+	}
+	q.reply <- rep
+}
+
+// toPersonRequest sends a question its agent could not take to the person.
+type toPersonRequest struct {
+	id       string
+	deadline bool // the prompt shows the question's deadline
+	reply    chan struct{}
+}
+
+func (q toPersonRequest) serveOn(_ context.Context, r *run) {
+	if qn, ok := r.tasks.ToPerson(q.id); ok {
+		var deadline time.Time
+		if q.deadline {
+			deadline = qn.Deadline
+		}
+		r.toPerson(r.openQuestions[q.id], qn, deadline)
+	}
+	q.reply <- struct{}{}
+}
+
+// answerRequest closes a question with an answer (from its parent agent, or
+// the person at the terminal); ok is false if it was closed already.
+type answerRequest struct {
+	id, text, by string
+	reply        chan bool
+}
+
+func (q answerRequest) serveOn(ctx context.Context, r *run) {
+	qn, ok := r.tasks.Answer(q.id)
+	if ok {
+		r.answered(qn, q.text, q.by)
+		_ = r.flush(ctx)
+	}
+	q.reply <- ok
+}
+
 // ask records a question and sends it up: the asker waits for the answer
-// while the run goes on with other work.
+// while the run goes on with other work. It runs on the asker's goroutine.
 func (r *run) ask(a *attempt, msg protocols.Message, b protocols.QuestionAsk) *failure {
-	return r.askQuestion(&question{asker: a, ask: msg, body: b})
+	return r.askQuestion(askRequest{att: a, msg: msg, body: b})
 }
 
 // askPerson asks a question whose answer goes to deliver (see hostServices).
 func (r *run) askPerson(a *attempt, b protocols.QuestionAsk, deliver func(string)) *failure {
-	return r.askQuestion(&question{asker: a, body: b, deliver: deliver})
+	return r.askQuestion(askRequest{att: a, body: b, deliver: deliver})
 }
 
-func (r *run) askQuestion(q *question) *failure {
-	a, b := q.asker, q.body
-	timeout := r.questionTimeout()
-	q.to = r.tree.nearestWorkingAncestor(a.node)
-	to := "person"
-	if q.to != nil {
-		to = q.to.agent.ID
+func (r *run) askQuestion(req askRequest) *failure {
+	reply := make(chan askReply, 1)
+	req.reply = reply
+	rep, ok := call(r, req, reply)
+	switch {
+	case !ok:
+		return failf("stopped", "the run is over")
+	case rep.err != nil:
+		return failf("internal", "recording question: %v", rep.err)
+	case rep.fwd.ID == "":
+		return nil // with the person
 	}
-	r.qmu.Lock()
-	r.asked++
-	q.id = fmt.Sprintf("q%d", r.asked)
-	r.questions[q.id] = q
-	r.qmu.Unlock()
-	deadline := time.Now().Add(timeout).UTC()
-	err := r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestion, Cue: a.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, Data: QuestionData{ID: q.id, Question: b.Question, Complexity: b.Complexity, To: to, Deadline: deadline}})
-	if err != nil {
-		r.qmu.Lock()
-		delete(r.questions, q.id)
-		r.qmu.Unlock()
-		return failf("internal", "recording question: %v", err)
-	}
-	r.qmu.Lock()
-	q.timer = time.AfterFunc(timeout, func() { r.unanswered(q, timeout) })
-	r.qmu.Unlock()
-	if q.to != nil && r.forward(q) {
+	if r.forward(rep.q, rep.fwd) {
 		return nil
 	}
-	r.toPerson(q, deadline)
+	done := make(chan struct{}, 1)
+	call(r, toPersonRequest{id: rep.q.ID, deadline: true, reply: done}, done)
 	return nil
 }
 
 // forward sends the question to the parent agent; false if it could not.
-func (r *run) forward(q *question) bool {
-	parent := q.to
+func (r *run) forward(q question, fwd protocols.Message) bool {
+	parent := q.To
 	ap := parent.proc
-	fwd := protocols.New(protocols.QuestionAsk{CueID: parent.cue.ID, Question: q.body.Question, Complexity: q.body.Complexity, QuestionID: q.id})
-	r.qmu.Lock()
-	q.fwdID = fwd.ID
-	r.qmu.Unlock()
 	if ap.expect(fwd.ID, func(m *wireMessage) { go r.fromParent(q, m) }) != nil {
 		return false
 	}
@@ -108,119 +168,134 @@ func (r *run) forward(q *question) bool {
 }
 
 // fromParent takes the parent agent's answer to a forwarded question.
-func (r *run) fromParent(q *question, m *wireMessage) {
-	parent := q.to
+func (r *run) fromParent(q question, m *wireMessage) {
+	parent := q.To
 	parent.recordMessage("in", m.msg, m.raw)
 	switch b := m.msg.Body.(type) {
 	case protocols.QuestionAnswer:
-		r.answer(q.id, b.Answer, parent.agent.ID)
+		r.answer(q.ID, b.Answer, parent.agent.ID)
 		return
 	case protocols.ProtocolError:
-		parent.note("%s did not take question %s (%s): it goes to the person", parent.agent.ID, q.id, b.Reason)
+		parent.note("%s did not take question %s (%s): it goes to the person", parent.agent.ID, q.ID, b.Reason)
 	default:
-		parent.note("%s answered question %s with %s, not question.answer: it goes to the person", parent.agent.ID, q.id, m.msg.Type)
+		parent.note("%s answered question %s with %s, not question.answer: it goes to the person", parent.agent.ID, q.ID, m.msg.Type)
 	}
-	r.qmu.Lock()
-	q.to = nil
-	r.qmu.Unlock()
-	r.toPerson(q, time.Time{})
+	done := make(chan struct{}, 1)
+	call(r, toPersonRequest{id: q.ID, reply: done}, done)
 }
+
+// answer closes a question with its answer; false if it is no longer open.
+func (r *run) answer(id, text, by string) bool {
+	reply := make(chan bool, 1)
+	ok, _ := call(r, answerRequest{id: id, text: text, by: by, reply: reply}, reply)
+	return ok
+}
+
+// The loop's side.
 
 // toPerson puts the question to the person: a prompt at the terminal when
 // there is one; in any case it stays open for orch answer RUN QID TEXT.
-func (r *run) toPerson(q *question, deadline time.Time) {
-	if r.opts.Ask == nil {
+func (r *run) toPerson(oq *openQuestion, q question, deadline time.Time) {
+	if r.opts.Ask == nil || oq == nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r.qmu.Lock()
-	q.cancel = cancel
-	r.qmu.Unlock()
-	p := QuestionPrompt{ID: q.id, Complexity: q.body.Complexity, Question: r.redact.Text(q.body.Question), Agent: q.asker.agent.ID,
-		Cue: q.asker.cue.ID, Deadline: deadline}
+	oq.cancel = cancel
+	p := QuestionPrompt{ID: q.ID, Complexity: oq.body.Complexity, Question: r.redact.Text(oq.body.Question), Agent: q.Asker.agent.ID,
+		Cue: q.Asker.cue.ID, Deadline: deadline}
 	go func() {
 		if answer, ok := r.opts.Ask(ctx, p); ok {
-			r.answer(q.id, answer, "person")
+			r.answer(q.ID, answer, "person")
 		}
 	}()
 }
 
-// take removes an open question so that exactly one of its endings acts.
-func (r *run) take(id string) *question {
-	r.qmu.Lock()
-	defer r.qmu.Unlock()
-	q := r.questions[id]
-	if q == nil {
-		return nil
+// closed ends what the loop keeps of a question that closed: its prompt,
+// the answer its parent agent would give.
+func (r *run) closed(q question) *openQuestion {
+	oq := r.openQuestions[q.ID]
+	delete(r.openQuestions, q.ID)
+	if oq == nil {
+		return &openQuestion{}
 	}
-	delete(r.questions, id)
-	q.timer.Stop()
-	if q.cancel != nil {
-		q.cancel()
+	if oq.cancel != nil {
+		oq.cancel()
 	}
-	if q.to != nil {
-		q.to.proc.unexpect(q.fwdID)
+	if q.To != nil && oq.fwdID != "" {
+		q.To.proc.unexpect(oq.fwdID)
 	}
-	return q
+	return oq
 }
 
-// answer closes a question with its answer and delivers it to the asker;
-// false if it is no longer open.
-func (r *run) answer(id, text, by string) bool {
-	q := r.take(id)
-	if q == nil {
-		return false
+// answered records a question's answer and, once recorded, delivers it to
+// the asker (off the loop: it writes to an agent).
+func (r *run) answered(q question, text, by string) {
+	oq := r.closed(q)
+	a := q.Asker
+	r.emit(Event{Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: QuestionAnswered,
+		Data: AnswerData{ID: q.ID, Answer: text, By: by}})
+	if deliver := oq.deliver; deliver != nil {
+		r.then(func() { go deliver(text) })
+		return
 	}
-	a := q.asker
-	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, State: QuestionAnswered, Data: AnswerData{ID: id, Answer: text, By: by}})
-	if q.deliver != nil {
-		q.deliver(text)
-		return true
-	}
-	_ = a.proc.send(a, protocols.Reply(q.ask, protocols.QuestionAnswer{QuestionID: id, Answer: text}))
-	return true
+	reply := protocols.Reply(oq.ask, protocols.QuestionAnswer{QuestionID: q.ID, Answer: text})
+	r.then(func() { go func() { _ = a.proc.send(a, reply) }() })
 }
 
 // answerFromPerson is orch answer RUN QID TEXT, arriving through the store.
 func (r *run) answerFromPerson(id, text string) {
-	r.qmu.Lock()
-	q := r.questions[id]
-	withAgent := q != nil && q.to != nil
-	r.qmu.Unlock()
-	if withAgent {
-		q.asker.note("orch answer %s: the question is with agent %s, which answers it (the person's answer is not used)", id, q.to.agent.ID)
-		return
+	q, withAgent, ok := r.tasks.PersonAnswers(id)
+	switch {
+	case !ok:
+	case withAgent:
+		a := q.Asker
+		r.emit(Event{Type: EvNote, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+			Reason: fmt.Sprintf("orch answer %s: the question is with agent %s, which answers it (the person's answer is not used)", id, q.To.agent.ID)})
+	default:
+		r.answered(q, text, "person")
 	}
-	r.answer(id, text, "person")
 }
 
-// unanswered fails the asker of a question nobody answered in time.
-func (r *run) unanswered(q *question, timeout time.Duration) {
-	if r.take(q.id) == nil {
+// expireQuestions fails the askers of the questions nobody answered in time.
+func (r *run) expireQuestions(now time.Time) {
+	if at := r.tasks.NextDeadline(); at.IsZero() || now.Before(at) {
 		return
 	}
-	a := q.asker
-	reason := fmt.Sprintf("question %s was not answered within %s", q.id, timeout)
-	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, State: QuestionUnanswered, Reason: reason, Data: AnswerData{ID: q.id}})
-	a.fail(failf("unanswered", "%s", reason))
+	timeout := r.questionTimeout()
+	for _, q := range r.tasks.Due(now) {
+		r.closed(q)
+		a := q.Asker
+		reason := fmt.Sprintf("question %s was not answered within %s", q.ID, timeout)
+		r.emit(Event{Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: QuestionUnanswered,
+			Reason: reason, Data: AnswerData{ID: q.ID}})
+		r.then(func() { a.fail(failf("unanswered", "%s", reason)) })
+	}
+}
+
+// withdrawRequest closes the questions of an attempt that ended.
+type withdrawRequest struct {
+	att   *attempt
+	reply chan struct{}
+}
+
+func (q withdrawRequest) serveOn(ctx context.Context, r *run) {
+	a := q.att
+	if qs := r.tasks.Withdraw(a); len(qs) > 0 {
+		for _, qn := range qs {
+			r.closed(qn)
+			r.emit(Event{Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: QuestionWithdrawn,
+				Reason: "its asker's attempt ended", Data: AnswerData{ID: qn.ID}})
+		}
+		_ = r.flush(ctx)
+	}
+	q.reply <- struct{}{}
 }
 
 // withdrawQuestions closes the questions of an attempt that ended.
 func (r *run) withdrawQuestions(a *attempt) {
-	r.qmu.Lock()
-	var mine []string
-	for id, q := range r.questions {
-		if q.asker == a {
-			mine = append(mine, id)
-		}
+	if !speaks(a.agent) { // only a protocol agent asks
+		return
 	}
-	r.qmu.Unlock()
-	for _, id := range mine {
-		if r.take(id) != nil {
-			_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvQuestionClosed, Cue: a.cue.ID,
-				Agent: a.agent.ID, Attempt: a.number, State: QuestionWithdrawn, Reason: "its asker's attempt ended", Data: AnswerData{ID: id}})
-		}
-	}
+	reply := make(chan struct{}, 1)
+	call(r, withdrawRequest{att: a, reply: reply}, reply)
 }

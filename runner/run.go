@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/orch-cli/orch/planner"
@@ -114,50 +113,37 @@ func NewRunID() string {
 
 // run is the I/O shell of one run: it feeds the scheduler core (core)
 // what happens, records what the core decides, then carries it out with the
-// attempts, the store and the observer. Its fields are grouped by concern,
-// each group a type of its own that says which goroutines touch it.
+// attempts, the store and the observer. It is the composition of its
+// parts, each a type of its own that says which goroutines touch it:
+// scheduling (the cores, the loop's), recording (recording.go: pending
+// decisions, commit, observer), agents (the processes: agentProc,
+// closeAgents) and requests (how the hub reaches the loop).
 type run struct {
 	opts Options
 	plan *planner.Plan
 	id   string
-	host *host // what its attempts see of it
 
 	scheduling
 	recording
 	agents
 	requests
-	usage
 }
 
 // scheduling is the loop's: the core and what the loop knows of attempts.
 type scheduling struct {
-	core     *sched.Core  // the scheduling: cue phases, budgets, locks, retries, limits
-	atts     [][]*attempt // the attempt running for each cue's target, by plan position
-	reports  chan report  // attempts and prompts report here
+	core     *sched.Core            // the scheduling: cue phases, budgets, locks, retries, limits, credits
+	tasks    *sched.Tasks[*attempt] // the task tree and the open questions
+	atts     [][]*attempt           // the attempt running for each cue's target, by plan position
+	reports  chan report            // attempts and prompts report here
 	parallel int
 	running  int       // attempt goroutines not yet reported finished
 	polledAt time.Time // when the store was last asked for commands
 }
 
-// recording is how the run records: decisions pending their commit, the
-// observer's order, the lease, a recorder failure. pending, actions, goes
-// and the lease times are the loop's; observeMu orders the commits of all
-// goroutines; broken may be set by any.
-type recording struct {
-	rec       Recorder
-	redact    *Redactor
-	observeMu sync.Mutex
-	pending   []Event      // decided, not yet committed
-	actions   []func()     // to do once pending is committed
-	goes      []func()     // GO orders, carried out after the actions (see flush)
-	broken    brokenRecord // a recorder failure: the run cannot go on
-	beatAt    time.Time    // when the lease was last tried
-	beatOK    time.Time    // when it was last renewed
-}
-
 // agents are the run's processes: attempt goroutines, agent processes, the
 // sweeper. procs and envCache are shared under their locks.
 type agents struct {
+	host     *host // the run as its attempts and agents see it
 	grace    time.Duration
 	workDir  string         // ORCH_OUTPUT files
 	active   sync.WaitGroup // attempt goroutines
@@ -170,23 +156,16 @@ type agents struct {
 	envCache map[string][]string // per agent: orch's environment and the agent's env
 }
 
-// requests is the hub's: the task tree and the open questions, shared by
-// the attempts' goroutines (tree and questions under their locks).
+// requests is how the hub reaches the loop: the hub's requests (about the
+// task tree, questions, credits) arrive on hub and are served by the loop,
+// which keeps nodes and openQuestions (the I/O side of what sched.Tasks
+// decides). root is read-only.
 type requests struct {
-	tree      *tree    // the tasks: cues' agents and their children
-	root      *os.Root // the project, for handoff artifacts
-	qmu       sync.Mutex
-	questions map[string]*question // open questions, by id
-	asked     int                  // questions asked in the run so far (q1, q2, ...)
-}
-
-// usage counts what the run used against its limits (status.usage from
-// the attempts' goroutines, max_duration from the loop).
-type usage struct {
-	usageMu   sync.Mutex
-	credits   float64                       // the run's credits so far (status.usage)
-	exhausted atomic.Pointer[ExhaustedData] // the limit the run ran out of: no more GO
-	limitHit  chan struct{}                 // tells the loop that exhausted was set
+	hub           chan request
+	loopDone      chan struct{} // closed when the loop is over: requests get no answer
+	nodes         map[sched.NodeID]*node
+	openQuestions map[string]*openQuestion
+	root          *os.Root // the project, for handoff artifacts
 }
 
 // Run executes the plan until every cue has ended, the run pauses for a
@@ -215,6 +194,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	r.sweeper.Start()
 	stopWatch := r.watchOutputLog()
 	res, err := r.loop(ctx)
+	close(r.loopDone)
 	r.closeAgents()
 	r.host.acp.closeAll()
 	stopWatch()
@@ -257,15 +237,16 @@ func newRun(opts Options) (*run, error) {
 	r.workDir = dir
 	r.redact = RedactorFor(p)
 	r.rec = redactingRecorder{Recorder: opts.Recorder, d: r.redact}
+	r.runID, r.observe = r.id, opts.Observe
 	if opts.Resume != nil { // the recorded inputs were redacted
 		r.opts.Inputs = r.redact.Restore(opts.Inputs)
 	}
 	r.sweeper = proc.NewSweeper(r.id, r.noteOrphan)
-	r.tree = newTree()
-	r.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, tree: r.tree, acp: &acpConns{}, hostServices: r}
-	r.limitHit = make(chan struct{}, 1)
+	r.tasks = newTasks()
+	r.agents.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, acp: &acpConns{}, hostServices: r}
 	r.broken.done = make(chan struct{})
-	r.questions = map[string]*question{}
+	r.hub, r.loopDone = make(chan request), make(chan struct{})
+	r.nodes, r.openQuestions = map[sched.NodeID]*node{}, map[string]*openQuestion{}
 	if r.opts.ProjectRoot, err = filepath.Abs(opts.ProjectRoot); err != nil {
 		return nil, err
 	}
@@ -304,7 +285,7 @@ func (r *run) start(ctx context.Context) error {
 	r.core = sched.New(sched.Config{Plan: r.plan, RunID: r.id, Parallel: r.parallel, CanAsk: r.opts.Approve != nil, Trivial: trivial,
 		Lookup: lookup{r: r, ctx: ctx}})
 	if rec := r.opts.Resume; rec != nil {
-		r.credits, r.asked = rec.Credits, rec.Questions
+		r.core.RestoreCredits(rec.Credits)
 		r.restoreTasks(rec)
 		RemoveWorkDirs(r.id, r.workDir)
 		if killed := proc.KillLeftovers(r.id); len(killed) > 0 {
@@ -356,113 +337,11 @@ func (r *run) restoreTasks(rec *RunRecord) {
 			r.emit(Event{Type: EvCueState, Cue: id, State: string(CueInterrupted), Reason: "its run's owner stopped while it ran; its parent runs again"})
 		}
 	}
-	r.tree.continueNumbering(ids)
+	r.tasks.Continue(ids, rec.Questions)
 	for _, id := range rec.OpenQuestions {
 		r.emit(Event{Type: EvQuestionClosed, State: QuestionWithdrawn, Reason: "its run's owner stopped; an agent that asks again gets a new question",
 			Data: AnswerData{ID: id}})
 	}
-}
-
-// emit queues events to commit with the next flush. The loop batches what
-// one iteration decides into one transaction.
-func (r *run) emit(events ...Event) {
-	now := time.Now().UTC()
-	for i := range events {
-		events[i].RunID = r.id
-		if events[i].At.IsZero() {
-			events[i].At = now
-		}
-	}
-	r.pending = append(r.pending, events...)
-}
-
-// then queues an action (starting an attempt, an order to an agent) to run
-// once the events queued before it are committed: a decision is recorded
-// before it is acted on.
-func (r *run) then(action func()) { r.actions = append(r.actions, action) }
-
-// thenGo queues a GO order to an attempt, carried out after the other
-// actions (see flush).
-func (r *run) thenGo(order func()) { r.goes = append(r.goes, order) }
-
-// flush commits the queued events in one transaction, carries out the
-// queued actions, then shows the events. If the commit fails, nothing is
-// acted on and the run ends with the error. The display comes after the
-// actions because it is not a decision: a GO reaches its agent without
-// waiting for lines written to a terminal or a CI log.
-func (r *run) flush(ctx context.Context) error {
-	events, actions, goes := r.pending, r.actions, r.goes
-	r.pending, r.actions, r.goes = nil, nil, nil
-	if r.broken.get() != nil {
-		// The run is ending: what is still decided is recorded if it can
-		// be, and nothing new is started (stopAll stops what runs).
-		actions, goes = nil, nil
-	}
-	return r.commit(ctx, events, func() {
-		for _, act := range actions {
-			act()
-		}
-		for _, order := range goes {
-			order()
-		}
-	})
-}
-
-// record emits events and commits them at once.
-func (r *run) record(ctx context.Context, events ...Event) error {
-	r.emit(events...)
-	return r.flush(ctx)
-}
-
-// publish commits events and shows them to the observer; attempts call it
-// from their own goroutines for notes.
-func (r *run) publish(ctx context.Context, events ...Event) error {
-	return r.commit(ctx, events, nil)
-}
-
-// commit records events, runs act once they are recorded, then shows them
-// to the observer. The observer's lock is held from the commit on, so the
-// observer sees events in the order they were recorded (their seq order).
-func (r *run) commit(ctx context.Context, events []Event, act func()) error {
-	if len(events) > 0 {
-		if r.opts.Observe != nil {
-			r.observeMu.Lock()
-			defer r.observeMu.Unlock()
-		}
-		// A decision is committed even while the run is being stopped.
-		// One that is not recorded is not acted on, and the run ends.
-		if err := r.rec.Append(context.WithoutCancel(ctx), events...); err != nil {
-			return r.recordFailed(err)
-		}
-	}
-	if act != nil {
-		act()
-	}
-	if r.opts.Observe != nil {
-		for _, e := range events {
-			r.opts.Observe(e)
-		}
-	}
-	return nil
-}
-
-// writeBoard stores blackboard writes and shows their events, in order with
-// the run's other events (see commit).
-func (r *run) writeBoard(ctx context.Context, puts []BlackboardPut) ([]BlackboardWritten, error) {
-	if r.opts.Observe != nil {
-		r.observeMu.Lock()
-		defer r.observeMu.Unlock()
-	}
-	written, err := r.rec.BlackboardWriteMany(context.WithoutCancel(ctx), r.id, puts)
-	if r.opts.Observe != nil {
-		for _, w := range written {
-			r.opts.Observe(w.Event)
-		}
-	}
-	if err != nil { // the runner sends only valid writes: the store failed
-		return written, r.recordFailed(err)
-	}
-	return written, nil
 }
 
 // loop is the run's single owner of state: it starts what can start, then
@@ -477,9 +356,9 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		if r.finished() {
 			return r.finish(ctx)
 		}
-		r.checkDuration()
-		if d := r.exhausted.Load(); d != nil {
-			return r.outOfLimits(ctx, d)
+		r.core.CheckDuration(time.Now())
+		if l := r.core.Exhausted(); l != nil {
+			return r.outOfLimits(ctx, exhaustedData(l))
 		}
 		if time.Since(r.polledAt) >= commandPoll {
 			r.polledAt = time.Now()
@@ -501,8 +380,11 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		if at := r.core.WakeAt(); !at.IsZero() {
 			wait = max(time.Until(at), 0)
 		}
+		if at := r.tasks.NextDeadline(); !at.IsZero() { // a question due
+			wait = max(min(wait, time.Until(at)), 0)
+		}
 		wait = min(wait, commandPoll) // orch go and orch stop arrive through the store
-		if left, ok := r.durationLeft(); ok {
+		if left, ok := r.core.DurationLeft(time.Now()); ok {
 			wait = max(min(wait, left), 0)
 		}
 		timer := time.NewTimer(wait)
@@ -517,12 +399,14 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 					more = false
 				}
 			}
+		case req := <-r.hub:
+			req.serveOn(ctx, r)
 		case <-timer.C:
 			r.core.Wake()
+			r.expireQuestions(time.Now())
 		case <-ctx.Done():
 			timer.Stop()
 			return r.stopped(ctx, "interrupted by a signal")
-		case <-r.limitHit:
 		case <-r.broken.done: // an attempt or the output log could not be recorded
 		}
 		timer.Stop()
@@ -532,8 +416,8 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 // outOfLimits ends a run that ran out of max_credits or max_duration: no
 // new GO was given since (step checks), everything is stopped, and the run
 // fails naming the limit.
-func (r *run) outOfLimits(ctx context.Context, d *ExhaustedData) (*Result, error) {
-	r.emit(Event{Type: EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: *d})
+func (r *run) outOfLimits(ctx context.Context, d ExhaustedData) (*Result, error) {
+	r.emit(Event{Type: EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: d})
 	return r.halt(ctx, fmt.Sprintf("limit %s reached (%s of %s used)", d.Limit, d.Used, d.Max), RunFailed)
 }
 
@@ -551,7 +435,7 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 	if len(failed) > 0 {
 		state, reason = RunFailed, "failed: "+join(failed)
 	}
-	r.active.Wait()
+	r.waitActive(ctx)
 	if err := r.record(ctx, Event{Type: EvRunState, State: string(state), Reason: reason}); err != nil {
 		return nil, err
 	}
@@ -616,10 +500,15 @@ func (r *run) stopAll(ctx context.Context, why string) {
 	r.haltAttempts(why)
 	_ = r.flush(ctx)
 	for r.running > 0 {
-		r.handle(ctx, <-r.reports)
+		select {
+		case rep := <-r.reports:
+			r.handle(ctx, rep)
+		case req := <-r.hub:
+			req.serveOn(ctx, r)
+		}
 		_ = r.flush(ctx)
 	}
-	r.active.Wait()
+	r.waitActive(ctx)
 }
 
 // haltAttempts tells every attempt still running to stop, without waiting.

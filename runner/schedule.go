@@ -21,17 +21,8 @@ func (r *run) advance(ctx context.Context) {
 	if r.broken.get() != nil {
 		return
 	}
-	r.syncLimits()
 	r.core.Advance(time.Now())
 	r.apply(ctx, nil)
-}
-
-// syncLimits tells the core that the run is out of a limit (an attempt's
-// goroutine found it): from now no GO is given.
-func (r *run) syncLimits() {
-	if r.exhausted.Load() != nil {
-		r.core.Exhaust()
-	}
 }
 
 // apply records and carries out the core's decisions, in order. rep is the
@@ -99,9 +90,9 @@ func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool 
 // so a crash never loses or reuses it.
 func (r *run) launch(ctx context.Context, d sched.Decision) {
 	c := r.plan.Order[d.Cue]
-	n := r.tree.root(c.ID, d.Agent)
+	n := r.nodeOf(r.tasks.Root(c.ID, d.Agent), nil)
 	a := newAttempt(r.host, c, d.Cue, d.Target, d.Agent, n, d.Attempt, r.reports)
-	r.tree.serve(n, a)
+	r.tasks.Serve(n.ref, a)
 	r.emit(Event{Type: EvAttemptStarted, Cue: c.ID, Agent: d.Agent.ID, Attempt: a.number,
 		Data: AttemptStartedData{Fallback: d.Fallback}})
 	if speaks(a.agent) { // WARNING is recorded with the decision to send it
@@ -215,7 +206,7 @@ func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 				stop += ": " + cmd.Arg
 			}
 		case "answer":
-			go r.answerFromPerson(cmd.Cue, cmd.Arg) // it writes to an agent: never on the loop
+			r.answerFromPerson(cmd.Cue, cmd.Arg) // the answer is written to its agent off the loop
 		}
 		_ = r.rec.CommandDone(ctx, cmd.ID)
 	}

@@ -58,7 +58,9 @@ type Core struct {
 	asking     int  // cues whose GO a person is being asked for
 	stopping   bool // attempts ending now were stopped, not failed
 	exhausted  bool // out of a limit: no new GO
-	broken     bool // the run cannot be recorded: decide nothing more
+	limit      *Limit
+	credits    float64 // the run's credits so far (status.usage)
+	broken     bool    // the run cannot be recorded: decide nothing more
 
 	withOutputs planner.CueSet // completed cues that produced outputs
 	locks       locks
@@ -197,24 +199,8 @@ func (c *Core) Wake() {
 // stopped, not failed.
 func (c *Core) Stopping() { c.stopping = true }
 
-// Exhaust says the run is out of a limit: no GO is given from now on.
-func (c *Core) Exhaust() { c.exhausted = true }
-
 // Broken says the run cannot be recorded: nothing more is decided.
 func (c *Core) Broken() { c.broken = true }
-
-// DurationLeft is how long the run may still run under max_duration (a
-// resumed run counts from its resumption); ok is false without the limit.
-func (c *Core) DurationLeft(now time.Time) (left time.Duration, ok bool) {
-	max := c.plan.Cuelist.Limits.MaxDuration.D()
-	if max <= 0 {
-		return 0, false
-	}
-	return max - now.Sub(c.began), true
-}
-
-// Began is when the run started or was continued (Begin's now).
-func (c *Core) Began() time.Time { return c.began }
 
 // Waiting lists the cues that wait for a person's GO, in plan order.
 func (c *Core) Waiting() []string {

@@ -2,10 +2,14 @@
 // else. It owns every cue's phase (pending, WARNING, STANDBY, GO and the
 // final states), the budgets of prepared and going cues, early WARNING,
 // conditions, blocking, the run-time locks and their arbitration, retries
-// with backoff, fallbacks and cooldowns, manual GO, the run's limits, and
-// what a resumed run takes back from its record.
+// with backoff, fallbacks and cooldowns, manual GO, the run's limits
+// (max_credits counted from the agents' usage, max_duration), and what a
+// resumed run takes back from its record. Tasks, beside it, owns the task
+// tree (parent and children, depth, siblings, who is at work) and the
+// questions (who a question goes to, bubbling up to the nearest ancestor
+// at work else the person; its deadline; answered, unanswered, withdrawn).
 //
-// A Core belongs to one goroutine (the runner's loop). It has no mutex, no
+// A Core and a Tasks belong to one goroutine (the runner's loop). It has no mutex, no
 // goroutine, no channel, and never reads a clock: every input carries the
 // time. It does no I/O: the two things it must read (the blackboard values
 // of a cue's conditions, an agent's cooldown) come through Lookup, which the

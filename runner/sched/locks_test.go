@@ -101,7 +101,7 @@ agent: {id: b, command: [sh, -c, "true"], retry: {max_attempts: 2, backoff: 1s, 
 	if left, ok := h.core.DurationLeft(h.now.Add(4 * time.Minute)); !ok || left != 6*time.Minute {
 		t.Errorf("duration left %s %v, want 6m", left, ok)
 	}
-	h.core.Exhaust()
+	h.core.Exhaust(sched.Limit{Name: "max_credits"})
 	h.warned("A")
 	h.want("A ready, out of a limit", h.ready("A"))
 	h.ended("B", sched.End{Failed: true, Class: "timeout", Reason: "timed out", Retriable: true})

@@ -1,0 +1,127 @@
+package runner
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// recording is how the run records: decisions pending their commit, the
+// observer's order, the lease, a recorder failure. pending, actions, goes
+// and the lease times are the loop's; observeMu orders the commits of all
+// goroutines; broken may be set by any.
+type recording struct {
+	runID     string
+	observe   func(Event) // Options.Observe
+	rec       Recorder
+	redact    *Redactor
+	observeMu sync.Mutex
+	pending   []Event      // decided, not yet committed
+	actions   []func()     // to do once pending is committed
+	goes      []func()     // GO orders, carried out after the actions (see flush)
+	broken    brokenRecord // a recorder failure: the run cannot go on
+	beatAt    time.Time    // when the lease was last tried
+	beatOK    time.Time    // when it was last renewed
+}
+
+// emit queues events to commit with the next flush. The loop batches what
+// one iteration decides into one transaction.
+func (r *recording) emit(events ...Event) {
+	now := time.Now().UTC()
+	for i := range events {
+		events[i].RunID = r.runID
+		if events[i].At.IsZero() {
+			events[i].At = now
+		}
+	}
+	r.pending = append(r.pending, events...)
+}
+
+// then queues an action (starting an attempt, an order to an agent) to run
+// once the events queued before it are committed: a decision is recorded
+// before it is acted on.
+func (r *recording) then(action func()) { r.actions = append(r.actions, action) }
+
+// thenGo queues a GO order to an attempt, carried out after the other
+// actions (see flush).
+func (r *recording) thenGo(order func()) { r.goes = append(r.goes, order) }
+
+// flush commits the queued events in one transaction, carries out the
+// queued actions, then shows the events. If the commit fails, nothing is
+// acted on and the run ends with the error. The display comes after the
+// actions because it is not a decision: a GO reaches its agent without
+// waiting for lines written to a terminal or a CI log.
+func (r *recording) flush(ctx context.Context) error {
+	events, actions, goes := r.pending, r.actions, r.goes
+	r.pending, r.actions, r.goes = nil, nil, nil
+	if r.broken.get() != nil {
+		// The run is ending: what is still decided is recorded if it can
+		// be, and nothing new is started (stopAll stops what runs).
+		actions, goes = nil, nil
+	}
+	return r.commit(ctx, events, func() {
+		for _, act := range actions {
+			act()
+		}
+		for _, order := range goes {
+			order()
+		}
+	})
+}
+
+// record emits events and commits them at once.
+func (r *recording) record(ctx context.Context, events ...Event) error {
+	r.emit(events...)
+	return r.flush(ctx)
+}
+
+// publish commits events and shows them to the observer; attempts call it
+// from their own goroutines for notes.
+func (r *recording) publish(ctx context.Context, events ...Event) error {
+	return r.commit(ctx, events, nil)
+}
+
+// commit records events, runs act once they are recorded, then shows them
+// to the observer. The observer's lock is held from the commit on, so the
+// observer sees events in the order they were recorded (their seq order).
+func (r *recording) commit(ctx context.Context, events []Event, act func()) error {
+	if len(events) > 0 {
+		if r.observe != nil {
+			r.observeMu.Lock()
+			defer r.observeMu.Unlock()
+		}
+		// A decision is committed even while the run is being stopped.
+		// One that is not recorded is not acted on, and the run ends.
+		if err := r.rec.Append(context.WithoutCancel(ctx), events...); err != nil {
+			return r.recordFailed(err)
+		}
+	}
+	if act != nil {
+		act()
+	}
+	if r.observe != nil {
+		for _, e := range events {
+			r.observe(e)
+		}
+	}
+	return nil
+}
+
+// writeBoard stores blackboard writes and shows their events, in order with
+// the run's other events (see commit).
+func (r *recording) writeBoard(ctx context.Context, puts []BlackboardPut) ([]BlackboardWritten, error) {
+	if r.observe != nil {
+		r.observeMu.Lock()
+		defer r.observeMu.Unlock()
+	}
+	written, err := r.rec.BlackboardWriteMany(context.WithoutCancel(ctx), r.runID, puts)
+	if r.observe != nil {
+		for _, w := range written {
+			r.observe(w.Event)
+		}
+	}
+	if err != nil { // the runner sends only valid writes: the store failed
+		return written, r.recordFailed(err)
+	}
+	return written, nil
+}

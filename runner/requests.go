@@ -1,0 +1,196 @@
+package runner
+
+import (
+	"context"
+	"errors"
+
+	"github.com/orch-cli/orch/runner/sched"
+	"github.com/orch-cli/orch/spec"
+)
+
+// A request is an input from the hub (an attempt's goroutine, a prompt, a
+// parent's answer) to the loop, which owns the task tree and the questions
+// (sched.Tasks) and the run's credits (sched.Core). The loop decides,
+// records what it decided, then replies on the request's channel: the hub
+// acts only on a recorded decision (commit-before-act).
+type request interface {
+	serveOn(ctx context.Context, r *run)
+}
+
+// call hands req to the loop and waits for its reply. ok is false when
+// the loop is over (a prompt or a parent answering after the run ended):
+// nothing is decided any more.
+func call[T any](r *run, req request, reply chan T) (T, bool) {
+	select {
+	case r.hub <- req:
+		return <-reply, true
+	case <-r.loopDone:
+		var zero T
+		return zero, false
+	}
+}
+
+// serveRequests serves the hub while wait is open (the loop waiting for
+// its attempts to finish, which may still ask it something).
+func (r *run) serveRequests(ctx context.Context, wait <-chan struct{}) {
+	for {
+		select {
+		case <-wait:
+			return
+		case req := <-r.hub:
+			req.serveOn(ctx, r)
+		}
+	}
+}
+
+// waitActive waits for every attempt goroutine, serving their requests.
+func (r *run) waitActive(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { r.active.Wait(); close(done) }()
+	r.serveRequests(ctx, done)
+}
+
+// childRequest creates a child task of an attempt's task and records it.
+type childRequest struct {
+	parent *attempt
+	agent  *spec.Agent
+	kind   string
+	data   TaskStartedData // what the record says besides the tree's facts
+	reply  chan childReply
+}
+
+type childReply struct {
+	node *node
+	err  error
+}
+
+func (q childRequest) serveOn(ctx context.Context, r *run) {
+	p := q.parent.node
+	n := r.nodeOf(r.tasks.Child(p.ref, q.agent, q.kind), p)
+	d := q.data
+	d.Parent, d.Kind, d.Depth, d.Chain = p.id, n.kind, n.depth, n.chain
+	r.emit(Event{Type: EvTaskStarted, Cue: n.id, Agent: q.agent.ID, Data: d})
+	q.reply <- childReply{node: n, err: r.flush(ctx)}
+}
+
+// serveRequest says which attempt serves a task now (a child's); endRequest
+// how the task ended.
+type serveRequest struct {
+	node  *node
+	att   *attempt
+	reply chan struct{}
+}
+
+func (q serveRequest) serveOn(_ context.Context, r *run) {
+	r.tasks.Serve(q.node.ref, q.att)
+	q.reply <- struct{}{}
+}
+
+type endRequest struct {
+	node  *node
+	how   string
+	reply chan struct{}
+}
+
+func (q endRequest) serveOn(_ context.Context, r *run) {
+	r.tasks.End(q.node.ref, q.how)
+	q.reply <- struct{}{}
+}
+
+// workingRequest asks for the attempt of a task in GO; siblingRequest first
+// finds the task a message is for among the sender's siblings.
+type workingRequest struct {
+	node    *node
+	sibling string // the message's to: find the sibling first
+	reply   chan workingReply
+}
+
+type workingReply struct {
+	node *node
+	att  *attempt
+	why  string
+}
+
+func (q workingRequest) serveOn(_ context.Context, r *run) {
+	ref := q.node.ref
+	if q.sibling != "" {
+		var why string
+		if ref, why = r.tasks.Sibling(ref, q.sibling); ref == sched.NoNode {
+			q.reply <- workingReply{why: why}
+			return
+		}
+	}
+	a, why := r.tasks.Working(ref)
+	q.reply <- workingReply{node: r.nodes[ref], att: a, why: why}
+}
+
+// usageRequest counts an attempt's status.usage toward the run's credits.
+type usageRequest struct {
+	att            *attempt
+	credits, delta float64
+	reply          chan struct{}
+}
+
+func (q usageRequest) serveOn(ctx context.Context, r *run) {
+	a := q.att
+	total := r.core.AddCredits(q.delta)
+	r.emit(Event{Type: EvUsage, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+		Data: UsageData{Credits: q.credits, RunTotal: total}})
+	_ = r.flush(ctx)
+	q.reply <- struct{}{}
+}
+
+// The hub's side: what an attempt's goroutine calls.
+
+func (r *run) newTask(parent *attempt, agent *spec.Agent, kind string, data TaskStartedData) (*node, error) {
+	reply := make(chan childReply, 1)
+	rep, ok := call(r, childRequest{parent: parent, agent: agent, kind: kind, data: data, reply: reply}, reply)
+	if !ok {
+		return nil, errRunOver
+	}
+	return rep.node, rep.err
+}
+
+// addCredits counts an attempt's status.usage (its total so far) toward the
+// run's; the core decides when the run is out of max_credits.
+func (r *run) addCredits(a *attempt, credits float64) {
+	delta := credits - a.credits
+	a.credits = credits
+	reply := make(chan struct{}, 1)
+	call(r, usageRequest{att: a, credits: credits, delta: delta, reply: reply}, reply)
+}
+
+func (r *run) serveTask(n *node, a *attempt) {
+	reply := make(chan struct{}, 1)
+	call(r, serveRequest{node: n, att: a, reply: reply}, reply)
+}
+
+func (r *run) endTask(n *node, how string) {
+	reply := make(chan struct{}, 1)
+	call(r, endRequest{node: n, how: how, reply: reply}, reply)
+}
+
+// workingAttempt returns the attempt of n in GO, or nil with why not.
+func (r *run) workingAttempt(n *node) (*attempt, string) {
+	reply := make(chan workingReply, 1)
+	rep, ok := call(r, workingRequest{node: n, reply: reply}, reply)
+	if !ok {
+		return nil, "the run is over"
+	}
+	return rep.att, rep.why
+}
+
+// sibling finds the task a message from n to `to` is for and its attempt in
+// GO: nil node with why when there is no such sibling, nil attempt with why
+// when it is not at work.
+func (r *run) sibling(n *node, to string) (*node, *attempt, string) {
+	reply := make(chan workingReply, 1)
+	rep, ok := call(r, workingRequest{node: n, sibling: to, reply: reply}, reply)
+	if !ok {
+		return nil, nil, "the run is over"
+	}
+	return rep.node, rep.att, rep.why
+}
+
+// errRunOver answers a request that came after the loop ended.
+var errRunOver = errors.New("the run is over")
