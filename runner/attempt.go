@@ -70,7 +70,7 @@ type attempt struct {
 	inGo    atomic.Bool   // GO was sent: it may receive messages and questions
 	held    *wireMessage  // a request taken out of requests but not yet served (see serveWrites)
 	guard   loopGuard     // repeated messages (its own goroutine only)
-	credits float64       // the credits it reported so far (its own goroutine only)
+	usage   Usage         // what it reported it used so far (its own goroutine only)
 
 	procs []*proc.Process // the processes it started (plain agents): their output is read to the end before it ends
 	logs  *logCap         // its output's budget in the store (defaults.max_log)

@@ -35,15 +35,22 @@ type AnswerData struct {
 	By     string `json:"by,omitempty"` // "person", or the agent that answered
 }
 
-// UsageData is the data of EvUsage.
+// UsageData is the data of EvUsage: the attempt's totals so far, as
+// reported, and the run's.
 type UsageData struct {
-	Credits  float64 `json:"credits"`   // the attempt's credits so far, as reported
-	RunTotal float64 `json:"run_total"` // the run's credits so far
+	Credits         float64 `json:"credits"`   // the attempt's credits so far, as reported
+	RunTotal        float64 `json:"run_total"` // the run's credits so far
+	CostUSD         float64 `json:"cost_usd,omitempty"`
+	InputTokens     int64   `json:"input_tokens,omitempty"`
+	OutputTokens    int64   `json:"output_tokens,omitempty"`
+	RunCostUSD      float64 `json:"run_cost_usd,omitempty"`
+	RunInputTokens  int64   `json:"run_input_tokens,omitempty"`
+	RunOutputTokens int64   `json:"run_output_tokens,omitempty"`
 }
 
 // ExhaustedData is the data of EvExhausted.
 type ExhaustedData struct {
-	Limit string `json:"limit"` // max_credits or max_duration
+	Limit string `json:"limit"` // max_credits, max_cost_usd or max_duration
 	Used  string `json:"used"`  // e.g. "1003.5" or "2m0.1s"
 	Max   string `json:"max"`
 }

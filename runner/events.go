@@ -62,7 +62,8 @@ const (
 	// says more. Data: AnswerData, always with the ID; Answer and By when
 	// answered.
 	EvQuestionClosed = "question/closed"
-	// EvUsage records credits an attempt reported (status.usage). Cue, Agent,
+	// EvUsage records what an attempt reported it used so far (credits, cost,
+	// tokens: jsonl status.usage, or a driver). Cue, Agent,
 	// Attempt: the reporter. Data: UsageData; the recorder keeps the run's
 	// total on the run.
 	EvUsage = "usage/reported"

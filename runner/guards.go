@@ -140,19 +140,64 @@ func (ap *agentProcess) throttle(msg protocols.Message) {
 	time.Sleep(delay)
 }
 
-// addCredits counts an attempt's status.usage (its total so far) toward the
-// run's; at max_credits the run is out of credits.
-func (r *run) addCredits(a *attempt, credits float64) {
-	delta := credits - a.credits
-	a.credits = credits
+// Usage is what an attempt has used so far, as a driver reports it: each
+// field is the attempt's total (not an increment). A field left zero keeps
+// the total reported before, so a driver may report cost and tokens apart.
+type Usage struct {
+	CostUSD      float64
+	InputTokens  int64
+	OutputTokens int64
+	Credits      float64
+}
+
+// merged is u with the fields it leaves zero taken from before.
+func (u Usage) merged(before Usage) Usage {
+	if u.CostUSD == 0 {
+		u.CostUSD = before.CostUSD
+	}
+	if u.InputTokens == 0 {
+		u.InputTokens = before.InputTokens
+	}
+	if u.OutputTokens == 0 {
+		u.OutputTokens = before.OutputTokens
+	}
+	if u.Credits == 0 {
+		u.Credits = before.Credits
+	}
+	return u
+}
+
+func (u Usage) minus(v Usage) Usage {
+	return Usage{CostUSD: u.CostUSD - v.CostUSD, InputTokens: u.InputTokens - v.InputTokens,
+		OutputTokens: u.OutputTokens - v.OutputTokens, Credits: u.Credits - v.Credits}
+}
+
+func (u Usage) plus(v Usage) Usage {
+	return Usage{CostUSD: u.CostUSD + v.CostUSD, InputTokens: u.InputTokens + v.InputTokens,
+		OutputTokens: u.OutputTokens + v.OutputTokens, Credits: u.Credits + v.Credits}
+}
+
+// addUsage counts what an attempt reported (its totals so far: jsonl's
+// status.usage, or a driver's) toward the run's; at max_credits or
+// max_cost_usd the run is out of that limit. It is called on the
+// attempt's goroutine.
+func (r *run) addUsage(a *attempt, u Usage) {
+	u = u.merged(a.usage)
+	delta := u.minus(a.usage)
+	a.usage = u
 	r.usageMu.Lock()
-	r.credits += delta
-	total := r.credits
+	r.used = r.used.plus(delta)
+	total := r.used
 	r.usageMu.Unlock()
 	_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvUsage, Cue: a.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, Data: UsageData{Credits: credits, RunTotal: total}})
-	if limit := r.plan.Cuelist.Limits.MaxCredits; limit > 0 && total >= limit {
-		r.exhaust(ExhaustedData{Limit: "max_credits", Used: strconv.FormatFloat(total, 'f', -1, 64), Max: strconv.FormatFloat(limit, 'f', -1, 64)})
+		Attempt: a.number, Data: UsageData{Credits: u.Credits, RunTotal: total.Credits,
+			CostUSD: u.CostUSD, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+			RunCostUSD: total.CostUSD, RunInputTokens: total.InputTokens, RunOutputTokens: total.OutputTokens}})
+	if limit := r.plan.Cuelist.Limits.MaxCredits; limit > 0 && total.Credits >= limit {
+		r.exhaust(ExhaustedData{Limit: "max_credits", Used: strconv.FormatFloat(total.Credits, 'f', -1, 64), Max: strconv.FormatFloat(limit, 'f', -1, 64)})
+	}
+	if limit := r.plan.Cuelist.Limits.MaxCostUSD; limit > 0 && total.CostUSD >= limit {
+		r.exhaust(ExhaustedData{Limit: "max_cost_usd", Used: "$" + strconv.FormatFloat(total.CostUSD, 'f', -1, 64), Max: "$" + strconv.FormatFloat(limit, 'f', -1, 64)})
 	}
 }
 

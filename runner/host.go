@@ -41,8 +41,10 @@ type hostServices interface {
 	serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure
 	// withdrawQuestions closes the open questions of an attempt that ended.
 	withdrawQuestions(a *attempt)
-	// addCredits counts an attempt's status.usage toward the run's limits.
-	addCredits(a *attempt, credits float64)
+	// addUsage records what an attempt reported it used so far (cost,
+	// tokens, credits: its totals) and counts it toward the run's limits.
+	// Drivers call it from the attempt's goroutine.
+	addUsage(a *attempt, u Usage)
 	loopLimits() (warn, block int)
 	messageRate() int
 	wire(msg protocols.Message) *wireMessage

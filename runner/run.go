@@ -184,7 +184,7 @@ type requests struct {
 // the attempts' goroutines, max_duration from the loop).
 type usage struct {
 	usageMu   sync.Mutex
-	credits   float64                       // the run's credits so far (status.usage)
+	used      Usage                         // the run's totals so far (what its attempts reported)
 	exhausted atomic.Pointer[ExhaustedData] // the limit the run ran out of: no more GO
 	limitHit  chan struct{}                 // tells the loop that exhausted was set
 }
@@ -300,7 +300,7 @@ func (r *run) start(ctx context.Context) error {
 	r.core = sched.New(sched.Config{Plan: r.plan, RunID: r.id, Parallel: r.parallel, CanAsk: r.opts.Approve != nil, Trivial: trivial,
 		Lookup: lookup{r: r, ctx: ctx}})
 	if rec := r.opts.Resume; rec != nil {
-		r.credits, r.asked = rec.Credits, rec.Questions
+		r.used, r.asked = rec.Used, rec.Questions
 		r.restoreTasks(rec)
 		RemoveWorkDirs(r.id, r.workDir)
 		if killed := proc.KillLeftovers(r.id); len(killed) > 0 {
@@ -525,7 +525,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 	}
 }
 
-// outOfLimits ends a run that ran out of max_credits or max_duration: no
+// outOfLimits ends a run that ran out of max_credits, max_cost_usd or max_duration: no
 // new GO was given since (step checks), everything is stopped, and the run
 // fails naming the limit.
 func (r *run) outOfLimits(ctx context.Context, d *ExhaustedData) (*Result, error) {

@@ -122,6 +122,7 @@ func (c *Cuelist) Dir() string { return dirOf(c.Doc) }
 type Limits struct {
 	MaxDuration Duration `json:"max_duration,omitempty"`
 	MaxCredits  float64  `json:"max_credits,omitempty"`
+	MaxCostUSD  float64  `json:"max_cost_usd,omitempty"` // the agents' reported cost, in US dollars
 }
 
 // Guardrails bound what agents may do to each other during a run.
