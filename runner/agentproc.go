@@ -63,7 +63,7 @@ func (r *run) agentProc(a *attempt) (*agentProcess, *failure) {
 	ap.errw = &lineWriter{emit: ap.logLine}
 	ap.logs = r.newLogCap()
 	r.sweeper.Begin(ap.token)
-	p, err := proc.Start(proc.Spec{Argv: a.agent.Command, Shell: a.agent.Run, Dir: a.dir(), Env: a.env(),
+	p, err := proc.Start(proc.Spec{Argv: a.agent.Command, Shell: a.agent.Run, Dir: a.agentDir(), Env: a.env(),
 		Token: ap.token, Stdio: s, Cgroup: r.sweeper.Cgroup(), Grace: r.grace})
 	if err != nil {
 		r.sweeper.End(ap.token)

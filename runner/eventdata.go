@@ -48,6 +48,15 @@ type UsageData struct {
 	RunOutputTokens int64   `json:"run_output_tokens,omitempty"`
 }
 
+// WorktreeData is the data of EvWorktree.
+type WorktreeData struct {
+	Branch string `json:"branch"`           // orch/<run>/<cue>/<attempt>
+	Base   string `json:"base"`             // the commit it started from
+	From   string `json:"from,omitempty"`   // the dependency cue whose branch that is; "" for HEAD
+	Path   string `json:"path"`             // the worktree (removed when the run ends)
+	Commit string `json:"commit,omitempty"` // the branch's commit at the end of a successful attempt
+}
+
 // ExhaustedData is the data of EvExhausted.
 type ExhaustedData struct {
 	Limit string `json:"limit"` // max_credits, max_cost_usd or max_duration
@@ -238,6 +247,11 @@ func (p ConflictData) redacted(d *Redactor) EventData {
 }
 
 func (p CooldownData) redacted(*Redactor) EventData { return p }
+
+func (p WorktreeData) redacted(d *Redactor) EventData {
+	p.Branch, p.Base, p.From, p.Path, p.Commit = d.Text(p.Branch), d.Text(p.Base), d.Text(p.From), d.Text(p.Path), d.Text(p.Commit)
+	return p
+}
 
 func (p BlackboardData) redacted(d *Redactor) EventData {
 	p.Key, p.MessageID = d.Text(p.Key), d.Text(p.MessageID)

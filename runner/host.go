@@ -21,6 +21,9 @@ type host struct {
 	sweeper *proc.Sweeper   // every process an attempt starts is swept
 	active  *sync.WaitGroup // attempt goroutines: the run waits for them
 	tree    *tree           // the tasks: an attempt ends its node
+	// worktrees are where attempts of workspace: worktree agents work (nil
+	// when no agent of the plan has one).
+	worktrees *worktrees
 	hostServices
 }
 

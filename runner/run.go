@@ -202,6 +202,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(r.workDir)
+	defer r.removeWorktrees() // once its agents are gone; the branches stay
 	if err := r.start(ctx); err != nil {
 		var re *RecordError
 		if opts.Resume == nil && errors.As(err, &re) { // there is no run to resume
@@ -268,6 +269,12 @@ func newRun(opts Options) (*run, error) {
 	if r.root, err = os.OpenRoot(r.opts.ProjectRoot); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("opening the project root for handoff artifacts: %w", err)
+	}
+	if agents := usesWorktrees(p); len(agents) > 0 { // refused before anything is recorded or started
+		if r.host.worktrees, err = openWorktrees(r.id, r.opts.ProjectRoot, agents); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
 	}
 	r.procs = map[string]*agentProcess{}
 	r.atts = make([][]*attempt, len(p.Order))

@@ -54,6 +54,7 @@ type Agent struct {
 	Run         string         `json:"run,omitempty"`
 	Protocol    string         `json:"protocol,omitempty"` // "jsonl" or "none" (default)
 	Workdir     string         `json:"workdir,omitempty"`
+	Workspace   string         `json:"workspace,omitempty"` // "worktree": a git worktree per attempt; "" or "workdir": workdir
 	Env         map[string]any `json:"env,omitempty"`
 	Secrets     []string       `json:"secrets,omitempty"`
 	Requires    []string       `json:"requires,omitempty"`

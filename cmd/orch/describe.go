@@ -91,6 +91,16 @@ func describeEvent(e runner.Event) string {
 				usedAndCredits(runner.Usage{CostUSD: d.RunCostUSD, InputTokens: d.RunInputTokens, OutputTokens: d.RunOutputTokens, Credits: d.RunTotal}))
 		}
 		return fmt.Sprintf("%s %s used %g credits (run total %g)", e.Cue, e.Agent, d.Credits, d.RunTotal)
+	case runner.EvWorktree:
+		d, _ := e.Data.(runner.WorktreeData) // nil data: the zero value
+		if d.Commit != "" {
+			return fmt.Sprintf("%s attempt %d: %s committed on %s (%s)", e.Cue, e.Attempt, e.Agent, d.Branch, shortSHA(d.Commit))
+		}
+		from := "HEAD"
+		if d.From != "" {
+			from = d.From + "'s branch"
+		}
+		return fmt.Sprintf("%s attempt %d: %s works in a worktree on %s, from %s (%s)", e.Cue, e.Attempt, e.Agent, d.Branch, from, shortSHA(d.Base))
 	case runner.EvExhausted:
 		return "limit reached: " + e.Reason
 	case runner.EvGuard:

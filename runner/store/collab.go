@@ -70,6 +70,18 @@ func checkCollab(ev runner.Event) (payload any, err error) {
 				d.CostUSD, d.InputTokens, d.OutputTokens, d.RunCostUSD, d.RunInputTokens, d.RunOutputTokens)
 		}
 		return nil, nil
+	case runner.EvWorktree:
+		d, ok := ev.Data.(runner.WorktreeData)
+		if err := needAttempt(ev); err != nil {
+			return nil, err
+		}
+		if err := need(ok, "data"); err != nil {
+			return nil, err
+		}
+		if d.Branch == "" {
+			return nil, errors.New("the worktree has no branch")
+		}
+		return nil, nil
 	}
 	return nil, nil
 }
@@ -123,6 +135,12 @@ func (t *txn) projectCollab(rec *record) (ok bool, err error) {
 		_, err := t.exec(`UPDATE attempts SET credits = ?, cost_usd = ?, input_tokens = ?, output_tokens = ?
 			WHERE run_id = ? AND cue_id = ? AND number = ? AND agent_id = ?`,
 			d.Credits, d.CostUSD, d.InputTokens, d.OutputTokens, ev.RunID, ev.Cue, ev.Attempt, ev.Agent)
+		return true, err
+	case runner.EvWorktree:
+		d := ev.Data.(runner.WorktreeData)
+		_, err := t.exec(`UPDATE attempts SET worktree_branch = ?, worktree_commit = ?
+			WHERE run_id = ? AND cue_id = ? AND number = ? AND agent_id = ?`,
+			d.Branch, d.Commit, ev.RunID, ev.Cue, ev.Attempt, ev.Agent)
 		return true, err
 	}
 	return false, nil
