@@ -192,11 +192,11 @@ func (a *attempt) takeReply() *wireMessage {
 }
 
 func (a *attempt) phases(d driver) (map[string]any, *failure) {
-	if a.child != nil {
-		return a.childPhases(d)
-	}
 	if f := a.openWorkspace(); f != nil {
 		return nil, f
+	}
+	if a.child != nil {
+		return a.childPhases(d)
 	}
 	if a.trivial {
 		prepareGo(d, a)
