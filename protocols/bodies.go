@@ -228,10 +228,14 @@ type StatusUpdate struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// StatusUsage reports the credits used so far by this attempt.
+// StatusUsage reports what this attempt has used so far: credits, and
+// optionally its cost and tokens (totals, not increments).
 type StatusUsage struct {
-	CueID   string  `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
-	Credits float64 `json:"credits" protocol:"required,min=0"`
+	CueID        string  `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
+	Credits      float64 `json:"credits" protocol:"required,min=0"`
+	CostUSD      float64 `json:"cost_usd,omitempty" protocol:"min=0"`
+	InputTokens  int64   `json:"input_tokens,omitempty" protocol:"min=0"`
+	OutputTokens int64   `json:"output_tokens,omitempty" protocol:"min=0"`
 }
 
 // EscalationConflict is a conflict decision (seed format).

@@ -119,7 +119,8 @@ type Task struct {
 	HandoffContext map[string]any `json:"handoff_context,omitempty"` // for a handoff child
 	TaskID         string         `json:"task_id,omitempty"`         // for a handoff or spawn child
 	ParentTaskID   string         `json:"parent_task_id,omitempty"`
-	Depth          int            `json:"depth,omitempty"` // handoff depth: 0 for a cue's own agent
+	Depth          int            `json:"depth,omitempty"`     // handoff depth: 0 for a cue's own agent
+	Workspace      string         `json:"workspace,omitempty"` // the attempt's git worktree (workspace: worktree)
 }
 
 // taskJSON has Task's fields without its methods, so that Task.MarshalJSON

@@ -63,7 +63,7 @@ func (g *agents) agentProc(a *attempt) (*agentProcess, *failure) {
 	ap.errw = &lineWriter{emit: ap.logLine}
 	ap.logs = g.host.newLogCap()
 	g.sweeper.Begin(ap.token)
-	p, err := proc.Start(proc.Spec{Argv: a.agent.Command, Shell: a.agent.Run, Dir: a.dir(), Env: a.env(),
+	p, err := proc.Start(proc.Spec{Argv: a.agent.Command, Shell: a.agent.Run, Dir: a.agentDir(), Env: a.env(),
 		Token: ap.token, Stdio: s, Cgroup: g.sweeper.Cgroup(), Grace: g.grace})
 	if err != nil {
 		g.sweeper.End(ap.token)

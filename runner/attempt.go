@@ -27,6 +27,9 @@ type orderMsg struct {
 	kind order
 	task *Task
 	msg  *wireMessage // the protocol message to send, already recorded
+	// base and from (GO, workspace: worktree): the commit the attempt's
+	// worktree moves to and the dependency cue whose branch it is ("": HEAD).
+	base, from string
 }
 
 // wireMessage is a protocol message with its encoded line.
@@ -70,7 +73,10 @@ type attempt struct {
 	inGo    atomic.Bool   // GO was sent: it may receive messages and questions
 	held    *wireMessage  // a request taken out of requests but not yet served (see serveWrites)
 	guard   loopGuard     // repeated messages (its own goroutine only)
-	credits float64       // the credits it reported so far (its own goroutine only)
+	// ws is a worktree agent's attempt's worktree, from before WARNING on
+	// (its own goroutine).
+	ws    *workspace
+	usage Usage // what it reported it used so far (its own goroutine only)
 
 	procs []*proc.Process // the processes it started (plain agents): their output is read to the end before it ends
 	logs  *logCap         // its output's budget in the store (defaults.max_log)
@@ -145,6 +151,9 @@ func (a *attempt) run(ctx context.Context) {
 	a.endChildren("their parent's attempt ended")
 	a.r.withdrawQuestions(a)
 	pid, exit := d.close(a)
+	if fail == nil && a.ws != nil { // its processes are gone: its work is done
+		outputs, fail = a.commitWorkspace(outputs)
+	}
 	if fail == nil {
 		fail = a.checkContract(outputs)
 	}
@@ -183,6 +192,9 @@ func (a *attempt) takeReply() *wireMessage {
 }
 
 func (a *attempt) phases(d driver) (map[string]any, *failure) {
+	if f := a.openWorkspace(); f != nil {
+		return nil, f
+	}
 	if a.child != nil {
 		return a.childPhases(d)
 	}
@@ -228,6 +240,9 @@ func (a *attempt) awaitOrder(want order) (orderMsg, *failure) {
 		if o.kind != want {
 			return orderMsg{}, failf("internal", "expected order %d, got %d", want, o.kind)
 		}
+		if o.kind == orderGo && o.base != "" {
+			return o, a.moveWorkspace(o.base, o.from)
+		}
 		return o, nil
 	case <-a.halt:
 		return orderMsg{}, a.stopped()
@@ -261,9 +276,20 @@ func joinQuoted(keys []string) string {
 	return out
 }
 
-// dir is where the agent's processes start: workdir, relative to the file
-// that defines the agent.
+// dir is the attempt's working directory: where its agent's processes start
+// (a protocol agent's process, which serves several attempts, starts in
+// agentDir) and the session's directory for drivers that have one. It is
+// the agent's workdir, in the attempt's worktree when it has one.
 func (a *attempt) dir() string {
+	dir := a.agentDir()
+	if a.ws == nil {
+		return dir
+	}
+	return a.ws.dirFor(a.r.worktrees.repo, dir)
+}
+
+// agentDir is the agent's workdir, relative to the file that defines it.
+func (a *attempt) agentDir() string {
 	base := a.agent.Dir()
 	if a.agent.Workdir == "" {
 		return base

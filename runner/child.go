@@ -192,7 +192,7 @@ func (c *child) task(a *attempt) *Task {
 	if tools == nil {
 		tools = []string{}
 	}
-	return &Task{RunID: c.r.id, CueID: c.node.id, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools, HandoffContext: c.hctx}
+	return &Task{RunID: c.r.id, CueID: c.node.id, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools, HandoffContext: c.hctx, Workspace: a.worktreePath()}
 }
 
 // tellParent sends the outcome to the parent: handoff.result in answer to

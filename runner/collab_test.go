@@ -424,6 +424,38 @@ func TestCreditsExhaustedStopsBeforeNextGo(t *testing.T) {
 	}
 }
 
+// A driver's cost counts toward max_cost_usd as credits count toward
+// max_credits: the same halt, before the next GO.
+func TestCostExhaustedStopsBeforeNextGo(t *testing.T) {
+	o := collab(t, `  limits: {max_cost_usd: 1.5}
+  cues:
+    - {id: SPEND, agents: [a], inputs: {script: [{cost: {credits: 3, cost_usd: 0.5, input_tokens: 100}}, {cost: {credits: 3, cost_usd: 1.75, output_tokens: 40}}, {sleep: 10s}]}}
+    - {id: NEXT, agents: [b], dependencies: [SPEND], inputs: {script: []}}
+`, scriptAgent(t, "a", ""), scriptAgent(t, "b", ""))
+	rec := newMemRecorder()
+	res := runCollab(t, o, rec, nil)
+	if res.State != RunFailed || !strings.Contains(res.Reason, "limit max_cost_usd reached ($1.75 of $1.5 used)") {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	if len(rec.of(EvExhausted)) != 1 {
+		t.Errorf("exhausted events: %v", rec.of(EvExhausted))
+	}
+	for _, e := range rec.of(EvCueState) {
+		if e.Cue == "NEXT" && e.State == string(CueGo) {
+			t.Error("NEXT got GO after the cost limit was reached")
+		}
+	}
+	var last UsageData
+	for _, e := range rec.of(EvUsage) {
+		asData(e.Data, &last)
+	}
+	// The second report leaves input_tokens out: the attempt's total stays.
+	if want := (UsageData{Credits: 3, RunTotal: 3, CostUSD: 1.75, InputTokens: 100, OutputTokens: 40,
+		RunCostUSD: 1.75, RunInputTokens: 100, RunOutputTokens: 40}); last != want {
+		t.Errorf("last usage %+v, want %+v", last, want)
+	}
+}
+
 func TestMaxDuration(t *testing.T) {
 	o := collab(t, `  limits: {max_duration: 300ms}
   cues:

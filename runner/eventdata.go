@@ -35,15 +35,31 @@ type AnswerData struct {
 	By     string `json:"by,omitempty"` // "person", or the agent that answered
 }
 
-// UsageData is the data of EvUsage.
+// UsageData is the data of EvUsage: the attempt's totals so far, as
+// reported, and the run's.
 type UsageData struct {
-	Credits  float64 `json:"credits"`   // the attempt's credits so far, as reported
-	RunTotal float64 `json:"run_total"` // the run's credits so far
+	Credits         float64 `json:"credits"`   // the attempt's credits so far, as reported
+	RunTotal        float64 `json:"run_total"` // the run's credits so far
+	CostUSD         float64 `json:"cost_usd,omitempty"`
+	InputTokens     int64   `json:"input_tokens,omitempty"`
+	OutputTokens    int64   `json:"output_tokens,omitempty"`
+	RunCostUSD      float64 `json:"run_cost_usd,omitempty"`
+	RunInputTokens  int64   `json:"run_input_tokens,omitempty"`
+	RunOutputTokens int64   `json:"run_output_tokens,omitempty"`
+}
+
+// WorktreeData is the data of EvWorktree.
+type WorktreeData struct {
+	Branch string `json:"branch"`           // orch/<run>/<cue>/<attempt>
+	Base   string `json:"base"`             // the commit it started from
+	From   string `json:"from,omitempty"`   // the dependency cue whose branch that is; "" for HEAD
+	Path   string `json:"path"`             // the worktree (removed when the run ends)
+	Commit string `json:"commit,omitempty"` // the branch's commit at the end of a successful attempt
 }
 
 // ExhaustedData is the data of EvExhausted.
 type ExhaustedData struct {
-	Limit string `json:"limit"` // max_credits or max_duration
+	Limit string `json:"limit"` // max_credits, max_cost_usd or max_duration
 	Used  string `json:"used"`  // e.g. "1003.5" or "2m0.1s"
 	Max   string `json:"max"`
 }
@@ -231,6 +247,11 @@ func (p ConflictData) redacted(d *Redactor) EventData {
 }
 
 func (p CooldownData) redacted(*Redactor) EventData { return p }
+
+func (p WorktreeData) redacted(d *Redactor) EventData {
+	p.Branch, p.Base, p.From, p.Path, p.Commit = d.Text(p.Branch), d.Text(p.Base), d.Text(p.From), d.Text(p.Path), d.Text(p.Commit)
+	return p
+}
 
 func (p BlackboardData) redacted(d *Redactor) EventData {
 	p.Key, p.MessageID = d.Text(p.Key), d.Text(p.MessageID)

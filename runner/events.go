@@ -62,7 +62,8 @@ const (
 	// says more. Data: AnswerData, always with the ID; Answer and By when
 	// answered.
 	EvQuestionClosed = "question/closed"
-	// EvUsage records credits an attempt reported (status.usage). Cue, Agent,
+	// EvUsage records what an attempt reported it used so far (credits, cost,
+	// tokens: jsonl status.usage, or a driver). Cue, Agent,
 	// Attempt: the reporter. Data: UsageData; the recorder keeps the run's
 	// total on the run.
 	EvUsage = "usage/reported"
@@ -85,6 +86,11 @@ const (
 	// EvRunRetried records an orch retry: who, and which cues run again.
 	// Data: RetriedData.
 	EvRunRetried = "run/retried"
+	// EvWorktree records the git worktree of an attempt of a workspace:
+	// worktree agent: once created (its branch, the commit it starts from),
+	// then, at the end of a successful attempt, with the commit its branch
+	// ended at. Cue, Agent, Attempt: the attempt's. Data: WorktreeData.
+	EvWorktree = "attempt/worktree"
 )
 
 // Question states, in EvQuestionClosed.State (an open question has none).
@@ -138,6 +144,7 @@ var dataTypes = map[string]reflect.Type{
 	EvUserMessage:    reflect.TypeFor[UserMessageData](),
 	EvCueSpecs:       reflect.TypeFor[CueSpecsData](),
 	EvRunRetried:     reflect.TypeFor[RetriedData](),
+	EvWorktree:       reflect.TypeFor[WorktreeData](),
 }
 
 // CheckEventData reports an error when data is not what an event of type

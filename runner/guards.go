@@ -141,10 +141,50 @@ func (ap *agentProcess) throttle(msg protocols.Message) {
 	time.Sleep(delay)
 }
 
+// Usage is what an attempt has used so far, as a driver reports it: each
+// field is the attempt's total (not an increment). A field left zero keeps
+// the total reported before, so a driver may report cost and tokens apart.
+type Usage struct {
+	CostUSD      float64
+	InputTokens  int64
+	OutputTokens int64
+	Credits      float64
+}
+
+// merged is u with the fields it leaves zero taken from before.
+func (u Usage) merged(before Usage) Usage {
+	if u.CostUSD == 0 {
+		u.CostUSD = before.CostUSD
+	}
+	if u.InputTokens == 0 {
+		u.InputTokens = before.InputTokens
+	}
+	if u.OutputTokens == 0 {
+		u.OutputTokens = before.OutputTokens
+	}
+	if u.Credits == 0 {
+		u.Credits = before.Credits
+	}
+	return u
+}
+
+func (u Usage) minus(v Usage) Usage {
+	return Usage{CostUSD: u.CostUSD - v.CostUSD, InputTokens: u.InputTokens - v.InputTokens,
+		OutputTokens: u.OutputTokens - v.OutputTokens, Credits: u.Credits - v.Credits}
+}
+
+func (u Usage) plus(v Usage) Usage {
+	return Usage{CostUSD: u.CostUSD + v.CostUSD, InputTokens: u.InputTokens + v.InputTokens,
+		OutputTokens: u.OutputTokens + v.OutputTokens, Credits: u.Credits + v.Credits}
+}
+
 // exhaustedData is the record of the limit the run ran out of.
 func exhaustedData(l *sched.Limit) ExhaustedData {
-	if l.Name == "max_credits" {
+	switch l.Name {
+	case "max_credits":
 		return ExhaustedData{Limit: l.Name, Used: strconv.FormatFloat(l.Credits, 'f', -1, 64), Max: strconv.FormatFloat(l.MaxCredits, 'f', -1, 64)}
+	case "max_cost_usd":
+		return ExhaustedData{Limit: l.Name, Used: "$" + strconv.FormatFloat(l.CostUSD, 'f', -1, 64), Max: "$" + strconv.FormatFloat(l.MaxCostUSD, 'f', -1, 64)}
 	}
 	return ExhaustedData{Limit: l.Name, Used: l.Used.Round(time.Millisecond).String(), Max: l.Max.String()}
 }

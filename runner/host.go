@@ -21,6 +21,9 @@ type host struct {
 	sweeper *proc.Sweeper   // every process an attempt starts is swept
 	active  *sync.WaitGroup // attempt goroutines: the run waits for them
 	acp     *acpConns       // the ACP agents' processes
+	// worktrees are where attempts of workspace: worktree agents work (nil
+	// when no agent of the plan has one).
+	worktrees *worktrees
 	hostServices
 }
 
@@ -46,8 +49,10 @@ type hostServices interface {
 	withdrawQuestions(a *attempt)
 	// endTask records how an attempt's task ended.
 	endTask(n *node, how string)
-	// addCredits counts an attempt's status.usage toward the run's limits.
-	addCredits(a *attempt, credits float64)
+	// addUsage records what an attempt reported it used so far (cost,
+	// tokens, credits: its totals) and counts it toward the run's limits.
+	// Drivers call it from the attempt's goroutine.
+	addUsage(a *attempt, u Usage)
 	loopLimits() (warn, block int)
 	messageRate() int
 	wire(msg protocols.Message) *wireMessage

@@ -82,7 +82,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		}
 		return r.searchMemory(a, ap, msg, b)
 	case protocols.StatusUsage:
-		a.r.addCredits(a, b.Credits)
+		a.r.addUsage(a, Usage{Credits: b.Credits, CostUSD: b.CostUSD, InputTokens: b.InputTokens, OutputTokens: b.OutputTokens})
 		return nil
 	}
 	ch, err := protocols.Route(msg.Type)

@@ -217,7 +217,7 @@ type RunRecord struct {
 	// q<Questions+1>); OpenQuestions are those still open, to withdraw.
 	Questions     int
 	OpenQuestions []string
-	Credits       float64 // the run's credits so far (status.usage)
+	Used          Usage // the run's totals so far (what its attempts reported)
 }
 
 // CueRecord is one cue of a recorded run.

@@ -124,18 +124,23 @@ func (q workingRequest) serveOn(_ context.Context, r *run) {
 	q.reply <- workingReply{node: r.nodes[ref], att: a, why: why}
 }
 
-// usageRequest counts an attempt's status.usage toward the run's credits.
+// usageRequest counts what an attempt reported it used (its totals, and
+// what they add since its last report) toward the run's.
 type usageRequest struct {
-	att            *attempt
-	credits, delta float64
-	reply          chan struct{}
+	att          *attempt
+	totals, more Usage
+	reply        chan struct{}
 }
 
 func (q usageRequest) serveOn(ctx context.Context, r *run) {
-	a := q.att
-	total := r.core.AddCredits(q.delta)
+	a, u := q.att, q.totals
+	r.used = r.used.plus(q.more)
+	r.core.AddUsage(q.more.Credits, q.more.CostUSD)
+	total := r.used
 	r.emit(Event{Type: EvUsage, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
-		Data: UsageData{Credits: q.credits, RunTotal: total}})
+		Data: UsageData{Credits: u.Credits, RunTotal: total.Credits,
+			CostUSD: u.CostUSD, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+			RunCostUSD: total.CostUSD, RunInputTokens: total.InputTokens, RunOutputTokens: total.OutputTokens}})
 	_ = r.flush(ctx)
 	q.reply <- struct{}{}
 }
@@ -151,13 +156,16 @@ func (r *run) newTask(parent *attempt, agent *spec.Agent, kind string, data Task
 	return rep.node, rep.err
 }
 
-// addCredits counts an attempt's status.usage (its total so far) toward the
-// run's; the core decides when the run is out of max_credits.
-func (r *run) addCredits(a *attempt, credits float64) {
-	delta := credits - a.credits
-	a.credits = credits
+// addUsage counts what an attempt reported (its totals so far: jsonl's
+// status.usage, or a driver's) toward the run's; the core decides when the
+// run is out of max_credits or max_cost_usd. It runs on the attempt's
+// goroutine, which alone touches a.usage.
+func (r *run) addUsage(a *attempt, u Usage) {
+	u = u.merged(a.usage)
+	more := u.minus(a.usage)
+	a.usage = u
 	reply := make(chan struct{}, 1)
-	call(r, usageRequest{att: a, credits: credits, delta: delta, reply: reply}, reply)
+	call(r, usageRequest{att: a, totals: u, more: more, reply: reply}, reply)
 }
 
 func (r *run) serveTask(n *node, a *attempt) {

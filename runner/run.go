@@ -138,6 +138,7 @@ type scheduling struct {
 	parallel int
 	running  int       // attempt goroutines not yet reported finished
 	polledAt time.Time // when the store was last asked for commands
+	used     Usage     // the run's totals of what its attempts reported (the core keeps the limits)
 }
 
 // agents are the run's processes: attempt goroutines, agent processes, the
@@ -184,6 +185,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(r.workDir)
+	defer r.removeWorktrees() // once its agents are gone; the branches stay
 	if err := r.start(ctx); err != nil {
 		var re *RecordError
 		if opts.Resume == nil && errors.As(err, &re) { // there is no run to resume
@@ -254,6 +256,12 @@ func newRun(opts Options) (*run, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("opening the project root for handoff artifacts: %w", err)
 	}
+	if agents := usesWorktrees(p); len(agents) > 0 { // refused before anything is recorded or started
+		if r.host.worktrees, err = openWorktrees(r.id, r.opts.ProjectRoot, agents); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
 	r.procs = map[string]*agentProcess{}
 	r.atts = make([][]*attempt, len(p.Order))
 	for i, c := range p.Order {
@@ -285,7 +293,8 @@ func (r *run) start(ctx context.Context) error {
 	r.core = sched.New(sched.Config{Plan: r.plan, RunID: r.id, Parallel: r.parallel, CanAsk: r.opts.Approve != nil, Trivial: trivial,
 		Lookup: lookup{r: r, ctx: ctx}})
 	if rec := r.opts.Resume; rec != nil {
-		r.core.RestoreCredits(rec.Credits)
+		r.used = rec.Used
+		r.core.RestoreUsage(rec.Used.Credits, rec.Used.CostUSD)
 		r.restoreTasks(rec)
 		RemoveWorkDirs(r.id, r.workDir)
 		if killed := proc.KillLeftovers(r.id); len(killed) > 0 {
@@ -413,7 +422,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 	}
 }
 
-// outOfLimits ends a run that ran out of max_credits or max_duration: no
+// outOfLimits ends a run that ran out of max_credits, max_cost_usd or max_duration: no
 // new GO was given since (step checks), everything is stopped, and the run
 // fails naming the limit.
 func (r *run) outOfLimits(ctx context.Context, d ExhaustedData) (*Result, error) {

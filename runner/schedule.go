@@ -128,7 +128,11 @@ func (r *run) orderGo(a *attempt, task *Task) {
 		m = r.outbound(a, protocols.CoordGo{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents,
 			Task: protocolTask(a.withBlackboard(task))})
 	}
-	r.thenGo(func() { a.orders <- orderMsg{kind: orderGo, task: task, msg: m} })
+	o := orderMsg{kind: orderGo, task: task, msg: m}
+	if a.agent.Workspace == WorkspaceWorktree { // the dependencies are done: their branches are known
+		o.base, o.from = r.worktreeBase(a.cue)
+	}
+	r.thenGo(func() { a.orders <- o })
 }
 
 // outbound creates a message to an agent and emits its record, so that it is

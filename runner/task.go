@@ -27,6 +27,9 @@ type Task struct {
 	Blackboard     map[string]any `json:"blackboard"`
 	Tools          []string       `json:"tools"`
 	HandoffContext map[string]any `json:"handoff_context,omitempty"`
+	// Workspace is the attempt's git worktree (workspace: worktree): a
+	// protocol agent's process serves several attempts, each works there.
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // task builds attempt a's task: the run's inputs, the outputs of every cue
@@ -58,7 +61,7 @@ func (r *run) task(pos int, a *attempt) *Task {
 	if tools == nil {
 		tools = []string{}
 	}
-	return &Task{RunID: r.id, CueID: c.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools}
+	return &Task{RunID: r.id, CueID: c.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools, Workspace: a.worktreePath()}
 }
 
 // withBlackboard fills the task's blackboard snapshot with the board as it

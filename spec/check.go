@@ -16,7 +16,8 @@ type CheckOptions struct {
 // Check runs the semantic checks across everything loaded (DESIGN §2.2, §2.3):
 // unique ids, references that resolve, acyclic cue graphs, the static data-flow
 // check and handoff specs. It never reads anything but artifacts, and only
-// with CheckArtifacts.
+// with CheckArtifacts, and whether a worktree agent's file is in a git
+// repository.
 func Check(set *Set, opts CheckOptions) Diagnostics {
 	c := &checker{set: set, opts: opts, unknown: map[*Cue]bool{}, badExports: map[*Cue][]string{}}
 	c.agents = c.uniqueAgents()
@@ -108,6 +109,9 @@ func (c *checker) agent(a *Agent) {
 				c.warnAt(a.Origin, "/"+f.name, "unused-field", "%s is only used by protocol: none agents; a jsonl agent prepares when it gets coord.warning", f.name)
 			}
 		}
+	}
+	if a.Workspace == "worktree" && !insideGitWorkTree(a.Dir()) {
+		c.warnAt(a.Origin, "/workspace", "no-git-repository", "workspace: worktree needs a git repository, and %s is not inside one: orch run will refuse to start unless the project root is in one", a.Dir())
 	}
 	c.retry(a)
 	c.promptFields(a)

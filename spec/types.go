@@ -54,6 +54,7 @@ type Agent struct {
 	Run         string         `json:"run,omitempty"`
 	Protocol    string         `json:"protocol,omitempty"` // "none" (default), "jsonl", "acp", "claude-code" or "codex"
 	Workdir     string         `json:"workdir,omitempty"`
+	Workspace   string         `json:"workspace,omitempty"` // "worktree": a git worktree per attempt; "" or "workdir": workdir
 	Env         map[string]any `json:"env,omitempty"`
 	Secrets     []string       `json:"secrets,omitempty"`
 	Requires    []string       `json:"requires,omitempty"`
@@ -128,6 +129,7 @@ func (c *Cuelist) Dir() string { return dirOf(c.Doc) }
 type Limits struct {
 	MaxDuration Duration `json:"max_duration,omitempty"`
 	MaxCredits  float64  `json:"max_credits,omitempty"`
+	MaxCostUSD  float64  `json:"max_cost_usd,omitempty"` // the agents' reported cost, in US dollars
 }
 
 // Guardrails bound what agents may do to each other during a run.

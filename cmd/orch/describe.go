@@ -85,7 +85,22 @@ func describeEvent(e runner.Event) string {
 		return with(d.ID + " " + e.State)
 	case runner.EvUsage:
 		d, _ := e.Data.(runner.UsageData) // nil data: the zero value
+		if d.CostUSD > 0 || d.InputTokens > 0 || d.OutputTokens > 0 {
+			return fmt.Sprintf("%s %s used %s (run total %s)", e.Cue, e.Agent,
+				usedAndCredits(runner.Usage{CostUSD: d.CostUSD, InputTokens: d.InputTokens, OutputTokens: d.OutputTokens, Credits: d.Credits}),
+				usedAndCredits(runner.Usage{CostUSD: d.RunCostUSD, InputTokens: d.RunInputTokens, OutputTokens: d.RunOutputTokens, Credits: d.RunTotal}))
+		}
 		return fmt.Sprintf("%s %s used %g credits (run total %g)", e.Cue, e.Agent, d.Credits, d.RunTotal)
+	case runner.EvWorktree:
+		d, _ := e.Data.(runner.WorktreeData) // nil data: the zero value
+		if d.Commit != "" {
+			return fmt.Sprintf("%s attempt %d: %s committed on %s (%s)", e.Cue, e.Attempt, e.Agent, d.Branch, shortSHA(d.Commit))
+		}
+		from := "HEAD"
+		if d.From != "" {
+			from = d.From + "'s branch"
+		}
+		return fmt.Sprintf("%s attempt %d: %s works in a worktree on %s, from %s (%s)", e.Cue, e.Attempt, e.Agent, d.Branch, from, shortSHA(d.Base))
 	case runner.EvExhausted:
 		return "limit reached: " + e.Reason
 	case runner.EvGuard:

@@ -171,9 +171,30 @@ type statusJSON struct {
 	Questions []questionJSON        `json:"questions"`
 	Conflicts []runner.ConflictData `json:"conflicts"`
 	Credits   float64               `json:"credits"`
-	Owner     *ownerJSON            `json:"owner,omitempty"`
-	Waiting   []string              `json:"waiting_for_go,omitempty"`
-	Counts    map[string]int        `json:"counts"`
+	Used
+	Worktrees []worktreeJSON `json:"worktrees"` // the branches the run's attempts worked on (kept after the run)
+	Owner     *ownerJSON     `json:"owner,omitempty"`
+	Waiting   []string       `json:"waiting_for_go,omitempty"`
+	Counts    map[string]int `json:"counts"`
+}
+
+// Used is what the agents reported they used (their credits are shown apart).
+type Used struct {
+	CostUSD      float64 `json:"cost_usd"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+}
+
+func usedJSON(u runner.Usage) Used {
+	return Used{CostUSD: u.CostUSD, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+}
+
+type worktreeJSON struct {
+	Cue     string `json:"cue"`
+	Agent   string `json:"agent"`
+	Attempt int    `json:"attempt"`
+	Branch  string `json:"branch"`
+	Commit  string `json:"commit,omitempty"` // a completed attempt's
 }
 
 type ownerJSON struct {
@@ -196,6 +217,8 @@ type cueJSON struct {
 	Kind      string         `json:"kind,omitempty"`   // handoff or spawn
 	Depth     int            `json:"depth"`            // 0 for the plan's cues
 	TaskRef   string         `json:"task_ref,omitempty"`
+	Credits   float64        `json:"credits"`
+	Used
 }
 
 type attemptJSON struct {
@@ -208,7 +231,11 @@ type attemptJSON struct {
 	StartedAt *string `json:"started_at"`
 	EndedAt   *string `json:"ended_at"`
 	// Tail is a failed attempt's last lines of output (--tail-lines).
-	Tail []string `json:"tail,omitempty"`
+	Tail    []string `json:"tail,omitempty"`
+	Credits float64  `json:"credits"`
+	Used
+	WorktreeBranch string `json:"worktree_branch,omitempty"`
+	WorktreeCommit string `json:"worktree_commit,omitempty"`
 }
 
 func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *statusOptions) (bool, error) {
@@ -220,7 +247,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	if opts.output == "json" {
 		out := statusJSON{ID: r.ID, Cuelist: r.Cuelist, State: string(r.State), Reason: r.Reason, StartedAt: timeJSON(r.StartedAt),
 			EndedAt: timeJSON(r.EndedAt), Inputs: r.Inputs, Questions: questionsJSON(r.Questions), Conflicts: r.Conflicts,
-			Credits: r.Credits, Counts: map[string]int{}}
+			Credits: r.Credits, Used: usedJSON(r.Used), Worktrees: []worktreeJSON{}, Counts: map[string]int{}}
 		if out.Conflicts == nil {
 			out.Conflicts = []runner.ConflictData{}
 		}
@@ -229,10 +256,15 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 		}
 		for _, c := range r.Cues {
 			cj := cueJSON{ID: c.ID, Parent: c.Parent, Kind: c.Kind, Depth: c.Depth, TaskRef: c.TaskRef, State: string(c.State), Reason: c.Reason, Agents: c.Agents, WarningAt: timeJSON(c.WarningAt),
-				StandbyAt: timeJSON(c.StandbyAt), GoAt: timeJSON(c.GoAt), EndedAt: timeJSON(c.EndedAt), Outputs: c.Outputs, Attempts: []attemptJSON{}}
+				StandbyAt: timeJSON(c.StandbyAt), GoAt: timeJSON(c.GoAt), EndedAt: timeJSON(c.EndedAt), Outputs: c.Outputs, Attempts: []attemptJSON{},
+				Credits: c.Used().Credits, Used: usedJSON(c.Used())}
 			for _, a := range c.Attempts {
 				aj := attemptJSON{Number: a.Number, Agent: a.Agent, State: string(a.State), Reason: a.Reason,
-					Class: a.Class, ExitCode: a.ExitCode, StartedAt: timeJSON(a.StartedAt), EndedAt: timeJSON(a.EndedAt)}
+					Class: a.Class, ExitCode: a.ExitCode, StartedAt: timeJSON(a.StartedAt), EndedAt: timeJSON(a.EndedAt),
+					Credits: a.Used.Credits, Used: usedJSON(a.Used), WorktreeBranch: a.WorktreeBranch, WorktreeCommit: a.WorktreeCommit}
+				if a.WorktreeBranch != "" {
+					out.Worktrees = append(out.Worktrees, worktreeJSON{Cue: c.ID, Agent: a.Agent, Attempt: a.Number, Branch: a.WorktreeBranch, Commit: a.WorktreeCommit})
+				}
 				if a.State == runner.AttemptFailed {
 					if aj.Tail, err = db.AttemptTail(ctx, r.ID, c.ID, a.Agent, a.Number, opts.tailLines); err != nil {
 						return false, err
@@ -254,6 +286,9 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	fmt.Fprintf(io.out, "\nstarted %s, took %s", r.StartedAt.Local().Format("2006-01-02 15:04:05"), took(r.StartedAt, r.EndedAt))
 	if r.Credits > 0 {
 		fmt.Fprintf(io.out, ", %s credits used", strconv.FormatFloat(r.Credits, 'f', -1, 64))
+	}
+	if u := r.Used; u.CostUSD > 0 || u.InputTokens > 0 || u.OutputTokens > 0 {
+		fmt.Fprintf(io.out, ", %s", usedText(u))
 	}
 	fmt.Fprint(io.out, "\n\n")
 	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
@@ -285,6 +320,8 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 		fmt.Fprintln(io.out, "\nfailed attempts")
 		fmt.Fprintln(io.out, strings.Join(failed, "\n"))
 	}
+	printUsed(io.out, r)
+	printWorktrees(io.out, r)
 	if len(r.Conflicts) > 0 {
 		fmt.Fprintf(io.out, "\nconflicts decided at run time (%d)\n", len(r.Conflicts))
 		for _, c := range r.Conflicts {

@@ -23,6 +23,7 @@
 //	{"send": {"to": A, "body": B}}            -> outputs["sent_A"] = "ok" or the error
 //	{"await_messages": N}                     -> outputs["received"] = [{from, body}]
 //	{"user": B}, {"discovery": S}, {"usage": CREDITS}, {"status": S}
+//	{"cost": {"cost_usd": X, "input_tokens": N, "output_tokens": M}}  a status.usage with cost and tokens
 //	{"memory_write": {"key": K, "text": T, "tags": [...]}}
 //	{"memory_search": Q}                      -> outputs["memory"] = [keys]
 //	{"repeat": {"times": N, "step": STEP}}    the step N times
@@ -42,6 +43,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/protocols/agent"
 )
 
@@ -237,6 +239,10 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		var credits float64
 		_ = json.Unmarshal(arg, &credits)
 		return t.Usage(ctx, credits)
+	case "cost":
+		var u protocols.StatusUsage
+		_ = json.Unmarshal(arg, &u)
+		return t.ReportUsage(ctx, u)
 	case "status":
 		var state string
 		_ = json.Unmarshal(arg, &state)

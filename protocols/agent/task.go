@@ -179,6 +179,14 @@ func (t *Task) Usage(ctx context.Context, credits float64) error {
 	return t.s.notify(ctx, protocols.StatusUsage{CueID: t.CueID, Credits: credits})
 }
 
+// ReportUsage reports what this attempt has used so far: its cost (US
+// dollars), tokens and credits, each a total. Cost counts against the
+// cuelist's max_cost_usd, credits against max_credits.
+func (t *Task) ReportUsage(ctx context.Context, u protocols.StatusUsage) error {
+	u.CueID = t.CueID
+	return t.s.notify(ctx, u)
+}
+
 // Status reports a change of state ("blocked", "waiting for db", ...). Send
 // changes only: orch wants no heartbeats.
 func (t *Task) Status(ctx context.Context, state, detail string) error {

@@ -60,6 +60,7 @@ type Core struct {
 	exhausted  bool // out of a limit: no new GO
 	limit      *Limit
 	credits    float64 // the run's credits so far (status.usage)
+	costUSD    float64 // the run's cost so far, as its agents reported it
 	broken     bool    // the run cannot be recorded: decide nothing more
 
 	withOutputs planner.CueSet // completed cues that produced outputs

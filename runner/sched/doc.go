@@ -3,7 +3,7 @@
 // final states), the budgets of prepared and going cues, early WARNING,
 // conditions, blocking, the run-time locks and their arbitration, retries
 // with backoff, fallbacks and cooldowns, manual GO, the run's limits
-// (max_credits counted from the agents' usage, max_duration), and what a
+// (max_credits and max_cost_usd counted from the agents' usage, max_duration), and what a
 // resumed run takes back from its record. Tasks, beside it, owns the task
 // tree (parent and children, depth, siblings, who is at work) and the
 // questions (who a question goes to, bubbling up to the nearest ancestor

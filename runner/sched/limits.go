@@ -5,9 +5,10 @@ import "time"
 // Limit is the limit a run ran out of (its cuelist's limits): from then on
 // no GO is given, and the runner stops the run.
 type Limit struct {
-	Name string // max_credits or max_duration
+	Name string // max_credits, max_cost_usd or max_duration
 
 	Credits, MaxCredits float64       // max_credits: the run's credits and the limit
+	CostUSD, MaxCostUSD float64       // max_cost_usd: the run's cost and the limit
 	Used, Max           time.Duration // max_duration: how long the run ran, and the limit
 }
 
@@ -23,17 +24,25 @@ func (c *Core) Exhaust(l Limit) {
 	c.exhausted = true
 }
 
-// RestoreCredits takes back the credits a resumed run had used.
-func (c *Core) RestoreCredits(total float64) { c.credits = total }
+// RestoreUsage takes back the credits and cost a resumed run had used.
+func (c *Core) RestoreUsage(credits, costUSD float64) { c.credits, c.costUSD = credits, costUSD }
 
-// AddCredits counts credits an attempt used (status.usage) toward the run's
-// and returns the run's total; at max_credits the run is out of credits.
-func (c *Core) AddCredits(delta float64) (total float64) {
-	c.credits += delta
-	if max := c.plan.Cuelist.Limits.MaxCredits; max > 0 && c.credits >= max {
+// Used is what the run's agents reported they used so far.
+func (c *Core) Used() (credits, costUSD float64) { return c.credits, c.costUSD }
+
+// AddUsage counts the credits and cost an attempt used (what it reported
+// since its last report) toward the run's; at max_credits or max_cost_usd
+// the run is out of that limit (credits are checked first).
+func (c *Core) AddUsage(credits, costUSD float64) {
+	c.credits += credits
+	c.costUSD += costUSD
+	limits := c.plan.Cuelist.Limits
+	if max := limits.MaxCredits; max > 0 && c.credits >= max {
 		c.Exhaust(Limit{Name: "max_credits", Credits: c.credits, MaxCredits: max})
 	}
-	return c.credits
+	if max := limits.MaxCostUSD; max > 0 && c.costUSD >= max {
+		c.Exhaust(Limit{Name: "max_cost_usd", CostUSD: c.costUSD, MaxCostUSD: max})
+	}
 }
 
 // CheckDuration exhausts the run when max_duration has passed by now.

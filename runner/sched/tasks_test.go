@@ -195,10 +195,11 @@ func TestCredits(t *testing.T) {
 		var total float64
 		for i, c := range tc.add {
 			if c < 0 { // a resume: the recorded total
-				h.core.RestoreCredits(8)
+				h.core.RestoreUsage(8, 0)
 				continue
 			}
-			total = h.core.AddCredits(c)
+			h.core.AddUsage(c, 0)
+			total, _ = h.core.Used()
 			if l := h.core.Exhausted(); l != nil && i == 0 {
 				t.Errorf("%s: exhausted after %v", tc.name, c)
 			}
@@ -229,4 +230,32 @@ func TestExhaustedGivesNoGo(t *testing.T) {
 		t.Fatalf("limit %+v", l)
 	}
 	h.want("A ready", h.ready("A"))
+}
+
+// TestCostLimit: max_cost_usd is counted like max_credits, from what the
+// attempts reported since their last report, a resumed run's cost included.
+func TestCostLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		restore float64
+		add     []float64
+		limit   string
+	}{
+		{"under the limit", 0, []float64{0.25, 0.5}, ""},
+		{"at the limit", 0, []float64{0.5, 0.5}, "max_cost_usd 1 of 1"},
+		{"resumed with cost", 0.75, []float64{0.25}, "max_cost_usd 1 of 1"},
+	} {
+		h := newHarness(t, "  limits: {max_cost_usd: 1}\n", "    - {id: A, agents: [a]}\n", protoAgents, 4, false)
+		h.core.RestoreUsage(0, tc.restore)
+		for _, c := range tc.add {
+			h.core.AddUsage(0, c)
+		}
+		got := ""
+		if l := h.core.Exhausted(); l != nil {
+			got = fmt.Sprintf("%s %v of %v", l.Name, l.CostUSD, l.MaxCostUSD)
+		}
+		if got != tc.limit {
+			t.Errorf("%s: limit %q, want %q", tc.name, got, tc.limit)
+		}
+	}
 }

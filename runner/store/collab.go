@@ -65,6 +65,22 @@ func checkCollab(ev runner.Event) (payload any, err error) {
 		if d.RunTotal < 0 || d.Credits < 0 {
 			return nil, fmt.Errorf("negative credits (%g, run total %g)", d.Credits, d.RunTotal)
 		}
+		if d.CostUSD < 0 || d.RunCostUSD < 0 || d.InputTokens < 0 || d.OutputTokens < 0 || d.RunInputTokens < 0 || d.RunOutputTokens < 0 {
+			return nil, fmt.Errorf("negative cost or tokens ($%g, %d in, %d out; run $%g, %d in, %d out)",
+				d.CostUSD, d.InputTokens, d.OutputTokens, d.RunCostUSD, d.RunInputTokens, d.RunOutputTokens)
+		}
+		return nil, nil
+	case runner.EvWorktree:
+		d, ok := ev.Data.(runner.WorktreeData)
+		if err := needAttempt(ev); err != nil {
+			return nil, err
+		}
+		if err := need(ok, "data"); err != nil {
+			return nil, err
+		}
+		if d.Branch == "" {
+			return nil, errors.New("the worktree has no branch")
+		}
 		return nil, nil
 	}
 	return nil, nil
@@ -111,7 +127,20 @@ func (t *txn) projectCollab(rec *record) (ok bool, err error) {
 	case runner.EvQuestionClosed:
 		return true, t.projectQuestionClosed(rec)
 	case runner.EvUsage:
-		_, err := t.exec(`UPDATE runs SET credits = ? WHERE id = ?`, ev.Data.(runner.UsageData).RunTotal, ev.RunID)
+		d := ev.Data.(runner.UsageData)
+		if _, err := t.exec(`UPDATE runs SET credits = ?, cost_usd = ?, input_tokens = ?, output_tokens = ? WHERE id = ?`,
+			d.RunTotal, d.RunCostUSD, d.RunInputTokens, d.RunOutputTokens, ev.RunID); err != nil {
+			return true, err
+		}
+		_, err := t.exec(`UPDATE attempts SET credits = ?, cost_usd = ?, input_tokens = ?, output_tokens = ?
+			WHERE run_id = ? AND cue_id = ? AND number = ? AND agent_id = ?`,
+			d.Credits, d.CostUSD, d.InputTokens, d.OutputTokens, ev.RunID, ev.Cue, ev.Attempt, ev.Agent)
+		return true, err
+	case runner.EvWorktree:
+		d := ev.Data.(runner.WorktreeData)
+		_, err := t.exec(`UPDATE attempts SET worktree_branch = ?, worktree_commit = ?
+			WHERE run_id = ? AND cue_id = ? AND number = ? AND agent_id = ?`,
+			d.Branch, d.Commit, ev.RunID, ev.Cue, ev.Attempt, ev.Agent)
 		return true, err
 	}
 	return false, nil

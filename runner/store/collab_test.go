@@ -254,20 +254,27 @@ func TestQuestionRejected(t *testing.T) {
 func TestUsageProjection(t *testing.T) {
 	d, _ := openTest(t)
 	ctx := context.Background()
-	appendOK(t, d, startedEvent(t, "r1", t0, "a"))
+	appendOK(t, d, startedEvent(t, "r1", t0, "a"),
+		runner.Event{RunID: "r1", At: t0, Type: runner.EvAttemptStarted, Cue: "a", Agent: "a-agent", Attempt: 1, State: string(runner.AttemptRunning), Data: runner.AttemptStartedData{}})
 	usage := func(credits, total float64) runner.Event {
 		return runner.Event{RunID: "r1", Type: runner.EvUsage, Cue: "a", Agent: "a-agent", Attempt: 1,
-			Data: runner.UsageData{Credits: credits, RunTotal: total}}
+			Data: runner.UsageData{Credits: credits, RunTotal: total, CostUSD: credits / 10, RunCostUSD: total / 10,
+				InputTokens: 100, OutputTokens: 7, RunInputTokens: 100, RunOutputTokens: 7}}
 	}
 	appendOK(t, d, usage(10, 10), usage(25.5, 25.5))
 	r, err := d.Run(ctx, "r1")
 	if err != nil || r.Credits != 25.5 {
-		t.Errorf("credits %g, %v", r.Credits, err)
+		t.Fatalf("credits %g, %v", r.Credits, err)
 	}
-	if rec, err := d.LoadRun(ctx, "r1"); err != nil || rec.Credits != 25.5 {
-		t.Errorf("LoadRun credits %g, %v", rec.Credits, err)
+	if want := (runner.Usage{CostUSD: 2.55, InputTokens: 100, OutputTokens: 7, Credits: 25.5}); r.Used != want || r.Cues[0].Used() != want {
+		t.Errorf("run used %+v, cue used %+v, want %+v", r.Used, r.Cues[0].Used(), want)
 	}
-	for _, ev := range []runner.Event{usage(-1, 3), {RunID: "r1", Type: runner.EvUsage}, {RunID: "r1", Type: runner.EvUsage, Data: runner.CooldownData{}}} {
+	if rec, err := d.LoadRun(ctx, "r1"); err != nil || rec.Used.Credits != 25.5 || rec.Used.CostUSD != 2.55 {
+		t.Errorf("LoadRun used %+v, %v", rec.Used, err)
+	}
+	negativeCost := usage(1, 1)
+	negativeCost.Data = runner.UsageData{CostUSD: -1}
+	for _, ev := range []runner.Event{usage(-1, 3), negativeCost, {RunID: "r1", Type: runner.EvUsage}, {RunID: "r1", Type: runner.EvUsage, Data: runner.CooldownData{}}} {
 		if err := d.Append(ctx, ev); err == nil {
 			t.Errorf("%+v accepted", ev.Data)
 		}

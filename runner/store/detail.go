@@ -26,6 +26,7 @@ type RunDetail struct {
 	Conflicts  []runner.ConflictData // decisions taken at run time
 	Questions  []QuestionDetail      // in the order asked
 	Credits    float64               // reported by the agents (status.usage)
+	Used       runner.Usage          // the run's totals as the agents reported them (Credits too)
 }
 
 // CueDetail is one cue of a run, or a child task (a handoff's receiver, a
@@ -60,6 +61,22 @@ type AttemptDetail struct {
 	Fallback  bool
 	StartedAt time.Time
 	EndedAt   time.Time
+	Used      runner.Usage // what its agent reported it used
+	// The git worktree branch it worked on (workspace: worktree), and the
+	// commit it ended with (a completed attempt's).
+	WorktreeBranch, WorktreeCommit string
+}
+
+// Used is what a cue's attempts reported they used, together.
+func (c *CueDetail) Used() runner.Usage {
+	var u runner.Usage
+	for _, a := range c.Attempts {
+		u.CostUSD += a.Used.CostUSD
+		u.InputTokens += a.Used.InputTokens
+		u.OutputTokens += a.Used.OutputTokens
+		u.Credits += a.Used.Credits
+	}
+	return u
 }
 
 // Run returns one run with its cues and attempts. It reads the state tables
@@ -83,9 +100,11 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	var started, ended, heartbeat sql.NullInt64
 	var token string
 	err = tx.QueryRowContext(ctx, `SELECT id, cuelist, state, reason, started_at, ended_at,
-			spec_path, spec_hash, inputs, owner_pid, owner_host, heartbeat_at, owner_token, credits
+			spec_path, spec_hash, inputs, owner_pid, owner_host, heartbeat_at, owner_token, credits,
+			cost_usd, input_tokens, output_tokens
 		FROM runs WHERE id = ?`, id).Scan(&r.ID, &r.Cuelist, &r.State, &r.Reason, &started, &ended,
-		&r.SpecPath, &r.SpecHash, &inputs, &r.OwnerPID, &r.OwnerHost, &heartbeat, &token, &r.Credits)
+		&r.SpecPath, &r.SpecHash, &inputs, &r.OwnerPID, &r.OwnerHost, &heartbeat, &token, &r.Credits,
+		&r.Used.CostUSD, &r.Used.InputTokens, &r.Used.OutputTokens)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{Ref: id}
 	}
@@ -94,6 +113,7 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	}
 	r.StartedAt, r.EndedAt, r.Heartbeat = fromMicros(started), fromMicros(ended), fromMicros(heartbeat)
 	r.OwnerToken = token
+	r.Used.Credits = r.Credits
 	if r.State == runner.RunRunning && !alive(r.OwnerPID, r.OwnerHost, token, r.Heartbeat) {
 		r.State, r.Reason = runner.RunInterrupted, fmt.Sprintf("its owner (process %d on %s) is gone; orch resume %s continues it", r.OwnerPID, r.OwnerHost, r.ID)
 	}
@@ -189,7 +209,8 @@ func (d *DB) attachConflicts(ctx context.Context, tx *sql.Tx, r *RunDetail) erro
 
 func (d *DB) attachAttempts(ctx context.Context, tx *sql.Tx, r *RunDetail, index map[string]int) error {
 	rows, err := tx.QueryContext(ctx, `SELECT cue_id, number, agent_id, state, reason, class, exit_code, pid,
-			fallback, started_at, ended_at
+			fallback, started_at, ended_at, credits, cost_usd, input_tokens, output_tokens,
+			worktree_branch, worktree_commit
 		FROM attempts WHERE run_id = ? ORDER BY cue_id, number, agent_id`, r.ID)
 	if err != nil {
 		return err
@@ -201,7 +222,8 @@ func (d *DB) attachAttempts(ctx context.Context, tx *sql.Tx, r *RunDetail, index
 		var exit sql.NullInt64
 		var started, ended sql.NullInt64
 		if err := rows.Scan(&cue, &a.Number, &a.Agent, &a.State, &a.Reason, &a.Class, &exit, &a.PID,
-			&a.Fallback, &started, &ended); err != nil {
+			&a.Fallback, &started, &ended, &a.Used.Credits, &a.Used.CostUSD, &a.Used.InputTokens, &a.Used.OutputTokens,
+			&a.WorktreeBranch, &a.WorktreeCommit); err != nil {
 			return err
 		}
 		if exit.Valid {
@@ -250,7 +272,7 @@ func (d *DB) LoadRun(ctx context.Context, runID string) (*runner.RunRecord, erro
 		},
 		Cues:      make(map[string]runner.CueRecord, len(r.Cues)),
 		Questions: len(r.Questions),
-		Credits:   r.Credits,
+		Used:      r.Used,
 	}
 	for _, q := range r.Questions {
 		if q.State == QuestionOpen {

@@ -40,6 +40,17 @@ var migrations = []string{
 			coalesce(json_extract(data, '$.in_reply_to'), '') AS in_reply_to,
 			json_extract(data, '$.body') AS body
 		FROM events WHERE type = 'message';`,
+	// v5: what the agents reported they used (cost, tokens, credits), per
+	// attempt and per run, and the git worktree branch an attempt worked on.
+	`ALTER TABLE runs ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+	ALTER TABLE runs ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE runs ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE attempts ADD COLUMN credits REAL NOT NULL DEFAULT 0;
+	ALTER TABLE attempts ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+	ALTER TABLE attempts ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE attempts ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE attempts ADD COLUMN worktree_branch TEXT NOT NULL DEFAULT '';
+	ALTER TABLE attempts ADD COLUMN worktree_commit TEXT NOT NULL DEFAULT '';`,
 }
 
 // schemaVersion is the schema version this build of orch writes.
