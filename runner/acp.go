@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/orch-cli/orch/spec"
 )
 
 func init() {
@@ -157,8 +159,14 @@ func (s *acpSession) outputs() map[string]any {
 	s.mu.Lock()
 	text := s.text.String()
 	s.mu.Unlock()
+	return replyOutputs(s.a.agent, text)
+}
+
+// replyOutputs are a coding agent's outputs from its reply: text, and the
+// other keys it provides from the reply's last JSON object.
+func replyOutputs(agent *spec.Agent, text string) map[string]any {
 	out := map[string]any{"text": text}
-	if keys := jsonKeys(s.a.agent.Provides); len(keys) > 0 {
+	if keys := jsonKeys(agent.Provides); len(keys) > 0 {
 		obj := lastJSONObject(text)
 		for _, k := range keys {
 			if v, ok := obj[k]; ok {

@@ -60,7 +60,7 @@ func CheckDrivers(p *planner.Plan) error {
 	for _, id := range ids {
 		a := p.Agents[id]
 		if _, ok := drivers[a.Protocol]; !ok {
-			return fmt.Errorf("%s: agent %q uses protocol: %s, which orch cannot run yet (it runs protocol: none, jsonl and acp agents)", a.At("/protocol"), id, a.Protocol)
+			return fmt.Errorf("%s: agent %q uses protocol: %s, which orch cannot run yet (it runs protocol: none, jsonl, acp, claude-code and codex agents)", a.At("/protocol"), id, a.Protocol)
 		}
 	}
 	return nil

@@ -95,7 +95,9 @@ func (c *checker) uniqueCuelists() {
 
 func (c *checker) agent(a *Agent) {
 	switch {
-	case len(a.Command) == 0 && a.Run == "":
+	case a.Run != "" && CLIProtocols[a.Protocol] != "":
+		c.errorAt(a.Origin, "/run", "command-and-run", "agent %q is protocol: %s, which runs a command with orch's flags added: use command (it may be left out: %s)", a.ID, a.Protocol, CLIProtocols[a.Protocol])
+	case len(a.Command) == 0 && a.Run == "" && CLIProtocols[a.Protocol] == "":
 		c.errorAt(a.Origin, "", "missing-command", "agent %q needs command (an argv list) or run (a shell line)", a.ID)
 	case len(a.Command) > 0 && a.Run != "":
 		c.errorAt(a.Origin, "/run", "command-and-run", "agent %q has both command and run; use one (run is the explicit shell form)", a.ID)

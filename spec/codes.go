@@ -47,6 +47,7 @@ var Codes = map[string]string{
 	"unreadable-file":     "a file found in a directory or by a glob is not a readable regular file",
 	"unreadable-include":  "an included file cannot be read",
 	"unresolved-include":  "an include pattern matches no file",
+	"no-equivalent":       "a permissions entry the agent's CLI has no flag for",
 	"unused-field":        "a field that has no effect here",
 	"wrong-type":          "a value has the wrong type",
 	"yaml-syntax":         "the file is not valid YAML",

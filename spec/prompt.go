@@ -106,8 +106,13 @@ func (c *checker) promptFields(a *Agent) {
 		}
 		c.prompt(a.Origin, "/prompt", a.Prompt)
 	}
-	if len(a.Permissions) > 0 && a.Protocol != "acp" {
-		c.warnAt(a.Origin, "/permissions", "unused-field", "permissions are only used by protocol: acp agents (they answer its permission requests); agent %q is protocol: %s", a.ID, protocolName(a))
+	if _, cli := CLIProtocols[a.Protocol]; cli {
+		_, gaps := CLIPermissionArgs(a)
+		for _, g := range gaps {
+			c.warnAt(a.Origin, "/permissions/"+g.Kind, "no-equivalent", "permissions: %s: %s has no equivalent (%s); it is not enforced", g.Kind, a.Permissions[g.Kind], g.Reason)
+		}
+	} else if len(a.Permissions) > 0 && a.Protocol != "acp" {
+		c.warnAt(a.Origin, "/permissions", "unused-field", "permissions are only used by protocol: acp, claude-code and codex agents; agent %q is protocol: %s", a.ID, protocolName(a))
 	}
 }
 

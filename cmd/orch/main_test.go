@@ -16,6 +16,8 @@ import (
 
 	"github.com/orch-cli/orch/internal/fakeacp"
 	"github.com/orch-cli/orch/internal/fakeagent"
+	"github.com/orch-cli/orch/internal/fakeclaude"
+	"github.com/orch-cli/orch/internal/fakecodex"
 	"github.com/orch-cli/orch/internal/scriptagent"
 	"github.com/orch-cli/orch/internal/testfs"
 )
@@ -28,6 +30,10 @@ func TestMain(m *testing.M) {
 		"fake-agent": func() { os.Exit(fakeagent.Main(os.Args[1:])) },
 		// fake-acp is an Agent Client Protocol agent (internal/fakeacp).
 		"fake-acp": func() { os.Exit(fakeacp.Main(os.Args[1:])) },
+		// claude and codex are the headless coding CLIs faked
+		// (internal/fakeclaude, internal/fakecodex).
+		"claude": func() { os.Exit(fakeclaude.Main(os.Args[1:])) },
+		"codex":  func() { os.Exit(fakecodex.Main(os.Args[1:])) },
 		// script-agent runs the script in its task (internal/scriptagent).
 		"script-agent": func() { os.Exit(scriptagent.Main(os.Args[1:])) },
 		// orch-fixture builds run database states (fixture_test.go).

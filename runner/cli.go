@@ -1,0 +1,222 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/spec"
+)
+
+// cliProtocol is a headless coding CLI run once per attempt at GO (claude
+// -p, codex exec): the prompt on its stdin, a JSON event stream, one object
+// a line, on its stdout.
+type cliProtocol struct {
+	name string   // how its stream is named in messages
+	args []string // after the executable: headless, JSON events, prompt on stdin
+	tail []string // last, after the permission flags
+	// event reads one line of the stream (a JSON object), logging what it
+	// says and keeping what the attempt ends with; an error is a malfunction.
+	event func(s *cliStream, line []byte) error
+}
+
+func registerCLI(protocol string, p *cliProtocol) {
+	registerDriver(protocol, driverKind{new: func() driver { return &cliDriver{p: p} },
+		trivial: func(a *spec.Agent) bool { return len(a.Prepare) == 0 && len(a.ReadyCheck) == 0 }})
+}
+
+// cliDriver is a plain agent's driver (prepare at WARNING, ready_check at
+// STANDBY: the CLI is one-shot) whose GO runs the CLI and reads its stream.
+type cliDriver struct {
+	plainDriver
+	p *cliProtocol
+}
+
+// cliArgv is the command line: command (or the protocol's executable),
+// the protocol's flags, then the flags the agent's permissions map onto.
+// Agents' own extra flags go in command, after the executable.
+func cliArgv(agent *spec.Agent, p *cliProtocol) []string {
+	argv := append([]string(nil), agent.Command...)
+	if len(argv) == 0 {
+		argv = []string{spec.CLIProtocols[agent.Protocol]}
+	}
+	argv = append(argv, p.args...)
+	perms, _ := spec.CLIPermissionArgs(agent)
+	return append(append(argv, perms...), p.tail...)
+}
+
+func (d *cliDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
+	prompt, err := renderPrompt(a.agent, a.cue.Prompt, a.withBlackboard(t))
+	if err != nil {
+		return nil, failf("prompt", "rendering the prompt: %v", err)
+	}
+	s := d.goIO
+	d.goIO = nil
+	if s == nil {
+		if s, err = proc.NewStdio(true); err != nil {
+			return nil, failf("start", "command: %v", err)
+		}
+	}
+	argv := cliArgv(a.agent, d.p)
+	p, err := proc.Start(proc.Spec{Argv: argv, Dir: a.dir(), Env: a.env(), Token: a.token, Stdio: s, Cgroup: a.r.sweeper.Cgroup(), Grace: a.r.grace})
+	if err != nil {
+		return nil, failf("start", "command: %v", err)
+	}
+	d.goProc = p
+	st := &cliStream{a: a, p: d.p, broken: make(chan struct{})}
+	p.ReadOutput(st.read, logLines(a.logWriter("stderr")))
+	a.procs = append(a.procs, p)
+	go func() {
+		_, _ = io.WriteString(p.Stdin(), prompt) // a CLI that exits early gets EPIPE: fine
+		_ = p.Stdin().Close()
+	}()
+	timer := time.NewTimer(a.goTimeout())
+	defer timer.Stop()
+	var f *failure
+	select {
+	case <-p.Done():
+	case <-st.broken:
+		f = st.malfunction()
+		p.Terminate(a.r.grace)
+	case <-timer.C:
+		f = failf("timeout", "%s did not finish within %s", argv[0], a.goTimeout())
+		p.Terminate(a.r.grace)
+	case <-a.halt:
+		f = a.stopped()
+		p.Terminate(a.r.grace)
+	}
+	<-p.Done()
+	a.sweep(p, "command", f != nil)
+	if f != nil {
+		return nil, f
+	}
+	p.WaitOutput() // the stream is read to its end: its result is known
+	return st.end(p.Exit())
+}
+
+// cliStream is what one run of a CLI said on its stream.
+type cliStream struct {
+	a      *attempt
+	p      *cliProtocol
+	broken chan struct{} // closed on a malformed line
+
+	mu      sync.Mutex
+	bad     *failure
+	ended   bool     // the stream's final event came (claude's result, codex's turn.completed)
+	text    string   // the final reply
+	failed  *failure // the error the stream ended with
+	session string
+}
+
+// read parses the stream line by line. A line that is not a JSON object,
+// or one its protocol cannot read, breaks the attempt, naming the line.
+func (s *cliStream) read(r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, err := readLine(br, acpMaxLine)
+		if errors.Is(err, errLineTooLong) {
+			s.broke(failf("malfunction", "line %d of the %s stream is longer than %d bytes", n, s.p.name, acpMaxLine))
+			break
+		}
+		if err != nil {
+			return
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] != '{' || !json.Valid(line) {
+			s.a.log("stdout", string(line))
+			s.broke(failf("malfunction", "line %d of the %s stream is not a JSON object: %s", n, s.p.name, truncate(string(line), 80)))
+			break
+		}
+		if err := s.p.event(s, line); err != nil {
+			s.a.log("stdout", truncate(string(line), 200))
+			s.broke(failf("malfunction", "line %d of the %s stream: %v", n, s.p.name, err))
+			break
+		}
+	}
+	_, _ = io.Copy(io.Discard, r) // the process is being stopped; let it write
+}
+
+func (s *cliStream) broke(f *failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bad == nil {
+		s.bad = f
+		close(s.broken)
+	}
+}
+
+func (s *cliStream) malfunction() *failure {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bad
+}
+
+// end is how the attempt ends once the CLI exited and its stream is read:
+// a malformed line, then the error its stream reported, then its exit
+// status; a stream that never reached its final event is a malfunction.
+func (s *cliStream) end(e proc.ExitInfo) (map[string]any, *failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.bad != nil:
+		return nil, s.bad
+	case s.failed != nil:
+		return nil, s.failed
+	case e.Signaled:
+		return nil, failf("signal", "command was %s", e)
+	case e.Code != 0:
+		return nil, failf(fmt.Sprintf("exit:%d", e.Code), "command %s", e)
+	case !s.ended:
+		return nil, failf("malfunction", "the %s stream ended without its final event (the CLI exited 0)", s.p.name)
+	}
+	return replyOutputs(s.a.agent, s.text), nil
+}
+
+// setSession records the CLI's session id once, as a note on the attempt
+// (claude --resume and codex exec resume take it).
+func (s *cliStream) setSession(id string) {
+	s.mu.Lock()
+	first := s.session == "" && id != ""
+	if first {
+		s.session = id
+	}
+	s.mu.Unlock()
+	if first {
+		s.a.note("%s session %s", s.p.name, id)
+	}
+}
+
+func (s *cliStream) finish(text string, f *failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
+	s.text = text
+	if f != nil && s.failed == nil {
+		s.failed = f
+	}
+}
+
+func (s *cliStream) fail(f *failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed == nil {
+		s.failed = f
+	}
+}
+
+// logText logs a reply's text line by line.
+func (s *cliStream) logText(text string) {
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		s.a.log("stdout", l)
+	}
+}
