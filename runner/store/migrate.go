@@ -78,19 +78,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	}
 	defer tx.Rollback()
 
-	var version, appID int
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return err
-	}
-	if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+	version, err := schemaHeader(ctx, tx)
+	if err != nil {
 		return err
 	}
 	switch {
-	case appID != 0 && appID != applicationID:
-		return fmt.Errorf("%w (application id %#x)", ErrNotOrch, appID)
-	case version > schemaVersion:
-		return fmt.Errorf("%w: its schema version is %d, this orch knows up to %d; use a newer orch",
-			ErrNewerSchema, version, schemaVersion)
 	case version == schemaVersion:
 		return nil
 	case version == 0:
@@ -117,4 +109,26 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// schemaHeader reads the database's schema version, refusing a file of
+// another application or of a newer orch.
+func schemaHeader(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}) (version int, err error) {
+	var appID int
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return 0, err
+	}
+	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return 0, err
+	}
+	switch {
+	case appID != 0 && appID != applicationID:
+		return 0, fmt.Errorf("%w (application id %#x)", ErrNotOrch, appID)
+	case version > schemaVersion:
+		return 0, fmt.Errorf("%w: its schema version is %d, this orch knows up to %d; use a newer orch",
+			ErrNewerSchema, version, schemaVersion)
+	}
+	return version, nil
 }

@@ -85,19 +85,11 @@ func readOnlyDSN(path string, immutable bool) string {
 // checkSchema reports whether this orch can read the database as it is,
 // without migrating it.
 func checkSchema(ctx context.Context, db *sql.DB) error {
-	var version, appID int
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return err
-	}
-	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+	version, err := schemaHeader(ctx, db)
+	if err != nil {
 		return err
 	}
 	switch {
-	case appID != 0 && appID != applicationID:
-		return fmt.Errorf("%w (application id %#x)", ErrNotOrch, appID)
-	case version > schemaVersion:
-		return fmt.Errorf("%w: its schema version is %d, this orch knows up to %d; use a newer orch",
-			ErrNewerSchema, version, schemaVersion)
 	case version == 0:
 		var tables int
 		err := db.QueryRowContext(ctx,
