@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -110,7 +109,9 @@ func (c *child) run() {
 	c.tellParent(res)
 }
 
-// attempts runs attempt after attempt, as the agent's retry policy allows.
+// attempts runs attempt after attempt: after each, the core decides
+// (sched.Core.ChildEnded, asked through the loop) whether the agent tries
+// again, and when, or how the task ended.
 func (c *child) attempts() childResult {
 	agent := c.node.agent
 	for tries := 1; ; tries++ {
@@ -119,33 +120,30 @@ func (c *child) attempts() childResult {
 		}
 		rep := c.attempt(tries)
 		r := c.r
-		state, reason, class := AttemptCompleted, "", ""
-		if rep.fail != nil {
-			state, reason, class = AttemptFailed, rep.fail.reason, rep.fail.class
-			if class == "stopped" {
-				state = AttemptStopped
-			}
+		end := sched.End{Outputs: rep.outputs}
+		if f := rep.fail; f != nil {
+			end.Failed, end.Class, end.Reason = true, f.class, f.reason
+			end.Retriable = sched.Retriable(agent, f.class) || f.retry
 		}
+		step := r.childEnded(c.node, tries, end)
 		a := rep.att
 		events := []Event{{RunID: r.id, At: time.Now().UTC(), Type: EvAttemptEnded, Cue: c.node.id, Agent: agent.ID, Attempt: a.number,
-			State: string(state), Reason: reason,
-			Data: AttemptEndedData{Class: class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs}}}
+			State: string(step.Attempt), Reason: end.Reason,
+			Data: AttemptEndedData{Class: end.Class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs}}}
 		if rep.reply != nil {
 			events = append([]Event{a.messageEvent("in", rep.reply)}, events...)
 		}
 		_ = r.publish(context0, events...)
-		switch {
-		case state == AttemptCompleted:
-			return childResult{status: CueCompleted, outputs: rep.outputs}
-		case state == AttemptStopped:
-			return childResult{status: CueStopped, reason: reason}
-		case (retriable(agent, class) || rep.fail.retry) && tries < sched.MaxAttempts(agent):
-			select {
-			case <-time.After(sched.Backoff(agent, tries, nil)):
-			case <-c.halt:
+		if !step.Retry {
+			res := childResult{status: CueState(step.End), reason: step.Reason}
+			if step.End == sched.Completed {
+				res.outputs = end.Outputs
 			}
-		default:
-			return childResult{status: CueFailed, reason: fmt.Sprintf("%s: %s", agent.ID, reason)}
+			return res
+		}
+		select {
+		case <-time.After(time.Until(step.At)):
+		case <-c.halt:
 		}
 	}
 }

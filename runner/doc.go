@@ -22,8 +22,11 @@
 //     What the core decides (a child task, who a question goes to, a
 //     sibling, credits) the hub asks the loop with a typed request
 //     (requests.go); the loop decides, records, and replies, and the hub
-//     acts on the reply. A child task still runs its own attempts, one
-//     after another, on a goroutine of its parent (child.go).
+//     acts on the reply. A child task runs its attempts one after another
+//     on a goroutine of its parent (child.go), taking no GO slot and no
+//     lock; after each, the loop says whether it retries and when, or how
+//     it ended (sched.Core.ChildEnded), and the child records that, then
+//     waits or ends.
 //   - events (events.go, eventdata.go): every change of a run is an Event
 //     whose Data is one of a sealed set of payload types, encoded once by
 //     the recorder and decoded once by readers (DecodeEventData).

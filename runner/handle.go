@@ -68,7 +68,7 @@ func (r *run) handle(ctx context.Context, rep report) {
 		end := sched.End{Outputs: rep.outputs}
 		if f := rep.fail; f != nil {
 			end.Failed, end.Class, end.Reason = true, f.class, f.reason
-			end.Retriable = retriable(a.agent, f.class) || f.retry
+			end.Retriable = sched.Retriable(a.agent, f.class) || f.retry
 		}
 		r.core.Ended(time.Now(), a.pos, a.slot, a.number, end)
 	}

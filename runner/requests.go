@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
@@ -145,6 +146,20 @@ func (q usageRequest) serveOn(ctx context.Context, r *run) {
 	q.reply <- struct{}{}
 }
 
+// childEndedRequest asks what a child task does after one of its attempts
+// ended: the core decides the retry and its backoff, or the task's end
+// (sched.Core.ChildEnded); the child records it, then acts on it.
+type childEndedRequest struct {
+	node  *node
+	tries int
+	end   sched.End
+	reply chan sched.ChildStep
+}
+
+func (q childEndedRequest) serveOn(_ context.Context, r *run) {
+	q.reply <- r.core.ChildEnded(time.Now(), q.node.agent, q.tries, q.end)
+}
+
 // The hub's side: what an attempt's goroutine calls.
 
 func (r *run) newTask(parent *attempt, agent *spec.Agent, kind string, data TaskStartedData) (*node, error) {
@@ -198,6 +213,18 @@ func (r *run) sibling(n *node, to string) (*node, *attempt, string) {
 		return nil, nil, "the run is over"
 	}
 	return rep.node, rep.att, rep.why
+}
+
+// childEnded asks the loop what child task n does after its attempt
+// number tries ended as end. After the loop (which waits for every child,
+// so only in theory) nothing decides any more: the task stops.
+func (r *run) childEnded(n *node, tries int, end sched.End) sched.ChildStep {
+	reply := make(chan sched.ChildStep, 1)
+	step, ok := call(r, childEndedRequest{node: n, tries: tries, end: end, reply: reply}, reply)
+	if !ok {
+		return sched.ChildStep{Attempt: sched.AttemptStopped, End: sched.Stopped, Reason: errRunOver.Error()}
+	}
+	return step
 }
 
 // errRunOver answers a request that came after the loop ended.

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/sched"
-	"github.com/orch-cli/orch/spec"
 )
 
 // The scheduling itself is runner/sched's: the loop feeds the core what
@@ -216,24 +214,4 @@ func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 	}
 	r.apply(ctx, nil)
 	return stop, moved
-}
-
-// retriable reports whether the agent's retry policy covers the failure
-// class: with a retry block, every class unless retry_on narrows it to the
-// classes it lists; without one, none. (A task.failed with retriable: true
-// is retried whatever this says; callers check it too.) The same answer
-// decides whether a failure puts the agent on cooldown.
-func retriable(a *spec.Agent, class string) bool {
-	if a.Retry == nil {
-		return false
-	}
-	if len(a.Retry.RetryOn) == 0 {
-		return true
-	}
-	for _, on := range a.Retry.RetryOn {
-		if on == class || on == "exit:any" && strings.HasPrefix(class, "exit:") {
-			return true
-		}
-	}
-	return false
 }

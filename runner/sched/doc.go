@@ -8,6 +8,10 @@
 // tree (parent and children, depth, siblings, who is at work) and the
 // questions (who a question goes to, bubbling up to the nearest ancestor
 // at work else the person; its deadline; answered, unanswered, withdrawn).
+// A child task's attempts are decided here too (ChildEnded: retry at a time
+// after its agent's backoff, or completed, failed or stopped); a child
+// takes no GO slot and no lock and has no fallback, so that decision
+// changes nothing else in the core.
 //
 // A Core and a Tasks belong to one goroutine (the runner's loop). It has no mutex, no
 // goroutine, no channel, and never reads a clock: every input carries the

@@ -192,6 +192,26 @@ func MaxAttempts(a *spec.Agent) int {
 	return a.Retry.MaxAttempts
 }
 
+// Retriable reports whether the agent's retry policy covers the failure
+// class: with a retry block, every class unless retry_on narrows it to the
+// classes it lists; without one, none. (A task.failed with retriable: true
+// is retried whatever this says; End.Retriable says so.) The same answer
+// decides whether a failure puts the agent on cooldown.
+func Retriable(a *spec.Agent, class string) bool {
+	if a.Retry == nil {
+		return false
+	}
+	if len(a.Retry.RetryOn) == 0 {
+		return true
+	}
+	for _, on := range a.Retry.RetryOn {
+		if on == class || on == "exit:any" && strings.HasPrefix(class, "exit:") {
+			return true
+		}
+	}
+	return false
+}
+
 // Truthy is how a condition reads a blackboard value: false, null, 0, "",
 // "false", "no", "off" and "0" (any case) do not hold; anything else does.
 func Truthy(raw json.RawMessage) bool {
