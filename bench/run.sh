@@ -8,6 +8,9 @@
 #    a first run that creates it;
 #  - the cue protocol with a jsonl agent that answers at once (Go benchmark):
 #    per cue, the three exchanges added up, and end to end;
+#  - the drivers' overhead per cue, jsonl and acp (an ACP agent that answers
+#    at once, internal/fakeacp): GO to completed and end to end, median and
+#    p99 (Go benchmark);
 #  - the store: events/s, orch status RUN on 100,000 events, orch status with
 #    10,000 runs (Go benchmarks).
 # bare and orch run in turn, ROUNDS times (bench/interleave.py): min and
@@ -49,4 +52,5 @@ row "  1,000 independent, first run" "$ind1"
 echo
 go test ./runner -run '^$' -bench 'RunChainParts' -benchtime "${runs}x" | grep -E '^Benchmark'
 go test ./runner -run '^$' -bench 'ProtocolRoundTrips' -benchtime 1x | grep -E '^Benchmark|median'
+go test ./runner -run '^$' -bench 'DriverOverhead' -benchtime 1x | grep -E '^Benchmark'
 go test ./runner/store -run '^$' -bench 'AppendConcurrent|RunDetail|RunsList|CueBatch' -benchtime 1s | grep -E '^Benchmark'

@@ -61,6 +61,14 @@ func TestExamplesRun(t *testing.T) {
 			continue
 		}
 		t.Run(e.Name(), func(t *testing.T) {
+			if dir := filepath.Dir(cuelist); needsRepository(t, dir) {
+				// Its worktrees and branches go in a repository of the
+				// test's own, like a fresh clone's examples/ (lib/ too).
+				copyRoot := t.TempDir()
+				copyTree(t, root, filepath.Join(copyRoot, "examples"))
+				gitRepository(t, copyRoot)
+				cuelist = filepath.Join(copyRoot, "examples", e.Name(), "cuelist.yaml")
+			}
 			db := filepath.Join(t.TempDir(), "orch.db")
 			stopAnswering := answerQuestions(t, db, "0")
 			code, stdout, stderr := runOrch(t, "", "run", "--db", db, cuelist)

@@ -47,6 +47,9 @@ func TestExamplesREADME(t *testing.T) {
 			for _, p := range []string{"go.mod", "go.sum", "protocols", "internal"} {
 				copyTree(t, filepath.Join(repo, p), filepath.Join(root, p))
 			}
+			if needsRepository(t, filepath.Dir(readme)) {
+				gitRepository(t, root)
+			}
 			cmds := readmeCommands(t, readme)
 			if len(cmds) == 0 && filepath.Base(filepath.Dir(readme)) != "lib" {
 				t.Fatalf("no orch command in %s", readme)
