@@ -152,6 +152,9 @@ func openReading(cmd *cobra.Command) (*store.DB, error) {
 		return nil, err
 	}
 	db, err := store.OpenReadOnly(path)
+	if errors.Is(err, store.ErrNoTables) { // made by an orch run that has not written yet
+		return nil, fmt.Errorf("%w: the run database %s has no tables yet (orch run creates them)", errNoDatabase, path)
+	}
 	if err != nil {
 		return nil, damaged(path, err)
 	}

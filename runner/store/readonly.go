@@ -20,6 +20,11 @@ var ErrReadOnly = errors.New("the run database is open for reading only")
 // orch wrote: it must be migrated, which only a command that writes does.
 var ErrOlderSchema = errors.New("the database was written by an older orch")
 
+// ErrNoTables is wrapped by OpenReadOnly's error for a database file that
+// has no tables yet: created by an orch run that has not written its schema
+// (or was killed before it did). It holds no runs.
+var ErrNoTables = errors.New("the database has no runs yet")
+
 // OpenReadOnly opens an existing run database for reading: the queries of
 // orch status, events, logs, bb get and memory search. It never creates,
 // migrates or writes the file, starts no writer, and works on a file this
@@ -100,7 +105,7 @@ func checkSchema(ctx context.Context, db *sql.DB) error {
 		if tables > 0 {
 			return fmt.Errorf("%w (it has %d tables and no orch schema version)", ErrNotOrch, tables)
 		}
-		return fmt.Errorf("%w: it has no tables yet; a command that writes (orch run) creates them", ErrOlderSchema)
+		return fmt.Errorf("%w: it has no tables yet; a command that writes (orch run) creates them", ErrNoTables)
 	case version < schemaVersion:
 		return fmt.Errorf("%w: its schema version is %d, this orch reads %d; a command that writes (orch run, orch bb set) migrates it",
 			ErrOlderSchema, version, schemaVersion)
