@@ -139,8 +139,16 @@ func (s *acpSession) ended(m *rpcMessage) (map[string]any, *failure) {
 	}
 	var r struct {
 		StopReason string `json:"stopReason"`
+		// usage: the turn's tokens (ACP's session usage RFD, unstable)
+		Usage *struct {
+			InputTokens  int64 `json:"inputTokens"`
+			OutputTokens int64 `json:"outputTokens"`
+		} `json:"usage"`
 	}
 	_ = json.Unmarshal(m.Result, &r)
+	if u := r.Usage; u != nil && (u.InputTokens > 0 || u.OutputTokens > 0) {
+		s.a.r.addUsage(s.a, Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
+	}
 	switch r.StopReason {
 	case "end_turn":
 		return s.outputs(), nil

@@ -212,6 +212,12 @@ func (s *acpSession) update(params json.RawMessage) {
 			Status   string            `json:"status"`
 			ID       string            `json:"toolCallId"`
 			Entries  []json.RawMessage `json:"entries"`
+			// usage_update (ACP's session usage RFD, unstable): the
+			// session's cost so far
+			Cost *struct {
+				Amount   float64 `json:"amount"`
+				Currency string  `json:"currency"`
+			} `json:"cost"`
 		} `json:"update"`
 	}
 	if json.Unmarshal(params, &p) != nil {
@@ -247,6 +253,13 @@ func (s *acpSession) update(params json.RawMessage) {
 	case "plan":
 		s.a.log("stdout", fmt.Sprintf("plan: %d entries", len(u.Entries)))
 	case "user_message_chunk":
+	case "usage_update":
+		// A session serves one attempt: its cost so far is the attempt's.
+		if c := u.Cost; c != nil && (c.Currency == "USD" || c.Currency == "") {
+			s.a.r.addUsage(s.a, Usage{CostUSD: c.Amount})
+		} else if c != nil {
+			s.a.log("stdout", fmt.Sprintf("usage: cost %g %s (not counted: orch counts USD)", c.Amount, c.Currency))
+		}
 	default:
 		s.a.log("stdout", "update: "+u.Kind)
 	}

@@ -174,7 +174,12 @@ func (a *agent) turn(id json.RawMessage, session, prompt string) {
 		a.say(session, "Working on: "+first+"\n")
 		a.say(session, "Done.\n```json\n{\"summary\": \"did ")
 		a.say(session, "it\"}\n```")
-		a.end(id, "end_turn")
+		// the session usage RFD's reports: the session's cost, the turn's tokens
+		a.send(map[string]any{"method": "session/update", "params": map[string]any{"sessionId": session,
+			"update": map[string]any{"sessionUpdate": "usage_update", "used": 1200, "size": 200000,
+				"cost": map[string]any{"amount": 0.02, "currency": "USD"}}}})
+		a.send(map[string]any{"id": id, "result": map[string]any{"stopReason": "end_turn",
+			"usage": map[string]any{"inputTokens": 1000, "outputTokens": 200, "totalTokens": 1200}}})
 	case "permission":
 		r := a.call("session/request_permission", map[string]any{"sessionId": session,
 			"toolCall": map[string]any{"toolCallId": "t1", "title": "Run the tests", "kind": a.arg},
