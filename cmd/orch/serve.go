@@ -58,7 +58,7 @@ func runServe(cmd *cobra.Command, io *streams, addr, token string) error {
 	if err != nil {
 		return err
 	}
-	s := &server{cmd: cmd, db: db, token: token}
+	s := newServer(cmd, db, token)
 	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
 	url := "http://" + ln.Addr().String() + "/"
 	if token != "" {
@@ -76,7 +76,7 @@ func runServe(cmd *cobra.Command, io *streams, addr, token string) error {
 		return err
 	case <-ctx.Done():
 	}
-	s.closing() // event streams end, so that Shutdown need not wait for them
+	s.closing()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {

@@ -34,17 +34,14 @@ type server struct {
 	done chan struct{} // closed when the server shuts down: streams end
 }
 
-func (s *server) closing() { s.once.Do(func() { close(s.doneCh()) }) }
-
-func (s *server) doneCh() chan struct{} {
-	if s.done == nil {
-		s.done = make(chan struct{})
-	}
-	return s.done
+func newServer(cmd *cobra.Command, db *store.DB, token string) *server {
+	return &server{cmd: cmd, db: db, token: token, done: make(chan struct{})}
 }
 
+// closing ends the event streams, so that a shutdown need not wait for them.
+func (s *server) closing() { s.once.Do(func() { close(s.done) }) }
+
 func (s *server) handler() http.Handler {
-	s.doneCh()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /api/runs", s.runs)
