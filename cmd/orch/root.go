@@ -51,6 +51,7 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 		newRetryCmd(io),
 		newBBCmd(io),
 		newMemoryCmd(io),
+		newServeCmd(io),
 		newSchemaCmd(io),
 		newVersionCmd(io),
 	)

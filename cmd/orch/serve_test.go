@@ -1,0 +1,320 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
+)
+
+const xss = `<script>alert(1)</script>`
+
+// serveFixture records a run r1 (its cuelist, reason and output carry a
+// <script>) through a writing handle, and serves the database as orch serve
+// does, with token (none: loopback). The writing handle is returned, to
+// write as another process would while the server reads.
+func serveFixture(t *testing.T, token string) (*httptest.Server, *store.DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "orch.db")
+	w, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	ctx := context.Background()
+	started := runner.RunStartedData{Cuelist: "c" + xss, Cues: []runner.CueInfo{{ID: "A", Agents: []string{"a"}}}}
+	if err := w.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvRunStarted, Data: started},
+		runner.Event{RunID: "r1", Type: runner.EvRunState, State: string(runner.RunCompleted), Reason: "done " + xss}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.BlackboardWrite(ctx, "r1", "plan", json.RawMessage(`"`+xss+`"`), "person"); err != nil {
+		t.Fatal(err)
+	}
+	w.Log(runner.LogLine{RunID: "r1", Cue: "A", Agent: "a", Attempt: 1, Stream: "stderr", Text: xss})
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := store.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	root := newRootCmd(&streams{out: io.Discard, err: io.Discard})
+	if err := root.PersistentFlags().Set("db", path); err != nil {
+		t.Fatal(err)
+	}
+	serve, _, _ := root.Find([]string{"serve"})
+	s := newServer(serve, ro, token)
+	srv := httptest.NewServer(s.handler())
+	t.Cleanup(func() { s.closing(); srv.Close() })
+	return srv, w
+}
+
+func get(t *testing.T, url string, header ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return do(t, req)
+}
+
+func post(t *testing.T, url, body string, header ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return do(t, req)
+}
+
+func do(t *testing.T, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestServeAPI(t *testing.T) {
+	srv, _ := serveFixture(t, "")
+	u := srv.URL
+	for _, c := range []struct {
+		path string
+		code int
+		has  string
+	}{
+		{"/api/runs", 200, `"id": "r1"`},
+		{"/api/runs/r1", 200, `"state": "completed"`},
+		{"/api/runs/last", 200, `"cuelist": "c\u003cscript\u003e`},
+		{"/api/runs/nope", 404, `"error"`},
+		{"/api/runs/r1/events", 200, `"type":"run/started"`},
+		{"/api/runs/r1/events?after=1", 200, `"seq":2`},
+		{"/api/runs/r1/events?after=x", 400, `want a sequence number`},
+		{"/api/runs/r1/logs", 200, `"line":"\u003cscript\u003ealert(1)\u003c/script\u003e"`},
+		{"/api/runs/r1/logs?cue=B", 200, `[]`},
+		{"/api/runs/r1/blackboard", 200, `"key":"plan"`},
+		{"/../../etc/passwd", 404, ""},
+		{"/serve_assets/index.html", 404, ""},
+		{"/index.html", 404, ""},
+	} {
+		code, body := get(t, u+c.path)
+		if code != c.code || !strings.Contains(body, c.has) {
+			t.Errorf("GET %s: %d %s; want %d with %s", c.path, code, body, c.code, c.has)
+		}
+		if strings.Contains(body, "<script>") {
+			t.Errorf("GET %s: an agent's <script> came back unescaped: %s", c.path, body)
+		}
+	}
+	code, page := get(t, u+"/")
+	if code != 200 || !strings.Contains(page, "r1") || !strings.Contains(page, "&lt;script&gt;") || strings.Contains(page, "<script>") {
+		t.Errorf("index page: %d\n%s", code, page)
+	}
+	// The POSTs do what orch answer, go and stop do, and say what they say.
+	for _, c := range []struct {
+		path, body string
+		code       int
+		has        string
+	}{
+		{"/api/runs/r1/stop", "", 200, "run r1 is already completed"},
+		{"/api/runs/r1/go", `{"cue":"A"}`, 400, `nothing waits for GO`},
+		{"/api/runs/r1/go", `{"cue":"Z"}`, 400, `has no cue \"Z\"`},
+		{"/api/runs/r1/answer", `{"question":"q1","answer":"yes"}`, 409, `has no question \"q1\"`},
+		{"/api/runs/r1/answer", `{"question":"q1","answer":" "}`, 400, `the answer is empty`},
+		{"/api/runs/r1/answer", `not json`, 400, `not the JSON object`},
+	} {
+		code, body := post(t, u+c.path, c.body)
+		if code != c.code || !strings.Contains(body, c.has) {
+			t.Errorf("POST %s %s: %d %s; want %d with %s", c.path, c.body, code, body, c.code, c.has)
+		}
+	}
+}
+
+func TestServeTokenAndOrigin(t *testing.T) {
+	srv, _ := serveFixture(t, "s3cret")
+	u := srv.URL
+	if code, _ := get(t, u+"/api/runs"); code != 401 {
+		t.Errorf("no token: %d, want 401", code)
+	}
+	if code, _ := get(t, u+"/api/runs?token=wrong"); code != 401 {
+		t.Errorf("wrong token: %d, want 401", code)
+	}
+	if code, _ := get(t, u+"/api/runs?token=s3cret"); code != 200 {
+		t.Errorf("token in the query: %d, want 200", code)
+	}
+	if code, _ := get(t, u+"/api/runs", "Authorization", "Bearer s3cret"); code != 200 {
+		t.Errorf("bearer token: %d, want 200", code)
+	}
+	bearer := []string{"Authorization", "Bearer s3cret"}
+	if code, body := post(t, u+"/api/runs/r1/stop", "", append(bearer, "Origin", "http://evil.example")...); code != 403 {
+		t.Errorf("POST from a foreign origin: %d %s, want 403", code, body)
+	}
+	if code, body := post(t, u+"/api/runs/r1/stop", "", append(bearer, "Referer", "http://evil.example/x")...); code != 403 {
+		t.Errorf("POST with a foreign referer: %d %s, want 403", code, body)
+	}
+	if code, body := post(t, u+"/api/runs/r1/stop", "", append(bearer, "Origin", u)...); code != 200 {
+		t.Errorf("POST from the same origin: %d %s, want 200", code, body)
+	}
+	if code, body := post(t, u+"/api/runs/r1/stop", "", bearer...); code != 200 {
+		t.Errorf("POST from a client with the token and no origin: %d %s, want 200", code, body)
+	}
+	if code, _ := post(t, u+"/api/runs/r1/stop", "", "Origin", u); code != 401 {
+		t.Errorf("POST without the token: %d, want 401", code)
+	}
+	// Without a token (loopback), a request for another host name (DNS
+	// rebinding) is refused.
+	open, _ := serveFixture(t, "")
+	req, _ := http.NewRequest("GET", open.URL+"/api/runs", nil)
+	req.Host = "evil.example:80"
+	if code, _ := do(t, req); code != 403 {
+		t.Errorf("foreign Host without a token: %d, want 403", code)
+	}
+}
+
+// TestServeNonLoopbackNeedsToken: orch serve on a non-loopback address
+// without --token makes one, prints it once, and refuses requests without it.
+func TestServeNonLoopbackNeedsToken(t *testing.T) {
+	if isLoopback("0.0.0.0") || isLoopback("192.168.1.2") || !isLoopback("127.0.0.1") || !isLoopback("::1") || !isLoopback("localhost") {
+		t.Fatal("isLoopback is wrong")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "orch.db")
+	w, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		root := newRootCmd(&streams{out: pw, err: io.Discard})
+		root.SetArgs([]string{"serve", "--db", path, "--addr", "0.0.0.0:0"})
+		err := root.ExecuteContext(ctx)
+		pw.CloseWithError(io.EOF)
+		done <- exitCode(err)
+	}()
+	sc := bufio.NewScanner(pr)
+	var url, token string
+	for sc.Scan() {
+		line := sc.Text()
+		if i := strings.Index(line, "http://"); i >= 0 {
+			url = line[i:]
+		}
+		if i := strings.Index(line, "token (printed this once): "); i >= 0 {
+			token = line[i+len("token (printed this once): "):]
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	if token == "" || !strings.Contains(url, "?token="+token) {
+		t.Fatalf("no token printed: url %q token %q", url, token)
+	}
+	base := strings.Replace(url[:strings.Index(url, "?")], "0.0.0.0", "127.0.0.1", 1)
+	if code, _ := get(t, base+"api/runs"); code != 401 {
+		t.Errorf("non-loopback server without the token: %d, want 401", code)
+	}
+	if code, body := get(t, base+"api/runs", "Authorization", "Bearer "+token); code != 200 || strings.TrimSpace(body) != "[]" {
+		t.Errorf("with the token: %d %s", code, body)
+	}
+	cancel() // as SIGINT does: a graceful shutdown, exit 0
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("orch serve exited %d after its context ended", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("orch serve did not shut down")
+	}
+}
+
+// TestServeStream: the event stream delivers what another handle writes
+// while it streams, in seq order, and a client that resumes with
+// Last-Event-ID gets every later event once.
+func TestServeStream(t *testing.T) {
+	srv, w := serveFixture(t, "")
+	ctx := context.Background()
+	written := make(chan struct{})
+	read := func(lastID string, n int, writeMore bool) []int64 {
+		t.Helper()
+		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(rctx, "GET", srv.URL+"/api/runs/r1/stream", nil)
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+			t.Fatalf("Content-Type %q", ct)
+		}
+		var seqs []int64
+		sc := bufio.NewScanner(resp.Body)
+		wrote := !writeMore
+		for len(seqs) < n && sc.Scan() {
+			line := sc.Text()
+			if strings.HasPrefix(line, "data: ") && strings.Contains(line, "<script>") {
+				t.Errorf("unescaped data: %s", line)
+			}
+			if id, ok := strings.CutPrefix(line, "id: "); ok {
+				seq, _ := strconv.ParseInt(id, 10, 64)
+				seqs = append(seqs, seq)
+			}
+			if !wrote && len(seqs) == 2 { // the recorded ones came: now write more, as another process would
+				wrote = true
+				go func() {
+					defer close(written)
+					for i := range 5 {
+						if err := w.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvNote, Reason: "note " + strconv.Itoa(i)}); err != nil {
+							t.Error(err)
+						}
+					}
+				}()
+			}
+		}
+		if len(seqs) < n {
+			t.Fatalf("the stream gave %v, want %d events (%v)", seqs, n, sc.Err())
+		}
+		return seqs
+	}
+	seqs := read("", 7, true)
+	<-written
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] <= seqs[i-1] {
+			t.Fatalf("seqs out of order: %v", seqs)
+		}
+	}
+	resumed := read(strconv.FormatInt(seqs[3], 10), 3, false)
+	if want := seqs[4:7]; !equalSeqs(resumed, want) {
+		t.Errorf("resumed after %d: %v, want %v", seqs[3], resumed, want)
+	}
+}
+
+func equalSeqs(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
