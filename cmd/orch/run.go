@@ -172,7 +172,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	default:
 		prog = &plainProgress{w: io.out, tail: tail}
 	}
-	if ro.Plan.Cuelist.Notify == "summary" && output != "json" {
+	if ro.Plan.Cuelist.Notify.SummaryQuestions() && output != "json" {
 		prog = newSummaryProgress(prog)
 	}
 	var stream *streamPrinter
