@@ -13,9 +13,10 @@ import (
 
 // display is how a command that runs a run in the foreground shows it.
 type display struct {
-	output    string // text or json
-	stream    bool   // print the agents' output lines as they come
-	tailLines int    // last lines of output shown under each failed attempt
+	output    string   // text or json
+	stream    bool     // print the agents' output lines as they come
+	tailLines int      // last lines of output shown under each failed attempt
+	notify    []string // --notify: more places the run's notices go
 }
 
 // flags adds --output and --stream to a command that runs a run.
@@ -31,6 +32,11 @@ func (d display) check() error {
 	}
 	if d.stream && d.output == "json" {
 		return usageError(fmt.Errorf("--stream prints text lines and --output json prints events: use one (orch logs RUN --follow shows the output beside --output json)"))
+	}
+	for _, target := range d.notify {
+		if err := checkNotifyTarget(target); err != nil {
+			return usageError(err)
+		}
 	}
 	return nil
 }
