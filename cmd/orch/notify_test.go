@@ -163,6 +163,9 @@ agent: {id: ok, command: ["true"]}
 	if evs := noticeEvents(t, dir); len(evs) != 1 || evs[0]["state"] != "sent" {
 		t.Errorf("notice events: %v", evs)
 	}
+	if _, out, _ := runOrch(t, dir, "events", "last"); !strings.Contains(out, "notice completed sent to command sh (1 try)") {
+		t.Errorf("orch events:\n%s", out)
+	}
 }
 
 // A webhook that never answers does not hold the run's end past

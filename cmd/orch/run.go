@@ -203,6 +203,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	}
 	started := time.Now()
 	res, err := runner.Run(ctx, ro)
+	took := time.Since(started) // the run's, without the wait for its last notices
 	if stream != nil {
 		stream.close()
 	}
@@ -213,7 +214,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 		return notRecorded(err)
 	}
 	if output != "json" {
-		printVerdict(io, db, ro.Plan, res, time.Since(started), show.tailLines)
+		printVerdict(io, db, ro.Plan, res, took, show.tailLines)
 	}
 	switch res.State {
 	case runner.RunCompleted:
