@@ -134,6 +134,7 @@ agent: {id: ok, command: ["true"]}
 }
 
 // A command gets each notice as JSON on its stdin; notify.on chooses which.
+// orch go --notify adds another.
 func TestNotifyCommand(t *testing.T) {
 	dir := notifyDir(t, map[string]string{"cuelist.yaml": `cuelist:
   id: notified
@@ -142,14 +143,14 @@ func TestNotifyCommand(t *testing.T) {
     - {id: A, agents: [ok], go: manual}
 ---
 agent: {id: ok, command: ["true"]}
-`})
+`, "flag.sh": "cat > flag.json\n"})
 	if code, out, errs := runOrch(t, dir, "run", "cuelist.yaml"); code != exitPaused {
 		t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "notices.jsonl")); err == nil {
 		t.Error("a needed notice was sent with notify.on: [completed]")
 	}
-	if code, out, errs := runOrch(t, dir, "go", "last", "A"); code != 0 {
+	if code, out, errs := runOrch(t, dir, "go", "last", "A", "--notify", "sh flag.sh"); code != 0 {
 		t.Fatalf("orch go: exit %d\n%s%s", code, out, errs)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "notices.jsonl"))
@@ -160,7 +161,10 @@ agent: {id: ok, command: ["true"]}
 	if err := json.Unmarshal(b, &n); err != nil || n.Kind != "completed" || n.Cuelist != "notified" || !strings.Contains(n.Subject, "completed") {
 		t.Errorf("the command read %q (%v)", b, err)
 	}
-	if evs := noticeEvents(t, dir); len(evs) != 1 || evs[0]["state"] != "sent" {
+	if b, _ := os.ReadFile(filepath.Join(dir, "flag.json")); !strings.Contains(string(b), `"kind":"completed"`) {
+		t.Errorf("the --notify command read %q", b)
+	}
+	if evs := noticeEvents(t, dir); len(evs) != 2 || evs[0]["state"] != "sent" || evs[1]["state"] != "sent" {
 		t.Errorf("notice events: %v", evs)
 	}
 	if _, out, _ := runOrch(t, dir, "events", "last"); !strings.Contains(out, "notice completed sent to command sh (1 try)") {

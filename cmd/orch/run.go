@@ -99,7 +99,7 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
 	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read")
 	f.BoolVarP(&opts.stream, "stream", "v", false, "print the agents' output as it comes, each line prefixed by its cue and agent")
 	f.IntVar(&opts.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
-	f.StringArrayVar(&opts.notify, "notify", nil, "also send the run's notices (a person needed, failed, completed) as JSON to a webhook (http:// or https://) or on a command's stdin (split at spaces, no shell); repeatable")
+	f.StringArrayVar(&opts.notify, "notify", nil, notifyUsage)
 	f.StringVar(&opts.root, "root", "", "project root: includes stay inside it, handoff artifact paths are relative to it (default: the cuelist's directory)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd

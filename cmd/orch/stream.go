@@ -24,7 +24,10 @@ func (d *display) flags(cmd *cobra.Command, outputUsage string) {
 	outputFlag(cmd, &d.output, "text", outputUsage, textOrJSON)
 	cmd.Flags().BoolVarP(&d.stream, "stream", "v", false, "print the agents' output as it comes, each line prefixed by its cue and agent")
 	cmd.Flags().IntVar(&d.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
+	cmd.Flags().StringArrayVar(&d.notify, "notify", nil, notifyUsage)
 }
+
+const notifyUsage = "also send the run's notices (a person needed, failed, completed) as JSON to a webhook (http:// or https://) or on a command's stdin (split at spaces, no shell); repeatable"
 
 func (d display) check() error {
 	if d.output != "text" && d.output != "json" {
