@@ -201,6 +201,19 @@ func (p CueSpecsData) redacted(d *Redactor) EventData {
 	return p
 }
 
+// NoticeData is the data of EvNotice.
+type NoticeData struct {
+	Kind    string `json:"kind"`    // needed, failed or completed
+	Subject string `json:"subject"` // what the notice said, in one line
+	To      string `json:"to"`      // "command NAME" or "webhook SCHEME://HOST" (never a URL's path: it may hold a token)
+	Tries   int    `json:"tries"`   // deliveries tried
+}
+
+func (p NoticeData) redacted(d *Redactor) EventData {
+	p.Kind, p.Subject, p.To = d.Text(p.Kind), d.Text(p.Subject), d.Text(p.To)
+	return p
+}
+
 func (p RetriedData) redacted(d *Redactor) EventData {
 	p.By, p.From = d.Text(p.By), d.Text(p.From)
 	p.Rerun, p.Asked, p.Stale = d.texts(p.Rerun), d.texts(p.Asked), d.texts(p.Stale)

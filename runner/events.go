@@ -91,6 +91,10 @@ const (
 	// then, at the end of a successful attempt, with the commit its branch
 	// ended at. Cue, Agent, Attempt: the attempt's. Data: WorktreeData.
 	EvWorktree = "attempt/worktree"
+	// EvNotice records a notice sent for the run (the cuelist's notify:, or
+	// orch run --notify): State "sent" or "failed", Reason why it failed.
+	// Data: NoticeData.
+	EvNotice = "notice"
 )
 
 // Question states, in EvQuestionClosed.State (an open question has none).
@@ -145,6 +149,7 @@ var dataTypes = map[string]reflect.Type{
 	EvCueSpecs:       reflect.TypeFor[CueSpecsData](),
 	EvRunRetried:     reflect.TypeFor[RetriedData](),
 	EvWorktree:       reflect.TypeFor[WorktreeData](),
+	EvNotice:         reflect.TypeFor[NoticeData](),
 }
 
 // CheckEventData reports an error when data is not what an event of type

@@ -170,6 +170,7 @@ func (c *checker) cuelist(cl *Cuelist) {
 		}
 		c.cue(cl, g, cue, ids)
 	}
+	c.notify(cl)
 	if gr := cl.Guardrails; gr.LoopWarn > 0 && gr.LoopBlock > 0 && gr.LoopWarn > gr.LoopBlock {
 		c.errorAt(cl.Origin, "/guardrails/loop_warn", "bad-value", "loop_warn (%d) must not be above loop_block (%d)", gr.LoopWarn, gr.LoopBlock)
 	}

@@ -116,7 +116,7 @@ type Cuelist struct {
 	Limits      Limits              `json:"limits,omitempty"`
 	Guardrails  Guardrails          `json:"guardrails,omitempty"`
 	Defaults    Defaults            `json:"defaults,omitempty"`
-	Notify      string              `json:"notify,omitempty"`
+	Notify      *Notify             `json:"notify,omitempty"`
 	ToolGroups  map[string][]string `json:"tool_groups,omitempty"`
 	Tools       *ToolPolicy         `json:"tools,omitempty"`
 	Cues        []*Cue              `json:"cues"`

@@ -101,6 +101,13 @@ func describeEvent(e runner.Event) string {
 			from = d.From + "'s branch"
 		}
 		return fmt.Sprintf("%s attempt %d: %s works in a worktree on %s, from %s (%s)", e.Cue, e.Attempt, e.Agent, d.Branch, from, shortSHA(d.Base))
+	case runner.EvNotice:
+		d, _ := e.Data.(runner.NoticeData) // nil data: the zero value
+		what := strings.TrimSpace("notice " + d.Kind)
+		if e.State == "failed" {
+			return fmt.Sprintf("%s not sent to %s (%s): %s", what, d.To, tries(d.Tries), e.Reason)
+		}
+		return fmt.Sprintf("%s sent to %s (%s)", what, d.To, tries(d.Tries))
 	case runner.EvExhausted:
 		return "limit reached: " + e.Reason
 	case runner.EvGuard:
@@ -148,4 +155,11 @@ func bodyText(raw json.RawMessage) string {
 		return text
 	}
 	return string(raw)
+}
+
+func tries(n int) string {
+	if n == 1 {
+		return "1 try"
+	}
+	return fmt.Sprintf("%d tries", n)
 }

@@ -35,6 +35,7 @@ type runOptions struct {
 	root        string
 	stream      bool
 	tailLines   int
+	notify      []string
 }
 
 func newRunCmd(io *streams) *cobra.Command {
@@ -98,13 +99,14 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
 	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read")
 	f.BoolVarP(&opts.stream, "stream", "v", false, "print the agents' output as it comes, each line prefixed by its cue and agent")
 	f.IntVar(&opts.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
+	f.StringArrayVar(&opts.notify, "notify", nil, notifyUsage)
 	f.StringVar(&opts.root, "root", "", "project root: includes stay inside it, handoff artifact paths are relative to it (default: the cuelist's directory)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
-	show := display{output: opts.output, stream: opts.stream, tailLines: opts.tailLines}
+	show := display{output: opts.output, stream: opts.stream, tailLines: opts.tailLines, notify: opts.notify}
 	if err := show.check(); err != nil {
 		return err
 	}
@@ -172,7 +174,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	default:
 		prog = &plainProgress{w: io.out, tail: tail}
 	}
-	if ro.Plan.Cuelist.Notify == "summary" && output != "json" {
+	if ro.Plan.Cuelist.Notify.SummaryQuestions() && output != "json" {
 		prog = newSummaryProgress(prog)
 	}
 	var stream *streamPrinter
@@ -180,30 +182,39 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 		stream = newStreamPrinter(prog.printAbove, color, ro.Plan)
 		ro.Recorder = streamRecorder{Recorder: ro.Recorder, s: stream}
 	}
+	bell := io.out // rung when a person is needed, on a terminal
+	if !io.outTTY || output == "json" {
+		bell = nil
+	}
+	notices := newNotifier(db, ro.Plan.Cuelist, show.notify, bell)
 	events := &seqProgress{db: db, show: func(e runner.Event) {
 		if e.Type != runner.EvCueSpecs || output == "json" { // bookkeeping for orch retry; json is the whole log
 			prog.event(e)
 		}
+		notices.event(e)
 	}}
 	ro.Observe = events.event
 	if io.inTTY && io.outTTY && output != "json" {
 		ro.Approve = func(ctx context.Context, cue string, agents []string) bool {
+			notices.standingBy(cue, agents)
 			return prog.ask(ctx, fmt.Sprintf("%s (%s) is standing by. GO?", cue, strings.Join(agents, ", ")))
 		}
 		ro.Ask = prog.question
 	}
 	started := time.Now()
 	res, err := runner.Run(ctx, ro)
+	took := time.Since(started) // the run's, without the wait for its last notices
 	if stream != nil {
 		stream.close()
 	}
+	notices.finish()
 	events.finish()
 	prog.stop()
 	if err != nil {
 		return notRecorded(err)
 	}
 	if output != "json" {
-		printVerdict(io, db, ro.Plan, res, time.Since(started), show.tailLines)
+		printVerdict(io, db, ro.Plan, res, took, show.tailLines)
 	}
 	switch res.State {
 	case runner.RunCompleted:

@@ -13,9 +13,10 @@ import (
 
 // display is how a command that runs a run in the foreground shows it.
 type display struct {
-	output    string // text or json
-	stream    bool   // print the agents' output lines as they come
-	tailLines int    // last lines of output shown under each failed attempt
+	output    string   // text or json
+	stream    bool     // print the agents' output lines as they come
+	tailLines int      // last lines of output shown under each failed attempt
+	notify    []string // --notify: more places the run's notices go
 }
 
 // flags adds --output and --stream to a command that runs a run.
@@ -23,7 +24,10 @@ func (d *display) flags(cmd *cobra.Command, outputUsage string) {
 	outputFlag(cmd, &d.output, "text", outputUsage, textOrJSON)
 	cmd.Flags().BoolVarP(&d.stream, "stream", "v", false, "print the agents' output as it comes, each line prefixed by its cue and agent")
 	cmd.Flags().IntVar(&d.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
+	cmd.Flags().StringArrayVar(&d.notify, "notify", nil, notifyUsage)
 }
+
+const notifyUsage = "also send the run's notices (a person needed, failed, completed) as JSON to a webhook (http:// or https://) or on a command's stdin (split at spaces, no shell); repeatable"
 
 func (d display) check() error {
 	if d.output != "text" && d.output != "json" {
@@ -31,6 +35,11 @@ func (d display) check() error {
 	}
 	if d.stream && d.output == "json" {
 		return usageError(fmt.Errorf("--stream prints text lines and --output json prints events: use one (orch logs RUN --follow shows the output beside --output json)"))
+	}
+	for _, target := range d.notify {
+		if err := checkNotifyTarget(target); err != nil {
+			return usageError(err)
+		}
 	}
 	return nil
 }
