@@ -90,14 +90,22 @@ func readOnlyDSN(path string, immutable bool) string {
 // checkSchema reports whether this orch can read the database as it is,
 // without migrating it.
 func checkSchema(ctx context.Context, db *sql.DB) error {
-	version, err := schemaHeader(ctx, db)
+	// One snapshot: an orch run migrating the file at this moment commits
+	// its tables and its version together; two reads on the pool could see
+	// the version from before and the tables from after.
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	version, err := schemaHeader(ctx, tx)
 	if err != nil {
 		return err
 	}
 	switch {
 	case version == 0:
 		var tables int
-		err := db.QueryRowContext(ctx,
+		err := tx.QueryRowContext(ctx,
 			"SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").Scan(&tables)
 		if err != nil {
 			return err
