@@ -75,6 +75,12 @@ type Options struct {
 	// run (an agent's orch bb set) are not seen: their seqs are the gaps.
 	// Calls are serialized; it must not block.
 	Observe func(Event)
+
+	// AgentEnv returns more environment variables for the processes of one
+	// attempt (after the others, so they win): orch run gives each attempt
+	// its TRACEPARENT with it. Called as each process starts, from any
+	// goroutine; nil: none.
+	AgentEnv func(cue, agent string, attempt int) []string
 }
 
 // Result is how a run ended.

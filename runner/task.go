@@ -103,6 +103,9 @@ func (r *run) agentEnv(a *attempt) []string {
 	if v := r.redact.secretsVar(); v != "" {
 		env = append(env, v) // for orch bb set inside the agent
 	}
+	if r.opts.AgentEnv != nil {
+		env = append(env, r.opts.AgentEnv(a.cue.ID, a.agent.ID, a.number)...)
+	}
 	return env
 }
 

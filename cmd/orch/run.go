@@ -36,6 +36,7 @@ type runOptions struct {
 	stream      bool
 	tailLines   int
 	notify      []string
+	otel        bool
 }
 
 func newRunCmd(io *streams) *cobra.Command {
@@ -100,13 +101,14 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
 	f.BoolVarP(&opts.stream, "stream", "v", false, "print the agents' output as it comes, each line prefixed by its cue and agent")
 	f.IntVar(&opts.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
 	f.StringArrayVar(&opts.notify, "notify", nil, notifyUsage)
+	f.BoolVar(&opts.otel, "otel", false, otelUsage)
 	f.StringVar(&opts.root, "root", "", "project root: includes stay inside it, handoff artifact paths are relative to it (default: the cuelist's directory)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
-	show := display{output: opts.output, stream: opts.stream, tailLines: opts.tailLines, notify: opts.notify}
+	show := display{output: opts.output, stream: opts.stream, tailLines: opts.tailLines, notify: opts.notify, otel: opts.otel}
 	if err := show.check(); err != nil {
 		return err
 	}
@@ -187,11 +189,16 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 		bell = nil
 	}
 	notices := newNotifier(db, ro.Plan.Cuelist, show.notify, bell)
+	tracer := newTracer(io, show.otel, ro.Plan.Cuelist.ID)
+	if tracer != nil {
+		ro.AgentEnv = tracer.AgentEnv
+	}
 	events := &seqProgress{db: db, show: func(e runner.Event) {
 		if e.Type != runner.EvCueSpecs || output == "json" { // bookkeeping for orch retry; json is the whole log
 			prog.event(e)
 		}
 		notices.event(e)
+		tracer.Event(e)
 	}}
 	ro.Observe = events.event
 	if io.inTTY && io.outTTY && output != "json" {
@@ -209,7 +216,11 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	}
 	notices.finish()
 	events.finish()
+	traced := tracer.Finish()
 	prog.stop()
+	if traced != "" {
+		fmt.Fprintln(io.err, "orch: warning: "+traced)
+	}
 	if err != nil {
 		return notRecorded(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orch-cli/orch/internal/otelrun"
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
 )
@@ -17,6 +18,7 @@ type display struct {
 	stream    bool     // print the agents' output lines as they come
 	tailLines int      // last lines of output shown under each failed attempt
 	notify    []string // --notify: more places the run's notices go
+	otel      bool     // --otel: export the run as an OpenTelemetry trace
 }
 
 // flags adds --output and --stream to a command that runs a run.
@@ -25,7 +27,10 @@ func (d *display) flags(cmd *cobra.Command, outputUsage string) {
 	cmd.Flags().BoolVarP(&d.stream, "stream", "v", false, "print the agents' output as it comes, each line prefixed by its cue and agent")
 	cmd.Flags().IntVar(&d.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
 	cmd.Flags().StringArrayVar(&d.notify, "notify", nil, notifyUsage)
+	cmd.Flags().BoolVar(&d.otel, "otel", false, otelUsage)
 }
+
+const otelUsage = "export the run as an OpenTelemetry trace (OTLP over http/json) to OTEL_EXPORTER_OTLP_ENDPOINT, else " + otelrun.DefaultEndpoint + "; setting that variable alone turns it on"
 
 const notifyUsage = "also send the run's notices (a person needed, failed, completed) as JSON to a webhook (http:// or https://) or on a command's stdin (split at spaces, no shell); repeatable"
 

@@ -1,0 +1,319 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// otlpReceiver is an OTLP/HTTP collector on loopback that decodes what it
+// is sent as OTLP/JSON.
+type otlpReceiver struct {
+	mu       sync.Mutex
+	requests int
+	bad      []string
+	spans    []otlpSpan
+	headers  http.Header
+}
+
+type otlpSpan struct {
+	TraceID      string     `json:"traceId"`
+	SpanID       string     `json:"spanId"`
+	ParentSpanID string     `json:"parentSpanId"`
+	Name         string     `json:"name"`
+	Start        string     `json:"startTimeUnixNano"`
+	End          string     `json:"endTimeUnixNano"`
+	Attributes   []otlpAttr `json:"attributes"`
+	Events       []struct {
+		Name       string     `json:"name"`
+		Attributes []otlpAttr `json:"attributes"`
+	} `json:"events"`
+	Status struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"status"`
+}
+
+type otlpAttr struct {
+	Key   string         `json:"key"`
+	Value map[string]any `json:"value"`
+}
+
+func (s otlpSpan) attr(key string) any {
+	for _, a := range s.Attributes {
+		if a.Key == key {
+			for _, v := range a.Value {
+				return v
+			}
+		}
+	}
+	return nil
+}
+
+func (s otlpSpan) hasEvent(name string) bool {
+	for _, e := range s.Events {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.requests++
+	o.headers = r.Header.Clone()
+	var req struct {
+		ResourceSpans []struct {
+			Resource struct {
+				Attributes []otlpAttr `json:"attributes"`
+			} `json:"resource"`
+			ScopeSpans []struct {
+				Spans []otlpSpan `json:"spans"`
+			} `json:"scopeSpans"`
+		} `json:"resourceSpans"`
+	}
+	if r.URL.Path != "/v1/traces" || r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
+		o.bad = append(o.bad, r.Method+" "+r.URL.Path+" "+r.Header.Get("Content-Type"))
+		http.Error(w, "not OTLP/JSON traces", http.StatusBadRequest)
+		return
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		o.bad = append(o.bad, err.Error())
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			o.spans = append(o.spans, ss.Spans...)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, "{}")
+}
+
+// clearOtelEnv unsets the OTEL_* variables and TRACEPARENT the test's own
+// environment may have, so that each test says what is set.
+func clearOtelEnv(t *testing.T) {
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "OTEL_") || k == "TRACEPARENT" || k == "TRACESTATE" {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+}
+
+const tracedCuelist = `cuelist:
+  id: traced
+  cues:
+    - {id: BUILD, agents: [builder]}
+    - {id: TEST, agents: [flaky], dependencies: [BUILD]}
+---
+agent: {id: builder, run: 'echo "$TRACEPARENT" > "$ORCH_ROOT/tp-$ORCH_CUE_ID-$ORCH_ATTEMPT"'}
+---
+agent:
+  id: flaky
+  run: 'echo "$TRACEPARENT" > "$ORCH_ROOT/tp-$ORCH_CUE_ID-$ORCH_ATTEMPT"; [ -e "$ORCH_ROOT/once" ] && exit 0; touch "$ORCH_ROOT/once"; exit 7'
+  retry: {max_attempts: 2, backoff: 10ms}
+`
+
+// With OTEL_EXPORTER_OTLP_ENDPOINT set, a run is one trace: the run's span
+// is the root, each cue's span its child, each attempt's span its cue's;
+// the attempt that failed is an error with its reason; the cue phases are
+// events; and each agent saw a TRACEPARENT naming its attempt's span.
+func TestOtelExportsTheRunAsOneTrace(t *testing.T) {
+	clearOtelEnv(t)
+	rcv := &otlpReceiver{}
+	srv := httptest.NewServer(rcv)
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20tok")
+	t.Setenv("OTEL_SERVICE_NAME", "ci-orch")
+	dir := notifyDir(t, map[string]string{"cuelist.yaml": tracedCuelist})
+	if code, out, errs := runOrch(t, dir, "run", "cuelist.yaml"); code != 0 {
+		t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
+	}
+
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if len(rcv.bad) > 0 {
+		t.Fatalf("bad requests: %v", rcv.bad)
+	}
+	if got := rcv.headers.Get("Authorization"); got != "Bearer tok" {
+		t.Errorf("Authorization header %q, want OTEL_EXPORTER_OTLP_HEADERS's", got)
+	}
+	var run otlpSpan
+	cues := map[string]otlpSpan{}
+	var attempts []otlpSpan
+	traces := map[string]bool{}
+	for _, s := range rcv.spans {
+		traces[s.TraceID] = true
+		switch {
+		case strings.HasPrefix(s.Name, "run "):
+			run = s
+		case strings.HasPrefix(s.Name, "cue "):
+			cues[s.attr("orch.cue.id").(string)] = s
+		case strings.HasPrefix(s.Name, "invoke_agent "):
+			attempts = append(attempts, s)
+		default:
+			t.Errorf("unexpected span %q", s.Name)
+		}
+	}
+	if len(traces) != 1 {
+		t.Errorf("%d traces, want one", len(traces))
+	}
+	if run.SpanID == "" || run.ParentSpanID != "" || run.Status.Code != 1 || run.attr("orch.state") != "completed" {
+		t.Fatalf("the run's span is not a completed root: %+v", run)
+	}
+	if len(cues) != 2 || len(attempts) != 3 {
+		t.Fatalf("%d cue spans and %d attempt spans, want 2 and 3: %+v", len(cues), len(attempts), rcv.spans)
+	}
+	for id, c := range cues {
+		if c.ParentSpanID != run.SpanID {
+			t.Errorf("cue %s's span's parent is %s, not the run's span %s", id, c.ParentSpanID, run.SpanID)
+		}
+		for _, phase := range []string{"warning", "standby", "go", "completed"} {
+			if !c.hasEvent(phase) {
+				t.Errorf("cue %s's span has no %s event: %+v", id, phase, c.Events)
+			}
+		}
+	}
+	failed := 0
+	for _, a := range attempts {
+		cue := a.attr("orch.cue.id").(string)
+		if a.ParentSpanID != cues[cue].SpanID {
+			t.Errorf("attempt %s of %s: parent %s, not its cue's span %s", a.attr("orch.attempt"), cue, a.ParentSpanID, cues[cue].SpanID)
+		}
+		if a.attr("gen_ai.operation.name") != "invoke_agent" || a.attr("gen_ai.agent.name") != a.attr("orch.agent.id") || a.attr("orch.run.id") != run.attr("orch.run.id") {
+			t.Errorf("attempt span attributes: %+v", a.Attributes)
+		}
+		if a.Status.Code == 2 {
+			failed++
+			if cue != "TEST" || !strings.Contains(a.Status.Message, "7") || a.attr("orch.failure_class") != "exit:7" {
+				t.Errorf("failed attempt: %s, status %+v, class %v", cue, a.Status, a.attr("orch.failure_class"))
+			}
+		}
+		// The agent saw TRACEPARENT 00-<trace id>-<its attempt span's id>-01.
+		seen, err := os.ReadFile(filepath.Join(dir, "tp-"+cue+"-"+a.attr("orch.attempt").(string)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "00-" + a.TraceID + "-" + a.SpanID + "-01"; strings.TrimSpace(string(seen)) != want {
+			t.Errorf("%s attempt %s saw TRACEPARENT %q, want %q", cue, a.attr("orch.attempt"), seen, want)
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d failed attempt spans, want 1", failed)
+	}
+}
+
+// With no OTEL_* variable and no --otel, agents get no TRACEPARENT; with
+// an endpoint but OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none,
+// nothing reaches it either.
+func TestOtelOffByDefault(t *testing.T) {
+	for _, env := range [][]string{nil, {"OTEL_SDK_DISABLED", "true"}, {"OTEL_TRACES_EXPORTER", "none"}} {
+		t.Run(strings.Join(env, "="), func(t *testing.T) {
+			clearOtelEnv(t)
+			rcv := &otlpReceiver{}
+			srv := httptest.NewServer(rcv)
+			defer srv.Close()
+			if env != nil {
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+				t.Setenv(env[0], env[1])
+			}
+			dir := notifyDir(t, map[string]string{"cuelist.yaml": tracedCuelist})
+			if code, out, errs := runOrch(t, dir, "run", "cuelist.yaml"); code != 0 {
+				t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
+			}
+			rcv.mu.Lock()
+			defer rcv.mu.Unlock()
+			if rcv.requests != 0 {
+				t.Errorf("%d requests reached the receiver with OpenTelemetry off", rcv.requests)
+			}
+			seen, err := os.ReadFile(filepath.Join(dir, "tp-BUILD-1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(string(seen)) != "" {
+				t.Errorf("an agent saw TRACEPARENT %q with OpenTelemetry off", seen)
+			}
+		})
+	}
+}
+
+// --otel on orch go (as on run, resume and retry) exports the part of the
+// run it carries out, even where OTEL_TRACES_EXPORTER=none would not.
+func TestOtelFlagOnGo(t *testing.T) {
+	clearOtelEnv(t)
+	rcv := &otlpReceiver{}
+	srv := httptest.NewServer(rcv)
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/v1/traces")
+	t.Setenv("OTEL_TRACES_EXPORTER", "none")
+	dir := notifyDir(t, map[string]string{"cuelist.yaml": `cuelist:
+  id: manual
+  cues:
+    - {id: DEPLOY, agents: [ok], go: manual}
+---
+agent: {id: ok, command: ["true"]}
+`})
+	if code, out, errs := runOrch(t, dir, "run", "cuelist.yaml"); code != exitPaused {
+		t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
+	}
+	rcv.mu.Lock()
+	if rcv.requests != 0 {
+		t.Errorf("orch run without --otel sent %d requests", rcv.requests)
+	}
+	rcv.mu.Unlock()
+	if code, out, errs := runOrch(t, dir, "go", "last", "DEPLOY", "--otel"); code != 0 {
+		t.Fatalf("orch go: exit %d\n%s%s", code, out, errs)
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	names := map[string]bool{}
+	for _, s := range rcv.spans {
+		names[s.Name] = true
+	}
+	for _, want := range []string{"run manual", "cue DEPLOY", "invoke_agent ok"} {
+		if !names[want] {
+			t.Errorf("no span %q among %v", want, names)
+		}
+	}
+}
+
+// A collector nobody listens at does not fail the run: it completes (exit
+// 0) and one warning says the spans were not exported.
+func TestOtelUnreachableCollector(t *testing.T) {
+	clearOtelEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // a port nobody listens on now
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+addr)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	dir := notifyDir(t, map[string]string{"cuelist.yaml": tracedCuelist})
+	code, out, errs := runOrch(t, dir, "run", "cuelist.yaml")
+	if code != 0 {
+		t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
+	}
+	if n := strings.Count(errs, "not exported"); n != 1 {
+		t.Errorf("%d warnings about spans not exported, want one:\n%s", n, errs)
+	}
+	if !strings.Contains(errs, "http://"+addr+"/v1/traces") || !strings.Contains(errs, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: orch sends OTLP as http/json only") {
+		t.Errorf("stderr does not name the endpoint and the protocol used:\n%s", errs)
+	}
+}
