@@ -288,7 +288,7 @@ func TestOrderWavesCritical(t *testing.T) {
 
 func TestTools(t *testing.T) {
 	p, diags := planDiags(t, `
-agent: {id: researcher, command: [x], tools: {allow: ["group:web", "group:fs", blackboard, handoff, spawn, gateway]}}
+agent: {id: researcher, command: [x], handoff_to: [open], tools: {allow: ["group:web", "group:fs", blackboard, handoff, spawn, gateway]}}
 ---
 agent: {id: open, command: [x], tools: {deny: [memory, "group:nope"]}}
 ---
@@ -317,10 +317,44 @@ cuelist:
 	if r.Allows("gateway", 0) || !r.Allows("handoff", 2) {
 		t.Error("Allows is wrong")
 	}
-	if got := strings.Join(byAgent["open"].At(0), " "); got != "blackboard handoff read_file spawn web_fetch web_search write_file" {
+	// open has no handoff_to: no handoff, no spawn (they could not succeed).
+	if got := strings.Join(byAgent["open"].At(0), " "); got != "agents blackboard read_file web_fetch web_search write_file" {
 		t.Errorf("open: %s", got)
 	}
 	if len(diags) != 1 || diags[0].Code != "unknown-tool-group" || diags[0].Pos.Line != 4 {
 		t.Errorf("diagnostics: %v", diags)
+	}
+}
+
+// TestToolsOfferedWhereTheyCanSucceed: a single-agent cuelist offers none of
+// the multi-agent tools (seed 004 §5), except the blackboard when a cue's
+// conditions read it; the reason is there for the refusal.
+func TestToolsOfferedWhereTheyCanSucceed(t *testing.T) {
+	p, _ := planDiags(t, `
+agent: {id: solo, command: [x]}
+---
+cuelist:
+  id: one
+  cues:
+    - {id: A, agents: [solo]}
+    - {id: B, agents: [solo], dependencies: [A]}
+`)
+	if got := strings.Join(p.Tools[0].At(0), " "); got != "memory" {
+		t.Errorf("solo: %s, want only memory", got)
+	}
+	if why := NotOffered(p, p.Agents["solo"])["blackboard"]; !strings.Contains(why, "cuelist one has a single agent (solo)") {
+		t.Errorf("why not blackboard: %q", why)
+	}
+	p, _ = planDiags(t, `
+agent: {id: solo, command: [x]}
+---
+cuelist:
+  id: one
+  cues:
+    - {id: A, agents: [solo]}
+    - {id: B, agents: [solo], dependencies: [A], conditions: [approved]}
+`)
+	if got := strings.Join(p.Tools[0].At(0), " "); got != "blackboard memory" {
+		t.Errorf("solo with a condition: %s, want blackboard memory", got)
 	}
 }

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,8 +10,9 @@ import (
 )
 
 // ProtocolTools are orch's own actions an agent may be allowed or denied, as
-// tools: handing work off, spawning a child, the blackboard, memory.
-var ProtocolTools = []string{"blackboard", "handoff", "memory", "spawn"}
+// tools: handing work off, spawning a child, the blackboard, memory, and
+// listing the agents at work (agents.list).
+var ProtocolTools = []string{"blackboard", "handoff", "memory", "spawn", "agents"}
 
 // DefaultMaxHandoffDepth bounds handoff chains when guardrails say nothing.
 const DefaultMaxHandoffDepth = 3
@@ -126,12 +128,43 @@ func (b *builder) tools(p *Plan) []AgentTools {
 		if a.Tools != nil {
 			remove(set, expand(a.Origin, "/tools/deny", a.Tools.Deny))
 		}
+		for t := range NotOffered(p, a) {
+			delete(set, t)
+		}
 		at := AgentTools{Agent: id}
 		for d := 0; d <= maxDepth; d++ {
 			remove(set, denyFrom[d])
 			at.ByDepth = append(at.ByDepth, sortedSet(set))
 		}
 		out = append(out, at)
+	}
+	return out
+}
+
+// NotOffered is what an agent is not offered because it could never
+// succeed, with why (seed 004 §5: multi-agent tools only where there are
+// several agents): handoff and spawn without a handoff_to to name a
+// receiver; and in a single-agent cuelist no blackboard, handoff, spawn or
+// agents list, as there is no other agent to share with, except the
+// blackboard when a cue's conditions read it (the agent then decides what
+// runs through the board).
+func NotOffered(p *Plan, a *spec.Agent) map[string]string {
+	out := map[string]string{}
+	if len(a.HandoffTo) == 0 {
+		why := fmt.Sprintf("agent %s has no handoff_to, so there is no agent it could hand work to or spawn", a.ID)
+		out["handoff"], out["spawn"] = why, why
+	}
+	if len(p.Agents) > 1 {
+		return out
+	}
+	single := fmt.Sprintf("cuelist %s has a single agent (%s): there is no other agent to work with", p.Cuelist.ID, a.ID)
+	out["agents"], out["handoff"], out["spawn"] = single, single, single
+	readsBoard := false
+	for _, c := range p.Cues {
+		readsBoard = readsBoard || len(c.Conditions) > 0
+	}
+	if !readsBoard {
+		out["blackboard"] = single + " and no cue's conditions read the blackboard"
 	}
 	return out
 }

@@ -249,13 +249,15 @@ type EscalationConflict struct {
 	Winner             string   `json:"winner,omitempty"`
 	SuggestedWinner    string   `json:"suggested_winner,omitempty"`
 	Reason             string   `json:"reason,omitempty"`
+	Severity           string   `json:"severity,omitempty" protocol:"enum=low|medium|high|critical"` // high and critical also wait in the person's inbox
 }
 
 // EscalationError reports an error to the hub.
 type EscalationError struct {
-	CueID  string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
-	Error  string `json:"error" protocol:"required"`
-	Detail any    `json:"detail,omitempty"`
+	CueID    string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
+	Error    string `json:"error" protocol:"required"`
+	Detail   any    `json:"detail,omitempty"`
+	Severity string `json:"severity,omitempty" protocol:"enum=low|medium|high|critical"` // high and critical also wait in the person's inbox
 }
 
 // GuardWarning says a guard noticed something: a repeated message or a flood.
@@ -267,6 +269,76 @@ type GuardWarning struct {
 // ProtocolError says the hub could not act on a message (named by in_reply_to).
 type ProtocolError struct {
 	Reason string `json:"reason" protocol:"required"`
+}
+
+// AgentsList asks who is at work in the run; answer AgentsListed.
+type AgentsList struct {
+	CueID string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
+}
+
+// AgentsListed answers AgentsList: every task of the run in GO, the asker's
+// own included. Agents is always written ([] if nil).
+type AgentsListed struct {
+	Agents []ListedAgent `json:"agents" protocol:"required"`
+}
+
+// ListedAgent is one task in GO, in AgentsListed.
+type ListedAgent struct {
+	ID             string   `json:"id"`                 // the agent's id
+	TaskID         string   `json:"task_id"`            // its task: a cue id, or a child's CUE/1
+	CueID          string   `json:"cue_id"`             // the cue the task belongs to
+	State          string   `json:"state"`              // "working", or what it last reported (status.report, status.update)
+	Provides       []string `json:"provides"`           // the keys its contract provides
+	AcceptsHandoff bool     `json:"accepts_handoff"`    // the asker may hand work off to (or spawn) this agent
+	Progress       float64  `json:"progress,omitempty"` // its last reported progress, 0..1
+}
+
+// BroadcastSend sends Body to every other agent of the run in GO; answer
+// BroadcastSent. Each gets a BroadcastNotice.
+type BroadcastSend struct {
+	CueID string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
+	Body  any    `json:"body" protocol:"required"`
+}
+
+// BroadcastSent answers BroadcastSend with the task ids it reached
+// (always written, [] if none).
+type BroadcastSent struct {
+	Recipients []string `json:"recipients" protocol:"required"`
+}
+
+// BroadcastNotice delivers a broadcast to an agent.
+type BroadcastNotice struct {
+	CueID string `json:"cue_id,omitempty"` // the recipient's task it is for
+	From  string `json:"from" protocol:"required"`
+	Body  any    `json:"body,omitempty"`
+}
+
+// StatusRequest asks an agent in GO for its state; answer StatusReport.
+type StatusRequest struct {
+	CueID string `json:"cue_id,omitempty"` // the task asked about
+}
+
+// StatusReport is an agent's state: the answer to StatusRequest, or sent
+// unasked when it changes. Progress is 0..1 (a number above 1 is read as a
+// percent, up to 100).
+type StatusReport struct {
+	CueID    string  `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
+	State    string  `json:"state" protocol:"required,nonempty"`
+	Progress float64 `json:"progress,omitempty" protocol:"min=0"`
+	Detail   string  `json:"detail,omitempty"`
+}
+
+// NotifyMode sets how the notices of the sender's children reach it:
+// immediate (each at once), summary (collected, delivered when the child
+// ends) or silent (recorded only). Answer NotifyAck.
+type NotifyMode struct {
+	CueID string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
+	Mode  string `json:"mode" protocol:"required,enum=immediate|summary|silent"`
+}
+
+// NotifyAck answers NotifyMode.
+type NotifyAck struct {
+	Mode string `json:"mode" protocol:"required"`
 }
 
 // MessageType implements Body: each body knows its message_type.
@@ -306,3 +378,12 @@ func (EscalationConflict) MessageType() string { return TypeEscalationConflict }
 func (EscalationError) MessageType() string    { return TypeEscalationError }
 func (GuardWarning) MessageType() string       { return TypeGuardWarning }
 func (ProtocolError) MessageType() string      { return TypeProtocolError }
+func (AgentsList) MessageType() string         { return TypeAgentsList }
+func (AgentsListed) MessageType() string       { return TypeAgentsListed }
+func (BroadcastSend) MessageType() string      { return TypeBroadcastSend }
+func (BroadcastSent) MessageType() string      { return TypeBroadcastSent }
+func (BroadcastNotice) MessageType() string    { return TypeBroadcastNotice }
+func (StatusRequest) MessageType() string      { return TypeStatusRequest }
+func (StatusReport) MessageType() string       { return TypeStatusReport }
+func (NotifyMode) MessageType() string         { return TypeNotifyMode }
+func (NotifyAck) MessageType() string          { return TypeNotifyAck }

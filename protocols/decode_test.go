@@ -192,6 +192,15 @@ var samples = map[string]string{
 	TypeEscalationError:    `{"message_type":"escalation.error","id":"e2","error":"cannot reach db","detail":{"host":"db1"}}`,
 	TypeGuardWarning:       `{"message_type":"guard.warning","id":"g1","in_reply_to":"z1","reason":"same message 10 times","count":10}`,
 	TypeProtocolError:      `{"message_type":"protocol.error","id":"p1","in_reply_to":"x9","reason":"coord.go is not sent by agents"}`,
+	TypeAgentsList:         `{"message_type":"agents.list","id":"l1"}`,
+	TypeAgentsListed:       `{"message_type":"agents.listed","id":"l2","in_reply_to":"l1","agents":[{"id":"a","task_id":"C","cue_id":"C","state":"working","provides":["x"],"accepts_handoff":true}]}`,
+	TypeBroadcastSend:      `{"message_type":"broadcast.send","id":"b1","body":{"schema":"v2"}}`,
+	TypeBroadcastSent:      `{"message_type":"broadcast.sent","id":"b2","in_reply_to":"b1","recipients":["C","D/1"]}`,
+	TypeBroadcastNotice:    `{"message_type":"broadcast.notice","id":"b3","cue_id":"D/1","from":"a","body":"hi"}`,
+	TypeStatusRequest:      `{"message_type":"status.request","id":"s1","cue_id":"C"}`,
+	TypeStatusReport:       `{"message_type":"status.report","id":"s2","in_reply_to":"s1","state":"blocked","progress":0.4,"detail":"waiting for the db"}`,
+	TypeNotifyMode:         `{"message_type":"notify.mode","id":"n1","mode":"summary"}`,
+	TypeNotifyAck:          `{"message_type":"notify.ack","id":"n2","in_reply_to":"n1","mode":"summary"}`,
 }
 
 // edgeLines are broken or unusual lines, to seed the fuzz targets.

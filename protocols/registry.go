@@ -53,6 +53,15 @@ var table = []struct {
 	{EscalationError{}, true, nil},
 	{GuardWarning{}, false, nil},
 	{ProtocolError{}, false, nil},
+	{AgentsList{}, true, []string{TypeAgentsListed}},
+	{AgentsListed{}, false, nil},
+	{BroadcastSend{}, true, []string{TypeBroadcastSent}},
+	{BroadcastSent{}, false, nil},
+	{BroadcastNotice{}, false, nil},
+	{StatusRequest{}, false, []string{TypeStatusReport}},
+	{StatusReport{}, true, nil},
+	{NotifyMode{}, true, []string{TypeNotifyAck}},
+	{NotifyAck{}, false, nil},
 }
 
 // typeInfo is the decoded form of one table row.
@@ -242,6 +251,9 @@ const (
 	ChannelMemory     Channel = "memory"     // memory.*: memory across runs
 	ChannelGuard      Channel = "guard"      // guard.*: loop and flood guards
 	ChannelProtocol   Channel = "protocol"   // protocol.*: the hub's own errors
+	ChannelAgents     Channel = "agents"     // agents.*: who is at work in the run
+	ChannelBroadcast  Channel = "broadcast"  // broadcast.*: to every agent at work
+	ChannelNotify     Channel = "notify"     // notify.*: how children's notices reach their parent
 )
 
 // prefixes maps the part of a message type before the first dot to its channel.
@@ -261,6 +273,9 @@ var prefixes = map[string]Channel{
 	"memory":     ChannelMemory,
 	"guard":      ChannelGuard,
 	"protocol":   ChannelProtocol,
+	"agents":     ChannelAgents,
+	"broadcast":  ChannelBroadcast,
+	"notify":     ChannelNotify,
 }
 
 // Route returns the channel for a message type, by its prefix: "status.update"

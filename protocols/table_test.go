@@ -24,6 +24,10 @@ func TestExpectedReplies(t *testing.T) {
 		{TypeMessageSend, []string{TypeMessageSent, TypeDeliveryFailed}},
 		{TypeMemoryWrite, []string{TypeMemoryAck}},
 		{TypeMemorySearch, []string{TypeMemoryResults}},
+		{TypeAgentsList, []string{TypeAgentsListed}},
+		{TypeBroadcastSend, []string{TypeBroadcastSent}},
+		{TypeStatusRequest, []string{TypeStatusReport}},
+		{TypeNotifyMode, []string{TypeNotifyAck}},
 		{TypeCoordStop, nil},
 		{TypeTaskComplete, nil},
 		{TypeMessageUser, nil},
@@ -112,7 +116,7 @@ func TestRoute(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct{ typ, msg string }{
-		{"broadcast.all", `unknown prefix "broadcast"`},
+		{"shout.all", `unknown prefix "shout"`},
 		{"status", "want prefix.name"},
 		{"status.", "want prefix.name"},
 		{".update", "want prefix.name"},
@@ -133,6 +137,7 @@ func TestFromAgent(t *testing.T) {
 		TypeMessageSend: true, TypeMessageUser: true, TypeDiscoveryReport: true,
 		TypeMemoryWrite: true, TypeMemorySearch: true, TypeStatusUpdate: true, TypeStatusUsage: true,
 		TypeEscalationConflict: true, TypeEscalationError: true,
+		TypeAgentsList: true, TypeBroadcastSend: true, TypeStatusReport: true, TypeNotifyMode: true,
 	}
 	for _, typ := range Types() {
 		if got := FromAgent(typ); got != fromAgent[typ] {

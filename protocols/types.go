@@ -88,6 +88,24 @@ const (
 	// orch's own notices to an agent.
 	TypeGuardWarning  = "guard.warning"
 	TypeProtocolError = "protocol.error"
+
+	// Who else is at work in the run (seed 004 §5 ListAgents).
+	TypeAgentsList   = "agents.list"
+	TypeAgentsListed = "agents.listed"
+
+	// Broadcasts to every agent of the run in GO (seed 003 P2, channel 4).
+	TypeBroadcastSend   = "broadcast.send"
+	TypeBroadcastSent   = "broadcast.sent"
+	TypeBroadcastNotice = "broadcast.notice"
+
+	// orch asks an agent in GO for its state (seed 003 P2, "requested
+	// status updates"); an agent may also report unasked.
+	TypeStatusRequest = "status.request"
+	TypeStatusReport  = "status.report"
+
+	// A parent sets how its children's notices reach it (seed 001 REQ-COM-005).
+	TypeNotifyMode = "notify.mode"
+	TypeNotifyAck  = "notify.ack"
 )
 
 // Body is the type-specific part of a message: every field except the envelope

@@ -85,6 +85,7 @@ type attempt struct {
 	kids   map[*child]bool // children still running: they end with it
 	abort  chan struct{}   // closed by fail: another goroutine ended it (a question unanswered in time)
 	failed *failure
+	status AgentStatus // what the agent last reported of its state (under mu)
 }
 
 // requestBuffer is how many of an agent's requests may wait for the

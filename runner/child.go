@@ -196,6 +196,7 @@ func (c *child) task(a *attempt) *Task {
 // tellParent sends the outcome to the parent: handoff.result in answer to
 // its task.handoff, or task.announce for a spawn.
 func (c *child) tellParent(res childResult) {
+	c.deliverSummary()
 	p := c.parent
 	var msg protocols.Message
 	if c.node.kind == "handoff" {

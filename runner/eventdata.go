@@ -272,3 +272,15 @@ func (p BlackboardData) redacted(d *Redactor) EventData {
 }
 
 func (p RawData) redacted(d *Redactor) EventData { return RawData{JSON: d.JSON(p.JSON), Err: p.Err} }
+
+// StatusData is the data of EvAgentStatus.
+type StatusData struct {
+	Progress float64 `json:"progress,omitempty"` // 0..1, when reported
+	Detail   string  `json:"detail,omitempty"`
+	Asked    bool    `json:"asked,omitempty"` // it answered a status.request
+}
+
+func (p StatusData) redacted(d *Redactor) EventData {
+	p.Detail = d.Text(p.Detail)
+	return p
+}

@@ -95,6 +95,11 @@ const (
 	// orch run --notify): State "sent" or "failed", Reason why it failed.
 	// Data: NoticeData.
 	EvNotice = "notice"
+	// EvAgentStatus records a state an agent reported (status.report, asked
+	// for by orch status --ask or sent unasked, or status.update): State is
+	// the state, e.g. working or blocked. Cue, Agent, Attempt: the
+	// reporter's. Data: StatusData.
+	EvAgentStatus = "agent/status"
 )
 
 // Question states, in EvQuestionClosed.State (an open question has none).
@@ -150,6 +155,7 @@ var dataTypes = map[string]reflect.Type{
 	EvRunRetried:     reflect.TypeFor[RetriedData](),
 	EvWorktree:       reflect.TypeFor[WorktreeData](),
 	EvNotice:         reflect.TypeFor[NoticeData](),
+	EvAgentStatus:    reflect.TypeFor[StatusData](),
 }
 
 // CheckEventData reports an error when data is not what an event of type

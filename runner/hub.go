@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
 )
 
@@ -84,6 +85,16 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 	case protocols.StatusUsage:
 		a.r.addUsage(a, Usage{Credits: b.Credits, CostUSD: b.CostUSD, InputTokens: b.InputTokens, OutputTokens: b.OutputTokens})
 		return nil
+	case protocols.StatusReport:
+		return r.report(a, ap, msg, AgentStatus{State: b.State, Progress: b.Progress, Detail: b.Detail})
+	case protocols.StatusUpdate:
+		return r.report(a, ap, msg, AgentStatus{State: b.State, Detail: b.Detail})
+	case protocols.AgentsList:
+		return r.listAgents(a, ap, msg)
+	case protocols.BroadcastSend:
+		return r.broadcast(a, ap, msg, b)
+	case protocols.NotifyMode:
+		return r.setNotifyMode(a, ap, msg, b)
 	}
 	ch, err := protocols.Route(msg.Type)
 	switch {
@@ -109,6 +120,9 @@ func (a *attempt) allows(tool string) bool {
 }
 
 func (a *attempt) denied(tool string) string {
+	if why, ok := planner.NotOffered(a.r.plan, a.agent)[tool]; ok {
+		return fmt.Sprintf("%q is not offered to agent %s: %s", tool, a.agent.ID, why)
+	}
 	return fmt.Sprintf("agent %s may not use %q at handoff depth %d (its effective tools: %v)",
 		a.agent.ID, tool, a.node.depth, toolsOf(a.r.plan, a.agent.ID).At(a.node.depth))
 }

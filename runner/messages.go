@@ -141,7 +141,7 @@ func (r *run) notifyParent(a *attempt, kind, to string, body any) {
 		return
 	}
 	if p, _ := r.workingAttempt(parent); p != nil {
-		_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, To: to, Kind: kind, Body: body}))
+		r.toParent(a, p, protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, To: to, Kind: kind, Body: body})
 		return
 	}
 	r.toUser(a, "notice", to, map[string]any{"kind": kind, "body": body})
@@ -161,6 +161,17 @@ func (r *run) forPerson(a *attempt, msg protocols.Message) (Event, bool) {
 			}
 		}
 		return r.userEvent(a, "discovery", "", discoveryBody(b)), true
+	case protocols.EscalationError:
+		return r.escalate(a, b.Severity, b.Error, b.Detail), true
+	case protocols.EscalationConflict:
+		what := fmt.Sprintf("%s conflict", b.ConflictType)
+		if b.ResourceInQuestion != "" {
+			what += " over " + b.ResourceInQuestion
+		}
+		if b.Reason != "" {
+			what += ": " + b.Reason
+		}
+		return r.escalate(a, b.Severity, what, nil), true
 	}
 	return Event{}, false
 }
@@ -169,7 +180,7 @@ func (r *run) forPerson(a *attempt, msg protocols.Message) (Event, bool) {
 func (r *run) discovery(a *attempt, b protocols.DiscoveryReport) {
 	parent := a.node.parent
 	if p, _ := r.workingAttempt(parent); p != nil {
-		_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, Kind: protocols.TypeDiscoveryReport, Body: discoveryBody(b)}))
+		r.toParent(a, p, protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, Kind: protocols.TypeDiscoveryReport, Body: discoveryBody(b)})
 		return
 	}
 	r.toUser(a, "discovery", "", discoveryBody(b)) // the parent ended meanwhile

@@ -133,6 +133,7 @@ type run struct {
 	recording
 	agents
 	requests
+	channels
 }
 
 // scheduling is the loop's: the core and what the loop knows of attempts.

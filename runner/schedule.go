@@ -209,6 +209,10 @@ func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 			}
 		case "answer":
 			r.answerFromPerson(cmd.Cue, cmd.Arg) // the answer is written to its agent off the loop
+		case "status-request":
+			r.askStatus(cmd.Cue) // the requests are written off the loop
+		case "notify-mode":
+			r.notifyModeFromPerson(cmd.Cue, cmd.Arg)
 		}
 		_ = r.rec.CommandDone(ctx, cmd.ID)
 	}

@@ -108,6 +108,9 @@ func describeEvent(e runner.Event) string {
 			return fmt.Sprintf("%s not sent to %s (%s): %s", what, d.To, tries(d.Tries), e.Reason)
 		}
 		return fmt.Sprintf("%s sent to %s (%s)", what, d.To, tries(d.Tries))
+	case runner.EvAgentStatus:
+		d, _ := e.Data.(runner.StatusData) // nil data: the zero value
+		return fmt.Sprintf("%s %s reports: %s", e.Cue, e.Agent, statusText(e.State, d.Progress, d.Detail))
 	case runner.EvExhausted:
 		return "limit reached: " + e.Reason
 	case runner.EvGuard:
@@ -118,6 +121,25 @@ func describeEvent(e runner.Event) string {
 		switch d.Kind {
 		case "notice":
 			return fmt.Sprintf("%s sent %s a message: %s", d.From, d.To, body)
+		case "broadcast":
+			to := d.To
+			if to == "" {
+				to = "nobody (no other agent is at work)"
+			}
+			return fmt.Sprintf("%s (%s) broadcast to %s: %s", d.From, e.Cue, to, body)
+		case "escalation":
+			var r struct {
+				Severity string `json:"severity"`
+				Error    string `json:"error"`
+			}
+			_ = json.Unmarshal(d.Body, &r)
+			return fmt.Sprintf("ESCALATION [%s] from %s (%s): %s", r.Severity, d.From, e.Cue, oneLine(r.Error, 300))
+		case "notify-mode":
+			var r struct {
+				Mode, Subtree string
+			}
+			_ = json.Unmarshal(d.Body, &r)
+			return fmt.Sprintf("%s (%s) set the notification mode of its children to %s", d.From, e.Cue, r.Mode)
 		case "discovery":
 			var r struct {
 				Summary string `json:"summary"`
@@ -162,4 +184,29 @@ func tries(n int) string {
 		return "1 try"
 	}
 	return fmt.Sprintf("%d tries", n)
+}
+
+// statusText is a reported state: "blocked 40% (waiting for the db)".
+func statusText(state string, progress float64, detail string) string {
+	s := state
+	if progress > 0 {
+		s += fmt.Sprintf(" %.0f%%", progress*100)
+	}
+	if detail != "" {
+		s += " (" + oneLine(detail, 120) + ")"
+	}
+	return s
+}
+
+// escalationSeverity is the severity of an escalation shown to the person
+// ("" for any other message).
+func escalationSeverity(d runner.UserMessageData) string {
+	if d.Kind != "escalation" {
+		return ""
+	}
+	var r struct {
+		Severity string `json:"severity"`
+	}
+	_ = json.Unmarshal(d.Body, &r)
+	return r.Severity
 }

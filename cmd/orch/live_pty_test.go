@@ -242,7 +242,8 @@ func checkScreen(t *testing.T, name, got string) {
 
 // liveCuelist: a failure with its output, the cue it blocks, a cue of two
 // agents that work until the test lets them go (the file release), and a
-// manual cue whose agent asks the person a question.
+// manual cue whose agent reports its state (shown beside it) and asks the
+// person a question.
 const liveCuelist = `cuelist:
   id: release
   cues:
@@ -256,6 +257,7 @@ const liveCuelist = `cuelist:
       go: manual
       inputs:
         script:
+          - report_status: {state: reading, progress: 0.3}
           - ask: {question: "The fixtures are missing: ship on friday anyway, with the known failure in the release notes?", complexity: deep}
 ---
 agent: {id: ok, command: ["true"], concurrency: 3}

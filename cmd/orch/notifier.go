@@ -107,6 +107,14 @@ func (n *notifier) event(e runner.Event) {
 		nt.Subject = fmt.Sprintf("question %s from %s (%s): %s", d.ID, e.Agent, e.Cue, d.Question)
 		nt.Question = &noticeQuestion{ID: d.ID, Text: d.Question, Complexity: d.Complexity}
 		nt.Next = fmt.Sprintf("orch answer %s %s TEXT", e.RunID, d.ID)
+	case runner.EvUserMessage: // a high or critical escalation needs the person at once
+		d, _ := e.Data.(runner.UserMessageData)
+		sev := escalationSeverity(d)
+		if sev != "high" && sev != "critical" {
+			return
+		}
+		nt.Kind, nt.Next = "needed", "orch status "+e.RunID
+		nt.Subject = describeEvent(e)
 	case runner.EvRunState:
 		switch runner.RunState(e.State) {
 		case runner.RunPaused:

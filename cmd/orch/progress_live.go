@@ -60,6 +60,7 @@ type liveAgent struct {
 	id      string
 	attempt int
 	state   string // "" until it ends: completed, failed
+	report  string // what it reported of its state while at work (status.report): "blocked 40%"
 }
 
 type livePrompt struct {
@@ -166,7 +167,7 @@ func (p *liveProgress) event(e runner.Event) {
 	case runner.EvAttemptStarted:
 		if c := p.active[e.Cue]; c != nil {
 			a := c.agent(e.Agent)
-			a.attempt, a.state = e.Attempt, ""
+			a.attempt, a.state, a.report = e.Attempt, "", ""
 		}
 	case runner.EvAttemptEnded:
 		if c := p.active[e.Cue]; c != nil {
@@ -177,7 +178,16 @@ func (p *liveProgress) event(e runner.Event) {
 		}
 	case runner.EvNote, runner.EvCooldown, runner.EvManualGo, runner.EvTaskStarted, runner.EvQuestionClosed, runner.EvGuard:
 		p.above("  " + describeEvent(e))
+	case runner.EvAgentStatus:
+		if c := p.active[e.Cue]; c != nil {
+			d, _ := e.Data.(runner.StatusData)
+			c.agent(e.Agent).report = statusText(e.State, d.Progress, "")
+		}
 	case runner.EvUserMessage:
+		if d, _ := e.Data.(runner.UserMessageData); escalationSeverity(d) != "" {
+			p.above(p.paint("31", "  ! ") + describeEvent(e))
+			break
+		}
 		p.above(p.paint("36", "  ✉ ") + describeEvent(e))
 	case runner.EvExhausted:
 		p.above(p.paint("31", "  ! ") + describeEvent(e))
@@ -374,6 +384,8 @@ func (p *liveProgress) agentLines() []string {
 			if a.state != "" {
 				who += " " + a.state
 				mark = ' '
+			} else if a.report != "" {
+				who += " [" + a.report + "]"
 			}
 			lines = append(lines, fmt.Sprintf("  %c %5s %-7s %s%s %s", mark, shortDuration(time.Since(c.start)), phase,
 				id, strings.Repeat(" ", max(idWidth-displayWidth(id), 0)), who))

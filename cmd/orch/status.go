@@ -24,6 +24,9 @@ type statusOptions struct {
 	watch     bool
 	limit     int
 	all       bool
+	ask       bool
+	askCue    string
+	askWait   time.Duration
 }
 
 func newStatusCmd(io *streams) *cobra.Command {
@@ -51,6 +54,9 @@ and each failed attempt with the last lines its agent printed (--tail-lines).`,
 	f.IntVar(&opts.limit, "limit", 20, "runs to list")
 	f.BoolVar(&opts.all, "all", false, "list every run")
 	f.IntVar(&opts.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
+	f.BoolVar(&opts.ask, "ask", false, "first ask the agents at work for their state (status.request) and wait for their answers (--ask-wait)")
+	f.StringVar(&opts.askCue, "ask-cue", "", "with --ask: ask only this cue's agents (and its children's)")
+	f.DurationVar(&opts.askWait, "ask-wait", 5*time.Second, "with --ask: how long to wait for the answers")
 	return cmd
 }
 
@@ -75,6 +81,14 @@ func runStatus(cmd *cobra.Command, io *streams, opts *statusOptions, args []stri
 	show := func() (bool, error) {
 		ended, err := showRuns(ctx, io, db, opts)
 		return ended, damaged(dbPath(cmd), err)
+	}
+	if opts.ask && len(args) == 0 {
+		return usageError(errors.New("--ask needs RUN: the run whose agents to ask"))
+	}
+	if opts.ask {
+		if err := askAgents(cmd, args[0], opts.askCue, opts.askWait); err != nil {
+			return err
+		}
 	}
 	if len(args) == 1 {
 		id, err := resolveRun(ctx, db, args[0])
@@ -219,6 +233,7 @@ type cueJSON struct {
 	TaskRef   string         `json:"task_ref,omitempty"`
 	Credits   float64        `json:"credits"`
 	Used
+	Reported *reportedJSON `json:"reported,omitempty"` // the state its agent last reported (status.report)
 }
 
 type attemptJSON struct {
@@ -244,6 +259,10 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 		return false, err
 	}
 	ended := r.State.Ended() || r.State == runner.RunPaused || r.State == runner.RunInterrupted
+	reported, err := reportedStates(ctx, db, r.ID)
+	if err != nil {
+		return false, err
+	}
 	if opts.output == "json" {
 		out := statusJSON{ID: r.ID, Cuelist: r.Cuelist, State: string(r.State), Reason: r.Reason, StartedAt: timeJSON(r.StartedAt),
 			EndedAt: timeJSON(r.EndedAt), Inputs: r.Inputs, Questions: questionsJSON(r.Questions), Conflicts: r.Conflicts,
@@ -257,7 +276,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 		for _, c := range r.Cues {
 			cj := cueJSON{ID: c.ID, Parent: c.Parent, Kind: c.Kind, Depth: c.Depth, TaskRef: c.TaskRef, State: string(c.State), Reason: c.Reason, Agents: c.Agents, WarningAt: timeJSON(c.WarningAt),
 				StandbyAt: timeJSON(c.StandbyAt), GoAt: timeJSON(c.GoAt), EndedAt: timeJSON(c.EndedAt), Outputs: c.Outputs, Attempts: []attemptJSON{},
-				Credits: c.Used().Credits, Used: usedJSON(c.Used())}
+				Credits: c.Used().Credits, Used: usedJSON(c.Used()), Reported: reported[c.ID]}
 			for _, a := range c.Attempts {
 				aj := attemptJSON{Number: a.Number, Agent: a.Agent, State: string(a.State), Reason: a.Reason,
 					Class: a.Class, ExitCode: a.ExitCode, StartedAt: timeJSON(a.StartedAt), EndedAt: timeJSON(a.EndedAt),
@@ -328,6 +347,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 			fmt.Fprintf(io.out, "  %s %s: %s\n", c.ConflictType, c.ResourceInQuestion, c.Reason)
 		}
 	}
+	printReported(io.out, r, reported)
 	printQuestions(io.out, r) // last: what waits for a person is what they look for
 	return ended, nil
 }

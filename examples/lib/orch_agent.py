@@ -19,7 +19,9 @@ Requests wait for their own answer (matched by in_reply_to), so several may be
 in flight from several threads. What orch sends unasked lands on the task's
 queues: task.questions (from children: answer with q.answer(text) or pass them
 up with q.pass_up()), task.announcements (spawned children that ended),
-task.messages (from siblings).
+task.messages (from siblings), task.broadcasts (from any agent at work),
+task.notices (what its children sent, as set_notify_mode says). orch's
+status.request is answered from what report_status last said.
 """
 import json
 import queue
@@ -82,6 +84,8 @@ class Task:
         self.handoff_context = task.get("handoff_context") or {}
         self.tools = task.get("tools") or []
         self.questions, self.announcements, self.messages = queue.Queue(), queue.Queue(), queue.Queue()
+        self.broadcasts, self.notices = queue.Queue(), queue.Queue()
+        self.status = {"state": "working"}  # what status.request is answered with
 
     def request(self, message_type, **body):
         answer = queue.Queue(maxsize=1)
@@ -140,6 +144,35 @@ class Task:
     def usage(self, credits):
         self.notify("status.usage", credits=credits)
 
+    def list_agents(self):
+        """The run's tasks in GO: [{id, task_id, cue_id, state, provides, accepts_handoff}]."""
+        return self.request("agents.list")["agents"]
+
+    def broadcast(self, body):
+        """Sends body to every other agent at work; returns the task ids reached."""
+        return self.request("broadcast.send", body=body)["recipients"]
+
+    def report_status(self, state, progress=None, detail=None):
+        """Tells orch this task's state (progress 0..1 or a percent); status.request gets it too."""
+        status = {"state": state}
+        if progress is not None:
+            status["progress"] = progress
+        if detail:
+            status["detail"] = detail
+        self.status = status
+        self.notify("status.report", **status)
+
+    def escalate(self, error, severity="medium", detail=None):
+        """Shown to the person at once; high and critical ring the bell."""
+        body = {"error": error, "severity": severity}
+        if detail is not None:
+            body["detail"] = detail
+        self.notify("escalation.error", **body)
+
+    def set_notify_mode(self, mode):
+        """How children's notices reach this task: immediate, summary or silent."""
+        return self.request("notify.mode", mode=mode)["mode"]
+
 
 def _go(msg):
     task = Task(msg.get("task") or {})
@@ -172,6 +205,13 @@ def _unsolicited(msg):
         task.announcements.put(msg)
     elif kind == "message.received":
         task.messages.put(msg)
+    elif kind == "broadcast.notice":
+        task.broadcasts.put(msg)
+    elif kind == "status.request":
+        _send("status.report", msg["id"], cue_id=task.cue_id, **task.status)
+    elif kind == "message.notice":
+        task.notices.put(msg)
+        log(f"notice: {msg.get('from')} sent {msg.get('kind')} to {msg.get('to', '')}")
     else:
         log(f"orch says {kind}: {msg.get('reason') or msg.get('body') or ''}")
 

@@ -32,6 +32,13 @@
 //	{"pidfile": PATH}                         writes the agent's pid to PATH
 //	{"output": {K: V}}                        -> outputs[K] = V
 //	{"fail": REASON}                          the task fails with REASON
+//	{"list_agents": true}                     -> outputs["agents"] = ["TASK agent state", ...], or outputs["agents_error"]
+//	{"broadcast": B}                          -> outputs["broadcast_to"] = [task ids]
+//	{"await_broadcasts": N}                   -> outputs["broadcasts"] = [{from, body}]
+//	{"report_status": {"state": S, "progress": P, "detail": D}}  status.report (and the answer to status.request)
+//	{"escalate": {"severity": S, "error": E}} escalation.error with a severity
+//	{"notify_mode": MODE}                     notify.mode for its children
+//	{"await_notices": N}                      -> outputs["notices"] = [{kind, from, body}]
 package scriptagent
 
 import (
@@ -314,6 +321,74 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		var path string
 		_ = json.Unmarshal(arg, &path)
 		return os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())), 0o644)
+	case "list_agents":
+		list, err := t.ListAgents(ctx)
+		if err != nil {
+			s.outputs["agents_error"] = err.Error()
+			return nil
+		}
+		out := []any{}
+		for _, a := range list {
+			out = append(out, fmt.Sprintf("%s %s %s handoff=%v", a.TaskID, a.ID, a.State, a.AcceptsHandoff))
+		}
+		s.outputs["agents"] = out
+	case "broadcast":
+		var body any
+		_ = json.Unmarshal(arg, &body)
+		to, err := t.Broadcast(ctx, body)
+		if err != nil {
+			return err
+		}
+		s.outputs["broadcast_to"] = to
+	case "await_broadcasts":
+		var n int
+		_ = json.Unmarshal(arg, &n)
+		got := []any{}
+		for len(got) < n {
+			select {
+			case b := <-t.Broadcasts():
+				got = append(got, map[string]any{"from": b.From, "body": b.Body})
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		s.outputs["broadcasts"] = got
+	case "report_status":
+		var a struct {
+			State    string  `json:"state"`
+			Progress float64 `json:"progress"`
+			Detail   string  `json:"detail"`
+		}
+		if err := json.Unmarshal(arg, &a); err != nil {
+			return err
+		}
+		return t.ReportStatus(ctx, a.State, a.Progress, a.Detail)
+	case "escalate":
+		var a struct {
+			Severity string `json:"severity"`
+			Error    string `json:"error"`
+		}
+		if err := json.Unmarshal(arg, &a); err != nil {
+			return err
+		}
+		return t.EscalateWithSeverity(ctx, a.Severity, a.Error, nil)
+	case "notify_mode":
+		var mode string
+		_ = json.Unmarshal(arg, &mode)
+		return t.SetNotifyMode(ctx, mode)
+	case "await_notices":
+		var n int
+		_ = json.Unmarshal(arg, &n)
+		got := []any{}
+		for len(got) < n {
+			select {
+			case m := <-t.Notices():
+				got = append(got, map[string]any{"kind": m.Kind, "from": m.From, "body": m.Body})
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		s.outputs["notices"] = got
 	case "fail":
 		var reason string
 		_ = json.Unmarshal(arg, &reason)

@@ -98,6 +98,12 @@ func (s *server) unsolicited(m protocols.Message) {
 		t = s.runningTask(b.CueID)
 	case protocols.MessageReceived:
 		t = s.runningTask(b.CueID)
+	case protocols.BroadcastNotice:
+		t = s.runningTask(b.CueID)
+	case protocols.StatusRequest:
+		t = s.runningTask(b.CueID)
+	case protocols.MessageNotice:
+		t = s.runningTask(b.CueID)
 	}
 	if t == nil && len(s.running) > 0 {
 		t = s.running[0]
@@ -115,6 +121,18 @@ func (s *server) unsolicited(m protocols.Message) {
 			offer(s, t.messages, b, m.Type)
 			return
 		}
+	case protocols.BroadcastNotice:
+		if t != nil {
+			offer(s, t.broadcasts, b, m.Type)
+			return
+		}
+	case protocols.StatusRequest: // answered here, from what the handler last reported
+		if t != nil {
+			st := t.lastStatus()
+			st.CueID = t.CueID
+			_ = s.send(protocols.Reply(m, st))
+			return
+		}
 	case protocols.QuestionAsk:
 		if t != nil {
 			offer(s, t.questions, &Question{QuestionAsk: b, msg: m, t: t}, m.Type)
@@ -128,6 +146,12 @@ func (s *server) unsolicited(m protocols.Message) {
 		return
 	case protocols.MessageNotice:
 		s.logf("notice: %s sent %s to %s", b.From, b.Kind, b.To)
+		if t != nil {
+			select { // for a handler that reads them; the log has it anyway
+			case t.notices <- b:
+			default:
+			}
+		}
 		return
 	}
 	if t == nil {

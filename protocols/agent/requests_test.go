@@ -264,3 +264,74 @@ func TestConcurrentRequests(t *testing.T) {
 		t.Errorf("got %+v", done)
 	}
 }
+
+// TestHubChannels: agents.list, broadcasts both ways, status.report (and
+// the library's answer to status.request from it), notify.mode and an
+// escalation with a severity, through a fake orch.
+func TestHubChannels(t *testing.T) {
+	f := serve(t, func(ctx context.Context, t *agent.Task) (map[string]any, error) {
+		out := map[string]any{}
+		list, err := t.ListAgents(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out["agents"] = list[0].TaskID + " " + list[0].State
+		if out["to"], err = t.Broadcast(ctx, "v2"); err != nil {
+			return nil, err
+		}
+		select {
+		case b := <-t.Broadcasts():
+			out["heard"] = b.From + " " + b.Body.(string)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if err := t.ReportStatus(ctx, "blocked", 0.5, "db"); err != nil {
+			return nil, err
+		}
+		if err := t.SetNotifyMode(ctx, "summary"); err != nil {
+			return nil, err
+		}
+		select {
+		case n := <-t.Notices():
+			out["notice"] = n.Kind
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return out, t.EscalateWithSeverity(ctx, "high", "disk full", nil)
+	})
+	goReq := f.send(protocols.New(goMsg(nil)))
+	var report protocols.StatusReport
+	done := f.answerUntilDone(goReq, func(m protocols.Message) protocols.Body {
+		switch b := m.Body.(type) {
+		case protocols.AgentsList:
+			return protocols.AgentsListed{Agents: []protocols.ListedAgent{{ID: "greeter", TaskID: "CUE-1", CueID: "CUE-1", State: "working"}}}
+		case protocols.BroadcastSend:
+			f.send(protocols.New(protocols.BroadcastNotice{CueID: "CUE-1", From: "other", Body: "v1"}))
+			return protocols.BroadcastSent{Recipients: []string{"CUE-2"}}
+		case protocols.StatusReport:
+			if m.InReplyTo == "" { // unasked: now ask, the library answers from it
+				f.send(protocols.New(protocols.StatusRequest{CueID: "CUE-1"}))
+			} else {
+				report = b
+			}
+		case protocols.NotifyMode:
+			f.send(protocols.New(protocols.MessageNotice{CueID: "CUE-1", From: "kid", Kind: "summary"}))
+			return protocols.NotifyAck{Mode: b.Mode}
+		case protocols.EscalationError:
+			if b.Severity != "high" {
+				t.Errorf("severity %q", b.Severity)
+			}
+		}
+		return nil
+	})
+	outputs := done.Body.(protocols.TaskComplete).Outputs
+	want := map[string]any{"agents": "CUE-1 working", "to": []any{"CUE-2"}, "heard": "other v1", "notice": "summary"}
+	for k, w := range want {
+		if !equalJSON(outputs[k], w) {
+			t.Errorf("%s = %#v, want %#v", k, outputs[k], w)
+		}
+	}
+	if report.State != "blocked" || report.Progress != 0.5 || report.Detail != "db" {
+		t.Errorf("the answer to status.request: %+v", report)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/orch-cli/orch/protocols"
 )
@@ -19,7 +20,24 @@ type Task struct {
 	announcements chan Announce
 	messages      chan Received
 	questions     chan *Question
+	broadcasts    chan Broadcast
+	notices       chan Notice
+
+	statusMu sync.Mutex
+	status   protocols.StatusReport // what ReportStatus last said, for status.request
 }
+
+// Notice tells a parent what one of its children sent (message.notice):
+// From, To, Kind (message.send, message.user, discovery.report, or summary:
+// the notices held for a child in summary mode, delivered when it ends), Body.
+type Notice = protocols.MessageNotice
+
+// Broadcast is a broadcast from another agent of the run (broadcast.notice): From, Body.
+type Broadcast = protocols.BroadcastNotice
+
+// Agent is one task in GO, as agents.list tells: ID (the agent), TaskID,
+// CueID, State, Progress, Provides, AcceptsHandoff.
+type Agent = protocols.ListedAgent
 
 // Announce says a spawned child task ended (task.announce): its TaskID,
 // Agent, Status (completed, failed or stopped), Outputs and Reason.
@@ -42,6 +60,8 @@ func (s *server) newTask(t protocols.Task) *Task {
 		announcements: make(chan Announce, inbox),
 		messages:      make(chan Received, inbox),
 		questions:     make(chan *Question, inbox),
+		broadcasts:    make(chan Broadcast, inbox),
+		notices:       make(chan Notice, inbox),
 	}
 }
 
@@ -211,6 +231,71 @@ func (t *Task) MemorySearch(ctx context.Context, query string) ([]map[string]any
 		return nil, err
 	}
 	return r.Body.(protocols.MemoryResults).Items, nil
+}
+
+// Notices delivers what this task's children sent, as notify.mode says
+// (they also go to the log). Unread ones beyond the inbox are dropped.
+func (t *Task) Notices() <-chan Notice { return t.notices }
+
+// Broadcasts delivers what other agents of the run broadcast.
+func (t *Task) Broadcasts() <-chan Broadcast { return t.broadcasts }
+
+// ListAgents lists the run's tasks in GO, this one included (agents.list).
+// orch refuses it where there is no other agent to see (a single-agent
+// cuelist): the error is an *OrchError that says so.
+func (t *Task) ListAgents(ctx context.Context) ([]Agent, error) {
+	r, err := t.s.request(ctx, t, protocols.AgentsList{CueID: t.CueID})
+	if err != nil {
+		return nil, err
+	}
+	return r.Body.(protocols.AgentsListed).Agents, nil
+}
+
+// Broadcast sends body (any JSON value) to every other agent of the run in
+// GO and returns the task ids it reached; the person sees it too.
+func (t *Task) Broadcast(ctx context.Context, body any) (recipients []string, err error) {
+	r, err := t.s.request(ctx, t, protocols.BroadcastSend{CueID: t.CueID, Body: body})
+	if err != nil {
+		return nil, err
+	}
+	return r.Body.(protocols.BroadcastSent).Recipients, nil
+}
+
+// ReportStatus tells orch this task's state ("working", "blocked", ...),
+// its progress (0..1, or a percent; 0: not known) and a detail; orch shows
+// it in orch status and its live display. The library answers orch's
+// status.request with what was last reported here ("working" if nothing).
+func (t *Task) ReportStatus(ctx context.Context, state string, progress float64, detail string) error {
+	st := protocols.StatusReport{CueID: t.CueID, State: state, Progress: progress, Detail: detail}
+	t.statusMu.Lock()
+	t.status = st
+	t.statusMu.Unlock()
+	return t.s.notify(ctx, st)
+}
+
+func (t *Task) lastStatus() protocols.StatusReport {
+	t.statusMu.Lock()
+	defer t.statusMu.Unlock()
+	if t.status.State == "" {
+		return protocols.StatusReport{State: "working"}
+	}
+	return t.status
+}
+
+// EscalateWithSeverity reports an error to the hub with a severity (low,
+// medium, high or critical): the person sees it at once; high and critical
+// ring the bell and send the notify: block's needed notice. The task goes on.
+func (t *Task) EscalateWithSeverity(ctx context.Context, severity, message string, detail any) error {
+	return t.s.notify(ctx, protocols.EscalationError{CueID: t.CueID, Error: message, Detail: detail, Severity: severity})
+}
+
+// SetNotifyMode sets how this task's children's messages and discoveries
+// reach it: "immediate" (each at once, the default), "summary" (collected,
+// delivered as one notice when the child ends) or "silent". The person may
+// override it (orch notify-mode).
+func (t *Task) SetNotifyMode(ctx context.Context, mode string) error {
+	_, err := t.s.request(ctx, t, protocols.NotifyMode{CueID: t.CueID, Mode: mode})
+	return err
 }
 
 // Question is a question from a child task, passed to its parent.

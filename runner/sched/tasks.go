@@ -205,3 +205,16 @@ func (t *Tasks[W]) nearestWorkingAncestor(id NodeID) (W, NodeID) {
 	var zero W
 	return zero, NoNode
 }
+
+// InGo returns the attempts of the tasks in GO now, in the order the tasks
+// were created (agents.list, broadcasts, status requests).
+func (t *Tasks[W]) InGo() []W {
+	var zero W
+	var out []W
+	for _, n := range t.nodes {
+		if n.ended == "" && n.serving != zero && t.cfg.Working(n.serving) {
+			out = append(out, n.serving)
+		}
+	}
+	return out
+}

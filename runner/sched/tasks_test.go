@@ -259,3 +259,14 @@ func TestCostLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestInGo lists the tasks in GO, in creation order: not one that ended,
+// nor one whose attempt is not in GO (plain processes included).
+func TestInGo(t *testing.T) {
+	tr := newTree()
+	tr.tasks.End(tr.nodes["qa"], "completed")
+	tr.inGo["deep"] = false
+	if got := strings.Join(tr.tasks.InGo(), " "); got != "lead dev sh" {
+		t.Errorf("InGo = %q, want lead dev sh", got)
+	}
+}
