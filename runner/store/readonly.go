@@ -56,10 +56,36 @@ func openReadOnly(path string) (*DB, error) {
 		// database either, and it is read as an immutable file.
 		db, err = readOnlyPool(abs, true)
 	}
+	if err != nil && sqliteCode(err) == sqlite3.SQLITE_READONLY_ROLLBACK {
+		// A process was killed in the middle of a transaction on a file in
+		// rollback-journal mode (an orch run killed while it created the
+		// database): the journal must be played back before anyone reads,
+		// which a read-only connection cannot do. Any SQLite reader that
+		// may write the file does it; do the same, then read.
+		if rerr := rollBackHotJournal(abs); rerr != nil {
+			return nil, fmt.Errorf("%w; it holds the unfinished transaction of a process that was killed, and reading it "+
+				"needs that rolled back, which failed (%v): a command that writes (orch resume) does it", plain(err, path), rerr)
+		}
+		db, err = readOnlyPool(abs, false)
+	}
 	if err != nil {
 		return nil, plain(err, path)
 	}
 	return &DB{path: path, sql: db, readOnly: true}, nil
+}
+
+// rollBackHotJournal opens the file for writing just long enough for
+// SQLite to play back its hot journal (the first read does it). It sets no
+// journal mode and creates nothing: the file keeps what it committed.
+func rollBackHotJournal(abs string) error {
+	base, _, _ := strings.Cut(dsn(abs, "NORMAL"), "?")
+	db, err := sql.Open("sqlite", base+fmt.Sprintf("?mode=rw&_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var n int
+	return db.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&n)
 }
 
 // readOnlyPool opens a pool of read-only connections and checks that the
