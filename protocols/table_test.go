@@ -18,7 +18,9 @@ func TestExpectedReplies(t *testing.T) {
 		{TypeCoordGo, []string{TypeTaskComplete, TypeTaskFailed}},
 		{TypeTaskHandoff, []string{TypeHandoffResult}},
 		{TypeTaskSpawn, []string{TypeSpawnAccepted}},
-		{TypeBlackboardWrite, []string{TypeBlackboardAck}},
+		{TypeBlackboardWrite, []string{TypeBlackboardAck, TypeBlackboardConflict}},
+		{TypeBlackboardWatch, []string{TypeBlackboardWatching}},
+		{TypeMemoryDelete, []string{TypeMemoryAck}},
 		{TypeBlackboardRead, []string{TypeBlackboardValue}},
 		{TypeQuestionAsk, []string{TypeQuestionAnswer}},
 		{TypeMessageSend, []string{TypeMessageSent, TypeDeliveryFailed}},
@@ -133,6 +135,7 @@ func TestFromAgent(t *testing.T) {
 		TypeMessageSend: true, TypeMessageUser: true, TypeDiscoveryReport: true,
 		TypeMemoryWrite: true, TypeMemorySearch: true, TypeStatusUpdate: true, TypeStatusUsage: true,
 		TypeEscalationConflict: true, TypeEscalationError: true,
+		TypeBlackboardWatch: true, TypeMemoryDelete: true,
 	}
 	for _, typ := range Types() {
 		if got := FromAgent(typ); got != fromAgent[typ] {

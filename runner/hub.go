@@ -26,6 +26,8 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 			return r.serveWrites(a, ap, wm)
 		case protocols.BlackboardRead:
 			return r.read(a, ap, wm, b)
+		case protocols.BlackboardWatch:
+			return r.watchBoard(a, ap, wm, b)
 		}
 	}
 	in := a.messageEvent("in", wm)
@@ -51,7 +53,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: fmt.Sprintf(format, args...)}))
 	}
 	switch b := msg.Body.(type) {
-	case protocols.BlackboardWrite, protocols.BlackboardRead:
+	case protocols.BlackboardWrite, protocols.BlackboardRead, protocols.BlackboardWatch:
 		return refuse("%s: %s", msg.Type, a.denied("blackboard"))
 	case protocols.TaskHandoff:
 		return r.handoff(a, ap, msg, b)
@@ -154,7 +156,7 @@ drain:
 			continue
 		}
 		puts = append(puts, BlackboardPut{Key: b.Key, Value: json.RawMessage(raw), Author: a.agent.ID,
-			Cue: a.cue.ID, Attempt: a.number, MessageID: m.ID})
+			Cue: a.cue.ID, Attempt: a.number, MessageID: m.ID, IfVersion: b.ExpectedVersion})
 	}
 	written, err := r.writeBoard(context0, puts)
 	if err != nil { // the run ends with the error: nothing more is answered
@@ -165,15 +167,21 @@ drain:
 		if replies[i].Type != "" {
 			continue
 		}
-		if j < len(written) {
+		switch {
+		case j < len(written) && written[j].Conflict:
+			replies[i] = protocols.Reply(m, protocols.BlackboardConflict{Key: puts[j].Key,
+				CurrentVersion: written[j].Version, Author: written[j].Author})
+		case j < len(written):
 			replies[i] = protocols.Reply(m, protocols.BlackboardAck{Key: puts[j].Key, Version: written[j].Version})
-		} else {
+		default:
 			replies[i] = protocols.Reply(m, protocols.ProtocolError{Reason: fmt.Sprintf("blackboard.write failed: %v", err)})
 		}
 		j++
 	}
+	r.boardChanged(a, puts, written)
 	// The acknowledgements are recorded by the blackboard/updated events
-	// (with the message ids they answer), not once more each.
+	// (and the refusals by blackboard/conflict ones), with the message ids
+	// they answer, not once more each.
 	for _, m := range replies {
 		if a.halted() { // the exchange tells the agent why; the rest is moot
 			return nil

@@ -70,6 +70,11 @@ type BlackboardPut struct {
 	Cue       string // the writer's task, for the event ("" outside a run's agents)
 	Attempt   int
 	MessageID string // see BlackboardData
+	// IfVersion, when set, makes the write conditional: it is stored only
+	// if the key is at that version (0: the key does not exist yet), else
+	// it is a conflict and nothing is written (blackboard.write's
+	// expected_version, orch bb set --if-version).
+	IfVersion *int64
 }
 
 // BlackboardWritten is one stored blackboard write: its version, and the
@@ -77,6 +82,12 @@ type BlackboardPut struct {
 type BlackboardWritten struct {
 	Version int64
 	Event   Event
+	// Conflict: a conditional write (IfVersion) found the key at another
+	// version and stored nothing. Version and Author are the key's current
+	// ones (0, "": the key does not exist); Event is the
+	// blackboard/conflict event that records the refusal.
+	Conflict bool
+	Author   string
 }
 
 // MemoryItem is one thing kept in memory across runs (memory.write).

@@ -32,6 +32,8 @@
 //	{"pidfile": PATH}                         writes the agent's pid to PATH
 //	{"output": {K: V}}                        -> outputs[K] = V
 //	{"fail": REASON}                          the task fails with REASON
+//
+// and those of board.go (fenced writes, watches, memory.delete).
 package scriptagent
 
 import (
@@ -319,6 +321,9 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		_ = json.Unmarshal(arg, &reason)
 		return errors.New(reason)
 	default:
+		if ok, err := s.boardOp(ctx, op, arg); ok {
+			return err
+		}
 		fmt.Fprintf(os.Stderr, "script-agent: unknown step %q\n", op)
 		return fmt.Errorf("unknown step %q", op)
 	}

@@ -19,6 +19,7 @@ type Task struct {
 	announcements chan Announce
 	messages      chan Received
 	questions     chan *Question
+	changes       chan Changed
 }
 
 // Announce says a spawned child task ended (task.announce): its TaskID,
@@ -42,6 +43,7 @@ func (s *server) newTask(t protocols.Task) *Task {
 		announcements: make(chan Announce, inbox),
 		messages:      make(chan Received, inbox),
 		questions:     make(chan *Question, inbox),
+		changes:       make(chan Changed, inbox),
 	}
 }
 
@@ -101,6 +103,9 @@ func (t *Task) BlackboardWrite(ctx context.Context, key string, value any) (vers
 	r, err := t.s.request(ctx, t, protocols.BlackboardWrite{CueID: t.CueID, Key: key, Value: value})
 	if err != nil {
 		return 0, err
+	}
+	if c, ok := r.Body.(protocols.BlackboardConflict); ok { // not for an unconditional write, but never a panic
+		return 0, &ConflictError{Key: c.Key, CurrentVersion: c.CurrentVersion, Author: c.Author}
 	}
 	return r.Body.(protocols.BlackboardAck).Version, nil
 }
