@@ -78,6 +78,14 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 			return refuse("memory.write failed: %v", err)
 		}
 		return ap.send(a, protocols.Reply(msg, protocols.MemoryAck{Key: b.Key}))
+	case protocols.MemoryDelete:
+		if !a.allows("memory") {
+			return refuse("memory.delete: %s", a.denied("memory"))
+		}
+		if _, err := r.rec.MemoryDelete(context0, r.id, b.Key); err != nil {
+			return refuse("memory.delete failed: %v", err)
+		}
+		return ap.send(a, protocols.Reply(msg, protocols.MemoryAck{Key: b.Key}))
 	case protocols.MemorySearch:
 		if !a.allows("memory") {
 			return refuse("memory.search: %s", a.denied("memory"))
@@ -232,7 +240,7 @@ func (r *run) searchMemory(a *attempt, ap *agentProcess, msg protocols.Message, 
 			tags = []string{}
 		}
 		out = append(out, map[string]any{"key": it.Key, "text": it.Text, "tags": tags, "agent": it.Agent, "run_id": it.RunID,
-			"at": it.At.Format(time.RFC3339Nano)})
+			"at": it.At.Format(time.RFC3339Nano), "version": it.Version, "author": it.Agent})
 	}
 	return ap.send(a, protocols.Reply(msg, protocols.MemoryResults{Items: out}))
 }

@@ -176,8 +176,17 @@ func (m *memRecorder) MemoryWrite(_ context.Context, item MemoryItem) error {
 	if m.memory == nil {
 		m.memory = map[string]MemoryItem{}
 	}
+	item.Version = m.memory[item.Key].Version + 1
 	m.memory[item.Key] = item
 	return nil
+}
+
+func (m *memRecorder) MemoryDelete(_ context.Context, _, key string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.memory[key]
+	delete(m.memory, key)
+	return ok, nil
 }
 
 func (m *memRecorder) MemorySearch(_ context.Context, query string, _ int) ([]MemoryItem, error) {

@@ -98,6 +98,9 @@ type MemoryItem struct {
 	Agent string    `json:"agent"`  // who wrote it
 	RunID string    `json:"run_id"` // in which run
 	At    time.Time `json:"at"`
+	// Version counts the writes of the key: 1 for the first; the earlier
+	// versions are kept (MemoryHistory).
+	Version int64 `json:"version"`
 }
 
 // LogLine is one line an agent printed: stderr, or stdout of a plain process.
@@ -176,6 +179,9 @@ type Board interface {
 type Memory interface {
 	MemoryWrite(ctx context.Context, item MemoryItem) error
 	MemorySearch(ctx context.Context, query string, limit int) ([]MemoryItem, error)
+	// MemoryDelete forgets the item key and its history; false when there
+	// was none. runID is the run asking (its lease is checked), or "".
+	MemoryDelete(ctx context.Context, runID, key string) (bool, error)
 }
 
 // Control is what the owner of a run needs beside its log: the commands
