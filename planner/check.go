@@ -51,8 +51,9 @@ func checkPlans(set *spec.Set) spec.Diagnostics {
 				diags = append(diags, outputWarnings(p, bk)...)
 			}
 		}
-		b.tools(p)
+		tools := b.tools(p)
 		diags = append(diags, b.diags...)
+		diags = append(diags, conditionDiags(p, tools)...)
 	}
 	if len(set.Cuelists) > 0 && !lostCues(set) {
 		markMeant(set, agents, used)

@@ -105,12 +105,17 @@ type TaskAnnounce struct {
 	Reason  string         `json:"reason,omitempty"`
 }
 
-// BlackboardWrite writes a key on the run's blackboard; answer BlackboardAck.
+// BlackboardWrite writes a key on the run's blackboard; answer BlackboardAck
+// (or BlackboardConflict for a write with ExpectedVersion).
 // Value may be any JSON value, null included.
 type BlackboardWrite struct {
 	CueID string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
 	Key   string `json:"key" protocol:"required"`
 	Value any    `json:"value" protocol:"required"`
+	// ExpectedVersion, when set, makes the write conditional: it is stored
+	// only if the key is at that version (0: the key must not exist yet),
+	// else the answer is BlackboardConflict and nothing is written.
+	ExpectedVersion *int64 `json:"expected_version,omitempty" protocol:"min=0"`
 }
 
 // BlackboardAck answers BlackboardWrite with the key's new version.

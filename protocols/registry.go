@@ -29,7 +29,7 @@ var table = []struct {
 	{TaskSpawn{}, true, []string{TypeSpawnAccepted}},
 	{SpawnAccepted{}, false, nil},
 	{TaskAnnounce{}, false, nil},
-	{BlackboardWrite{}, true, []string{TypeBlackboardAck}},
+	{BlackboardWrite{}, true, []string{TypeBlackboardAck, TypeBlackboardConflict}},
 	{BlackboardAck{}, false, nil},
 	{BlackboardRead{}, true, []string{TypeBlackboardValue}},
 	{BlackboardValue{}, false, nil},
@@ -62,6 +62,12 @@ var table = []struct {
 	{StatusReport{}, true, nil},
 	{NotifyMode{}, true, []string{TypeNotifyAck}},
 	{NotifyAck{}, false, nil},
+	// Added later (board.go): kept at the end, in the schema's order.
+	{BlackboardWatch{}, true, []string{TypeBlackboardWatching}},
+	{BlackboardWatching{}, false, nil},
+	{BlackboardChanged{}, false, nil},
+	{BlackboardConflict{}, false, nil},
+	{MemoryDelete{}, true, []string{TypeMemoryAck}},
 }
 
 // typeInfo is the decoded form of one table row.
@@ -154,6 +160,11 @@ func newField(sf reflect.StructField, index int) (*field, error) {
 		f.kind = kindArray
 	case reflect.Interface:
 		f.kind = kindAny
+	case reflect.Pointer: // an optional integer where 0 means something (expected_version)
+		if k := sf.Type.Elem().Kind(); k != reflect.Int && k != reflect.Int64 {
+			return nil, fmt.Errorf("field %s: unsupported type %s", name, sf.Type)
+		}
+		f.kind = kindInteger
 	default:
 		return nil, fmt.Errorf("field %s: unsupported type %s", name, sf.Type)
 	}

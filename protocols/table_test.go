@@ -18,7 +18,9 @@ func TestExpectedReplies(t *testing.T) {
 		{TypeCoordGo, []string{TypeTaskComplete, TypeTaskFailed}},
 		{TypeTaskHandoff, []string{TypeHandoffResult}},
 		{TypeTaskSpawn, []string{TypeSpawnAccepted}},
-		{TypeBlackboardWrite, []string{TypeBlackboardAck}},
+		{TypeBlackboardWrite, []string{TypeBlackboardAck, TypeBlackboardConflict}},
+		{TypeBlackboardWatch, []string{TypeBlackboardWatching}},
+		{TypeMemoryDelete, []string{TypeMemoryAck}},
 		{TypeBlackboardRead, []string{TypeBlackboardValue}},
 		{TypeQuestionAsk, []string{TypeQuestionAnswer}},
 		{TypeMessageSend, []string{TypeMessageSent, TypeDeliveryFailed}},
@@ -138,6 +140,7 @@ func TestFromAgent(t *testing.T) {
 		TypeMemoryWrite: true, TypeMemorySearch: true, TypeStatusUpdate: true, TypeStatusUsage: true,
 		TypeEscalationConflict: true, TypeEscalationError: true,
 		TypeAgentsList: true, TypeBroadcastSend: true, TypeStatusReport: true, TypeNotifyMode: true,
+		TypeBlackboardWatch: true, TypeMemoryDelete: true,
 	}
 	for _, typ := range Types() {
 		if got := FromAgent(typ); got != fromAgent[typ] {

@@ -139,6 +139,9 @@ type Task struct {
 	ParentTaskID   string         `json:"parent_task_id,omitempty"`
 	Depth          int            `json:"depth,omitempty"`     // handoff depth: 0 for a cue's own agent
 	Workspace      string         `json:"workspace,omitempty"` // the attempt's git worktree (workspace: worktree)
+	// BlackboardEntries is the snapshot again with each key's version and
+	// author; Blackboard keeps the plain values for agents that read them.
+	BlackboardEntries map[string]BoardEntry `json:"blackboard_entries,omitempty"`
 }
 
 // taskJSON has Task's fields without its methods, so that Task.MarshalJSON

@@ -122,6 +122,12 @@ func checkConstraints(info *typeInfo, body reflect.Value, seen []bool) error {
 		if f.nonempty && v.Len() == 0 {
 			return fmt.Errorf("field %s must not be empty", f.name)
 		}
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				continue
+			}
+			v = v.Elem()
+		}
 		if f.min != nil {
 			n := 0.0
 			if f.kind == kindInteger {

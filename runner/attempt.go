@@ -151,6 +151,7 @@ func (a *attempt) run(ctx context.Context) {
 	a.inGo.Store(false)
 	a.endChildren("their parent's attempt ended")
 	a.r.withdrawQuestions(a)
+	a.r.endWatch(a)
 	pid, exit := d.close(a)
 	if fail == nil && a.ws != nil { // its processes are gone: its work is done
 		outputs, fail = a.commitWorkspace(outputs)

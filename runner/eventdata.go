@@ -266,6 +266,22 @@ func (p WorktreeData) redacted(d *Redactor) EventData {
 	return p
 }
 
+// BlackboardConflictData is the data of EvBlackboardConflict: a
+// conditional write of Key expected ExpectedVersion, the key was at
+// CurrentVersion by Author.
+type BlackboardConflictData struct {
+	Key             string `json:"key"`
+	ExpectedVersion int64  `json:"expected_version"`
+	CurrentVersion  int64  `json:"current_version"`
+	Author          string `json:"author,omitempty"`
+	MessageID       string `json:"message_id,omitempty"` // the blackboard.write refused, if an agent sent one
+}
+
+func (p BlackboardConflictData) redacted(d *Redactor) EventData {
+	p.Key, p.Author, p.MessageID = d.Text(p.Key), d.Text(p.Author), d.Text(p.MessageID)
+	return p
+}
+
 func (p BlackboardData) redacted(d *Redactor) EventData {
 	p.Key, p.MessageID = d.Text(p.Key), d.Text(p.MessageID)
 	return p

@@ -36,6 +36,10 @@ const (
 	// EvBlackboard is written by the recorder itself with each blackboard write.
 	// Data: BlackboardData.
 	EvBlackboard = "blackboard/updated"
+	// EvBlackboardConflict is written by the recorder instead of
+	// EvBlackboard for a conditional write that found its key at another
+	// version: nothing was written. Data: BlackboardConflictData.
+	EvBlackboardConflict = "blackboard/conflict"
 	// EvManualGo records that a person said GO for Cue.
 	EvManualGo = "cue/go-approved"
 	// EvConflict is an arbitration decision taken at run time (a cue waits for
@@ -156,6 +160,8 @@ var dataTypes = map[string]reflect.Type{
 	EvWorktree:       reflect.TypeFor[WorktreeData](),
 	EvNotice:         reflect.TypeFor[NoticeData](),
 	EvAgentStatus:    reflect.TypeFor[StatusData](),
+	// Added later: kept at the end.
+	EvBlackboardConflict: reflect.TypeFor[BlackboardConflictData](),
 }
 
 // CheckEventData reports an error when data is not what an event of type

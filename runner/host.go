@@ -47,6 +47,8 @@ type hostServices interface {
 	askPerson(a *attempt, b protocols.QuestionAsk, deliver func(answer string)) *failure
 	// withdrawQuestions closes the open questions of an attempt that ended.
 	withdrawQuestions(a *attempt)
+	// endWatch ends the blackboard watch of an attempt that ended.
+	endWatch(a *attempt)
 	// endTask records how an attempt's task ended.
 	endTask(n *node, how string)
 	// addUsage records what an attempt reported it used so far (cost,

@@ -27,6 +27,8 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 			return r.serveWrites(a, ap, wm)
 		case protocols.BlackboardRead:
 			return r.read(a, ap, wm, b)
+		case protocols.BlackboardWatch:
+			return r.watchBoard(a, ap, wm, b)
 		}
 	}
 	in := a.messageEvent("in", wm)
@@ -52,7 +54,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: fmt.Sprintf(format, args...)}))
 	}
 	switch b := msg.Body.(type) {
-	case protocols.BlackboardWrite, protocols.BlackboardRead:
+	case protocols.BlackboardWrite, protocols.BlackboardRead, protocols.BlackboardWatch:
 		return refuse("%s: %s", msg.Type, a.denied("blackboard"))
 	case protocols.TaskHandoff:
 		return r.handoff(a, ap, msg, b)
@@ -75,6 +77,14 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		item := MemoryItem{Key: b.Key, Text: b.Text, Tags: b.Tags, Agent: a.agent.ID, RunID: r.id, At: time.Now().UTC()}
 		if err := r.rec.MemoryWrite(context0, item); err != nil {
 			return refuse("memory.write failed: %v", err)
+		}
+		return ap.send(a, protocols.Reply(msg, protocols.MemoryAck{Key: b.Key}))
+	case protocols.MemoryDelete:
+		if !a.allows("memory") {
+			return refuse("memory.delete: %s", a.denied("memory"))
+		}
+		if _, err := r.rec.MemoryDelete(context0, r.id, b.Key); err != nil {
+			return refuse("memory.delete failed: %v", err)
 		}
 		return ap.send(a, protocols.Reply(msg, protocols.MemoryAck{Key: b.Key}))
 	case protocols.MemorySearch:
@@ -168,7 +178,7 @@ drain:
 			continue
 		}
 		puts = append(puts, BlackboardPut{Key: b.Key, Value: json.RawMessage(raw), Author: a.agent.ID,
-			Cue: a.cue.ID, Attempt: a.number, MessageID: m.ID})
+			Cue: a.cue.ID, Attempt: a.number, MessageID: m.ID, IfVersion: b.ExpectedVersion})
 	}
 	written, err := r.writeBoard(context0, puts)
 	if err != nil { // the run ends with the error: nothing more is answered
@@ -179,15 +189,21 @@ drain:
 		if replies[i].Type != "" {
 			continue
 		}
-		if j < len(written) {
+		switch {
+		case j < len(written) && written[j].Conflict:
+			replies[i] = protocols.Reply(m, protocols.BlackboardConflict{Key: puts[j].Key,
+				CurrentVersion: written[j].Version, Author: written[j].Author})
+		case j < len(written):
 			replies[i] = protocols.Reply(m, protocols.BlackboardAck{Key: puts[j].Key, Version: written[j].Version})
-		} else {
+		default:
 			replies[i] = protocols.Reply(m, protocols.ProtocolError{Reason: fmt.Sprintf("blackboard.write failed: %v", err)})
 		}
 		j++
 	}
+	r.boardChanged(a, puts, written)
 	// The acknowledgements are recorded by the blackboard/updated events
-	// (with the message ids they answer), not once more each.
+	// (and the refusals by blackboard/conflict ones), with the message ids
+	// they answer, not once more each.
 	for _, m := range replies {
 		if a.halted() { // the exchange tells the agent why; the rest is moot
 			return nil
@@ -238,7 +254,7 @@ func (r *run) searchMemory(a *attempt, ap *agentProcess, msg protocols.Message, 
 			tags = []string{}
 		}
 		out = append(out, map[string]any{"key": it.Key, "text": it.Text, "tags": tags, "agent": it.Agent, "run_id": it.RunID,
-			"at": it.At.Format(time.RFC3339Nano)})
+			"at": it.At.Format(time.RFC3339Nano), "version": it.Version, "author": it.Agent})
 	}
 	return ap.send(a, protocols.Reply(msg, protocols.MemoryResults{Items: out}))
 }

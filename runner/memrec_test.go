@@ -149,11 +149,20 @@ func (m *memRecorder) Heartbeat(context.Context, string, string) error { return 
 func (m *memRecorder) BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) ([]BlackboardWritten, error) {
 	written := make([]BlackboardWritten, len(puts))
 	for i, p := range puts {
+		if cur, _, _ := m.BlackboardRead(ctx, runID, p.Key); p.IfVersion != nil && *p.IfVersion != cur.Version {
+			written[i] = BlackboardWritten{Version: cur.Version, Author: cur.Author, Conflict: true,
+				Event: Event{RunID: runID, Type: EvBlackboardConflict, Cue: p.Cue, Agent: p.Author, Attempt: p.Attempt,
+					Data: BlackboardConflictData{Key: p.Key, ExpectedVersion: *p.IfVersion, CurrentVersion: cur.Version, Author: cur.Author, MessageID: p.MessageID}}}
+			m.mu.Lock()
+			m.events = append(m.events, written[i].Event)
+			m.mu.Unlock()
+			continue
+		}
 		v, err := m.BlackboardWrite(ctx, runID, p.Key, p.Value, p.Author)
 		if err != nil {
 			return written[:i], err
 		}
-		written[i] = BlackboardWritten{Version: v, Event: Event{RunID: runID, Type: EvBlackboard, Cue: p.Cue, Agent: p.Author,
+		written[i] = BlackboardWritten{Version: v, Author: p.Author, Event: Event{RunID: runID, Type: EvBlackboard, Cue: p.Cue, Agent: p.Author,
 			Attempt: p.Attempt, Data: BlackboardData{Key: p.Key, Version: v, MessageID: p.MessageID}}}
 	}
 	return written, nil
@@ -167,8 +176,17 @@ func (m *memRecorder) MemoryWrite(_ context.Context, item MemoryItem) error {
 	if m.memory == nil {
 		m.memory = map[string]MemoryItem{}
 	}
+	item.Version = m.memory[item.Key].Version + 1
 	m.memory[item.Key] = item
 	return nil
+}
+
+func (m *memRecorder) MemoryDelete(_ context.Context, _, key string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.memory[key]
+	delete(m.memory, key)
+	return ok, nil
 }
 
 func (m *memRecorder) MemorySearch(_ context.Context, query string, _ int) ([]MemoryItem, error) {

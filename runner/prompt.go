@@ -41,6 +41,11 @@ func renderPrompt(agent *spec.Agent, cuePrompt string, t *Task) (string, error) 
 func promptData(t *Task) map[string]any {
 	d := map[string]any{"run_id": t.RunID, "cue_id": t.CueID, "agent_id": t.AgentID, "attempt": t.Attempt,
 		"inputs": orEmpty(t.Inputs), "blackboard": orEmpty(t.Blackboard), "handoff_context": orEmpty(t.HandoffContext)}
+	entries := map[string]any{}
+	for k, e := range t.BlackboardEntries {
+		entries[k] = map[string]any{"value": e.Value, "version": e.Version, "author": e.Author}
+	}
+	d["blackboard_entries"] = entries
 	return d
 }
 
@@ -55,7 +60,7 @@ func orEmpty(m map[string]any) map[string]any {
 // in the cue's inputs, named and shown as they are.
 func plainTask(b *strings.Builder, t *Task) {
 	fmt.Fprintf(b, "Task %s (run %s, attempt %d).", t.CueID, t.RunID, t.Attempt)
-	section := func(title string, m map[string]any) {
+	section := func(title string, m map[string]any, note func(k string) string) {
 		if len(m) == 0 {
 			return
 		}
@@ -66,12 +71,18 @@ func plainTask(b *strings.Builder, t *Task) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(b, "\n- %s: %s", k, promptValue(m[k]))
+			fmt.Fprintf(b, "\n- %s: %s%s", k, promptValue(m[k]), note(k))
 		}
 	}
-	section("Inputs", t.Inputs)
-	section("Handoff context", t.HandoffContext)
-	section("Blackboard", t.Blackboard)
+	none := func(string) string { return "" }
+	section("Inputs", t.Inputs, none)
+	section("Handoff context", t.HandoffContext, none)
+	section("Blackboard", t.Blackboard, func(k string) string { // who wrote what (seed 004 §2)
+		if e, ok := t.BlackboardEntries[k]; ok && e.Author != "" {
+			return fmt.Sprintf(" (version %d, by %s)", e.Version, e.Author)
+		}
+		return ""
+	})
 }
 
 // promptValue is a string as it is, anything else as JSON.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -35,5 +36,20 @@ func TestRenderPrompt(t *testing.T) {
 	_, err := renderPrompt(&spec.Agent{Prompt: "{{.inputs.missing}}"}, "", task)
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("a missing input: got %v, want an error naming it", err)
+	}
+}
+
+// The blackboard in a prompt says who wrote each value (seed 004 §2:
+// "(by researcher)"), in the plain task and to a template.
+func TestPromptBoardAuthors(t *testing.T) {
+	task := &Task{RunID: "r1", CueID: "impl", Attempt: 1, Blackboard: map[string]any{"plan": "ok"},
+		BlackboardEntries: map[string]protocols.BoardEntry{"plan": {Value: "ok", Version: 3, Author: "researcher"}}}
+	got, err := renderPrompt(&spec.Agent{}, "", task)
+	if want := "Blackboard:\n- plan: ok (version 3, by researcher)"; err != nil || !strings.HasSuffix(got, want) {
+		t.Fatalf("got %q, %v; want it to end with %q", got, err, want)
+	}
+	got, err = renderPrompt(&spec.Agent{Prompt: "{{.blackboard.plan}} by {{.blackboard_entries.plan.author}}"}, "", task)
+	if err != nil || got != "ok by researcher" {
+		t.Fatalf("template: got %q, %v", got, err)
 	}
 }

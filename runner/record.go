@@ -70,6 +70,11 @@ type BlackboardPut struct {
 	Cue       string // the writer's task, for the event ("" outside a run's agents)
 	Attempt   int
 	MessageID string // see BlackboardData
+	// IfVersion, when set, makes the write conditional: it is stored only
+	// if the key is at that version (0: the key does not exist yet), else
+	// it is a conflict and nothing is written (blackboard.write's
+	// expected_version, orch bb set --if-version).
+	IfVersion *int64
 }
 
 // BlackboardWritten is one stored blackboard write: its version, and the
@@ -77,6 +82,12 @@ type BlackboardPut struct {
 type BlackboardWritten struct {
 	Version int64
 	Event   Event
+	// Conflict: a conditional write (IfVersion) found the key at another
+	// version and stored nothing. Version and Author are the key's current
+	// ones (0, "": the key does not exist); Event is the
+	// blackboard/conflict event that records the refusal.
+	Conflict bool
+	Author   string
 }
 
 // MemoryItem is one thing kept in memory across runs (memory.write).
@@ -87,6 +98,9 @@ type MemoryItem struct {
 	Agent string    `json:"agent"`  // who wrote it
 	RunID string    `json:"run_id"` // in which run
 	At    time.Time `json:"at"`
+	// Version counts the writes of the key: 1 for the first; the earlier
+	// versions are kept (MemoryHistory).
+	Version int64 `json:"version"`
 }
 
 // LogLine is one line an agent printed: stderr, or stdout of a plain process.
@@ -165,6 +179,9 @@ type Board interface {
 type Memory interface {
 	MemoryWrite(ctx context.Context, item MemoryItem) error
 	MemorySearch(ctx context.Context, query string, limit int) ([]MemoryItem, error)
+	// MemoryDelete forgets the item key and its history; false when there
+	// was none. runID is the run asking (its lease is checked), or "".
+	MemoryDelete(ctx context.Context, runID, key string) (bool, error)
 }
 
 // Control is what the owner of a run needs beside its log: the commands

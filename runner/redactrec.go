@@ -43,6 +43,11 @@ func (r redactingRecorder) BlackboardWriteMany(ctx context.Context, runID string
 	return r.Recorder.BlackboardWriteMany(ctx, runID, masked)
 }
 
+// MemoryDelete forgets the key as MemoryWrite kept it: masked.
+func (r redactingRecorder) MemoryDelete(ctx context.Context, runID, key string) (bool, error) {
+	return r.Recorder.MemoryDelete(ctx, runID, r.d.Text(key))
+}
+
 func (r redactingRecorder) MemoryWrite(ctx context.Context, item MemoryItem) error {
 	item.Key, item.Text = r.d.Text(item.Key), r.d.Text(item.Text)
 	tags := make([]string, len(item.Tags))

@@ -173,7 +173,8 @@ type requests struct {
 	loopDone      chan struct{} // closed when the loop is over: requests get no answer
 	nodes         map[sched.NodeID]*node
 	openQuestions map[string]*openQuestion
-	root          *os.Root // the project, for handoff artifacts
+	root          *os.Root     // the project, for handoff artifacts
+	watches       boardWatches // the attempts watching the blackboard
 }
 
 // Run executes the plan until every cue has ended, the run pauses for a
@@ -208,11 +209,18 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	r.host.acp.closeAll()
 	stopWatch()
 	r.stopSweeper()
+	if testHookRunOver != nil {
+		testHookRunOver(r)
+	}
 	if err == nil {
 		err = r.flushLog(ctx)
 	}
 	return res, err
 }
+
+// testHookRunOver, set by tests, sees a run once its attempts are over
+// (what they left behind in the hub: watches).
+var testHookRunOver func(r *run)
 
 func newRun(opts Options) (*run, error) {
 	p := opts.Plan
@@ -381,6 +389,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 			if err := r.renewLease(ctx); err != nil {
 				return nil, r.abandon(ctx, err)
 			}
+			r.pollBoard() // another process's board writes, for the watchers
 			stop, moved := r.commands(ctx)
 			if stop != "" {
 				return r.stopped(ctx, stop)

@@ -70,10 +70,12 @@ func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool 
 		r.emit(Event{Type: EvNote, Cue: c.ID, Agent: d.Agent.ID, Reason: fmt.Sprintf("%s %s: falling back to %s", d.Agent.ID, d.Reason, d.To.ID)})
 	case sched.Export:
 		put := BlackboardPut{Key: d.Key, Value: mustJSON(d.Value), Author: d.Agent.ID}
-		if _, err := r.writeBoard(ctx, []BlackboardPut{put}); err != nil {
+		written, err := r.writeBoard(ctx, []BlackboardPut{put})
+		if err != nil {
 			r.core.Broken()
 			return false
 		}
+		r.boardChanged(nil, []BlackboardPut{put}, written)
 	case sched.Conflict:
 		r.conflict(d)
 	case sched.ManualGo:

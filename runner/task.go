@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/protocols"
 )
 
 // Task is what an agent gets at GO (DESIGN §4): inside coord.go for protocol
@@ -30,6 +31,10 @@ type Task struct {
 	// Workspace is the attempt's git worktree (workspace: worktree): a
 	// protocol agent's process serves several attempts, each works there.
 	Workspace string `json:"workspace,omitempty"`
+	// BlackboardEntries is the snapshot with each key's version and author
+	// (seed 004: "(by researcher)"); Blackboard keeps the values alone, as
+	// agents written before it read them.
+	BlackboardEntries map[string]protocols.BoardEntry `json:"blackboard_entries,omitempty"`
 }
 
 // task builds attempt a's task: the run's inputs, the outputs of every cue
@@ -73,15 +78,20 @@ func (a *attempt) withBlackboard(t *Task) *Task {
 
 func withBoard(t *Task, entries map[string]BlackboardEntry, err error) *Task {
 	board := map[string]any{}
+	var meta map[string]protocols.BoardEntry
 	if err == nil {
 		for k, e := range entries {
 			var v any
 			if json.Unmarshal(e.Value, &v) == nil {
 				board[k] = v
+				if meta == nil {
+					meta = map[string]protocols.BoardEntry{}
+				}
+				meta[k] = protocols.BoardEntry{Value: v, Version: e.Version, Author: e.Author}
 			}
 		}
 	}
-	t.Blackboard = board
+	t.Blackboard, t.BlackboardEntries = board, meta
 	return t
 }
 

@@ -16,7 +16,8 @@ var PromptProtocols = map[string]bool{"acp": true, "claude-code": true, "codex":
 var PermissionKinds = []string{"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other", "default"}
 
 // ParsePrompt parses a prompt: a Go text/template over the GO task
-// (run_id, cue_id, agent_id, attempt, inputs, blackboard, handoff_context).
+// (run_id, cue_id, agent_id, attempt, inputs, blackboard, blackboard_entries,
+// handoff_context).
 // A key that is not there is an error when the prompt is rendered.
 func ParsePrompt(name, text string) (*template.Template, error) {
 	return template.New(name).Option("missingkey=error").Parse(text)
@@ -24,7 +25,7 @@ func ParsePrompt(name, text string) (*template.Template, error) {
 
 // promptFields are the top-level fields of a prompt's data.
 var promptFields = map[string]bool{"run_id": true, "cue_id": true, "agent_id": true, "attempt": true,
-	"inputs": true, "blackboard": true, "handoff_context": true}
+	"inputs": true, "blackboard": true, "handoff_context": true, "blackboard_entries": true}
 
 // prompt checks the prompt at ptr below o: it must parse, and name only
 // the task's fields.
@@ -42,7 +43,7 @@ func (c *checker) prompt(o Origin, ptr, text string) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		c.errorAt(o, ptr, "bad-template", "prompt names .%s, which the task never has (it has .run_id, .cue_id, .agent_id, .attempt, .inputs, .blackboard and .handoff_context)", strings.Join(unknown, ", ."))
+		c.errorAt(o, ptr, "bad-template", "prompt names .%s, which the task never has (it has .run_id, .cue_id, .agent_id, .attempt, .inputs, .blackboard, .blackboard_entries and .handoff_context)", strings.Join(unknown, ", ."))
 	}
 }
 

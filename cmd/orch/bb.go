@@ -126,6 +126,7 @@ A key the board does not have exits 1.`,
 func newBBSetCmd(io *streams) *cobra.Command {
 	var output string
 	var asString bool
+	var expected int64
 	cmd := &cobra.Command{
 		Use:   "set KEY VALUE",
 		Short: "Write a new version of a blackboard key",
@@ -134,12 +135,19 @@ when it parses as JSON (42, true, {"a": 1}, "quoted"), else a string;
 --string always stores a string. The author is ORCH_AGENT_ID when set
 (inside an agent), else "person".
 
+--if-version N writes only if KEY is at version N (0: only if it does not
+exist yet): read it, change it, write it back with the version read, and
+a write by someone else in between is not overwritten. When KEY has moved
+on, nothing is written and orch bb set exits 1 naming the current version
+and its author.
+
 A run that is running, paused or interrupted can be written; a completed,
 failed or stopped run's board is kept as the run left it, and writing it is
 refused.`,
 		Example: `  orch bb set plan '{"steps": 3}'
   orch bb set --string version 1.10
-  orch bb set --run 3f9a approved true`,
+  orch bb set --run 3f9a approved true
+  orch bb set --if-version 2 plan '{"steps": 4}'`,
 		Args: argsBetween(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
@@ -154,7 +162,14 @@ refused.`,
 				return err
 			}
 			defer db.Close()
-			version, err := bbSet(cmd.Context(), db, id, args[0], value)
+			var ifVersion *int64
+			if cmd.Flags().Changed("if-version") {
+				if expected < 0 {
+					return usageError(fmt.Errorf("--if-version must be 0 or more, not %d", expected))
+				}
+				ifVersion = &expected
+			}
+			version, err := bbSet(cmd.Context(), db, id, args[0], value, ifVersion)
 			if err != nil {
 				return err
 			}
@@ -167,6 +182,7 @@ refused.`,
 	}
 	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
 	cmd.Flags().BoolVar(&asString, "string", false, "store VALUE as a string even if it parses as JSON")
+	cmd.Flags().Int64Var(&expected, "if-version", 0, "write only if KEY is at this version (0: only if it does not exist yet)")
 	return cmd
 }
 
@@ -182,7 +198,8 @@ func bbValue(arg string, asString bool) (json.RawMessage, error) {
 }
 
 // bbSet writes one key, as the agent running this command when there is one.
-func bbSet(ctx context.Context, db *store.DB, id, key string, value json.RawMessage) (int64, error) {
+// With ifVersion, only if the key is at that version.
+func bbSet(ctx context.Context, db *store.DB, id, key string, value json.RawMessage, ifVersion *int64) (int64, error) {
 	state, err := db.RunState(ctx, id)
 	if err != nil {
 		return 0, err
@@ -195,7 +212,7 @@ func bbSet(ctx context.Context, db *store.DB, id, key string, value json.RawMess
 	// (the values of secret-looking names, and the names orch lists in
 	// ORCH_SECRETS), as the run's owner masks what it records.
 	value = runner.NewRedactor(os.Environ(), nil).JSON(value)
-	put := runner.BlackboardPut{Key: key, Value: value, Author: "person"}
+	put := runner.BlackboardPut{Key: key, Value: value, Author: "person", IfVersion: ifVersion}
 	if agent := os.Getenv("ORCH_AGENT_ID"); agent != "" {
 		put.Author = agent
 	}
@@ -206,6 +223,13 @@ func bbSet(ctx context.Context, db *store.DB, id, key string, value json.RawMess
 	written, err := db.BlackboardWriteMany(ctx, id, []runner.BlackboardPut{put})
 	if err != nil {
 		return 0, err
+	}
+	if w := written[0]; w.Conflict {
+		if w.Version == 0 {
+			return 0, fmt.Errorf("run %s: blackboard key %q does not exist, not at version %d: nothing written", id, key, *ifVersion)
+		}
+		return 0, fmt.Errorf("run %s: blackboard key %q is at version %d (by %s), not %d: nothing written (orch bb get %s shows it)",
+			id, key, w.Version, w.Author, *ifVersion, key)
 	}
 	return written[0].Version, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -58,6 +59,10 @@ func describeEvent(e runner.Event) string {
 	case runner.EvBlackboard:
 		d, _ := e.Data.(runner.BlackboardData) // nil data: the zero value
 		return fmt.Sprintf("blackboard %s = version %d by %s", d.Key, d.Version, e.Agent)
+	case runner.EvBlackboardConflict:
+		d, _ := e.Data.(runner.BlackboardConflictData) // nil data: the zero value
+		return fmt.Sprintf("blackboard %s not written by %s: expected version %d, it is at %d (by %s)",
+			d.Key, e.Agent, d.ExpectedVersion, d.CurrentVersion, cmp.Or(d.Author, "nobody"))
 	case runner.EvManualGo:
 		return with(e.Cue + " GO approved")
 	case runner.EvNote:

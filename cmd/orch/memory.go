@@ -18,12 +18,16 @@ func newMemoryCmd(io *streams) *cobra.Command {
 		Short: "List and search what agents kept across runs",
 		Long: `Memory is what agents choose to keep across runs (memory.write): items with
 a key, a text and tags, in the run database, whichever run wrote them. A
-later write of a key replaces its item.`,
+later write of a key is its next version: ls and search show the latest,
+orch memory show KEY --history every one kept. orch memory rm forgets a key
+and its history.`,
 		Example: `  orch memory ls
   orch memory search database migration
-  orch memory search 'deploy*' --output json`,
+  orch memory search 'deploy*' --output json
+  orch memory show lesson --history
+  orch memory rm lesson`,
 	}
-	cmd.AddCommand(newMemoryLsCmd(io), newMemorySearchCmd(io))
+	cmd.AddCommand(newMemoryLsCmd(io), newMemorySearchCmd(io), newMemoryShowCmd(io), newMemoryRmCmd(io))
 	return cmd
 }
 
@@ -35,7 +39,7 @@ func newMemoryLsCmd(io *streams) *cobra.Command {
 		Short: "List memory items, newest first",
 		Long: `List memory items, newest first: key, age, the agent and run that wrote
 it, tags and text (shortened). With --output json: a list of
-{key, text, tags, agent, run_id, at}.`,
+{key, text, tags, agent, run_id, at, version, author}.`,
 		Example: `  orch memory ls
   orch memory ls --limit 100 --output json`,
 		Args: argsBetween(0, 0),
@@ -111,6 +115,10 @@ type memoryJSON struct {
 	Agent string   `json:"agent"`
 	RunID string   `json:"run_id"`
 	At    *string  `json:"at"`
+	// Version counts the writes of the key; Author is who wrote this
+	// version (the same as Agent, by the name memory.results uses).
+	Version int64  `json:"version"`
+	Author  string `json:"author"`
 }
 
 // printMemory prints items; total >= 0 is how many memory holds (a list
@@ -123,7 +131,8 @@ func printMemory(io *streams, items []runner.MemoryItem, total int, output, none
 			if tags == nil {
 				tags = []string{}
 			}
-			out = append(out, memoryJSON{Key: it.Key, Text: it.Text, Tags: tags, Agent: it.Agent, RunID: it.RunID, At: timeJSON(it.At)})
+			out = append(out, memoryJSON{Key: it.Key, Text: it.Text, Tags: tags, Agent: it.Agent, RunID: it.RunID, At: timeJSON(it.At),
+				Version: it.Version, Author: it.Agent})
 		}
 		return writeJSON(io.out, out)
 	}

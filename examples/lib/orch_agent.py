@@ -22,6 +22,12 @@ up with q.pass_up()), task.announcements (spawned children that ended),
 task.messages (from siblings), task.broadcasts (from any agent at work),
 task.notices (what its children sent, as set_notify_mode says). orch's
 status.request is answered from what report_status last said.
+task.changes has the writes to the blackboard keys the task watches:
+task.watch(["plan"]) or task.watch(prefix="review/").
+
+A fenced write, task.bb_write_if(key, value, expected_version), raises
+Conflict (with .current_version and .author) when someone else wrote the key
+first. task.blackboard_entries has the GO snapshot's versions and authors.
 """
 import json
 import queue
@@ -30,7 +36,7 @@ import threading
 import traceback
 import uuid
 
-__all__ = ["run", "Task", "OrchError", "log"]
+__all__ = ["run", "Task", "OrchError", "Conflict", "log"]
 
 _out = threading.Lock()
 _pending = {}  # request id -> Queue for its answer
@@ -41,6 +47,15 @@ _lock = threading.Lock()
 
 class OrchError(Exception):
     """orch refused a request (protocol.error) or answered it unexpectedly."""
+
+
+class Conflict(OrchError):
+    """A fenced blackboard write found the key at another version: nothing was written."""
+
+    def __init__(self, key, expected, current_version, author):
+        super().__init__(f"blackboard key {key!r} is at version {current_version} (by {author or 'nobody'}), "
+                         f"not {expected}: not written")
+        self.key, self.expected, self.current_version, self.author = key, expected, current_version, author
 
 
 def log(text):
@@ -81,11 +96,13 @@ class Task:
         self.agent_id = task.get("agent_id", "")
         self.inputs = task.get("inputs") or {}
         self.blackboard = task.get("blackboard") or {}
+        self.blackboard_entries = task.get("blackboard_entries") or {}  # key -> {value, version, author}
         self.handoff_context = task.get("handoff_context") or {}
         self.tools = task.get("tools") or []
         self.questions, self.announcements, self.messages = queue.Queue(), queue.Queue(), queue.Queue()
         self.broadcasts, self.notices = queue.Queue(), queue.Queue()
         self.status = {"state": "working"}  # what status.request is answered with
+        self.changes = queue.Queue()  # blackboard.changed notices: {key, version, author, value}
 
     def request(self, message_type, **body):
         answer = queue.Queue(maxsize=1)
@@ -117,6 +134,33 @@ class Task:
         """The key's value, or None when it is not set."""
         reply = self.request("blackboard.read", key=key)
         return reply.get("value") if reply.get("found") else None
+
+    def bb_write_if(self, key, value, expected_version):
+        """Writes key only if it is at expected_version (0: only if it does not exist yet)."""
+        reply = self.request("blackboard.write", key=key, value=value, expected_version=expected_version)
+        if reply["message_type"] == "blackboard.conflict":
+            raise Conflict(key, expected_version, reply.get("current_version", 0), reply.get("author", ""))
+        return reply["version"]
+
+    def watch(self, keys=None, prefix=None):
+        """Every later write by anyone else to keys (or under prefix) arrives on task.changes."""
+        body = {}
+        if keys:
+            body["keys"] = list(keys)
+        if prefix:
+            body["prefix"] = prefix
+        return self.request("blackboard.watch", **body)
+
+    def memory_write(self, key, text, tags=None):
+        self.request("memory.write", key=key, text=text, tags=tags or [])
+
+    def memory_search(self, query):
+        """Items {key, text, tags, agent, author, version, run_id, at}, best first."""
+        return self.request("memory.search", query=query)["items"]
+
+    def memory_delete(self, key):
+        """Forgets the item and its history."""
+        self.request("memory.delete", key=key)
 
     def ask(self, question, complexity="quick"):
         return self.request("question.ask", question=question, complexity=complexity)["answer"]
@@ -212,6 +256,8 @@ def _unsolicited(msg):
     elif kind == "message.notice":
         task.notices.put(msg)
         log(f"notice: {msg.get('from')} sent {msg.get('kind')} to {msg.get('to', '')}")
+    elif kind == "blackboard.changed":
+        task.changes.put(msg)
     else:
         log(f"orch says {kind}: {msg.get('reason') or msg.get('body') or ''}")
 

@@ -25,7 +25,7 @@
 //	{"user": B}, {"discovery": S}, {"usage": CREDITS}, {"status": S}
 //	{"cost": {"cost_usd": X, "input_tokens": N, "output_tokens": M}}  a status.usage with cost and tokens
 //	{"memory_write": {"key": K, "text": T, "tags": [...]}}
-//	{"memory_search": Q}                      -> outputs["memory"] = [keys]
+//	{"memory_search": Q}                      -> outputs["memory"] = [keys], outputs["memory_versions"] = ["K vN by AUTHOR"]
 //	{"repeat": {"times": N, "step": STEP}}    the step N times
 //	{"flood": N}                              N message.user as fast as it can
 //	{"sleep": DURATION}
@@ -39,6 +39,8 @@
 //	{"escalate": {"severity": S, "error": E}} escalation.error with a severity
 //	{"notify_mode": MODE}                     notify.mode for its children
 //	{"await_notices": N}                      -> outputs["notices"] = [{kind, from, body}]
+//
+// and those of board.go (fenced writes, watches, memory.delete).
 package scriptagent
 
 import (
@@ -271,11 +273,13 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		if err != nil {
 			return err
 		}
-		keys := []any{}
+		keys, versions := []any{}, []any{}
 		for _, it := range items {
 			keys = append(keys, it["key"])
+			versions = append(versions, fmt.Sprintf("%v v%v by %v", it["key"], it["version"], it["author"]))
 		}
 		s.outputs["memory"] = keys
+		s.outputs["memory_versions"] = versions
 	case "repeat":
 		var a struct {
 			Times int  `json:"times"`
@@ -394,6 +398,9 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		_ = json.Unmarshal(arg, &reason)
 		return errors.New(reason)
 	default:
+		if ok, err := s.boardOp(ctx, op, arg); ok {
+			return err
+		}
 		fmt.Fprintf(os.Stderr, "script-agent: unknown step %q\n", op)
 		return fmt.Errorf("unknown step %q", op)
 	}

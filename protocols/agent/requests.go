@@ -104,6 +104,8 @@ func (s *server) unsolicited(m protocols.Message) {
 		t = s.runningTask(b.CueID)
 	case protocols.MessageNotice:
 		t = s.runningTask(b.CueID)
+	case protocols.BlackboardChanged:
+		t = s.runningTask(b.CueID)
 	}
 	if t == nil && len(s.running) > 0 {
 		t = s.running[0]
@@ -136,6 +138,11 @@ func (s *server) unsolicited(m protocols.Message) {
 	case protocols.QuestionAsk:
 		if t != nil {
 			offer(s, t.questions, &Question{QuestionAsk: b, msg: m, t: t}, m.Type)
+			return
+		}
+	case protocols.BlackboardChanged:
+		if t != nil {
+			offer(s, t.changes, b, m.Type)
 			return
 		}
 	case protocols.GuardWarning:

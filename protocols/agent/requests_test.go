@@ -171,7 +171,7 @@ func TestBadAnswers(t *testing.T) {
 		{"protocol error", func(protocols.Message) protocols.Body { return protocols.ProtocolError{Reason: "no such key"} },
 			"orch refused blackboard.write: no such key"},
 		{"wrong type", func(protocols.Message) protocols.Body { return protocols.MemoryAck{} },
-			"orch answered wrongly: expected blackboard.ack in reply to blackboard.write, got memory.ack"},
+			"orch answered wrongly: expected blackboard.ack or blackboard.conflict in reply to blackboard.write, got memory.ack"},
 		{"wrong key", func(protocols.Message) protocols.Body { return protocols.BlackboardAck{Key: "other"} },
 			`orch answered wrongly: blackboard.ack: reply for key "other"`},
 	} {

@@ -25,6 +25,7 @@ type Task struct {
 
 	statusMu sync.Mutex
 	status   protocols.StatusReport // what ReportStatus last said, for status.request
+	changes       chan Changed
 }
 
 // Notice tells a parent what one of its children sent (message.notice):
@@ -62,6 +63,7 @@ func (s *server) newTask(t protocols.Task) *Task {
 		questions:     make(chan *Question, inbox),
 		broadcasts:    make(chan Broadcast, inbox),
 		notices:       make(chan Notice, inbox),
+		changes:       make(chan Changed, inbox),
 	}
 }
 
@@ -121,6 +123,9 @@ func (t *Task) BlackboardWrite(ctx context.Context, key string, value any) (vers
 	r, err := t.s.request(ctx, t, protocols.BlackboardWrite{CueID: t.CueID, Key: key, Value: value})
 	if err != nil {
 		return 0, err
+	}
+	if c, ok := r.Body.(protocols.BlackboardConflict); ok { // not for an unconditional write, but never a panic
+		return 0, &ConflictError{Key: c.Key, CurrentVersion: c.CurrentVersion, Author: c.Author}
 	}
 	return r.Body.(protocols.BlackboardAck).Version, nil
 }

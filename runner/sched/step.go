@@ -1,9 +1,12 @@
 package sched
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/orch-cli/orch/spec"
 )
 
 // Advance steps every touched cue, in plan order, as many phases forward as
@@ -240,15 +243,23 @@ func (c *Core) launch(cr *cue, i int) {
 	}
 }
 
-// conditionFails checks the cue's conditions against the blackboard: every
-// name other than all_dependencies_complete and approval_received must be a
-// key that is set and truthy. ok is false when the board could not be read.
+// conditionFails checks the cue's conditions: every name other than
+// all_dependencies_complete and approval_received must be an output of an
+// upstream cue (CUE.key) or a blackboard key, set and truthy. ok is false
+// when the board could not be read.
 func (c *Core) conditionFails(cr *cue) (why string, ok bool) {
 	var keys []string
 	for _, cond := range cr.spec.Conditions {
-		if cond != "all_dependencies_complete" && cond != "approval_received" {
-			keys = append(keys, cond)
+		if spec.BuiltinCondition(cond) {
+			continue
 		}
+		if id, key, isOutput := spec.OutputCondition(cond, c.isCue); isOutput {
+			if why := c.outputFails(cond, c.byID[id], key); why != "" {
+				return why, true
+			}
+			continue
+		}
+		keys = append(keys, cond)
 	}
 	if len(keys) == 0 {
 		return "", true
@@ -268,6 +279,25 @@ func (c *Core) conditionFails(cr *cue) (why string, ok bool) {
 		}
 	}
 	return "", true
+}
+
+func (c *Core) isCue(id string) bool { return c.byID[id] != nil }
+
+// outputFails says why condition cond, on output key of cue up, does not
+// hold ("" when it does). orch validate makes sure up is upstream.
+func (c *Core) outputFails(cond string, up *cue, key string) string {
+	if up.state != Completed {
+		return fmt.Sprintf("condition %s does not hold: cue %s is %s, not completed", cond, up.spec.ID, up.state)
+	}
+	v, ok := up.outputs[key]
+	if !ok {
+		return fmt.Sprintf("condition %s does not hold: cue %s has no output %s", cond, up.spec.ID, key)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil || !Truthy(raw) {
+		return fmt.Sprintf("condition %s does not hold: %s", cond, strings.TrimSpace(string(raw)))
+	}
+	return ""
 }
 
 // askForGo asks a person for GO on a terminal, once per cue at a time.

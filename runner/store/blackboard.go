@@ -112,19 +112,46 @@ func (t *txn) writeBlackboard(r *request) error {
 		if err != nil {
 			return err
 		}
-		version := t.nextVersion(w.runID, p.Key)
+		k := [2]string{w.runID, p.Key}
+		if cur := t.bbVersions[k]; p.IfVersion != nil && *p.IfVersion != cur.version {
+			// A fenced write that lost the race: nothing is written, and
+			// the refusal is recorded in the same transaction.
+			data := runner.BlackboardConflictData{Key: p.Key, ExpectedVersion: *p.IfVersion, CurrentVersion: cur.version,
+				Author: cur.author, MessageID: p.MessageID}
+			ev, err := t.boardEvent(w, p, seq, runner.EvBlackboardConflict, data)
+			if err != nil {
+				return err
+			}
+			r.result.written = append(r.result.written, runner.BlackboardWritten{Version: cur.version, Author: cur.author, Conflict: true, Event: ev})
+			continue
+		}
+		version := t.bbVersions[k].version + 1
+		t.bbVersions[k] = bbLatest{version: version, author: p.Author}
 		t.bbRows = append(t.bbRows, bbRow{key: p.Key, version: version, value: string(p.Value), author: p.Author})
-		data := runner.BlackboardData{Key: p.Key, Version: version, MessageID: p.MessageID}
-		raw, err := json.Marshal(data)
+		ev, err := t.boardEvent(w, p, seq, runner.EvBlackboard, runner.BlackboardData{Key: p.Key, Version: version, MessageID: p.MessageID})
 		if err != nil {
 			return err
 		}
-		ev := runner.Event{RunID: w.runID, Seq: seq, At: w.at, Type: runner.EvBlackboard, Cue: p.Cue, Agent: p.Author,
-			Attempt: p.Attempt, Data: data}
-		t.rows = append(t.rows, &record{ev: ev, at: at, data: string(raw), seq: seq})
-		r.result.written = append(r.result.written, runner.BlackboardWritten{Version: version, Event: ev})
+		r.result.written = append(r.result.written, runner.BlackboardWritten{Version: version, Author: p.Author, Event: ev})
 	}
 	return t.flushBlackboard(w.runID, at)
+}
+
+// boardEvent queues the event of one blackboard write (or refusal).
+func (t *txn) boardEvent(w *blackboardWrite, p *runner.BlackboardPut, seq int64, typ string, data runner.EventData) (runner.Event, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return runner.Event{}, err
+	}
+	ev := runner.Event{RunID: w.runID, Seq: seq, At: w.at, Type: typ, Cue: p.Cue, Agent: p.Author, Attempt: p.Attempt, Data: data}
+	t.rows = append(t.rows, &record{ev: ev, at: w.at.UnixMicro(), data: string(raw), seq: seq})
+	return ev, nil
+}
+
+// bbLatest is a key's latest version and its author.
+type bbLatest struct {
+	version int64
+	author  string
 }
 
 // loadVersions reads the latest version of the keys of puts that this
@@ -132,7 +159,7 @@ func (t *txn) writeBlackboard(r *request) error {
 // one per key.
 func (t *txn) loadVersions(runID string, puts []runner.BlackboardPut) error {
 	if t.bbVersions == nil {
-		t.bbVersions = map[[2]string]int64{}
+		t.bbVersions = map[[2]string]bbLatest{}
 	}
 	var missing []string
 	seen := map[string]bool{}
@@ -146,13 +173,13 @@ func (t *txn) loadVersions(runID string, puts []runner.BlackboardPut) error {
 		return nil
 	}
 	for _, k := range missing {
-		t.bbVersions[[2]string{runID, k}] = 0 // a new key, unless the board has it
+		t.bbVersions[[2]string{runID, k}] = bbLatest{} // a new key, unless the board has it
 	}
 	keys, err := json.Marshal(missing)
 	if err != nil {
 		return err
 	}
-	st, err := t.stmt(`SELECT key, version FROM blackboard WHERE run_id = ? AND key IN (SELECT value FROM json_each(?))`)
+	st, err := t.stmt(`SELECT key, version, author FROM blackboard WHERE run_id = ? AND key IN (SELECT value FROM json_each(?))`)
 	if err != nil {
 		return err
 	}
@@ -163,21 +190,13 @@ func (t *txn) loadVersions(runID string, puts []runner.BlackboardPut) error {
 	defer rows.Close()
 	for rows.Next() {
 		var key string
-		var version int64
-		if err := rows.Scan(&key, &version); err != nil {
+		var latest bbLatest
+		if err := rows.Scan(&key, &latest.version, &latest.author); err != nil {
 			return err
 		}
-		t.bbVersions[[2]string{runID, key}] = version
+		t.bbVersions[[2]string{runID, key}] = latest
 	}
 	return rows.Err()
-}
-
-// nextVersion returns the next version of a key whose latest version
-// loadVersions has read.
-func (t *txn) nextVersion(runID, key string) int64 {
-	k := [2]string{runID, key}
-	t.bbVersions[k]++
-	return t.bbVersions[k]
 }
 
 // bbRow is a blackboard write waiting for flushBlackboard.

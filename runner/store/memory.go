@@ -20,10 +20,13 @@ import (
 // when the caller gives no limit.
 const DefaultMemoryLimit = 20
 
-// memoryWrite is a queued MemoryWrite, its tags already in JSON.
+// memoryWrite is a queued MemoryWrite, its tags already in JSON, or a
+// MemoryDelete (remove: item.Key and item.RunID only; deleted is set).
 type memoryWrite struct {
-	item runner.MemoryItem
-	tags string
+	item    runner.MemoryItem
+	tags    string
+	remove  bool
+	deleted bool
 }
 
 // MemoryWrite keeps item across runs, replacing the item with its key if
@@ -52,18 +55,71 @@ func (d *DB) MemoryWrite(ctx context.Context, item runner.MemoryItem) error {
 	return nil
 }
 
-// writeMemory upserts the item; the update keeps the row's id, so the
-// full-text index follows it through the update trigger.
+// writeMemory upserts the item as the key's next version, kept in
+// memory_history too; the update keeps the row's id, so the full-text
+// index follows it through the update trigger.
 func (t *txn) writeMemory(m *memoryWrite) error {
 	it := &m.item
-	_, err := t.exec(`INSERT INTO memory (key, text, tags, agent_id, run_id, at) VALUES (?, ?, ?, ?, ?, ?)
+	if m.remove {
+		return t.deleteMemory(m)
+	}
+	var version int64
+	if err := t.queryRow(`SELECT coalesce(max(version), 0) + 1 FROM memory_history WHERE key = ?`, it.Key).Scan(&version); err != nil {
+		return fmt.Errorf("keeping memory item %q: %w", it.Key, err)
+	}
+	_, err := t.exec(`INSERT INTO memory (key, text, tags, agent_id, run_id, at, version) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET text = excluded.text, tags = excluded.tags,
-			agent_id = excluded.agent_id, run_id = excluded.run_id, at = excluded.at`,
-		it.Key, it.Text, m.tags, it.Agent, it.RunID, it.At.UnixMicro())
+			agent_id = excluded.agent_id, run_id = excluded.run_id, at = excluded.at, version = excluded.version`,
+		it.Key, it.Text, m.tags, it.Agent, it.RunID, it.At.UnixMicro(), version)
+	if err == nil {
+		_, err = t.exec(`INSERT INTO memory_history (key, version, text, tags, agent_id, run_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			it.Key, version, it.Text, m.tags, it.Agent, it.RunID, it.At.UnixMicro())
+	}
 	if err != nil {
 		return fmt.Errorf("keeping memory item %q: %w", it.Key, err)
 	}
 	return nil
+}
+
+func (t *txn) deleteMemory(m *memoryWrite) error {
+	res, err := t.exec(`DELETE FROM memory WHERE key = ?`, m.item.Key)
+	if err == nil {
+		_, err = t.exec(`DELETE FROM memory_history WHERE key = ?`, m.item.Key)
+	}
+	if err != nil {
+		return fmt.Errorf("forgetting memory item %q: %w", m.item.Key, err)
+	}
+	n, _ := res.RowsAffected()
+	m.deleted = n > 0
+	return nil
+}
+
+// MemoryDelete forgets the item key and its history (runner.Recorder);
+// false when memory had no such item.
+func (d *DB) MemoryDelete(ctx context.Context, runID, key string) (bool, error) {
+	if strings.TrimSpace(key) == "" {
+		return false, errors.New("forgetting a memory item: the key is empty")
+	}
+	r := &request{kind: kindMemory, mem: memoryWrite{item: runner.MemoryItem{Key: key, RunID: runID}, remove: true}}
+	if err := d.do(ctx, r); err != nil {
+		return false, fmt.Errorf("forgetting memory item %q: %w", key, d.plain(err))
+	}
+	return r.mem.deleted, nil
+}
+
+// MemoryHistory returns every kept version of key, newest first (none: an
+// empty list).
+func (d *DB) MemoryHistory(ctx context.Context, key string) ([]runner.MemoryItem, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT key, text, tags, agent_id, run_id, at, version FROM memory_history
+		WHERE key = ? ORDER BY version DESC`, key)
+	if err != nil {
+		return nil, fmt.Errorf("reading the history of memory item %q: %w", key, d.plain(err))
+	}
+	items, err := scanMemory(rows)
+	if err != nil {
+		return nil, fmt.Errorf("reading the history of memory item %q: %w", key, d.plain(err))
+	}
+	return items, nil
 }
 
 // MemorySearch returns the items whose key, text or tags hold every word of
@@ -80,7 +136,7 @@ func (d *DB) MemorySearch(ctx context.Context, query string, limit int) ([]runne
 	if limit <= 0 {
 		limit = DefaultMemoryLimit
 	}
-	rows, err := d.sql.QueryContext(ctx, `SELECT m.key, m.text, m.tags, m.agent_id, m.run_id, m.at
+	rows, err := d.sql.QueryContext(ctx, `SELECT m.key, m.text, m.tags, m.agent_id, m.run_id, m.at, m.version
 		FROM memory_fts f JOIN memory m ON m.id = f.rowid
 		WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts, 4.0, 1.0, 2.0), m.at DESC, m.id DESC LIMIT ?`, match, limit)
 	if err != nil {
@@ -103,7 +159,7 @@ func (d *DB) MemoryList(ctx context.Context, limit int) ([]runner.MemoryItem, in
 	if err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM memory`).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("listing memory in %s: %w", d.path, d.plain(err))
 	}
-	rows, err := d.sql.QueryContext(ctx, `SELECT key, text, tags, agent_id, run_id, at FROM memory
+	rows, err := d.sql.QueryContext(ctx, `SELECT key, text, tags, agent_id, run_id, at, version FROM memory
 		ORDER BY at DESC, id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, 0, fmt.Errorf("listing memory in %s: %w", d.path, d.plain(err))
@@ -122,7 +178,7 @@ func scanMemory(rows *sql.Rows) ([]runner.MemoryItem, error) {
 		var it runner.MemoryItem
 		var tags string
 		var at sql.NullInt64
-		if err := rows.Scan(&it.Key, &it.Text, &tags, &it.Agent, &it.RunID, &at); err != nil {
+		if err := rows.Scan(&it.Key, &it.Text, &tags, &it.Agent, &it.RunID, &at, &it.Version); err != nil {
 			return nil, err
 		}
 		if err := unmarshalColumn(tags, &it.Tags, "memory.tags"); err != nil {

@@ -31,7 +31,7 @@ func TestMemoryWriteAndSearch(t *testing.T) {
 	d, _ := openTest(t)
 	ctx := context.Background()
 	writeMemory(t, d,
-		runner.MemoryItem{Key: "db-choice", Text: "We chose PostgreSQL for the orders service", Tags: []string{"database", "decision"}, Agent: "lead", RunID: "r1", At: at(1)},
+		runner.MemoryItem{Key: "db-choice", Text: "We chose PostgreSQL for the orders service", Tags: []string{"database", "decision"}, Agent: "lead", RunID: "r1", At: at(1), Version: 1},
 		runner.MemoryItem{Key: "deploy-notes", Text: "Deploying needs the database migrations to run first", Tags: []string{"ops"}, Agent: "ops", RunID: "r1", At: at(2)},
 		runner.MemoryItem{Key: "flaky-test", Text: "TestCheckout is flaky on CI: retry it", Agent: "tester", RunID: "r2", At: at(3)},
 		runner.MemoryItem{Key: "café", Text: "The naïve résumé parser", At: at(4)},
@@ -62,7 +62,7 @@ func TestMemoryWriteAndSearch(t *testing.T) {
 		}
 	}
 	items, _ := d.MemorySearch(ctx, "postgresql", 0)
-	want := runner.MemoryItem{Key: "db-choice", Text: "We chose PostgreSQL for the orders service", Tags: []string{"database", "decision"}, Agent: "lead", RunID: "r1", At: at(1)}
+	want := runner.MemoryItem{Key: "db-choice", Text: "We chose PostgreSQL for the orders service", Tags: []string{"database", "decision"}, Agent: "lead", RunID: "r1", At: at(1), Version: 1}
 	if len(items) != 1 || !reflect.DeepEqual(items[0], want) {
 		t.Errorf("item %+v", items)
 	}
@@ -152,7 +152,7 @@ func TestMemoryUpsert(t *testing.T) {
 		t.Errorf("the replaced tags are still found: %+v", items)
 	}
 	items, err := d.MemorySearch(ctx, "penguin", 0)
-	want := runner.MemoryItem{Key: "k", Text: "the new penguin", Tags: []string{}, Agent: "b", RunID: "r2", At: at(3)}
+	want := runner.MemoryItem{Key: "k", Text: "the new penguin", Tags: []string{}, Agent: "b", RunID: "r2", At: at(3), Version: 2}
 	if err != nil || len(items) != 1 || !reflect.DeepEqual(items[0], want) {
 		t.Errorf("search penguin = %+v, %v", items, err)
 	}

@@ -51,6 +51,22 @@ var migrations = []string{
 	ALTER TABLE attempts ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE attempts ADD COLUMN worktree_branch TEXT NOT NULL DEFAULT '';
 	ALTER TABLE attempts ADD COLUMN worktree_commit TEXT NOT NULL DEFAULT '';`,
+	// v6: memory keeps its history. A rewrite of a key is a new version; every
+	// version, the latest included, is a row of memory_history (an item kept
+	// before v6 is its version 1).
+	`ALTER TABLE memory ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+	CREATE TABLE memory_history (
+		key      TEXT NOT NULL,
+		version  INTEGER NOT NULL,
+		text     TEXT NOT NULL,
+		tags     TEXT NOT NULL DEFAULT '[]',
+		agent_id TEXT NOT NULL DEFAULT '',
+		run_id   TEXT NOT NULL DEFAULT '',
+		at       INTEGER NOT NULL,
+		PRIMARY KEY (key, version)
+	) WITHOUT ROWID;
+	INSERT INTO memory_history (key, version, text, tags, agent_id, run_id, at)
+		SELECT key, 1, text, tags, agent_id, run_id, at FROM memory;`,
 }
 
 // schemaVersion is the schema version this build of orch writes.

@@ -360,10 +360,10 @@ type txn struct {
 
 	rows   []*record // event rows of the current request, written by flushRows
 	bbRows []bbRow   // blackboard rows of the current request, written by flushBlackboard
-	// bbVersions is the latest version of each blackboard key this
-	// transaction wrote, by (run, key), so a burst of writes to one key
-	// reads its version once.
-	bbVersions map[[2]string]int64
+	// bbVersions is the latest version (and its author) of each blackboard
+	// key this transaction wrote, by (run, key), so a burst of writes to
+	// one key reads its version once.
+	bbVersions map[[2]string]bbLatest
 	cues       map[[2]string]*cueUpdate // cue changes of the current request, by (run, cue)
 	cueOrder   [][2]string
 
