@@ -207,6 +207,7 @@ type cueJSON struct {
 	State     string         `json:"state"`
 	Reason    string         `json:"reason,omitempty"`
 	Agents    []string       `json:"agents"`
+	After     []string       `json:"after,omitempty"` // the cues it waits for: the run's DAG (none recorded before schema 6)
 	WarningAt *string        `json:"warning_at"`
 	StandbyAt *string        `json:"standby_at"`
 	GoAt      *string        `json:"go_at"`
@@ -255,7 +256,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 			out.Owner = &ownerJSON{PID: r.OwnerPID, Host: r.OwnerHost}
 		}
 		for _, c := range r.Cues {
-			cj := cueJSON{ID: c.ID, Parent: c.Parent, Kind: c.Kind, Depth: c.Depth, TaskRef: c.TaskRef, State: string(c.State), Reason: c.Reason, Agents: c.Agents, WarningAt: timeJSON(c.WarningAt),
+			cj := cueJSON{ID: c.ID, Parent: c.Parent, Kind: c.Kind, Depth: c.Depth, TaskRef: c.TaskRef, State: string(c.State), Reason: c.Reason, Agents: c.Agents, After: c.After, WarningAt: timeJSON(c.WarningAt),
 				StandbyAt: timeJSON(c.StandbyAt), GoAt: timeJSON(c.GoAt), EndedAt: timeJSON(c.EndedAt), Outputs: c.Outputs, Attempts: []attemptJSON{},
 				Credits: c.Used().Credits, Used: usedJSON(c.Used())}
 			for _, a := range c.Attempts {

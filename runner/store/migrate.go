@@ -51,6 +51,11 @@ var migrations = []string{
 	ALTER TABLE attempts ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE attempts ADD COLUMN worktree_branch TEXT NOT NULL DEFAULT '';
 	ALTER TABLE attempts ADD COLUMN worktree_commit TEXT NOT NULL DEFAULT '';`,
+	// v6: the run's DAG and who says GO, per plan cue, for orch serve's
+	// page and its inbox of cues waiting for a person. Cues of older runs
+	// keep the defaults: no edges known, not manual.
+	`ALTER TABLE cues ADD COLUMN after_cues TEXT NOT NULL DEFAULT '[]';
+	ALTER TABLE cues ADD COLUMN manual INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // schemaVersion is the schema version this build of orch writes.
