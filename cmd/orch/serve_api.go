@@ -32,6 +32,7 @@ type server struct {
 
 	once sync.Once
 	done chan struct{} // closed when the server shuts down: streams end
+	sums summaries     // the run list and the inbox, for GET /api/stream
 }
 
 func newServer(cmd *cobra.Command, db *store.DB, token string) *server {
@@ -45,6 +46,8 @@ func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /api/runs", s.runs)
+	mux.HandleFunc("GET /api/inbox", s.inbox)
+	mux.HandleFunc("GET /api/stream", s.streamRuns)
 	mux.HandleFunc("GET /api/runs/{id}", s.onRun(s.run))
 	mux.HandleFunc("GET /api/runs/{id}/events", s.onRun(s.events))
 	mux.HandleFunc("GET /api/runs/{id}/logs", s.onRun(s.logs))
@@ -134,11 +137,16 @@ func capture(f func(io *streams) error) ([]byte, error) {
 }
 
 func (s *server) runs(w http.ResponseWriter, r *http.Request) {
-	body, err := capture(func(io *streams) error {
-		_, err := showRuns(r.Context(), io, s.db, &statusOptions{output: "json", all: true})
+	body, err := s.runsJSON(r.Context())
+	reply(w, body, err)
+}
+
+// runsJSON is orch status --all --output json: every run, newest first.
+func (s *server) runsJSON(ctx context.Context) ([]byte, error) {
+	return capture(func(io *streams) error {
+		_, err := showRuns(ctx, io, s.db, &statusOptions{output: "json", all: true})
 		return err
 	})
-	reply(w, body, err)
 }
 
 func (s *server) run(w http.ResponseWriter, r *http.Request, id string) {
