@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -33,6 +34,7 @@ type server struct {
 	once sync.Once
 	done chan struct{} // closed when the server shuts down: streams end
 	sums summaries     // the run list and the inbox, for GET /api/stream
+	exe  string        // the orch binary that continues runs ("": this one)
 }
 
 func newServer(cmd *cobra.Command, db *store.DB, token string) *server {
@@ -55,6 +57,7 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /api/runs/{id}/stream", s.onRun(s.stream))
 	mux.HandleFunc("POST /api/runs/{id}/answer", s.onRun(s.answer))
 	mux.HandleFunc("POST /api/runs/{id}/go", s.onRun(s.goCue))
+	mux.HandleFunc("POST /api/runs/{id}/retry", s.onRun(s.retry))
 	mux.HandleFunc("POST /api/runs/{id}/stop", s.onRun(s.stop))
 	return s.guard(mux)
 }
@@ -217,17 +220,19 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request, id string) {
 	})
 }
 
-// goCue says GO for a manual cue of a running run. A paused run is not
-// continued here: that runs the rest of the run in this server's process.
+// goCue says GO for a manual cue: a running run's owner picks it up; a run
+// with no owner (paused, or interrupted) is continued by an orch go started
+// in the background, never in this server's process.
 func (s *server) goCue(w http.ResponseWriter, r *http.Request, id string) {
 	var req struct{ Cue string }
 	if !decode(w, r, &req) {
 		return
 	}
+	if st, err := s.db.RunState(r.Context(), id); err == nil && st != runner.RunRunning {
+		s.continuePaused(w, r, id, req.Cue)
+		return
+	}
 	s.writing(w, r, func(ctx context.Context, io *streams, db *store.DB) error {
-		if st, err := db.RunState(ctx, id); err == nil && st == "paused" {
-			return usageError(fmt.Errorf("run %s is paused: orch go %s %s continues it in a terminal", id, id, req.Cue))
-		}
 		return goCue(ctx, io, db, db.Path(), id, req.Cue, display{}, false)
 	})
 }
