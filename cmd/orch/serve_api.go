@@ -153,11 +153,36 @@ func (s *server) runsJSON(ctx context.Context) ([]byte, error) {
 }
 
 func (s *server) run(w http.ResponseWriter, r *http.Request, id string) {
-	body, err := capture(func(io *streams) error {
+	replyDirect(w, func(io *streams) error {
 		_, err := showRun(r.Context(), io, s.db, id, &statusOptions{output: "json", tailLines: defaultTailLines})
 		return err
 	})
-	reply(w, body, err)
+}
+
+// replyDirect replies with what f prints, written to the response as it
+// prints it rather than held whole first (a run of 10,000 cues is
+// megabytes of JSON). f prints once it has read everything, so an error
+// comes before anything was written, and is replied as failed does.
+func replyDirect(w http.ResponseWriter, f func(io *streams) error) {
+	out := &firstWrite{w: w}
+	err := f(&streams{in: bytes.NewReader(nil), out: out, err: io.Discard})
+	if err != nil && !out.started {
+		failed(w, err)
+	}
+}
+
+// firstWrite sets the JSON content type on the response's first write.
+type firstWrite struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (f *firstWrite) Write(b []byte) (int, error) {
+	if !f.started {
+		f.started = true
+		f.w.Header().Set("Content-Type", "application/json")
+	}
+	return f.w.Write(b)
 }
 
 // events is a page of orch events --output json, as a list: after=SEQ

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -278,7 +280,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 				out.Counts[string(c.State)]++
 			}
 		}
-		return ended, writeJSON(io.out, out)
+		return ended, writeRunJSON(io.out, out)
 	}
 	fmt.Fprintf(io.out, "run %s  cuelist %s  %s", r.ID, r.Cuelist, r.State)
 	if r.Reason != "" {
@@ -331,6 +333,44 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	}
 	printQuestions(io.out, r) // last: what waits for a person is what they look for
 	return ended, nil
+}
+
+// writeRunJSON writes out as writeJSON does, a cue at a time: a run of
+// 10,000 cues is megabytes of JSON, and indenting it whole held several
+// copies of it at once (orch serve's memory).
+func writeRunJSON(w io.Writer, out statusJSON) error {
+	cues := out.Cues
+	if len(cues) == 0 {
+		return writeJSON(w, out)
+	}
+	out.Cues = []cueJSON{}
+	head, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	const mark = "\n  \"cues\": []"
+	before, after, ok := bytes.Cut(head, []byte(mark))
+	if !ok {
+		return fmt.Errorf("writing run %s: no cues in its JSON", out.ID)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(before)
+	bw.WriteString("\n  \"cues\": [")
+	for i, c := range cues {
+		b, err := json.MarshalIndent(c, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(b)
+	}
+	bw.WriteString("\n  ]")
+	bw.Write(after)
+	bw.WriteByte('\n')
+	return bw.Flush()
 }
 
 func writeJSON(w io.Writer, v any) error {
