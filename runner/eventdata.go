@@ -104,6 +104,11 @@ type RunStartedData struct {
 type CueInfo struct {
 	ID     string   `json:"id"`
 	Agents []string `json:"agents"`
+	// After is every cue it waits for: its dependencies, the cues whose
+	// auto_follow it is, and those the arbitration put before it (the
+	// edges of the run's DAG). Runs recorded before it have none.
+	After  []string `json:"after,omitempty"`
+	Manual bool     `json:"manual,omitempty"` // a person says GO (go: manual, approval_received)
 }
 
 // CueStateData is the optional data of EvCueState.
@@ -227,7 +232,7 @@ func (p RunStartedData) redacted(d *Redactor) EventData {
 	if !d.none() && p.Cues != nil {
 		cues := make([]CueInfo, len(p.Cues))
 		for i, c := range p.Cues {
-			cues[i] = CueInfo{ID: d.Text(c.ID), Agents: d.texts(c.Agents)}
+			cues[i] = CueInfo{ID: d.Text(c.ID), Agents: d.texts(c.Agents), After: d.texts(c.After), Manual: c.Manual}
 		}
 		p.Cues = cues
 	}

@@ -46,25 +46,9 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 }
 
 func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue string, show display, allowSpecChange bool) error {
-	r, err := db.Run(ctx, id)
+	r, err := goCheck(ctx, db, id, cue)
 	if err != nil {
 		return err
-	}
-	var c *store.CueDetail
-	for i := range r.Cues {
-		if r.Cues[i].ID == cue {
-			c = &r.Cues[i]
-		}
-	}
-	switch {
-	case c == nil:
-		return usageError(fmt.Errorf("run %s has no cue %q", id, cue))
-	case c.Parent != "":
-		return usageError(fmt.Errorf("%s is a child task (a %s of %s), started and stopped by its parent: orch go is for the cuelist's cues", cue, c.Kind, c.Parent))
-	case c.State.Final():
-		return usageError(fmt.Errorf("cue %s of run %s is already %s", cue, id, c.State))
-	case r.State.Ended():
-		return usageError(fmt.Errorf("run %s is %s: nothing waits for GO", id, r.State))
 	}
 	if r.State == runner.RunRunning { // a live owner: it picks the GO up
 		if _, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "go", Cue: cue}); err != nil {
@@ -77,6 +61,32 @@ func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue strin
 		return err
 	}
 	return continueRun(ctx, io, db, dbFile, id, show, allowSpecChange)
+}
+
+// goCheck refuses a GO for a cue that cannot take one (none by that name, a
+// child task, a cue already over, a run that ended) and returns the run.
+func goCheck(ctx context.Context, db *store.DB, id, cue string) (*store.RunDetail, error) {
+	r, err := db.Run(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var c *store.CueDetail
+	for i := range r.Cues {
+		if r.Cues[i].ID == cue {
+			c = &r.Cues[i]
+		}
+	}
+	switch {
+	case c == nil:
+		return nil, usageError(fmt.Errorf("run %s has no cue %q", id, cue))
+	case c.Parent != "":
+		return nil, usageError(fmt.Errorf("%s is a child task (a %s of %s), started and stopped by its parent: orch go is for the cuelist's cues", cue, c.Kind, c.Parent))
+	case c.State.Final():
+		return nil, usageError(fmt.Errorf("cue %s of run %s is already %s", cue, id, c.State))
+	case r.State.Ended():
+		return nil, usageError(fmt.Errorf("run %s is %s: nothing waits for GO", id, r.State))
+	}
+	return r, nil
 }
 
 // continueRun takes over a recorded run and runs it in the foreground: the
@@ -92,19 +102,10 @@ func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id stri
 	if err != nil {
 		return err
 	}
-	set, p, err := compileRecorded(rec)
+	set, p, changed, err := continuable(rec, allowSpecChange)
 	if err != nil {
 		release(db, id)
 		return err
-	}
-	changed := specHash(set) != rec.Started.SpecHash
-	if changed && !allowSpecChange {
-		release(db, id)
-		return usageError(fmt.Errorf("run %s: its cuelist's files changed since the run started (%s); continue anyway with --allow-spec-change (or orch retry %s)", id, rec.Started.SpecPath, id))
-	}
-	if err := checkCommands(p); err != nil {
-		release(db, id)
-		return fmt.Errorf("run %s: %w", id, err)
 	}
 	if changed { // the cues still to run run as they are now: orch retry compares with that
 		hashes := map[string]string{}
@@ -119,6 +120,24 @@ func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id stri
 		}
 	}
 	return continueWith(ctx, io, db, dbFile, rec, set, p, me, show)
+}
+
+// continuable compiles a recorded run's cuelist again and refuses to
+// continue the run with it when its files changed since the run started
+// (unless allowed) or an agent's command is not found.
+func continuable(rec *runner.RunRecord, allowSpecChange bool) (*spec.Set, *planner.Plan, bool, error) {
+	set, p, err := compileRecorded(rec)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	changed := specHash(set) != rec.Started.SpecHash
+	if changed && !allowSpecChange {
+		return nil, nil, false, usageError(fmt.Errorf("run %s: its cuelist's files changed since the run started (%s); continue anyway with --allow-spec-change (or orch retry %s)", rec.ID, rec.Started.SpecPath, rec.ID))
+	}
+	if err := checkCommands(p); err != nil {
+		return nil, nil, false, fmt.Errorf("run %s: %w", rec.ID, err)
+	}
+	return set, p, changed, nil
 }
 
 // newOwner is this process as a run's owner, with a fresh lease token.

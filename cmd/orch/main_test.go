@@ -38,6 +38,8 @@ func TestMain(m *testing.M) {
 		"script-agent": func() { os.Exit(scriptagent.Main(os.Args[1:])) },
 		// orch-fixture builds run database states (fixture_test.go).
 		"orch-fixture": func() { os.Exit(fixtureMain(os.Args[1:])) },
+		// orch-bench-writer appends events as fast as asked (serve_bench_test.go).
+		"orch-bench-writer": func() { os.Exit(benchWriterMain(os.Args[1:])) },
 	})
 }
 

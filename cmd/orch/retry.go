@@ -10,9 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/store"
+	"github.com/orch-cli/orch/spec"
 )
 
 type retryOptions struct {
@@ -69,44 +71,69 @@ nothing. A run whose owner is still running is refused: orch stop it first.`,
 	return cmd
 }
 
+// retryDecision is what orch retry decides before it claims the run.
+type retryDecision struct {
+	run       *store.RunDetail
+	rec       *runner.RunRecord // as it was when decided
+	set       *spec.Set
+	p         *planner.Plan
+	now, then map[string]string // cue definitions' hashes: now on disk, recorded
+	plan      *retryPlan
+}
+
+// decideRetry decides which cues run again, without touching the run, and
+// refuses what orch retry refuses: a run still running, a cuelist that no
+// longer compiles, nothing to run again (unless only a dry run is asked
+// for), an agent command not found. orch serve asks it before it starts an
+// orch retry in the background.
+func decideRetry(ctx context.Context, db *store.DB, id string, opts *retryOptions) (*retryDecision, error) {
+	r, err := db.Run(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.State == runner.RunRunning {
+		return nil, fmt.Errorf("run %s is running: process %d on %s owns it; orch stop %s first, then orch retry %s", id, r.OwnerPID, r.OwnerHost, id, id)
+	}
+	rec, err := db.LoadRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	d := &retryDecision{run: r, rec: rec}
+	if d.set, d.p, err = compileRecorded(rec); err != nil {
+		return nil, err
+	}
+	if d.then, err = recordedCueHashes(ctx, db, id); err != nil {
+		return nil, err
+	}
+	d.now = cueSpecHashes(d.p)
+	if d.plan, err = planRetry(rec, d.p, d.now, d.then, opts.rerun, opts.from); err != nil {
+		return nil, usageError(err)
+	}
+	if opts.dryRun {
+		return d, nil
+	}
+	if len(d.plan.rerun) == 0 && !d.plan.continues {
+		return nil, usageError(fmt.Errorf("run %s is %s: nothing to run again (--rerun CUE or --from CUE runs completed cues again)", id, rec.State))
+	}
+	if err := checkCommands(d.p); err != nil {
+		return nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	return d, nil
+}
+
 // retryRun decides which cues run again, then (unless --dry-run) claims
 // the run, records the decision and continues the run in the foreground.
 // The decision is made once before the claim, to refuse early without
 // touching the run, and again after it on the record as it is then.
 func retryRun(ctx context.Context, io *streams, db *store.DB, dbFile, id string, opts *retryOptions) error {
-	r, err := db.Run(ctx, id)
+	d, err := decideRetry(ctx, db, id, opts)
 	if err != nil {
 		return err
-	}
-	if r.State == runner.RunRunning {
-		return fmt.Errorf("run %s is running: process %d on %s owns it; orch stop %s first, then orch retry %s", id, r.OwnerPID, r.OwnerHost, id, id)
-	}
-	rec, err := db.LoadRun(ctx, id)
-	if err != nil {
-		return err
-	}
-	set, p, err := compileRecorded(rec)
-	if err != nil {
-		return err
-	}
-	then, err := recordedCueHashes(ctx, db, id)
-	if err != nil {
-		return err
-	}
-	now := cueSpecHashes(p)
-	plan, err := planRetry(rec, p, now, then, opts.rerun, opts.from)
-	if err != nil {
-		return usageError(err)
 	}
 	if opts.dryRun {
-		return plan.print(io, rec, opts.show.output, true)
+		return d.plan.print(io, d.rec, opts.show.output, true)
 	}
-	if len(plan.rerun) == 0 && !plan.continues {
-		return usageError(fmt.Errorf("run %s is %s: nothing to run again (--rerun CUE or --from CUE runs completed cues again)", id, rec.State))
-	}
-	if err := checkCommands(p); err != nil {
-		return fmt.Errorf("run %s: %w", id, err)
-	}
+	r, p, now, then := d.run, d.p, d.now, d.then
 
 	me := newOwner()
 	if err := db.ClaimRun(ctx, id, me); err != nil {
@@ -116,11 +143,13 @@ func retryRun(ctx context.Context, io *streams, db *store.DB, dbFile, id string,
 		}
 		return err
 	}
-	if rec, err = db.LoadRun(ctx, id); err != nil {
+	rec, err := db.LoadRun(ctx, id)
+	if err != nil {
 		giveBack(db, id, r.State, r.Reason)
 		return err
 	}
-	if plan, err = planRetry(rec, p, now, then, opts.rerun, opts.from); err != nil {
+	plan, err := planRetry(rec, p, now, then, opts.rerun, opts.from)
+	if err != nil {
 		giveBack(db, id, r.State, r.Reason)
 		return usageError(err)
 	}
@@ -135,7 +164,7 @@ func retryRun(ctx context.Context, io *streams, db *store.DB, dbFile, id string,
 		giveBack(db, id, r.State, r.Reason)
 		return err
 	}
-	return continueWith(ctx, io, db, dbFile, plan.record(rec), set, p, me, opts.show)
+	return continueWith(ctx, io, db, dbFile, plan.record(rec), d.set, p, me, opts.show)
 }
 
 // giveBack returns a claimed run as it was (its state releases the lease),

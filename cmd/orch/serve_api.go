@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -32,6 +33,8 @@ type server struct {
 
 	once sync.Once
 	done chan struct{} // closed when the server shuts down: streams end
+	sums summaries     // the run list and the inbox, for GET /api/stream
+	exe  string        // the orch binary that continues runs ("": this one)
 }
 
 func newServer(cmd *cobra.Command, db *store.DB, token string) *server {
@@ -45,6 +48,8 @@ func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /api/runs", s.runs)
+	mux.HandleFunc("GET /api/inbox", s.inbox)
+	mux.HandleFunc("GET /api/stream", s.streamRuns)
 	mux.HandleFunc("GET /api/runs/{id}", s.onRun(s.run))
 	mux.HandleFunc("GET /api/runs/{id}/events", s.onRun(s.events))
 	mux.HandleFunc("GET /api/runs/{id}/logs", s.onRun(s.logs))
@@ -52,6 +57,7 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /api/runs/{id}/stream", s.onRun(s.stream))
 	mux.HandleFunc("POST /api/runs/{id}/answer", s.onRun(s.answer))
 	mux.HandleFunc("POST /api/runs/{id}/go", s.onRun(s.goCue))
+	mux.HandleFunc("POST /api/runs/{id}/retry", s.onRun(s.retry))
 	mux.HandleFunc("POST /api/runs/{id}/stop", s.onRun(s.stop))
 	return s.guard(mux)
 }
@@ -134,19 +140,49 @@ func capture(f func(io *streams) error) ([]byte, error) {
 }
 
 func (s *server) runs(w http.ResponseWriter, r *http.Request) {
-	body, err := capture(func(io *streams) error {
-		_, err := showRuns(r.Context(), io, s.db, &statusOptions{output: "json", all: true})
-		return err
-	})
+	body, err := s.runsJSON(r.Context())
 	reply(w, body, err)
 }
 
+// runsJSON is orch status --all --output json: every run, newest first.
+func (s *server) runsJSON(ctx context.Context) ([]byte, error) {
+	return capture(func(io *streams) error {
+		_, err := showRuns(ctx, io, s.db, &statusOptions{output: "json", all: true})
+		return err
+	})
+}
+
 func (s *server) run(w http.ResponseWriter, r *http.Request, id string) {
-	body, err := capture(func(io *streams) error {
+	replyDirect(w, func(io *streams) error {
 		_, err := showRun(r.Context(), io, s.db, id, &statusOptions{output: "json", tailLines: defaultTailLines})
 		return err
 	})
-	reply(w, body, err)
+}
+
+// replyDirect replies with what f prints, written to the response as it
+// prints it rather than held whole first (a run of 10,000 cues is
+// megabytes of JSON). f prints once it has read everything, so an error
+// comes before anything was written, and is replied as failed does.
+func replyDirect(w http.ResponseWriter, f func(io *streams) error) {
+	out := &firstWrite{w: w}
+	err := f(&streams{in: bytes.NewReader(nil), out: out, err: io.Discard})
+	if err != nil && !out.started {
+		failed(w, err)
+	}
+}
+
+// firstWrite sets the JSON content type on the response's first write.
+type firstWrite struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (f *firstWrite) Write(b []byte) (int, error) {
+	if !f.started {
+		f.started = true
+		f.w.Header().Set("Content-Type", "application/json")
+	}
+	return f.w.Write(b)
 }
 
 // events is a page of orch events --output json, as a list: after=SEQ
@@ -209,17 +245,19 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request, id string) {
 	})
 }
 
-// goCue says GO for a manual cue of a running run. A paused run is not
-// continued here: that runs the rest of the run in this server's process.
+// goCue says GO for a manual cue: a running run's owner picks it up; a run
+// with no owner (paused, or interrupted) is continued by an orch go started
+// in the background, never in this server's process.
 func (s *server) goCue(w http.ResponseWriter, r *http.Request, id string) {
 	var req struct{ Cue string }
 	if !decode(w, r, &req) {
 		return
 	}
+	if st, err := s.db.RunState(r.Context(), id); err == nil && st != runner.RunRunning {
+		s.continuePaused(w, r, id, req.Cue)
+		return
+	}
 	s.writing(w, r, func(ctx context.Context, io *streams, db *store.DB) error {
-		if st, err := db.RunState(ctx, id); err == nil && st == "paused" {
-			return usageError(fmt.Errorf("run %s is paused: orch go %s %s continues it in a terminal", id, id, req.Cue))
-		}
 		return goCue(ctx, io, db, db.Path(), id, req.Cue, display{}, false)
 	})
 }

@@ -44,6 +44,12 @@ func serveFixture(t *testing.T, token string) (*httptest.Server, *store.DB) {
 	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return serveDB(t, path, token), w
+}
+
+// serveDB serves the database at path as orch serve --db path does.
+func serveDB(t *testing.T, path, token string) *httptest.Server {
+	t.Helper()
 	ro, err := store.OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +63,7 @@ func serveFixture(t *testing.T, token string) (*httptest.Server, *store.DB) {
 	s := newServer(serve, ro, token)
 	srv := httptest.NewServer(s.handler())
 	t.Cleanup(func() { s.closing(); srv.Close() })
-	return srv, w
+	return srv
 }
 
 func get(t *testing.T, url string, header ...string) (int, string) {

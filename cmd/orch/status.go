@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -221,6 +223,7 @@ type cueJSON struct {
 	State     string         `json:"state"`
 	Reason    string         `json:"reason,omitempty"`
 	Agents    []string       `json:"agents"`
+	After     []string       `json:"after,omitempty"` // the cues it waits for: the run's DAG (none recorded before schema 6)
 	WarningAt *string        `json:"warning_at"`
 	StandbyAt *string        `json:"standby_at"`
 	GoAt      *string        `json:"go_at"`
@@ -274,7 +277,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 			out.Owner = &ownerJSON{PID: r.OwnerPID, Host: r.OwnerHost}
 		}
 		for _, c := range r.Cues {
-			cj := cueJSON{ID: c.ID, Parent: c.Parent, Kind: c.Kind, Depth: c.Depth, TaskRef: c.TaskRef, State: string(c.State), Reason: c.Reason, Agents: c.Agents, WarningAt: timeJSON(c.WarningAt),
+			cj := cueJSON{ID: c.ID, Parent: c.Parent, Kind: c.Kind, Depth: c.Depth, TaskRef: c.TaskRef, State: string(c.State), Reason: c.Reason, Agents: c.Agents, After: c.After, WarningAt: timeJSON(c.WarningAt),
 				StandbyAt: timeJSON(c.StandbyAt), GoAt: timeJSON(c.GoAt), EndedAt: timeJSON(c.EndedAt), Outputs: c.Outputs, Attempts: []attemptJSON{},
 				Credits: c.Used().Credits, Used: usedJSON(c.Used()), Reported: reported[c.ID]}
 			for _, a := range c.Attempts {
@@ -296,7 +299,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 				out.Counts[string(c.State)]++
 			}
 		}
-		return ended, writeJSON(io.out, out)
+		return ended, writeRunJSON(io.out, out)
 	}
 	fmt.Fprintf(io.out, "run %s  cuelist %s  %s", r.ID, r.Cuelist, r.State)
 	if r.Reason != "" {
@@ -350,6 +353,44 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	printReported(io.out, r, reported)
 	printQuestions(io.out, r) // last: what waits for a person is what they look for
 	return ended, nil
+}
+
+// writeRunJSON writes out as writeJSON does, a cue at a time: a run of
+// 10,000 cues is megabytes of JSON, and indenting it whole held several
+// copies of it at once (orch serve's memory).
+func writeRunJSON(w io.Writer, out statusJSON) error {
+	cues := out.Cues
+	if len(cues) == 0 {
+		return writeJSON(w, out)
+	}
+	out.Cues = []cueJSON{}
+	head, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	const mark = "\n  \"cues\": []"
+	before, after, ok := bytes.Cut(head, []byte(mark))
+	if !ok {
+		return fmt.Errorf("writing run %s: no cues in its JSON", out.ID)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(before)
+	bw.WriteString("\n  \"cues\": [")
+	for i, c := range cues {
+		b, err := json.MarshalIndent(c, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(b)
+	}
+	bw.WriteString("\n  ]")
+	bw.Write(after)
+	bw.WriteByte('\n')
+	return bw.Flush()
 }
 
 func writeJSON(w io.Writer, v any) error {

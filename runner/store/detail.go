@@ -38,6 +38,8 @@ type CueDetail struct {
 	Depth     int    // 0 for a plan cue, 1 for its children, ...
 	TaskRef   string // the task_id the sender of a handoff gave
 	Agents    []string
+	After     []string // the cues it waits for (recorded from schema 6 on)
+	Manual    bool     // a person says GO
 	State     runner.CueState
 	Reason    string
 	WarningAt time.Time
@@ -126,7 +128,7 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 		return nil, err
 	}
 
-	rows, err := tx.QueryContext(ctx, `SELECT cue_id, agents, state, reason, warning_at, standby_at, go_at,
+	rows, err := tx.QueryContext(ctx, `SELECT cue_id, agents, after_cues, manual, state, reason, warning_at, standby_at, go_at,
 			ended_at, outputs, approved, parent, kind, depth, task_ref
 		FROM cues WHERE run_id = ? ORDER BY position`, id)
 	if err != nil {
@@ -136,16 +138,21 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	index := map[string]int{}
 	for rows.Next() {
 		var c CueDetail
-		var agents string
+		var agents, after string
 		var outputs sql.NullString
 		var warning, standby, goAt, ended sql.NullInt64
-		if err := rows.Scan(&c.ID, &agents, &c.State, &c.Reason, &warning, &standby, &goAt, &ended,
+		if err := rows.Scan(&c.ID, &agents, &after, &c.Manual, &c.State, &c.Reason, &warning, &standby, &goAt, &ended,
 			&outputs, &c.Approved, &c.Parent, &c.Kind, &c.Depth, &c.TaskRef); err != nil {
 			return nil, err
 		}
 		c.WarningAt, c.StandbyAt, c.GoAt, c.EndedAt = fromMicros(warning), fromMicros(standby), fromMicros(goAt), fromMicros(ended)
 		if err := unmarshalColumn(agents, &c.Agents, "agents"); err != nil {
 			return nil, err
+		}
+		if after != "[]" {
+			if err := unmarshalColumn(after, &c.After, "after_cues"); err != nil {
+				return nil, err
+			}
 		}
 		if outputs.Valid {
 			if err := unmarshalColumn(outputs.String, &c.Outputs, "outputs"); err != nil {
@@ -281,7 +288,7 @@ func (d *DB) LoadRun(ctx context.Context, runID string) (*runner.RunRecord, erro
 	}
 	for _, c := range r.Cues {
 		if c.Parent == "" { // the plan's cues; children are in Cues only
-			rec.Started.Cues = append(rec.Started.Cues, runner.CueInfo{ID: c.ID, Agents: c.Agents})
+			rec.Started.Cues = append(rec.Started.Cues, runner.CueInfo{ID: c.ID, Agents: c.Agents, After: c.After, Manual: c.Manual})
 		}
 		cr := runner.CueRecord{State: c.State, Reason: c.Reason, Approved: c.Approved, AgentAttempts: map[string]int{},
 			ReachedGo: c.State == runner.CueGo}

@@ -67,6 +67,11 @@ var migrations = []string{
 	) WITHOUT ROWID;
 	INSERT INTO memory_history (key, version, text, tags, agent_id, run_id, at)
 		SELECT key, 1, text, tags, agent_id, run_id, at FROM memory;`,
+	// v7: the run's DAG and who says GO, per plan cue, for orch serve's
+	// page and its inbox of cues waiting for a person. Cues of older runs
+	// keep the defaults: no edges known, not manual.
+	`ALTER TABLE cues ADD COLUMN after_cues TEXT NOT NULL DEFAULT '[]';
+	ALTER TABLE cues ADD COLUMN manual INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // schemaVersion is the schema version this build of orch writes.

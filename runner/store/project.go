@@ -25,6 +25,7 @@ type (
 	runStarted struct {
 		inputs string
 		agents []string // per cue, JSON arrays
+		after  []string // per cue, JSON arrays
 	}
 	cueState struct {
 		outputs any // JSON object or nil
@@ -120,6 +121,12 @@ func prepareRunStarted(data runner.EventData) (runStarted, error) {
 		}
 		a, _ := json.Marshal(agents) // a []string always marshals
 		p.agents = append(p.agents, string(a))
+		after := c.After
+		if after == nil {
+			after = []string{}
+		}
+		a, _ = json.Marshal(after)
+		p.after = append(p.after, string(a))
 	}
 	return p, nil
 }
@@ -372,8 +379,8 @@ func (t *txn) projectRunStarted(rec *record) error {
 		t.holds(ev.RunID, d.OwnerToken)
 	}
 	for i, c := range d.Cues {
-		_, err := t.exec(`INSERT INTO cues (run_id, cue_id, position, agents, state) VALUES (?, ?, ?, ?, ?)`,
-			ev.RunID, c.ID, i, p.agents[i], runner.CuePending)
+		_, err := t.exec(`INSERT INTO cues (run_id, cue_id, position, agents, after_cues, manual, state) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			ev.RunID, c.ID, i, p.agents[i], p.after[i], c.Manual, runner.CuePending)
 		if err != nil {
 			return err
 		}
