@@ -132,11 +132,16 @@ type Limits struct {
 	MaxCostUSD  float64  `json:"max_cost_usd,omitempty"` // the agents' reported cost, in US dollars
 }
 
+// DefaultLoopBlock is the repeat of one request from which the loop guard
+// blocks it when the cuelist does not say (seed 004 §8).
+const DefaultLoopBlock = 20
+
 // Guardrails bound what agents may do to each other during a run.
 type Guardrails struct {
 	MaxHandoffDepth *int                `json:"max_handoff_depth,omitempty"`
 	LoopWarn        int                 `json:"loop_warn,omitempty"`
 	LoopBlock       int                 `json:"loop_block,omitempty"`
+	LoopFail        int                 `json:"loop_fail,omitempty"` // left out: twice loop_block
 	MessageRate     int                 `json:"message_rate,omitempty"`
 	QuestionTimeout Duration            `json:"question_timeout,omitempty"`
 	DenyAtDepth     map[string][]string `json:"deny_at_depth,omitempty"`

@@ -41,6 +41,12 @@ class OrchError(Exception):
     """orch refused a request (protocol.error) or answered it unexpectedly."""
 
 
+class LoopBlocked(OrchError):
+    """orch's loop guard refused a request repeated loop_block times or more:
+    it was not acted on; try a different approach (at loop_fail the attempt
+    fails as loop_detected)."""
+
+
 def log(text):
     print(text, file=sys.stderr, flush=True)
 
@@ -97,6 +103,8 @@ class Task:
         if reply is None:
             raise OrchError(f"{message_type}: orch closed the connection")
         if reply["message_type"] == "protocol.error":
+            if str(reply.get("reason", "")).startswith("loop_blocked:"):
+                raise LoopBlocked(f"orch refused {message_type}: {reply.get('reason')}")
             raise OrchError(f"orch refused {message_type}: {reply.get('reason')}")
         if reply["message_type"] == "spawn.accepted":
             with _lock:
