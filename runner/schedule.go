@@ -63,9 +63,15 @@ func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool 
 			Reason: "its run's owner stopped while it ran", Data: AttemptEndedData{Class: "interrupted"}})
 	case sched.Cooldown:
 		r.emit(Event{Type: EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Reason: d.Reason, Data: CooldownData{Until: d.Until}})
+	case sched.CooldownCleared: // the store's cooldown ends now: later runs see it cleared
+		r.emit(Event{Type: EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt, Reason: d.Reason, Data: CooldownData{Until: d.Until, Cleared: true}})
 	case sched.Retry:
+		when := ""
+		if !d.Until.IsZero() {
+			when = ", when its cooldown ends"
+		}
 		r.emit(Event{Type: EvNote, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
-			Reason: fmt.Sprintf("%s (%s): retry %d of %d in %s", d.Reason, d.Class, d.N, d.Max, d.Delay.Round(time.Millisecond))})
+			Reason: fmt.Sprintf("%s (%s): retry %d of %d in %s%s", d.Reason, d.Class, d.N, d.Max, d.Delay.Round(time.Millisecond), when)})
 	case sched.Fallback:
 		r.emit(Event{Type: EvNote, Cue: c.ID, Agent: d.Agent.ID, Reason: fmt.Sprintf("%s %s: falling back to %s", d.Agent.ID, d.Reason, d.To.ID)})
 	case sched.Export:

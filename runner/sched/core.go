@@ -65,6 +65,10 @@ type Core struct {
 
 	withOutputs planner.CueSet // completed cues that produced outputs
 	locks       locks
+	// cooldowns are the ends of the cooldowns this run decided or cleared
+	// (zero: cleared), which the store may not have yet: they win over
+	// Lookup.CooldownUntil.
+	cooldowns map[string]time.Time
 }
 
 // cue is one cue's progress in the run.
@@ -116,7 +120,8 @@ func New(cfg Config) *Core {
 	n := len(p.Order)
 	c := &Core{cfg: cfg, plan: p, byID: make(map[string]*cue, n),
 		touched: newCueQueue(n), waitWarn: newCueQueue(n), waitGo: newCueQueue(n),
-		live: map[*cue]bool{}, sleepers: map[*cue]bool{}, withOutputs: p.NewCueSet(), locks: newLocks()}
+		live: map[*cue]bool{}, sleepers: map[*cue]bool{}, withOutputs: p.NewCueSet(), locks: newLocks(),
+		cooldowns: map[string]time.Time{}}
 	if c.cfg.Trivial == nil {
 		c.cfg.Trivial = func(*spec.Agent) bool { return false }
 	}

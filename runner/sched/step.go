@@ -195,8 +195,11 @@ func (c *Core) startTargets(now time.Time, cr *cue) {
 			c.wakeNoLaterThan(t.retryAt, cr)
 			continue
 		}
-		if until := c.cooldown(now, t.agent); !until.IsZero() && t.tries == 0 {
-			if c.takeFallback(cr, t, "is cooling down until "+until.Format(time.TimeOnly)) {
+		// An agent cooling down, for a first try or a retry, waits for the
+		// end of its cooldown or hands over to its fallback, whichever can
+		// start first.
+		if until := c.cooldown(now, t.agent); !until.IsZero() {
+			if c.fallbackFirst(now, t, until) && c.takeFallback(cr, t, "is cooling down until "+until.Format(time.TimeOnly)) {
 				continue // retried on the next pass with the fallback
 			}
 			c.wakeNoLaterThan(until, cr)
