@@ -195,7 +195,7 @@ func (r *run) askForGo(ctx context.Context, pos int) {
 }
 
 // commands applies what other orch processes sent through the store: a GO
-// for a waiting cue (orch go), a stop (orch stop). It returns why to stop, or
+// for a waiting cue (orch go), a stop of the run or of one cue (orch stop). It returns why to stop, or
 // whether a GO moved something.
 func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 	cmds, err := r.rec.Commands(ctx, r.id)
@@ -209,6 +209,10 @@ func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 				moved = true
 			}
 		case "stop":
+			if cmd.Cue != "" { // one cue and its subtree; the rest goes on
+				r.stopCue(cmd.Cue, cmd.Arg)
+				break
+			}
 			stop = "orch stop"
 			if cmd.Arg != "" {
 				stop += ": " + cmd.Arg
@@ -220,4 +224,17 @@ func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 	}
 	r.apply(ctx, nil)
 	return stop, moved
+}
+
+// stopCue stops one cue and its subtree (orch stop RUN CUE): the core ends
+// it stopped and stops its attempts, whose children stop with them; a cue
+// that cannot be stopped gets a note saying why.
+func (r *run) stopCue(cue, by string) {
+	reason := "orch stop"
+	if by != "" {
+		reason = by
+	}
+	if ok, why := r.core.StopCue(cue, reason); !ok {
+		r.emit(Event{Type: EvNote, Cue: cue, Reason: "orch stop " + cue + ": " + why})
+	}
 }

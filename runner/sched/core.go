@@ -2,6 +2,7 @@ package sched
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -254,6 +255,39 @@ func (c *Core) EndAll(s State, reason string) {
 			c.endCue(cr, s, reason)
 		}
 	}
+}
+
+// StopCue ends one cue stopped while the rest of the run goes on (orch stop
+// RUN CUE, seed 004 §10): its attempts are stopped (and with them the tasks
+// they handed off or spawned), and its dependents are blocked as by any
+// dependency that will not complete. It says why not when the cue is
+// unknown or over.
+func (c *Core) StopCue(id, reason string) (bool, string) {
+	cr := c.byID[id]
+	switch {
+	case cr == nil:
+		return false, fmt.Sprintf("the run has no cue %s", id)
+	case cr.state.Final():
+		return false, fmt.Sprintf("cue %s is already %s", id, cr.state)
+	}
+	if cr.asking { // a person's answer, if it comes, finds the cue over
+		cr.asking = false
+		c.asking--
+	}
+	c.endCueWhy(cr, Stopped, reason, fmt.Sprintf("cue %s was stopped: %s", id, reason)) // who stopped it reaches its agents and their children
+	return true, ""
+}
+
+// StoppedCues lists the cues stopped on their own (StopCue) while the run
+// went on, in plan order.
+func (c *Core) StoppedCues() []string {
+	var out []string
+	for _, cr := range c.cues {
+		if cr.state == Stopped && !c.stopping {
+			out = append(out, cr.spec.ID)
+		}
+	}
+	return out
 }
 
 // Approve records GO for a cue waiting for a person's (orch go, or the

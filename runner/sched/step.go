@@ -299,10 +299,14 @@ func (c *Core) setState(cr *cue, s State, reason string) {
 // endCue records a final state, stops the cue's attempts still running (a
 // cue warned early and then blocked or skipped) and frees the cue's slot.
 func (c *Core) endCue(cr *cue, s State, reason string) {
+	c.endCueWhy(cr, s, reason, fmt.Sprintf("cue %s is %s", cr.spec.ID, s))
+}
+
+// endCueWhy is endCue telling the cue's attempts stopWhy.
+func (c *Core) endCueWhy(cr *cue, s State, reason, stopWhy string) {
 	for i, t := range cr.targets {
 		if t.attempt != 0 {
-			c.decide(Decision{Kind: StopAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent,
-				Reason: fmt.Sprintf("cue %s is %s", cr.spec.ID, s)})
+			c.decide(Decision{Kind: StopAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Reason: stopWhy})
 		}
 	}
 	switch cr.state {
