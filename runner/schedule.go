@@ -100,7 +100,8 @@ func (r *run) launch(ctx context.Context, d sched.Decision) {
 	r.emit(Event{Type: EvAttemptStarted, Cue: c.ID, Agent: d.Agent.ID, Attempt: a.number,
 		Data: AttemptStartedData{Fallback: d.Fallback}})
 	if speaks(a.agent) { // WARNING is recorded with the decision to send it
-		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, TargetAgents: c.Agents, Attempt: a.number})
+		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, CueGroup: c.Group, TargetAgents: c.Agents,
+			EstimatedGoTime: d.Until.Format(time.RFC3339), PreparationRequired: c.PreparationRequired, Attempt: a.number})
 	}
 	r.atts[d.Cue][d.Target] = a
 	// The attempt is counted once its goroutine starts, with the commit:
@@ -118,7 +119,7 @@ func (r *run) launch(ctx context.Context, d sched.Decision) {
 func (r *run) orderStandby(a *attempt) {
 	var m *wireMessage
 	if speaks(a.agent) {
-		m = r.outbound(a, protocols.CoordStandby{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents})
+		m = r.outbound(a, protocols.CoordStandby{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents, ReadyCheck: a.cue.ReadyCheck})
 	}
 	r.then(func() { a.orders <- orderMsg{kind: orderStandby, msg: m} })
 }

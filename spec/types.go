@@ -155,6 +155,9 @@ type Defaults struct {
 	Timeout        Duration `json:"timeout,omitempty"`
 	KillGrace      Duration `json:"kill_grace,omitempty"`
 	MaxLog         Size     `json:"max_log,omitempty"`
+	// WarningLead: for a cue with no dependencies, how long before its GO
+	// its WARNING goes out (a cue's own warning_lead wins).
+	WarningLead Duration `json:"warning_lead,omitempty"`
 }
 
 // Cue is one coordinated action of a cuelist.
@@ -177,6 +180,15 @@ type Cue struct {
 	Estimate     Duration       `json:"estimate,omitempty"`
 	Idempotent   *bool          `json:"idempotent,omitempty"`
 	Prompt       string         `json:"prompt,omitempty"` // wins over its agents' prompt
+	// Group, PreparationRequired and ReadyCheck are sent to protocol
+	// agents in coord.warning (cue_group, preparation_required) and
+	// coord.standby (ready_check): text for the agents, not commands.
+	Group               string   `json:"group,omitempty"`
+	PreparationRequired []string `json:"preparation_required,omitempty"`
+	ReadyCheck          []string `json:"ready_check,omitempty"`
+	// WarningLead: for a cue with no dependencies, how long before its GO
+	// its WARNING goes out (defaults.warning_lead when zero).
+	WarningLead Duration `json:"warning_lead,omitempty"`
 }
 
 // Manual reports whether a person must say GO.
@@ -254,6 +266,10 @@ func decodeCue(m map[string]any) *Cue {
 	if b, ok := m["idempotent"].(bool); ok {
 		c.Idempotent = &b
 	}
+	c.Group, _ = m["group"].(string)
+	c.PreparationRequired = stringList(m["preparation_required"])
+	c.ReadyCheck = stringList(m["ready_check"])
+	c.WarningLead = durationOf(m["warning_lead"])
 	return c
 }
 

@@ -28,7 +28,7 @@ import threading
 import traceback
 import uuid
 
-__all__ = ["run", "Task", "OrchError", "log"]
+__all__ = ["run", "Task", "OrchError", "LoopBlocked", "log"]
 
 _out = threading.Lock()
 _pending = {}  # request id -> Queue for its answer
@@ -184,8 +184,13 @@ def _unsolicited(msg):
         log(f"orch says {kind}: {msg.get('reason') or msg.get('body') or ''}")
 
 
-def run(work):
-    """Serves the protocol until orch closes stdin (or sends coord.stop)."""
+def run(work, on_warning=None, on_standby=None):
+    """Serves the protocol until orch closes stdin (or sends coord.stop).
+
+    on_warning(msg) runs at coord.warning before ack.warning: msg is the
+    message, with cue_group, estimated_go_time (RFC 3339) and
+    preparation_required; on_standby(msg) at coord.standby before
+    ack.standby, with ready_check. They run on the reader: keep them short."""
     global _work
     _work = work
     for line in sys.stdin:
@@ -198,8 +203,12 @@ def run(work):
             log(f"ignoring a line that is not a message ({err})")
             continue
         if kind == "coord.warning":
+            if on_warning:
+                on_warning(msg)
             _send("ack.warning", msg["id"], cue_id=msg.get("cue_id"))
         elif kind == "coord.standby":
+            if on_standby:
+                on_standby(msg)
             _send("ack.standby", msg["id"], cue_id=msg.get("cue_id"))
         elif kind == "coord.go":
             threading.Thread(target=_go, args=(msg,), daemon=True).start()

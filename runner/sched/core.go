@@ -85,6 +85,8 @@ type cue struct {
 	declined bool // a person said no: it waits for orch go
 	outputs  map[string]any
 	holding  []Subject // what the cue holds while in GO
+	warnedAt time.Time // when it went into WARNING (this process)
+	goAt     time.Time // when it went into GO (this process)
 }
 
 // phase is where one target agent of a cue is.

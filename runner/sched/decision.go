@@ -49,7 +49,8 @@ const (
 	CueState Kind = iota + 1
 	// StartAttempt: start attempt number Attempt of Agent for target
 	// Target of cue Cue (Fallback: Agent replaced the agent listed). It
-	// sends WARNING, unless Config.Trivial(Agent).
+	// sends WARNING, unless Config.Trivial(Agent), saying when GO is
+	// expected (Until: see estimatedGo).
 	StartAttempt
 	// SendStandby and SendGo: order the attempt of the target to go on.
 	SendStandby

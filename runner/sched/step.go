@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/orch-cli/orch/planner"
 )
 
 // Advance steps every touched cue, in plan order, as many phases forward as
@@ -66,13 +68,22 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 			c.waitWarn.push(cr.pos)
 			return false
 		}
-		c.setState(cr, Warning, "")
+		cr.warnedAt = now
+		why := ""
+		if lead := c.warningLead(cr); lead > 0 {
+			why = fmt.Sprintf("GO not before %s (warning_lead %s)", now.Add(lead).Format(time.TimeOnly), lead)
+		}
+		c.setState(cr, Warning, why)
 		c.prepared++
 		c.startTargets(now, cr)
 		return true
 	case Warning:
 		c.startTargets(now, cr)
 		if c.allAt(cr, tWarned) && c.ready(cr) {
+			if at := cr.warnedAt.Add(c.warningLead(cr)); now.Before(at) {
+				c.wakeNoLaterThan(at, cr) // its WARNING goes out warning_lead before its GO
+				return false
+			}
 			if why, ok := c.conditionFails(cr); !ok {
 				return false // the board could not be read: the run ends
 			} else if why != "" {
@@ -112,6 +123,7 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 		}
 		c.freePrepared()
 		c.inGo++
+		cr.goAt = now
 		c.setState(cr, Go, "")
 		for i := range cr.targets {
 			t := &cr.targets[i]
@@ -205,7 +217,7 @@ func (c *Core) startTargets(now time.Time, cr *cue) {
 			c.wakeNoLaterThan(until, cr)
 			continue
 		}
-		c.launch(cr, i)
+		c.launch(now, cr, i)
 	}
 }
 
@@ -219,14 +231,15 @@ func (c *Core) wakeNoLaterThan(t time.Time, cr *cue) {
 
 // launch decides an attempt: its number is recorded before it starts, so a
 // crash never loses or reuses it.
-func (c *Core) launch(cr *cue, i int) {
+func (c *Core) launch(now time.Time, cr *cue, i int) {
 	t := &cr.targets[i]
 	cr.attempts++
 	t.tries++
 	t.retryAt = time.Time{}
 	t.attempt = cr.attempts
 	t.phase = tWarning
-	c.decide(Decision{Kind: StartAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Fallback: t.agent.ID != t.listed})
+	c.decide(Decision{Kind: StartAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Fallback: t.agent.ID != t.listed,
+		Until: c.estimatedGo(now, cr)})
 	if c.cfg.Trivial(t.agent) { // nothing to do at WARNING and STANDBY: warned as soon as recorded
 		switch cr.state {
 		case Warning, Pending:
@@ -328,4 +341,40 @@ func (c *Core) endCueWhy(cr *cue, s State, reason, stopWhy string) {
 		d.Outputs = cr.outputs
 	}
 	c.decide(d)
+}
+
+// warningLead is how long before its GO a cue with no dependencies gets
+// its WARNING: its warning_lead, else the cuelist's defaults.warning_lead.
+// A cue with dependencies gets its WARNING when the last of them goes into
+// GO, which is its lead.
+func (c *Core) warningLead(cr *cue) time.Duration {
+	if len(cr.spec.Deps) > 0 || len(cr.spec.After) > 0 {
+		return 0
+	}
+	if d := cr.spec.WarningLead.D(); d > 0 {
+		return d
+	}
+	return c.plan.Cuelist.Defaults.WarningLead.D()
+}
+
+// estimatedGo is when the cue is expected to go, from the plan's
+// estimates: at the end of its warning_lead, or when the dependencies in GO
+// are expected to complete (their GO time plus their estimate); never
+// before now (a dependency that overran its estimate is expected now).
+func (c *Core) estimatedGo(now time.Time, cr *cue) time.Time {
+	at := now
+	if cr.state == Warning || cr.state == Pending {
+		if lead := cr.warnedAt.Add(c.warningLead(cr)); lead.After(at) {
+			at = lead
+		}
+	}
+	for _, deps := range [][]*planner.Cue{cr.spec.Deps, cr.spec.After} {
+		for _, d := range deps {
+			dep := c.byID[d.ID]
+			if dep.state == Go && !dep.goAt.IsZero() && dep.goAt.Add(d.Estimate).After(at) {
+				at = dep.goAt.Add(d.Estimate)
+			}
+		}
+	}
+	return at.UTC()
 }
