@@ -80,7 +80,7 @@ child tasks included. The run must be running.`,
   orch stop 3f9a --wait 1m
   orch stop last RESEARCH`,
 		Args:              argsBetween(1, 2),
-		ValidArgsFunction: completeRuns,
+		ValidArgsFunction: completeRunThen(completeStoppableCues),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
 				if len(args) == 2 {

@@ -126,3 +126,14 @@ func stoppedBy() string {
 	}
 	return fmt.Sprintf("process %d", os.Getpid())
 }
+
+// completeStoppableCues completes the plan's cues not yet over.
+func completeStoppableCues(_ context.Context, r *store.RunDetail) []string {
+	var out []string
+	for _, c := range r.Cues {
+		if c.Parent == "" && !c.State.Final() {
+			out = append(out, fmt.Sprintf("%s\t%s %s", c.ID, c.State, strings.Join(c.Agents, ",")))
+		}
+	}
+	return out
+}
