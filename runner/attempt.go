@@ -149,7 +149,11 @@ func (a *attempt) run(ctx context.Context) {
 	outputs, fail := a.phases(d)
 	close(a.ended)
 	a.inGo.Store(false)
-	a.endChildren("their parent's attempt ended")
+	why := "their parent's attempt ended"
+	if a.halted() { // stopped: its children stop for the same reason
+		why = a.why
+	}
+	a.endChildren(why)
 	a.r.withdrawQuestions(a)
 	a.r.endWatch(a)
 	pid, exit := d.close(a)

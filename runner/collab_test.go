@@ -374,23 +374,30 @@ func TestCascadeStopReachesChildren(t *testing.T) {
 }
 
 func TestLoopGuardThresholds(t *testing.T) {
-	o := collab(t, `  guardrails: {loop_warn: 3, loop_block: 5}
+	o := collab(t, `  guardrails: {loop_warn: 3, loop_block: 5, loop_fail: 7}
   cues:
     - {id: FOUR, agents: [a], inputs: {script: [{repeat: {times: 4, step: {bb_read: k}}}, {output: {ok: true}}]}}
-    - {id: FIVE, agents: [b], inputs: {script: [{repeat: {times: 5, step: {bb_read: k}}}]}}
-`, scriptAgent(t, "a", ""), scriptAgent(t, "b", ""))
+    - {id: SIX, agents: [b], inputs: {script: [{repeat: {times: 6, step: {try: {bb_read: k}}}}]}}
+    - {id: SEVEN, agents: [c], inputs: {script: [{repeat: {times: 7, step: {try: {bb_read: k}}}}]}}
+    - {id: WRITES, agents: [d], inputs: {script: [{repeat: {times: 6, step: {try: {bb_write: {key: w, value: 1}}}}}, {bb_write: {key: w2, value: 2}}]}}
+`, scriptAgent(t, "a", ""), scriptAgent(t, "b", ""), scriptAgent(t, "c", ""), scriptAgent(t, "d", ""))
 	rec := newMemRecorder()
 	runCollab(t, o, rec, nil)
-	wantStates(t, rec, map[string]string{"FOUR": "completed", "FIVE": "failed"})
-	if r := reasonOf(rec, "FIVE"); !strings.Contains(r, "loop detected: b sent the same blackboard.read 5 times (loop_block 5)") {
+	wantStates(t, rec, map[string]string{"FOUR": "completed", "SIX": "completed", "SEVEN": "failed", "WRITES": "completed"})
+	if r := reasonOf(rec, "SEVEN"); !strings.Contains(r, "loop detected: c sent the same blackboard.read 7 times (loop_fail 7)") {
 		t.Errorf("reason %q", r)
 	}
 	count := map[string]int{}
 	for _, e := range rec.of(EvGuard) {
 		count[e.Cue]++
 	}
-	if count["FOUR"] != 2 || count["FIVE"] != 3 { // warnings at 3 and 4; FIVE: two warnings and the block
+	// warnings at 3 and 4; blocks at 5 and 6; SEVEN: those and the failure
+	if count["FOUR"] != 2 || count["SIX"] != 4 || count["SEVEN"] != 5 || count["WRITES"] != 4 {
 		t.Errorf("guard events %v", count)
+	}
+	board, _ := rec.Blackboard(context.Background(), rec.of(EvGuard)[0].RunID)
+	if board["w"].Version != 4 || board["w2"].Version != 1 { // the 5th and 6th writes were blocked
+		t.Errorf("board %v", board)
 	}
 }
 

@@ -154,6 +154,8 @@ type ConflictData struct {
 // CooldownData is the data of EvCooldown.
 type CooldownData struct {
 	Until time.Time `json:"until"`
+	// Cleared: the agent succeeded, so its cooldown ended at Until.
+	Cleared bool `json:"cleared,omitempty"`
 }
 
 // BlackboardData is the data of EvBlackboard.

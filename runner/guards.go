@@ -12,12 +12,13 @@ import (
 
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/sched"
+	"github.com/orch-cli/orch/spec"
 )
 
 // Guardrails the cuelist does not set (seed 004 §8: warn at 10, block at 20).
 const (
 	DefaultLoopWarn        = 10
-	DefaultLoopBlock       = 20
+	DefaultLoopBlock       = spec.DefaultLoopBlock
 	DefaultMessageRate     = 50 // messages per second per agent
 	DefaultQuestionTimeout = 30 * time.Minute
 
@@ -55,36 +56,61 @@ func (g *loopGuard) add(msg protocols.Message) int {
 	return g.count[k]
 }
 
-func (r *run) loopLimits() (warn, block int) {
+// loopLimits are the loop guard's thresholds: a request's n-th repeat gets
+// a warning from warn on, is blocked from block on, fails the attempt at fail.
+type loopLimits struct{ warn, block, fail int }
+
+// speaks says whether the guard warns about, blocks or fails the n-th repeat.
+func (l loopLimits) speaks(n int) bool { return n >= min(l.warn, l.block, l.fail) }
+
+// blocks says whether the n-th repeat of a request is not acted on.
+func (l loopLimits) blocks(n int) bool { return n >= l.block || n >= l.fail }
+
+// loopGuard is the cuelist's loop guard thresholds, defaults filled in:
+// loop_fail left out is twice loop_block.
+func (r *run) loopGuard() loopLimits {
 	g := r.plan.Cuelist.Guardrails
-	warn, block = g.LoopWarn, g.LoopBlock
-	if warn <= 0 {
-		warn = DefaultLoopWarn
+	l := loopLimits{g.LoopWarn, g.LoopBlock, g.LoopFail}
+	if l.warn <= 0 {
+		l.warn = DefaultLoopWarn
 	}
-	if block <= 0 {
-		block = DefaultLoopBlock
+	if l.block <= 0 {
+		l.block = DefaultLoopBlock
 	}
-	return warn, block
+	if l.fail <= 0 {
+		l.fail = 2 * l.block
+	}
+	return l
 }
 
-// checkLoop counts msg; from loop_warn repeats on the agent gets a
-// guard.warning with each one, and at loop_block the attempt fails as
-// loop_detected (the message is not acted on).
-func (a *attempt) checkLoop(ap *agentProcess, msg protocols.Message) *failure {
-	n := a.guard.add(msg)
-	warn, block := a.r.loopLimits()
-	if n < warn && n < block {
-		return nil
+// loopVerdict acts on the n-th repeat of msg (a.guard.add counts them;
+// seed 004 §8: the guard blocks the call, not the agent). From loop_warn
+// repeats on the agent gets a guard.warning with each one and the request is
+// served; from loop_block on the request is not acted on: it is answered
+// with a protocol.error telling the agent to try another way (blocked is
+// true), and the agent goes on; at loop_fail the attempt fails as
+// loop_detected.
+func (a *attempt) loopVerdict(ap *agentProcess, msg protocols.Message, n int) (blocked bool, f *failure) {
+	l := a.r.loopGuard()
+	if !l.speaks(n) {
+		return false, nil
 	}
+	warn, block, fail := l.warn, l.block, l.fail
 	ev := Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvGuard, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number}
-	if n >= block {
-		ev.Reason = fmt.Sprintf("loop detected: %s sent the same %s %d times (loop_block %d)", a.agent.ID, msg.Type, n, block)
+	switch {
+	case n >= fail:
+		ev.Reason = fmt.Sprintf("loop detected: %s sent the same %s %d times (loop_fail %d)", a.agent.ID, msg.Type, n, fail)
 		_ = a.r.publish(context.Background(), ev)
-		return failf("loop_detected", "%s", ev.Reason)
+		return true, failf("loop_detected", "%s", ev.Reason)
+	case n >= block:
+		ev.Reason = fmt.Sprintf("loop blocked: %s sent the same %s %d times (blocked from %d, the attempt fails at %d)", a.agent.ID, msg.Type, n, block, fail)
+		_ = a.r.publish(context.Background(), ev)
+		reason := fmt.Sprintf("loop_blocked: you sent the same %s %d times; try a different approach", msg.Type, n)
+		return true, ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: reason}))
 	}
-	ev.Reason = fmt.Sprintf("possible loop: %s sent the same %s %d times (warned from %d, the attempt fails at %d)", a.agent.ID, msg.Type, n, warn, block)
+	ev.Reason = fmt.Sprintf("possible loop: %s sent the same %s %d times (warned from %d, blocked from %d)", a.agent.ID, msg.Type, n, warn, block)
 	_ = a.r.publish(context.Background(), ev)
-	return ap.send(a, protocols.Reply(msg, protocols.GuardWarning{Reason: ev.Reason, Count: n}))
+	return false, ap.send(a, protocols.Reply(msg, protocols.GuardWarning{Reason: ev.Reason, Count: n}))
 }
 
 // rateLimited says which requests count against an agent's message rate:

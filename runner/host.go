@@ -55,7 +55,7 @@ type hostServices interface {
 	// tokens, credits: its totals) and counts it toward the run's limits.
 	// Drivers call it from the attempt's goroutine.
 	addUsage(a *attempt, u Usage)
-	loopLimits() (warn, block int)
+	loopGuard() loopLimits
 	messageRate() int
 	wire(msg protocols.Message) *wireMessage
 }

@@ -32,23 +32,23 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		}
 	}
 	in := a.messageEvent("in", wm)
-	if ev, ok := r.forPerson(a, msg); ok { // one commit for the message and what the person sees
-		if err := r.publish(context0, in, ev); err != nil {
-			return notRecorded(msg, err)
-		}
-		if f := a.checkLoop(ap, msg); f != nil {
-			return f
-		}
+	repeats := a.guard.add(msg) // counted first: a blocked message does not reach the person
+	ev, forPerson := r.forPerson(a, msg)
+	events := []Event{in}
+	if forPerson && !r.loopGuard().blocks(repeats) {
+		events = append(events, ev) // one commit for the message and what the person sees
+	}
+	if err := r.publish(context0, events...); err != nil {
+		return notRecorded(msg, err)
+	}
+	if blocked, f := a.loopVerdict(ap, msg, repeats); blocked || f != nil {
+		return f
+	}
+	if forPerson {
 		if b, ok := msg.Body.(protocols.MessageUser); ok {
 			r.notifyParent(a, "message.user", "person", b.Body)
 		}
 		return nil
-	}
-	if err := r.publish(context0, in); err != nil {
-		return notRecorded(msg, err)
-	}
-	if f := a.checkLoop(ap, msg); f != nil {
-		return f
 	}
 	refuse := func(format string, args ...any) *failure {
 		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: fmt.Sprintf(format, args...)}))
@@ -142,11 +142,12 @@ func (a *attempt) denied(tool string) string {
 // send thousands a second), then acknowledges each in order. A request of
 // another kind found behind them waits in a.held for the exchange.
 func (r *run) serveWrites(a *attempt, ap *agentProcess, first *wireMessage) *failure {
-	if f := a.checkLoop(ap, first.msg); f != nil {
-		a.recordMessage("in", first.msg, first.raw)
-		return f
+	if n := a.guard.add(first.msg); r.loopGuard().speaks(n) {
+		return r.serveRepeat(a, ap, first, n)
 	}
 	batch := []protocols.Message{first.msg}
+	var repeat *wireMessage // a write the loop guard has a word about: after the batch, in order
+	var repeats int
 drain:
 	for len(batch) < requestBuffer {
 		select {
@@ -155,15 +156,38 @@ drain:
 				a.held = m
 				break drain
 			}
-			if f := a.checkLoop(ap, m.msg); f != nil {
-				a.recordMessage("in", m.msg, m.raw)
-				return f
+			if n := a.guard.add(m.msg); r.loopGuard().speaks(n) {
+				repeat, repeats = m, n
+				break drain
 			}
 			batch = append(batch, m.msg)
 		default:
 			break drain
 		}
 	}
+	if f := r.writeBatch(a, ap, batch); f != nil || repeat == nil || a.halted() {
+		return f
+	}
+	return r.serveRepeat(a, ap, repeat, repeats)
+}
+
+// serveRepeat serves a blackboard.write the loop guard speaks about: its
+// verdict first, then, unless it blocks the write, the write alone.
+func (r *run) serveRepeat(a *attempt, ap *agentProcess, wm *wireMessage, n int) *failure {
+	if r.loopGuard().blocks(n) { // not written: recorded here, with the guard's answer
+		if err := a.recordMessage("in", wm.msg, wm.raw); err != nil {
+			return notRecorded(wm.msg, err)
+		}
+	}
+	if blocked, f := a.loopVerdict(ap, wm.msg, n); blocked || f != nil {
+		return f
+	}
+	return r.writeBatch(a, ap, []protocols.Message{wm.msg})
+}
+
+// writeBatch stores the writes of batch and acknowledges each in order.
+func (r *run) writeBatch(a *attempt, ap *agentProcess, batch []protocols.Message) *failure {
+	first := batch[0]
 	puts := make([]BlackboardPut, 0, len(batch))
 	replies := make([]protocols.Message, len(batch))
 	for i, m := range batch {
@@ -182,7 +206,7 @@ drain:
 	}
 	written, err := r.writeBoard(context0, puts)
 	if err != nil { // the run ends with the error: nothing more is answered
-		return notRecorded(first.msg, err)
+		return notRecorded(first, err)
 	}
 	j := 0
 	for i, m := range batch {
@@ -218,8 +242,13 @@ drain:
 // read answers a blackboard.read; the request and its answer are stored in
 // one commit before the answer goes out.
 func (r *run) read(a *attempt, ap *agentProcess, wm *wireMessage, b protocols.BlackboardRead) *failure {
-	if f := a.checkLoop(ap, wm.msg); f != nil {
-		a.recordMessage("in", wm.msg, wm.raw)
+	if n := a.guard.add(wm.msg); r.loopGuard().blocks(n) {
+		if err := a.recordMessage("in", wm.msg, wm.raw); err != nil {
+			return notRecorded(wm.msg, err)
+		}
+		_, f := a.loopVerdict(ap, wm.msg, n)
+		return f
+	} else if _, f := a.loopVerdict(ap, wm.msg, n); f != nil {
 		return f
 	}
 	var reply protocols.Message

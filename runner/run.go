@@ -476,6 +476,10 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 	if len(failed) > 0 {
 		state, reason = RunFailed, "failed: "+join(failed)
 	}
+	if stopped := r.core.StoppedCues(); len(stopped) > 0 { // by orch stop RUN CUE: the run did not do all it was for
+		reason = strings.TrimPrefix(reason+"; stopped: "+join(stopped), "; ")
+		state = RunFailed
+	}
 	r.waitActive(ctx)
 	if err := r.record(ctx, Event{Type: EvRunState, State: string(state), Reason: reason}); err != nil {
 		return nil, err

@@ -136,7 +136,9 @@ agent: {id: backup, command: [sh, -c, "echo backup >&2"]}
 	if strings.Join(flaky, " ") != "flaky:failed flaky:completed" {
 		t.Errorf("FLAKY attempts: %v", flaky)
 	}
-	if strings.Join(broken, " ") != "broken:failed broken:failed backup:completed" {
+	// broken cools down for an hour after its first failure: its fallback
+	// can start sooner than its own retry, so it takes over at once.
+	if strings.Join(broken, " ") != "broken:failed backup:completed" {
 		t.Errorf("BROKEN attempts: %v", broken)
 	}
 	var numbers []int
@@ -145,7 +147,7 @@ agent: {id: backup, command: [sh, -c, "echo backup >&2"]}
 			numbers = append(numbers, e.Attempt)
 		}
 	}
-	if len(numbers) != 3 || numbers[2] != 3 {
+	if len(numbers) != 2 || numbers[1] != 2 {
 		t.Errorf("attempt numbers continue across a fallback: %v", numbers)
 	}
 	if until, _ := rec.CooldownUntil(context.Background(), "broken"); until.Before(time.Now().Add(50 * time.Minute)) {

@@ -63,9 +63,15 @@ func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool 
 			Reason: "its run's owner stopped while it ran", Data: AttemptEndedData{Class: "interrupted"}})
 	case sched.Cooldown:
 		r.emit(Event{Type: EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Reason: d.Reason, Data: CooldownData{Until: d.Until}})
+	case sched.CooldownCleared: // the store's cooldown ends now: later runs see it cleared
+		r.emit(Event{Type: EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt, Reason: d.Reason, Data: CooldownData{Until: d.Until, Cleared: true}})
 	case sched.Retry:
+		when := ""
+		if !d.Until.IsZero() {
+			when = ", when its cooldown ends"
+		}
 		r.emit(Event{Type: EvNote, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
-			Reason: fmt.Sprintf("%s (%s): retry %d of %d in %s", d.Reason, d.Class, d.N, d.Max, d.Delay.Round(time.Millisecond))})
+			Reason: fmt.Sprintf("%s (%s): retry %d of %d in %s%s", d.Reason, d.Class, d.N, d.Max, d.Delay.Round(time.Millisecond), when)})
 	case sched.Fallback:
 		r.emit(Event{Type: EvNote, Cue: c.ID, Agent: d.Agent.ID, Reason: fmt.Sprintf("%s %s: falling back to %s", d.Agent.ID, d.Reason, d.To.ID)})
 	case sched.Export:
@@ -96,7 +102,8 @@ func (r *run) launch(ctx context.Context, d sched.Decision) {
 	r.emit(Event{Type: EvAttemptStarted, Cue: c.ID, Agent: d.Agent.ID, Attempt: a.number,
 		Data: AttemptStartedData{Fallback: d.Fallback}})
 	if speaks(a.agent) { // WARNING is recorded with the decision to send it
-		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, TargetAgents: c.Agents, Attempt: a.number})
+		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, CueGroup: c.Group, TargetAgents: c.Agents,
+			EstimatedGoTime: d.Until.Format(time.RFC3339), PreparationRequired: c.PreparationRequired, Attempt: a.number})
 	}
 	r.atts[d.Cue][d.Target] = a
 	// The attempt is counted once its goroutine starts, with the commit:
@@ -114,7 +121,7 @@ func (r *run) launch(ctx context.Context, d sched.Decision) {
 func (r *run) orderStandby(a *attempt) {
 	var m *wireMessage
 	if speaks(a.agent) {
-		m = r.outbound(a, protocols.CoordStandby{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents})
+		m = r.outbound(a, protocols.CoordStandby{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents, ReadyCheck: a.cue.ReadyCheck})
 	}
 	r.then(func() { a.orders <- orderMsg{kind: orderStandby, msg: m} })
 }
@@ -191,7 +198,7 @@ func (r *run) askForGo(ctx context.Context, pos int) {
 }
 
 // commands applies what other orch processes sent through the store: a GO
-// for a waiting cue (orch go), a stop (orch stop). It returns why to stop, or
+// for a waiting cue (orch go), a stop of the run or of one cue (orch stop). It returns why to stop, or
 // whether a GO moved something.
 func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 	cmds, err := r.rec.Commands(ctx, r.id)
@@ -205,6 +212,10 @@ func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 				moved = true
 			}
 		case "stop":
+			if cmd.Cue != "" { // one cue and its subtree; the rest goes on
+				r.stopCue(cmd.Cue, cmd.Arg)
+				break
+			}
 			stop = "orch stop"
 			if cmd.Arg != "" {
 				stop += ": " + cmd.Arg
@@ -220,4 +231,17 @@ func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 	}
 	r.apply(ctx, nil)
 	return stop, moved
+}
+
+// stopCue stops one cue and its subtree (orch stop RUN CUE): the core ends
+// it stopped and stops its attempts, whose children stop with them; a cue
+// that cannot be stopped gets a note saying why.
+func (r *run) stopCue(cue, by string) {
+	reason := "orch stop"
+	if by != "" {
+		reason = by
+	}
+	if ok, why := r.core.StopCue(cue, reason); !ok {
+		r.emit(Event{Type: EvNote, Cue: cue, Reason: "orch stop " + cue + ": " + why})
+	}
 }

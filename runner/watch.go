@@ -48,8 +48,13 @@ func (w *boardWatch) matches(key string) bool {
 // (started at its first one), and the request and its answer are recorded
 // in one commit before the answer goes out.
 func (r *run) watchBoard(a *attempt, ap *agentProcess, wm *wireMessage, b protocols.BlackboardWatch) *failure {
-	if f := a.checkLoop(ap, wm.msg); f != nil {
-		a.recordMessage("in", wm.msg, wm.raw)
+	if n := a.guard.add(wm.msg); r.loopGuard().blocks(n) { // not acted on: recorded here, with the guard's answer
+		if err := a.recordMessage("in", wm.msg, wm.raw); err != nil {
+			return notRecorded(wm.msg, err)
+		}
+		_, f := a.loopVerdict(ap, wm.msg, n)
+		return f
+	} else if _, f := a.loopVerdict(ap, wm.msg, n); f != nil {
 		return f
 	}
 	var reply protocols.Message

@@ -174,6 +174,15 @@ func (c *checker) cuelist(cl *Cuelist) {
 	if gr := cl.Guardrails; gr.LoopWarn > 0 && gr.LoopBlock > 0 && gr.LoopWarn > gr.LoopBlock {
 		c.errorAt(cl.Origin, "/guardrails/loop_warn", "bad-value", "loop_warn (%d) must not be above loop_block (%d)", gr.LoopWarn, gr.LoopBlock)
 	}
+	if gr := cl.Guardrails; gr.LoopFail > 0 {
+		block, how := gr.LoopBlock, ""
+		if block <= 0 {
+			block, how = DefaultLoopBlock, ", its default"
+		}
+		if gr.LoopFail < block {
+			c.errorAt(cl.Origin, "/guardrails/loop_fail", "bad-value", "loop_fail (%d) must not be below loop_block (%d%s): a repeated request is blocked from loop_block on and fails the attempt at loop_fail", gr.LoopFail, block, how)
+		}
+	}
 	cycles := g.Cycles()
 	for _, cyc := range cycles {
 		names := make([]string, len(cyc))

@@ -51,6 +51,12 @@ func neverFails(a *Agent, class string) string {
 		}
 		return ""
 	}
+	if class == "loop_detected" {
+		if a.Protocol != "jsonl" {
+			return "only a jsonl agent's requests pass the loop guard"
+		}
+		return ""
+	}
 	if class == "error" || strings.HasPrefix(class, "error_") {
 		if CLIProtocols[a.Protocol] == "" || (class != "error" && a.Protocol != "claude-code") {
 			return "only a coding CLI's (claude-code, codex) error has that class; error_ ones are claude-code's"

@@ -132,11 +132,16 @@ type Limits struct {
 	MaxCostUSD  float64  `json:"max_cost_usd,omitempty"` // the agents' reported cost, in US dollars
 }
 
+// DefaultLoopBlock is the repeat of one request from which the loop guard
+// blocks it when the cuelist does not say (seed 004 §8).
+const DefaultLoopBlock = 20
+
 // Guardrails bound what agents may do to each other during a run.
 type Guardrails struct {
 	MaxHandoffDepth *int                `json:"max_handoff_depth,omitempty"`
 	LoopWarn        int                 `json:"loop_warn,omitempty"`
 	LoopBlock       int                 `json:"loop_block,omitempty"`
+	LoopFail        int                 `json:"loop_fail,omitempty"` // left out: twice loop_block
 	MessageRate     int                 `json:"message_rate,omitempty"`
 	QuestionTimeout Duration            `json:"question_timeout,omitempty"`
 	DenyAtDepth     map[string][]string `json:"deny_at_depth,omitempty"`
@@ -150,6 +155,9 @@ type Defaults struct {
 	Timeout        Duration `json:"timeout,omitempty"`
 	KillGrace      Duration `json:"kill_grace,omitempty"`
 	MaxLog         Size     `json:"max_log,omitempty"`
+	// WarningLead: for a cue with no dependencies, how long before its GO
+	// its WARNING goes out (a cue's own warning_lead wins).
+	WarningLead Duration `json:"warning_lead,omitempty"`
 }
 
 // Cue is one coordinated action of a cuelist.
@@ -172,6 +180,15 @@ type Cue struct {
 	Estimate     Duration       `json:"estimate,omitempty"`
 	Idempotent   *bool          `json:"idempotent,omitempty"`
 	Prompt       string         `json:"prompt,omitempty"` // wins over its agents' prompt
+	// Group, PreparationRequired and ReadyCheck are sent to protocol
+	// agents in coord.warning (cue_group, preparation_required) and
+	// coord.standby (ready_check): text for the agents, not commands.
+	Group               string   `json:"group,omitempty"`
+	PreparationRequired []string `json:"preparation_required,omitempty"`
+	ReadyCheck          []string `json:"ready_check,omitempty"`
+	// WarningLead: for a cue with no dependencies, how long before its GO
+	// its WARNING goes out (defaults.warning_lead when zero).
+	WarningLead Duration `json:"warning_lead,omitempty"`
 }
 
 // Manual reports whether a person must say GO.
@@ -249,6 +266,10 @@ func decodeCue(m map[string]any) *Cue {
 	if b, ok := m["idempotent"].(bool); ok {
 		c.Idempotent = &b
 	}
+	c.Group, _ = m["group"].(string)
+	c.PreparationRequired = stringList(m["preparation_required"])
+	c.ReadyCheck = stringList(m["ready_check"])
+	c.WarningLead = durationOf(m["warning_lead"])
 	return c
 }
 

@@ -63,19 +63,29 @@ cues again, with the specs as they are now.)`,
 func newStopCmd(io *streams) *cobra.Command {
 	var wait time.Duration
 	cmd := &cobra.Command{
-		Use:   "stop RUN",
-		Short: "Stop a run: its agents and everything they started",
+		Use:   "stop RUN [CUE]",
+		Short: "Stop a run, or one of its cues: its agents and everything they started",
 		Long: `Stop a run from another shell. Its owner gets the stop through the run
 database and cascades it: coord.stop to protocol agents, SIGTERM to every
 agent's process group, SIGKILL after the grace period; the run ends stopped
 and its owner exits 130. A run whose owner is gone is marked stopped here,
-after the processes it left are killed. orch resume continues a stopped run.`,
+after the processes it left are killed. orch resume continues a stopped run.
+
+With a CUE, only that cue stops, with every task it handed off or spawned
+(and theirs): the cue ends stopped ("stopped by USER"), its dependents are
+blocked, and the rest of the run goes on; the run ends failed, naming the
+stopped cue (orch retry runs it again). It says how many tasks were stopped,
+child tasks included. The run must be running.`,
 		Example: `  orch stop last
-  orch stop 3f9a --wait 1m`,
-		Args:              argsBetween(1, 1),
-		ValidArgsFunction: completeRuns,
+  orch stop 3f9a --wait 1m
+  orch stop last RESEARCH`,
+		Args:              argsBetween(1, 2),
+		ValidArgsFunction: completeRunThen(completeStoppableCues),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				if len(args) == 2 {
+					return stopCue(ctx, io, db, id, args[1], wait)
+				}
 				return stopRun(ctx, io, db, id, wait)
 			})
 		},

@@ -55,6 +55,9 @@ func describeEvent(e runner.Event) string {
 		return fmt.Sprintf("%s %s %s %s", e.Cue, e.Agent, arrow, d.Type)
 	case runner.EvCooldown:
 		d, _ := e.Data.(runner.CooldownData) // nil data: the zero value
+		if d.Cleared {
+			return with(e.Agent + " cooldown cleared")
+		}
 		return with(fmt.Sprintf("%s cooling down until %s", e.Agent, d.Until.Local().Format(time.TimeOnly)))
 	case runner.EvBlackboard:
 		d, _ := e.Data.(runner.BlackboardData) // nil data: the zero value

@@ -263,7 +263,14 @@ func (s *server) goCue(w http.ResponseWriter, r *http.Request, id string) {
 }
 
 func (s *server) stop(w http.ResponseWriter, r *http.Request, id string) {
+	var req struct{ Cue string } // optional: {"cue": "CUE"} stops that cue and its subtree
+	if r.ContentLength != 0 && !decode(w, r, &req) {
+		return
+	}
 	s.writing(w, r, func(ctx context.Context, io *streams, db *store.DB) error {
+		if req.Cue != "" {
+			return stopCue(ctx, io, db, id, req.Cue, 30*time.Second)
+		}
 		return stopRun(ctx, io, db, id, 30*time.Second)
 	})
 }

@@ -136,6 +136,8 @@ func TestServeAPI(t *testing.T) {
 		has        string
 	}{
 		{"/api/runs/r1/stop", "", 200, "run r1 is already completed"},
+		{"/api/runs/r1/stop", `{"cue":"A"}`, 200, "run r1 is already completed"},
+		{"/api/runs/r1/stop", `{"cue":"Z"}`, 400, "run r1 has no cue Z"},
 		{"/api/runs/r1/go", `{"cue":"A"}`, 400, `nothing waits for GO`},
 		{"/api/runs/r1/go", `{"cue":"Z"}`, 400, `has no cue \"Z\"`},
 		{"/api/runs/r1/answer", `{"question":"q1","answer":"yes"}`, 409, `has no question \"q1\"`},

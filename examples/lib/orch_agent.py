@@ -36,7 +36,7 @@ import threading
 import traceback
 import uuid
 
-__all__ = ["run", "Task", "OrchError", "Conflict", "log"]
+__all__ = ["run", "Task", "OrchError", "Conflict", "LoopBlocked", "log"]
 
 _out = threading.Lock()
 _pending = {}  # request id -> Queue for its answer
@@ -56,6 +56,12 @@ class Conflict(OrchError):
         super().__init__(f"blackboard key {key!r} is at version {current_version} (by {author or 'nobody'}), "
                          f"not {expected}: not written")
         self.key, self.expected, self.current_version, self.author = key, expected, current_version, author
+
+
+class LoopBlocked(OrchError):
+    """orch's loop guard refused a request repeated loop_block times or more:
+    it was not acted on; try a different approach (at loop_fail the attempt
+    fails as loop_detected)."""
 
 
 def log(text):
@@ -118,6 +124,8 @@ class Task:
         if reply is None:
             raise OrchError(f"{message_type}: orch closed the connection")
         if reply["message_type"] == "protocol.error":
+            if str(reply.get("reason", "")).startswith("loop_blocked:"):
+                raise LoopBlocked(f"orch refused {message_type}: {reply.get('reason')}")
             raise OrchError(f"orch refused {message_type}: {reply.get('reason')}")
         if reply["message_type"] == "spawn.accepted":
             with _lock:
@@ -262,8 +270,13 @@ def _unsolicited(msg):
         log(f"orch says {kind}: {msg.get('reason') or msg.get('body') or ''}")
 
 
-def run(work):
-    """Serves the protocol until orch closes stdin (or sends coord.stop)."""
+def run(work, on_warning=None, on_standby=None):
+    """Serves the protocol until orch closes stdin (or sends coord.stop).
+
+    on_warning(msg) runs at coord.warning before ack.warning: msg is the
+    message, with cue_group, estimated_go_time (RFC 3339) and
+    preparation_required; on_standby(msg) at coord.standby before
+    ack.standby, with ready_check. They run on the reader: keep them short."""
     global _work
     _work = work
     for line in sys.stdin:
@@ -276,8 +289,12 @@ def run(work):
             log(f"ignoring a line that is not a message ({err})")
             continue
         if kind == "coord.warning":
+            if on_warning:
+                on_warning(msg)
             _send("ack.warning", msg["id"], cue_id=msg.get("cue_id"))
         elif kind == "coord.standby":
+            if on_standby:
+                on_standby(msg)
             _send("ack.standby", msg["id"], cue_id=msg.get("cue_id"))
         elif kind == "coord.go":
             threading.Thread(target=_go, args=(msg,), daemon=True).start()

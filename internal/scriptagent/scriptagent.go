@@ -27,6 +27,8 @@
 //	{"memory_write": {"key": K, "text": T, "tags": [...]}}
 //	{"memory_search": Q}                      -> outputs["memory"] = [keys], outputs["memory_versions"] = ["K vN by AUTHOR"]
 //	{"repeat": {"times": N, "step": STEP}}    the step N times
+//	{"try": STEP}                             the step; an error from it is added to outputs["errors"]
+//	                                          (loop_blocked ones counted in outputs["loop_blocked"]) and the script goes on
 //	{"flood": N}                              N message.user as fast as it can
 //	{"sleep": DURATION}
 //	{"pidfile": PATH}                         writes the agent's pid to PATH
@@ -291,6 +293,19 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		for i := 0; i < a.Times; i++ {
 			if err := s.do(ctx, a.Step); err != nil {
 				return err
+			}
+		}
+	case "try":
+		var inner step
+		if err := json.Unmarshal(arg, &inner); err != nil {
+			return err
+		}
+		if err := s.do(ctx, inner); err != nil {
+			errs, _ := s.outputs["errors"].([]string)
+			s.outputs["errors"] = append(errs, err.Error())
+			if agent.LoopBlocked(err) {
+				n, _ := s.outputs["loop_blocked"].(int)
+				s.outputs["loop_blocked"] = n + 1
 			}
 		}
 	case "flood":

@@ -225,9 +225,11 @@ func (s *server) dispatch(m protocols.Message) {
 	switch b := m.Body.(type) {
 	case protocols.CoordWarning:
 		t := s.newTask(protocols.Task{RunID: b.RunID, CueID: b.CueID, Attempt: b.Attempt})
+		t.Warning = &b
 		s.acknowledge(m, t, "warning", s.cfg.onWarning, protocols.AckWarning{CueID: b.CueID})
 	case protocols.CoordStandby:
 		t := s.newTask(protocols.Task{RunID: b.RunID, CueID: b.CueID})
+		t.Standby = &b
 		s.acknowledge(m, t, "standby", s.cfg.onStandby, protocols.AckStandby{CueID: b.CueID})
 	case protocols.CoordGo:
 		s.start(m, b)

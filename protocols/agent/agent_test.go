@@ -365,3 +365,29 @@ func ExampleServe() {
 	// ack.standby in reply to s1: {CueID:CUE-1}
 	// task.complete in reply to g1: {CueID:CUE-1 Outputs:map[greeting:hello Ada]}
 }
+
+// The hooks see what orch said with WARNING and STANDBY: the cue's group,
+// when GO is expected, what to prepare, what to confirm.
+func TestHooksSeeCoordFields(t *testing.T) {
+	var got []string
+	f := serve(t, func(ctx context.Context, t *agent.Task) (map[string]any, error) { return nil, nil },
+		agent.OnWarning(func(ctx context.Context, t *agent.Task) error {
+			w := t.Warning
+			got = append(got, fmt.Sprintf("warning %s %s %v", w.CueGroup, w.EstimatedGoTime, w.PreparationRequired))
+			return nil
+		}),
+		agent.OnStandby(func(ctx context.Context, t *agent.Task) error {
+			got = append(got, fmt.Sprintf("standby %v", t.Standby.ReadyCheck))
+			return nil
+		}))
+	f.exchange(protocols.CoordWarning{RunID: "r1", CueID: "CUE-1", CueGroup: "deploy", EstimatedGoTime: "2026-01-20T14:00:00Z",
+		PreparationRequired: []string{"check the slots"}, Attempt: 1})
+	f.exchange(protocols.CoordStandby{RunID: "r1", CueID: "CUE-1", ReadyCheck: []string{"slots free?"}})
+	f.in.Close()
+	if err := f.end(); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if strings.Join(got, "; ") != "warning deploy 2026-01-20T14:00:00Z [check the slots]; standby [slots free?]" {
+		t.Errorf("hooks saw %q", got)
+	}
+}

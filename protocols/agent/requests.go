@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/orch-cli/orch/protocols"
 )
@@ -15,6 +17,15 @@ type OrchError struct {
 }
 
 func (e *OrchError) Error() string { return fmt.Sprintf("orch refused %s: %s", e.Request, e.Reason) }
+
+// LoopBlocked reports whether err is orch's loop guard refusing a request
+// the agent repeated loop_block times or more: the request was not acted
+// on, and the agent should try a different approach (repeating it until
+// loop_fail fails the attempt as loop_detected).
+func LoopBlocked(err error) bool {
+	var e *OrchError
+	return errors.As(err, &e) && strings.HasPrefix(e.Reason, "loop_blocked:")
+}
 
 // request sends body and waits for the answer with the request's id in its
 // in_reply_to. The reader goroutine hands the answer over (deliver); the

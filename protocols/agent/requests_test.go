@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -333,5 +334,16 @@ func TestHubChannels(t *testing.T) {
 	}
 	if report.State != "blocked" || report.Progress != 0.5 || report.Detail != "db" {
 		t.Errorf("the answer to status.request: %+v", report)
+	}
+}
+
+// TestLoopBlocked: the loop guard's refusal is told apart from others.
+func TestLoopBlocked(t *testing.T) {
+	blocked := &agent.OrchError{Request: "blackboard.read", Reason: "loop_blocked: you sent the same blackboard.read 20 times; try a different approach"}
+	if !agent.LoopBlocked(blocked) || !agent.LoopBlocked(fmt.Errorf("step 3: %w", blocked)) {
+		t.Error("a loop_blocked refusal is not LoopBlocked")
+	}
+	if agent.LoopBlocked(&agent.OrchError{Request: "blackboard.read", Reason: "no such key"}) || agent.LoopBlocked(errors.New("loop_blocked: not orch's")) {
+		t.Error("another error is LoopBlocked")
 	}
 }

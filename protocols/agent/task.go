@@ -15,6 +15,12 @@ import (
 // and the calls it may make on orch. Its methods are safe for concurrent use.
 type Task struct {
 	protocols.Task
+	// Warning is the coord.warning an OnWarning hook prepares for (its
+	// cue_group, estimated_go_time, preparation_required); Standby the
+	// coord.standby an OnStandby hook confirms (its ready_check). Nil in
+	// the handler of a GO.
+	Warning *protocols.CoordWarning
+	Standby *protocols.CoordStandby
 
 	s             *server
 	announcements chan Announce
@@ -25,7 +31,7 @@ type Task struct {
 
 	statusMu sync.Mutex
 	status   protocols.StatusReport // what ReportStatus last said, for status.request
-	changes       chan Changed
+	changes  chan Changed
 }
 
 // Notice tells a parent what one of its children sent (message.notice):

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -65,6 +66,10 @@ type Core struct {
 
 	withOutputs planner.CueSet // completed cues that produced outputs
 	locks       locks
+	// cooldowns are the ends of the cooldowns this run decided or cleared
+	// (zero: cleared), which the store may not have yet: they win over
+	// Lookup.CooldownUntil.
+	cooldowns map[string]time.Time
 }
 
 // cue is one cue's progress in the run.
@@ -80,6 +85,8 @@ type cue struct {
 	declined bool // a person said no: it waits for orch go
 	outputs  map[string]any
 	holding  []Subject // what the cue holds while in GO
+	warnedAt time.Time // when it went into WARNING (this process)
+	goAt     time.Time // when it went into GO (this process)
 }
 
 // phase is where one target agent of a cue is.
@@ -116,7 +123,8 @@ func New(cfg Config) *Core {
 	n := len(p.Order)
 	c := &Core{cfg: cfg, plan: p, byID: make(map[string]*cue, n),
 		touched: newCueQueue(n), waitWarn: newCueQueue(n), waitGo: newCueQueue(n),
-		live: map[*cue]bool{}, sleepers: map[*cue]bool{}, withOutputs: p.NewCueSet(), locks: newLocks()}
+		live: map[*cue]bool{}, sleepers: map[*cue]bool{}, withOutputs: p.NewCueSet(), locks: newLocks(),
+		cooldowns: map[string]time.Time{}}
 	if c.cfg.Trivial == nil {
 		c.cfg.Trivial = func(*spec.Agent) bool { return false }
 	}
@@ -249,6 +257,39 @@ func (c *Core) EndAll(s State, reason string) {
 			c.endCue(cr, s, reason)
 		}
 	}
+}
+
+// StopCue ends one cue stopped while the rest of the run goes on (orch stop
+// RUN CUE, seed 004 §10): its attempts are stopped (and with them the tasks
+// they handed off or spawned), and its dependents are blocked as by any
+// dependency that will not complete. It says why not when the cue is
+// unknown or over.
+func (c *Core) StopCue(id, reason string) (bool, string) {
+	cr := c.byID[id]
+	switch {
+	case cr == nil:
+		return false, fmt.Sprintf("the run has no cue %s", id)
+	case cr.state.Final():
+		return false, fmt.Sprintf("cue %s is already %s", id, cr.state)
+	}
+	if cr.asking { // a person's answer, if it comes, finds the cue over
+		cr.asking = false
+		c.asking--
+	}
+	c.endCueWhy(cr, Stopped, reason, fmt.Sprintf("cue %s was stopped: %s", id, reason)) // who stopped it reaches its agents and their children
+	return true, ""
+}
+
+// StoppedCues lists the cues stopped on their own (StopCue) while the run
+// went on, in plan order.
+func (c *Core) StoppedCues() []string {
+	var out []string
+	for _, cr := range c.cues {
+		if cr.state == Stopped && !c.stopping {
+			out = append(out, cr.spec.ID)
+		}
+	}
+	return out
 }
 
 // Approve records GO for a cue waiting for a person's (orch go, or the

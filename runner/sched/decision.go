@@ -49,7 +49,8 @@ const (
 	CueState Kind = iota + 1
 	// StartAttempt: start attempt number Attempt of Agent for target
 	// Target of cue Cue (Fallback: Agent replaced the agent listed). It
-	// sends WARNING, unless Config.Trivial(Agent).
+	// sends WARNING, unless Config.Trivial(Agent), saying when GO is
+	// expected (Until: see estimatedGo).
 	StartAttempt
 	// SendStandby and SendGo: order the attempt of the target to go on.
 	SendStandby
@@ -66,7 +67,8 @@ const (
 	// Cooldown: record that Agent cools down until Until (Reason: why).
 	Cooldown
 	// Retry: the target's attempt Attempt of Agent failed (Reason,
-	// Class); retry N of Max comes after Delay.
+	// Class); retry N of Max comes after Delay (Until, when set: the
+	// retry waits for the end of the agent's cooldown, past its backoff).
 	Retry
 	// Fallback: the target's Agent Reason; To takes over.
 	Fallback
@@ -81,6 +83,9 @@ const (
 	// AskForGo: ask a person for the manual cue's GO; answer with
 	// ApprovalAnswered.
 	AskForGo
+	// CooldownCleared: record that Agent's cooldown ended at Until because
+	// its attempt at cue Cue succeeded (seed 004 §3: RecordSuccess).
+	CooldownCleared
 )
 
 // Decision is one thing the core decided. Which fields are set depends on

@@ -81,6 +81,11 @@ func (c *Core) Ended(now time.Time, pos, i, attempt int, e End) {
 		return
 	}
 	if state == AttemptCompleted {
+		if until := c.cooldown(now, ag); !until.IsZero() { // a success clears the cooldown
+			c.cooldowns[ag.ID] = time.Time{}
+			c.decide(Decision{Kind: CooldownCleared, Cue: pos, Target: i, Attempt: attempt, Agent: ag, Until: now.UTC(),
+				Reason: fmt.Sprintf("succeeded at cue %s (it was cooling down until %s)", cr.spec.ID, until.Format(time.TimeOnly))})
+		}
 		t.phase, t.outputs = tDone, e.Outputs
 		if c.allAt(cr, tDone) {
 			c.completeCue(cr)
@@ -88,20 +93,64 @@ func (c *Core) Ended(now time.Time, pos, i, attempt int, e End) {
 		return
 	}
 	if ag.Cooldown > 0 && e.Retriable {
-		c.decide(Decision{Kind: Cooldown, Cue: pos, Target: i, Agent: ag, Reason: e.Reason, Until: now.Add(ag.Cooldown.D()).UTC()})
+		until := now.Add(ag.Cooldown.D()).UTC()
+		c.cooldowns[ag.ID] = until
+		c.decide(Decision{Kind: Cooldown, Cue: pos, Target: i, Agent: ag, Reason: e.Reason, Until: until})
 	}
 	switch {
 	case e.Retriable && t.tries < MaxAttempts(ag):
-		delay := Backoff(ag, t.tries, c.cfg.Jitter)
-		t.phase, t.retryAt = tIdle, now.Add(delay)
-		c.wakeNoLaterThan(t.retryAt, cr)
-		c.decide(Decision{Kind: Retry, Cue: pos, Target: i, Attempt: attempt, Agent: ag, Reason: e.Reason, Class: e.Class,
-			N: t.tries + 1, Max: MaxAttempts(ag), Delay: delay})
-	case c.takeFallback(cr, t, "failed ("+e.Class+")"):
+		c.retryOrFallback(now, cr, i, attempt, e)
+	case FallsBack(ag, e) && c.takeFallback(cr, t, "failed ("+e.Class+")"):
 	default:
 		t.phase = tFailed
 		c.endCue(cr, Failed, fmt.Sprintf("%s: %s", ag.ID, e.Reason))
 	}
+}
+
+// retryOrFallback decides what follows a retriable failure with attempts
+// left: the agent's own retry after its backoff, unless the agent cools
+// down past it; then whichever can start first (see fallbackFirst) goes:
+// the next fallback, or the retry at the end of the cooldown.
+func (c *Core) retryOrFallback(now time.Time, cr *cue, i, attempt int, e End) {
+	t := &cr.targets[i]
+	ag := t.agent
+	delay := Backoff(ag, t.tries, c.cfg.Jitter)
+	retryAt, cooling := now.Add(delay), time.Time{}
+	if until := c.cooldown(now, ag); until.After(retryAt) {
+		if c.fallbackFirst(now, t, until) && c.takeFallback(cr, t, fmt.Sprintf("failed (%s) and cools down until %s; its fallback can start sooner",
+			e.Class, until.Format(time.TimeOnly))) {
+			return
+		}
+		retryAt, delay, cooling = until, until.Sub(now), until
+	}
+	t.phase, t.retryAt = tIdle, retryAt
+	c.wakeNoLaterThan(t.retryAt, cr)
+	c.decide(Decision{Kind: Retry, Cue: cr.pos, Target: i, Attempt: attempt, Agent: ag, Reason: e.Reason, Class: e.Class,
+		N: t.tries + 1, Max: MaxAttempts(ag), Delay: delay, Until: cooling})
+}
+
+// fallbackFirst says whether the target's next fallback can start before
+// until, when its agent's cooldown ends: "first" compares when each could
+// start — the fallback at once, or at the end of its own cooldown — and a
+// tie goes to the agent's own retry.
+func (c *Core) fallbackFirst(now time.Time, t *target, until time.Time) bool {
+	next := c.nextFallback(t)
+	if next == nil {
+		return false
+	}
+	nextAt := now
+	if u := c.cooldown(now, next); !u.IsZero() {
+		nextAt = u
+	}
+	return nextAt.Before(until)
+}
+
+// FallsBack reports whether a failure moves the cue to the agent's next
+// fallback (seed 004 §3: fallback is for retriable failures): one its retry
+// policy retries or the agent said is retriable; an agent whose retry_on
+// is left out falls back on every failure.
+func FallsBack(a *spec.Agent, e End) bool {
+	return e.Retriable || a.Retry == nil || len(a.Retry.RetryOn) == 0
 }
 
 // completeCue merges the targets' outputs, exports the cue's exports to the
@@ -127,16 +176,29 @@ func (c *Core) completeCue(cr *cue) {
 }
 
 // cooldown returns when the agent's cooldown ends, if it is after now.
-// Only an agent whose contract has a cooldown is ever put on one.
+// Only an agent whose contract has a cooldown is ever put on one. What
+// this run decided wins over the store, which may not have it yet.
 func (c *Core) cooldown(now time.Time, agent *spec.Agent) time.Time {
 	if agent.Cooldown <= 0 {
 		return time.Time{}
 	}
-	until := c.cfg.Lookup.CooldownUntil(agent.ID)
+	until, known := c.cooldowns[agent.ID]
+	if !known {
+		until = c.cfg.Lookup.CooldownUntil(agent.ID)
+	}
 	if !until.After(now) {
 		return time.Time{}
 	}
 	return until
+}
+
+// nextFallback is the fallback takeFallback would take, or nil.
+func (c *Core) nextFallback(t *target) *spec.Agent {
+	listed := c.plan.Agents[t.listed]
+	if listed == nil || t.fallbacks >= len(listed.Fallback) {
+		return nil
+	}
+	return c.plan.Agents[listed.Fallback[t.fallbacks]]
 }
 
 // takeFallback replaces the target's agent with the next fallback of the
@@ -146,7 +208,7 @@ func (c *Core) takeFallback(cr *cue, t *target, why string) bool {
 	if listed == nil || t.fallbacks >= len(listed.Fallback) {
 		return false
 	}
-	next := c.plan.Agents[listed.Fallback[t.fallbacks]]
+	next := c.nextFallback(t)
 	t.fallbacks++
 	if next == nil {
 		return false

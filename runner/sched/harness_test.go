@@ -117,6 +117,9 @@ func (h *harness) render(d sched.Decision) string {
 	case sched.Cooldown:
 		return fmt.Sprintf("cooldown %s until +%s", d.Agent.ID, d.Until.Sub(h.now))
 	case sched.Retry:
+		if !d.Until.IsZero() {
+			return fmt.Sprintf("retry %s %d of %d in %s (cooldown)", d.Agent.ID, d.N, d.Max, d.Delay)
+		}
 		return fmt.Sprintf("retry %s %d of %d in %s", d.Agent.ID, d.N, d.Max, d.Delay)
 	case sched.Fallback:
 		return fmt.Sprintf("fallback %s %s: %s", d.Agent.ID, d.Reason, d.To.ID)
@@ -132,6 +135,8 @@ func (h *harness) render(d sched.Decision) string {
 		return fmt.Sprintf("manual go %s: %s", c, d.Reason)
 	case sched.AskForGo:
 		return fmt.Sprintf("ask %s", c)
+	case sched.CooldownCleared:
+		return fmt.Sprintf("cooldown %s cleared: %s", d.Agent.ID, d.Reason)
 	}
 	return fmt.Sprintf("decision %d", d.Kind)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -69,13 +70,22 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 			c.waitWarn.push(cr.pos)
 			return false
 		}
-		c.setState(cr, Warning, "")
+		cr.warnedAt = now
+		why := ""
+		if lead := c.warningLead(cr); lead > 0 {
+			why = fmt.Sprintf("GO not before %s (warning_lead %s)", now.Add(lead).Format(time.TimeOnly), lead)
+		}
+		c.setState(cr, Warning, why)
 		c.prepared++
 		c.startTargets(now, cr)
 		return true
 	case Warning:
 		c.startTargets(now, cr)
 		if c.allAt(cr, tWarned) && c.ready(cr) {
+			if at := cr.warnedAt.Add(c.warningLead(cr)); now.Before(at) {
+				c.wakeNoLaterThan(at, cr) // its WARNING goes out warning_lead before its GO
+				return false
+			}
 			if why, ok := c.conditionFails(cr); !ok {
 				return false // the board could not be read: the run ends
 			} else if why != "" {
@@ -115,6 +125,7 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 		}
 		c.freePrepared()
 		c.inGo++
+		cr.goAt = now
 		c.setState(cr, Go, "")
 		for i := range cr.targets {
 			t := &cr.targets[i]
@@ -198,14 +209,17 @@ func (c *Core) startTargets(now time.Time, cr *cue) {
 			c.wakeNoLaterThan(t.retryAt, cr)
 			continue
 		}
-		if until := c.cooldown(now, t.agent); !until.IsZero() && t.tries == 0 {
-			if c.takeFallback(cr, t, "is cooling down until "+until.Format(time.TimeOnly)) {
+		// An agent cooling down, for a first try or a retry, waits for the
+		// end of its cooldown or hands over to its fallback, whichever can
+		// start first.
+		if until := c.cooldown(now, t.agent); !until.IsZero() {
+			if c.fallbackFirst(now, t, until) && c.takeFallback(cr, t, "is cooling down until "+until.Format(time.TimeOnly)) {
 				continue // retried on the next pass with the fallback
 			}
 			c.wakeNoLaterThan(until, cr)
 			continue
 		}
-		c.launch(cr, i)
+		c.launch(now, cr, i)
 	}
 }
 
@@ -219,14 +233,15 @@ func (c *Core) wakeNoLaterThan(t time.Time, cr *cue) {
 
 // launch decides an attempt: its number is recorded before it starts, so a
 // crash never loses or reuses it.
-func (c *Core) launch(cr *cue, i int) {
+func (c *Core) launch(now time.Time, cr *cue, i int) {
 	t := &cr.targets[i]
 	cr.attempts++
 	t.tries++
 	t.retryAt = time.Time{}
 	t.attempt = cr.attempts
 	t.phase = tWarning
-	c.decide(Decision{Kind: StartAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Fallback: t.agent.ID != t.listed})
+	c.decide(Decision{Kind: StartAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Fallback: t.agent.ID != t.listed,
+		Until: c.estimatedGo(now, cr)})
 	if c.cfg.Trivial(t.agent) { // nothing to do at WARNING and STANDBY: warned as soon as recorded
 		switch cr.state {
 		case Warning, Pending:
@@ -326,10 +341,14 @@ func (c *Core) setState(cr *cue, s State, reason string) {
 // endCue records a final state, stops the cue's attempts still running (a
 // cue warned early and then blocked or skipped) and frees the cue's slot.
 func (c *Core) endCue(cr *cue, s State, reason string) {
+	c.endCueWhy(cr, s, reason, fmt.Sprintf("cue %s is %s", cr.spec.ID, s))
+}
+
+// endCueWhy is endCue telling the cue's attempts stopWhy.
+func (c *Core) endCueWhy(cr *cue, s State, reason, stopWhy string) {
 	for i, t := range cr.targets {
 		if t.attempt != 0 {
-			c.decide(Decision{Kind: StopAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent,
-				Reason: fmt.Sprintf("cue %s is %s", cr.spec.ID, s)})
+			c.decide(Decision{Kind: StopAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Reason: stopWhy})
 		}
 	}
 	switch cr.state {
@@ -351,4 +370,40 @@ func (c *Core) endCue(cr *cue, s State, reason string) {
 		d.Outputs = cr.outputs
 	}
 	c.decide(d)
+}
+
+// warningLead is how long before its GO a cue with no dependencies gets
+// its WARNING: its warning_lead, else the cuelist's defaults.warning_lead.
+// A cue with dependencies gets its WARNING when the last of them goes into
+// GO, which is its lead.
+func (c *Core) warningLead(cr *cue) time.Duration {
+	if len(cr.spec.Deps) > 0 || len(cr.spec.After) > 0 {
+		return 0
+	}
+	if d := cr.spec.WarningLead.D(); d > 0 {
+		return d
+	}
+	return c.plan.Cuelist.Defaults.WarningLead.D()
+}
+
+// estimatedGo is when the cue is expected to go, from the plan's
+// estimates: at the end of its warning_lead, or when the dependencies in GO
+// are expected to complete (their GO time plus their estimate); never
+// before now (a dependency that overran its estimate is expected now).
+func (c *Core) estimatedGo(now time.Time, cr *cue) time.Time {
+	at := now
+	if cr.state == Warning || cr.state == Pending {
+		if lead := cr.warnedAt.Add(c.warningLead(cr)); lead.After(at) {
+			at = lead
+		}
+	}
+	for _, deps := range [][]*planner.Cue{cr.spec.Deps, cr.spec.After} {
+		for _, d := range deps {
+			dep := c.byID[d.ID]
+			if dep.state == Go && !dep.goAt.IsZero() && dep.goAt.Add(d.Estimate).After(at) {
+				at = dep.goAt.Add(d.Estimate)
+			}
+		}
+	}
+	return at.UTC()
 }
