@@ -156,11 +156,19 @@ func TestBrowserPerf(t *testing.T) {
 		t.Helper()
 		navigate(t, ctx, url, view)
 		ms := evalString(t, ctx, `String(window.orchRendered.ms.toFixed(0))`)
+		if f := evalString(t, ctx, `String((window.orchRendered.fetched || 0).toFixed(0))`); f != "0" {
+			t.Logf("%s: the run's status was in after %s ms", what, f)
+		}
 		got := evalString(t, ctx, check)
 		t.Logf("%s: rendered %s ms after navigation (%s)", what, ms, got)
 		if n, _ := time.ParseDuration(ms + "ms"); n > 30*time.Second {
 			t.Errorf("%s took %s ms to render", what, ms)
 		}
+	}
+	for _, path := range []string{"/api/runs", "/api/runs/big000000000"} {
+		start := time.Now()
+		_, body := get(t, base+path)
+		t.Logf("GET %s from Go: %d bytes in %v (the server's part)", path, len(body), time.Since(start).Round(time.Millisecond))
 	}
 	measure("runs page, 1,001 runs", base+"/#/", "runs", `document.querySelectorAll("table.runs tbody tr").length + " rows"`)
 	measure("run page, 10,000 cues", base+"/#/run/big000000000", "run",

@@ -60,6 +60,7 @@
     (async () => {
       const res = await orch.get("api/runs/" + encodeURIComponent(id));
       if (closed) return;
+      const fetched = performance.now();
       if (!res.ok) {
         orch.clear(main).appendChild(orch.el("p", { class: "error" }, "Run " + id + ": " + orch.errorText(res)));
         orch.rendered("run");
@@ -123,6 +124,7 @@
             orch.el("h2", null, "Timeline"), tlBox),
           panelBox)));
       orch.rendered("run");
+      window.orchRendered.fetched = fetched;
 
       const refresh = orch.debounce(async () => {
         const r = await orch.get("api/runs/" + encodeURIComponent(id));
