@@ -47,6 +47,7 @@ func (s *server) closing() { s.once.Do(func() { close(s.done) }) }
 func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
+	mux.HandleFunc("GET /assets/{name}", s.asset)
 	mux.HandleFunc("GET /api/runs", s.runs)
 	mux.HandleFunc("GET /api/inbox", s.inbox)
 	mux.HandleFunc("GET /api/stream", s.streamRuns)

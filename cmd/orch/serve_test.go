@@ -126,9 +126,10 @@ func TestServeAPI(t *testing.T) {
 		}
 	}
 	code, page := get(t, u+"/")
-	if code != 200 || !strings.Contains(page, "r1") || !strings.Contains(page, "&lt;script&gt;") || strings.Contains(page, "<script>") {
-		t.Errorf("index page: %d\n%s", code, page)
+	if code != 200 || !strings.Contains(page, `src="assets/app.js"`) || strings.Contains(page, "r1") {
+		t.Errorf("index page (static: the data comes from the API): %d\n%s", code, page)
 	}
+	checkAssets(t, u, "")
 	// The POSTs do what orch answer, go and stop do, and say what they say.
 	for _, c := range []struct {
 		path, body string
@@ -151,9 +152,40 @@ func TestServeAPI(t *testing.T) {
 	}
 }
 
+// checkAssets: the page and its scripts and styles come with their types and
+// a policy that allows no inline script and no other origin; nothing else is
+// served from the assets.
+func checkAssets(t *testing.T, u, query string) {
+	t.Helper()
+	for path, ctype := range map[string]string{"/": "text/html", "/assets/app.js": "text/javascript", "/assets/dag.js": "text/javascript", "/assets/app.css": "text/css"} {
+		resp, err := http.Get(u + path + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		csp := resp.Header.Get("Content-Security-Policy")
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), ctype) ||
+			!strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+			t.Errorf("GET %s: %d %q, CSP %q", path, resp.StatusCode, resp.Header.Get("Content-Type"), csp)
+		}
+	}
+	for _, path := range []string{"/assets/index.html", "/assets/nope.js", "/assets/..%2fserve.go", "/assets/%2e%2e%2fserve_api.go"} {
+		if code, _ := get(t, u+path+query); code != 404 {
+			t.Errorf("GET %s: %d, want 404", path, code)
+		}
+	}
+}
+
 func TestServeTokenAndOrigin(t *testing.T) {
 	srv, _ := serveFixture(t, "s3cret")
 	u := srv.URL
+	if code, page := get(t, u+"/?token=s3cret"); code != 200 || !strings.Contains(page, `src="assets/app.js?token=s3cret"`) {
+		t.Errorf("the page's asset URLs carry the token: %d\n%s", code, page)
+	}
+	checkAssets(t, u, "?token=s3cret")
+	if code, _ := get(t, u+"/assets/app.js"); code != 401 {
+		t.Errorf("an asset without the token: %d, want 401", code)
+	}
 	if code, _ := get(t, u+"/api/runs"); code != 401 {
 		t.Errorf("no token: %d, want 401", code)
 	}

@@ -1,0 +1,24 @@
+"use strict";
+// The router: #/ is the runs, #/run/ID a run. The inbox and the runs feed
+// live across views.
+(function (orch) {
+  const main = document.getElementById("main");
+  let leave = null;
+  function route() {
+    if (leave) { leave(); leave = null; }
+    const m = /^#\/run\/(.+)$/.exec(location.hash);
+    if (m) {
+      let id;
+      try { id = decodeURIComponent(m[1]); } catch (e) { id = m[1]; }
+      document.title = "orch: run " + id;
+      leave = orch.runView(main, id);
+    } else {
+      document.title = "orch: runs";
+      leave = orch.runsView(main);
+    }
+    window.scrollTo(0, 0);
+  }
+  window.addEventListener("hashchange", route);
+  orch.feed.start();
+  route();
+})(window.orch);
