@@ -326,9 +326,11 @@ cuelist:
 	}
 }
 
-// TestToolsOfferedWhereTheyCanSucceed: a single-agent cuelist offers none of
-// the multi-agent tools (seed 004 §5), except the blackboard when a cue's
-// conditions read it; the reason is there for the refusal.
+// TestToolsOfferedWhereTheyCanSucceed: a cuelist of one cue with one agent
+// offers none of the multi-agent tools (seed 004 §5), except the blackboard
+// when its conditions read it; the reason is there for the refusal. One
+// agent serving two cues is two tasks: they share the board and may list
+// each other.
 func TestToolsOfferedWhereTheyCanSucceed(t *testing.T) {
 	p, _ := planDiags(t, `
 agent: {id: solo, command: [x]}
@@ -337,12 +339,11 @@ cuelist:
   id: one
   cues:
     - {id: A, agents: [solo]}
-    - {id: B, agents: [solo], dependencies: [A]}
 `)
 	if got := strings.Join(p.Tools[0].At(0), " "); got != "memory" {
 		t.Errorf("solo: %s, want only memory", got)
 	}
-	if why := NotOffered(p, p.Agents["solo"])["blackboard"]; !strings.Contains(why, "cuelist one has a single agent (solo)") {
+	if why := NotOffered(p, p.Agents["solo"])["blackboard"]; !strings.Contains(why, "cuelist one has a single cue and a single agent (solo)") {
 		t.Errorf("why not blackboard: %q", why)
 	}
 	p, _ = planDiags(t, `
@@ -351,10 +352,21 @@ agent: {id: solo, command: [x]}
 cuelist:
   id: one
   cues:
-    - {id: A, agents: [solo]}
-    - {id: B, agents: [solo], dependencies: [A], conditions: [approved]}
+    - {id: A, agents: [solo], conditions: [approved]}
 `)
 	if got := strings.Join(p.Tools[0].At(0), " "); got != "blackboard memory" {
 		t.Errorf("solo with a condition: %s, want blackboard memory", got)
+	}
+	p, _ = planDiags(t, `
+agent: {id: solo, command: [x]}
+---
+cuelist:
+  id: two
+  cues:
+    - {id: A, agents: [solo]}
+    - {id: B, agents: [solo], dependencies: [A]}
+`)
+	if got := strings.Join(p.Tools[0].At(0), " "); got != "agents blackboard memory" {
+		t.Errorf("one agent, two cues: %s, want agents blackboard memory", got)
 	}
 }

@@ -144,27 +144,28 @@ func (b *builder) tools(p *Plan) []AgentTools {
 // NotOffered is what an agent is not offered because it could never
 // succeed, with why (seed 004 §5: multi-agent tools only where there are
 // several agents): handoff and spawn without a handoff_to to name a
-// receiver; and in a single-agent cuelist no blackboard, handoff, spawn or
-// agents list, as there is no other agent to share with, except the
-// blackboard when a cue's conditions read it (the agent then decides what
-// runs through the board).
+// receiver; and in a cuelist of a single cue with a single agent no
+// blackboard, handoff, spawn or agents list, as no other task is ever at
+// work to share with, except the blackboard when the cue's conditions read
+// it. One agent serving several cues is several tasks: they may share the
+// board (a cue writes what a later one reads) and run side by side.
 func NotOffered(p *Plan, a *spec.Agent) map[string]string {
 	out := map[string]string{}
 	if len(a.HandoffTo) == 0 {
 		why := fmt.Sprintf("agent %s has no handoff_to, so there is no agent it could hand work to or spawn", a.ID)
 		out["handoff"], out["spawn"] = why, why
 	}
-	if len(p.Agents) > 1 {
+	if len(p.Agents) > 1 || len(p.Cues) > 1 {
 		return out
 	}
-	single := fmt.Sprintf("cuelist %s has a single agent (%s): there is no other agent to work with", p.Cuelist.ID, a.ID)
+	single := fmt.Sprintf("cuelist %s has a single cue and a single agent (%s): no other task is ever at work", p.Cuelist.ID, a.ID)
 	out["agents"], out["handoff"], out["spawn"] = single, single, single
 	readsBoard := false
 	for _, c := range p.Cues {
 		readsBoard = readsBoard || len(c.Conditions) > 0
 	}
 	if !readsBoard {
-		out["blackboard"] = single + " and no cue's conditions read the blackboard"
+		out["blackboard"] = single + " and its conditions do not read the blackboard"
 	}
 	return out
 }

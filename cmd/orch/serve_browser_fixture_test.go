@@ -16,6 +16,7 @@ import (
 type recording struct {
 	run    string
 	at     time.Time
+	after  map[string][]string // each cue's dependencies, as the run records them
 	events []runner.Event
 }
 
@@ -28,7 +29,7 @@ func (r *recording) add(gap time.Duration, ev runner.Event) {
 func (r *recording) start(cuelist string, cues ...string) {
 	info := make([]runner.CueInfo, len(cues))
 	for i, c := range cues {
-		info[i] = runner.CueInfo{ID: c, Agents: []string{"worker"}}
+		info[i] = runner.CueInfo{ID: c, Agents: []string{"worker"}, After: r.after[c]}
 	}
 	r.add(0, runner.Event{Type: runner.EvRunStarted, Data: runner.RunStartedData{Cuelist: cuelist, Cues: info}})
 	r.add(time.Millisecond, runner.Event{Type: runner.EvRunState, State: string(runner.RunRunning)})
@@ -110,7 +111,7 @@ func screensDB(t *testing.T, path string) {
 		}
 		r.save(t, w)
 	}
-	rel := &recording{run: releaseID, at: at.Add(6 * time.Hour)}
+	rel := &recording{run: releaseID, at: at.Add(6 * time.Hour), after: releaseAfter}
 	rel.start("release", "BUILD", "LINT", "TEST-UNIT", "TEST-E2E", "PACKAGE", "DEPLOY-STAGING", "DEPLOY-PROD", "DOCS")
 	rel.cue("BUILD", 90*time.Second, "completed")
 	rel.cue("LINT", 25*time.Second, "completed")
@@ -140,8 +141,8 @@ func screensDB(t *testing.T, path string) {
 }
 
 // perfDB records runs small runs and one run "big" of layers x width cues,
-// each cue after two of the layer before; it returns big's dependencies.
-func perfDB(t *testing.T, path string, runs, layers, width int) map[string][]string {
+// each cue after two of the layer before.
+func perfDB(t *testing.T, path string, runs, layers, width int) {
 	t.Helper()
 	w, err := store.Open(path, store.Options{})
 	if err != nil {
@@ -169,7 +170,7 @@ func perfDB(t *testing.T, path string, runs, layers, width int) map[string][]str
 			}
 		}
 	}
-	big := &recording{run: "big000000000", at: fixtureStart.Add(24 * time.Hour)}
+	big := &recording{run: "big000000000", at: fixtureStart.Add(24 * time.Hour), after: after}
 	big.start("big", ids...)
 	for _, id := range ids {
 		big.cue(id, time.Second, "completed")
@@ -179,5 +180,4 @@ func perfDB(t *testing.T, path string, runs, layers, width int) map[string][]str
 	if err := w.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return after
 }

@@ -28,14 +28,14 @@ func TestBrowserScreens(t *testing.T) {
 	ctx := browser(t)
 	db := filepath.Join(t.TempDir(), "orch.db")
 	screensDB(t, db)
-	base := serveDB(t, db, "", releaseAfter)
+	base := serveDB(t, db, "").URL
 	for _, width := range []int64{1280, 480} {
 		w := itoa(int(width))
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900)); err != nil {
 			t.Fatal(err)
 		}
 		navigate(t, ctx, base+"/#/", "runs")
-		waitJS(t, ctx, "the inbox", `document.querySelector("#inbox li.k-question")`, time.Minute)
+		settled(t, ctx)
 		screen(t, ctx, "runs-"+w+".png")
 
 		navigate(t, ctx, base+"/#/run/"+releaseID, "run")
@@ -51,8 +51,17 @@ func TestBrowserScreens(t *testing.T) {
 		if got := evalString(t, ctx, `String(document.querySelector("button.retry").hidden)`); got != "false" {
 			t.Errorf("a failed run has no Retry button")
 		}
+		settled(t, ctx)
 		screen(t, ctx, "run-"+w+".png")
 	}
+}
+
+// settled waits for what arrives last on a page: the live feed (the
+// global stream, the badge says "live") and the inbox it refreshes.
+func settled(t *testing.T, ctx context.Context) {
+	t.Helper()
+	waitJS(t, ctx, "the live feed", `document.getElementById("live").textContent === "live"`, time.Minute)
+	waitJS(t, ctx, "the inbox", `document.querySelector("#inbox li.k-question")`, time.Minute)
 }
 
 // navigate loads url afresh (not a hash change) and waits until the page
@@ -147,8 +156,8 @@ func thumb(img image.Image) []float64 {
 func TestBrowserPerf(t *testing.T) {
 	ctx := browser(t)
 	db := filepath.Join(t.TempDir(), "orch.db")
-	after := perfDB(t, db, 1000, 100, 100)
-	base := serveDB(t, db, "", after)
+	perfDB(t, db, 1000, 100, 100)
+	base := serveDB(t, db, "").URL
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,63 +88,6 @@ func exceptionText(d *runtime.ExceptionDetails) string {
 	return fmt.Sprintf("%s (%s:%d)", s, d.URL, d.LineNumber)
 }
 
-// serveDB serves the database at path as orch serve does, with token. When
-// after is given, the cues of GET /api/runs/ID that carry no "after" get it
-// from there (cue id -> its dependencies): the shape the run API gives them,
-// so that the page's edges are tested with or without it.
-func serveDB(t *testing.T, path, token string, after map[string][]string) string {
-	t.Helper()
-	ro, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ro.Close() })
-	root := newRootCmd(&streams{out: io.Discard, err: io.Discard})
-	if err := root.PersistentFlags().Set("db", path); err != nil {
-		t.Fatal(err)
-	}
-	serve, _, _ := root.Find([]string{"serve"})
-	s := newServer(serve, ro, token)
-	h := s.handler()
-	if after != nil {
-		h = withAfter(h, after)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { s.closing(); srv.Close() })
-	return srv.URL
-}
-
-func withAfter(next http.Handler, after map[string][]string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-		if r.Method != "GET" || len(parts) != 3 || parts[0] != "api" || parts[1] != "runs" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		next.ServeHTTP(rec, r)
-		var run map[string]any
-		body := rec.Body.Bytes()
-		if rec.Code == 200 && json.Unmarshal(body, &run) == nil {
-			cues, _ := run["cues"].([]any)
-			for _, c := range cues {
-				cue, _ := c.(map[string]any)
-				if _, has := cue["after"]; !has && cue != nil {
-					if deps, ok := after[fmt.Sprint(cue["id"])]; ok {
-						cue["after"] = deps
-					}
-				}
-			}
-			body, _ = json.Marshal(run)
-		}
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(body)
-	})
-}
-
 // waitJS polls the page until expr (JavaScript) is true.
 func waitJS(t *testing.T, ctx context.Context, what, expr string, timeout time.Duration) {
 	t.Helper()
@@ -207,8 +147,6 @@ var diamondCuelist = `cuelist:
 agent: {id: worker, protocol: jsonl, command: [script-agent]}
 `
 
-var diamondAfter = map[string][]string{"B": {"A"}, "C": {"A"}, "D": {"B", "C"}}
-
 func jsonQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
@@ -222,7 +160,7 @@ func TestBrowserLiveRun(t *testing.T) {
 	ctx := browser(t)
 	db := newDB(t)
 	const token = "t0ken"
-	base := serveDB(t, db, token, diamondAfter)
+	base := serveDB(t, db, token).URL
 
 	bin := binaries(t)
 	dir := t.TempDir()
@@ -262,13 +200,15 @@ func TestBrowserLiveRun(t *testing.T) {
 	}
 	runID := evalString(t, ctx, `document.querySelector("#inbox li.k-question .meta a").textContent`)
 
-	// The run's page: a node per cue, an edge per dependency; D waits.
+	// The run's page: a node per cue, an edge per cue it waits for; D waits.
+	// B and C share the agent (concurrency 1): the arbitration orders them,
+	// B first (orch plan: "C (after B (arbitration))"), which is an edge too.
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/?token="+token+"#/run/"+runID)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the DAG", `document.querySelectorAll("svg.dag [data-cue]").length === 4`, time.Minute)
-	if edges := evalString(t, ctx, `String((document.querySelector("svg.dag path.edges").getAttribute("d").match(/M/g) || []).length)`); edges != "4" {
-		t.Errorf("the DAG has %s edges, want 4 (A->B, A->C, B->D, C->D)", edges)
+	if edges := evalString(t, ctx, `String((document.querySelector("svg.dag path.edges").getAttribute("d").match(/M/g) || []).length)`); edges != "5" {
+		t.Errorf("the DAG has %s edges, want 5 (A->B, A->C, B->D, C->D and B->C)", edges)
 	}
 	node := func(cue string) string {
 		return `document.querySelector('svg.dag [data-cue="` + cue + `"]').getAttribute("class")`

@@ -23,7 +23,7 @@
       const run = live[k].id, st = res.data;
       for (const q of st.questions || []) {
         if ((q.state && q.state !== "open") || (q.to && q.to !== "person")) continue;
-        out.push({ run: run, kind: "question", id: q.id, text: q.question, complexity: q.complexity, asker: q.agent + (q.cue ? " (" + q.cue + ")" : "") });
+        out.push({ run: run, kind: "question", id: q.id, text: q.question, complexity: q.complexity, asker: q.agent, cue: q.cue });
       }
       for (const cue of st.waiting_for_go || []) {
         out.push({ run: run, kind: "go", id: cue, text: "cue " + cue + " waits for GO" });
@@ -38,7 +38,7 @@
       orch.el("a", { href: "#/run/" + encodeURIComponent(it.run) }, it.run), " \u00b7 ",
       it.kind === "go" ? "manual GO" : "question " + it.id,
       it.complexity ? [" \u00b7 ", orch.el("span", { class: "cx" }, it.complexity)] : null,
-      it.asker ? " \u00b7 asked by " + it.asker : null);
+      it.asker ? " \u00b7 asked by " + it.asker + (it.cue ? " (" + it.cue + ")" : "") : null);
     let form;
     if (it.kind === "go") {
       form = orch.el("form", { class: "act" }, orch.el("button", { type: "submit", class: "go" }, "GO " + it.id));

@@ -13,8 +13,10 @@
     subs.forEach((f) => f(runs));
     orch.inbox.refresh(runs);
   }
+  let streaming = false; // the global stream has delivered: the badge is its
   async function poll() {
     const res = await orch.get("api/runs");
+    if (streaming) return; // the first poll answered after the stream's snapshot
     if (res.ok) { publish(res.data); live("polling", "poll"); } else live("offline", "off");
   }
   orch.feed = {
@@ -22,11 +24,13 @@
       poll(); // the first list at once, whatever the stream does
       const es = orch.stream("api/stream");
       es.addEventListener("runs", (ev) => {
+        streaming = true;
         live("live", "on");
         try { publish(JSON.parse(ev.data)); } catch (e) { /* a bad snapshot: keep the last */ }
       });
       es.onerror = () => {
         if (es.readyState !== EventSource.CLOSED) { live("reconnecting", "off"); return; }
+        streaming = false;
         // No global stream here (404): poll.
         es.close();
         setInterval(poll, 2000);
