@@ -68,9 +68,9 @@ func (r *run) spawn(a *attempt, ap *agentProcess, msg protocols.Message, b proto
 	}
 	if to != nil {
 		var missing []string
-		for _, k := range to.Requires {
-			_, inRun := r.opts.Inputs[k]
-			if _, given := b.Inputs[k]; !given && !inRun {
+		for _, k := range to.Requires { // the child inherits the sender's inputs
+			_, inherited := a.inputs[k]
+			if _, given := b.Inputs[k]; !given && !inherited {
 				missing = append(missing, k)
 			}
 		}

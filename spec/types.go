@@ -172,6 +172,10 @@ type Cue struct {
 	Estimate     Duration       `json:"estimate,omitempty"`
 	Idempotent   *bool          `json:"idempotent,omitempty"`
 	Prompt       string         `json:"prompt,omitempty"` // wins over its agents' prompt
+	// AcceptChildExports merges the outputs of the handoff and spawn
+	// children that completed under the cue's attempt into the cue's
+	// outputs (its agents' own outputs win a clash).
+	AcceptChildExports bool `json:"accept_child_exports,omitempty"`
 }
 
 // Manual reports whether a person must say GO.
@@ -249,6 +253,7 @@ func decodeCue(m map[string]any) *Cue {
 	if b, ok := m["idempotent"].(bool); ok {
 		c.Idempotent = &b
 	}
+	c.AcceptChildExports, _ = m["accept_child_exports"].(bool)
 	return c
 }
 

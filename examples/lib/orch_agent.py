@@ -80,6 +80,11 @@ class Task:
         self.inputs = task.get("inputs") or {}
         self.blackboard = task.get("blackboard") or {}
         self.handoff_context = task.get("handoff_context") or {}
+        # Where it stands in the run's task tree: the cue id for a cue's own
+        # agent; a handoff or spawn child has its parent's id and a depth.
+        self.task_id = task.get("task_id", "")
+        self.parent_task_id = task.get("parent_task_id", "")
+        self.depth = task.get("depth", 0)
         self.tools = task.get("tools") or []
         self.questions, self.announcements, self.messages = queue.Queue(), queue.Queue(), queue.Queue()
 

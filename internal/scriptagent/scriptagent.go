@@ -31,6 +31,8 @@
 //	{"sleep": DURATION}
 //	{"pidfile": PATH}                         writes the agent's pid to PATH
 //	{"output": {K: V}}                        -> outputs[K] = V
+//	{"echo_task": K}                          -> outputs[K] = {task_id, parent_task_id, depth, inputs}
+//	                                          (the GO task as received; inputs without "script")
 //	{"fail": REASON}                          the task fails with REASON
 package scriptagent
 
@@ -310,6 +312,16 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		for k, v := range kv {
 			s.outputs[k] = v
 		}
+	case "echo_task":
+		var key string
+		_ = json.Unmarshal(arg, &key)
+		inputs := map[string]any{}
+		for k, v := range t.Inputs {
+			if k != "script" {
+				inputs[k] = v
+			}
+		}
+		s.outputs[key] = map[string]any{"task_id": t.TaskID, "parent_task_id": t.ParentTaskID, "depth": t.Depth, "inputs": inputs}
 	case "pidfile":
 		var path string
 		_ = json.Unmarshal(arg, &path)

@@ -10,7 +10,8 @@ import (
 )
 
 // Task is one cue's work as the agent sees it: the GO task's fields (RunID,
-// CueID, AgentID, Attempt, Inputs, Blackboard, Tools, HandoffContext, ...)
+// CueID, AgentID, Attempt, Inputs, Blackboard, Tools, HandoffContext, and
+// TaskID, ParentTaskID, Depth: where it stands in the run's task tree, ...)
 // and the calls it may make on orch. Its methods are safe for concurrent use.
 type Task struct {
 	protocols.Task
@@ -45,8 +46,9 @@ func (s *server) newTask(t protocols.Task) *Task {
 	}
 }
 
-// Input returns the input key as a string: the task's inputs first, then, for
-// a handoff child, its handoff context. A string is returned as it is, a
+// Input returns the input key as a string: the task's inputs first (for a
+// child task they are inherited from the task that started it, with its
+// own spawn inputs or handoff context on top), then its handoff context. A string is returned as it is, a
 // number or a boolean as written in JSON, anything else as JSON; a missing
 // key gives "".
 func (t *Task) Input(key string) string {
