@@ -28,7 +28,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 			return r.read(a, ap, wm, b)
 		}
 	}
-	in := a.messageEvent("in", wm)
+	in := a.messageEvent("in", withheld(wm))
 	if ev, ok := r.forPerson(a, msg); ok { // one commit for the message and what the person sees
 		if err := r.publish(context0, in, ev); err != nil {
 			return notRecorded(msg, err)

@@ -19,7 +19,7 @@ Requests wait for their own answer (matched by in_reply_to), so several may be
 in flight from several threads. What orch sends unasked lands on the task's
 queues: task.questions (from children: answer with q.answer(text) or pass them
 up with q.pass_up()), task.announcements (spawned children that ended),
-task.messages (from siblings).
+task.messages (from other tasks), task.notices (messages it oversees).
 """
 import json
 import queue
@@ -87,6 +87,7 @@ class Task:
         self.depth = task.get("depth", 0)
         self.tools = task.get("tools") or []
         self.questions, self.announcements, self.messages = queue.Queue(), queue.Queue(), queue.Queue()
+        self.notices = queue.Queue()  # message.notice: messages it oversees (its children's, or routed through it)
 
     def request(self, message_type, **body):
         answer = queue.Queue(maxsize=1)
@@ -131,8 +132,12 @@ class Task:
         """Starts a child without waiting; its end arrives on task.announcements."""
         return self.request("task.spawn", agent=agent, inputs=inputs)["task_id"]
 
-    def send(self, to, body):
-        reply = self.request("message.send", to=to, body=body)
+    def send(self, to, body, private=False):
+        """To another task, by agent id or task id: a sibling directly, any other task
+        through the nearest common ancestor of the two (which is told; with
+        private=True, without the body)."""
+        extra = {"private": True} if private else {}
+        reply = self.request("message.send", to=to, body=body, **extra)
         if reply["message_type"] == "delivery.failed":
             raise OrchError(f"message to {to} not delivered: {reply.get('reason')}")
 
@@ -177,6 +182,8 @@ def _unsolicited(msg):
         task.announcements.put(msg)
     elif kind == "message.received":
         task.messages.put(msg)
+    elif kind == "message.notice":
+        task.notices.put(msg)
     else:
         log(f"orch says {kind}: {msg.get('reason') or msg.get('body') or ''}")
 

@@ -20,8 +20,9 @@
 //	{"ask": {"question": Q, "complexity": C}} -> outputs["answer"], or outputs["ask_error"]
 //	{"answer_questions": TEXT}                answers every question from its children with TEXT
 //	{"pass_up_questions": true}               passes every question from its children up
-//	{"send": {"to": A, "body": B}}            -> outputs["sent_A"] = "ok" or the error
+//	{"send": {"to": A, "body": B, "private": P}}  -> outputs["sent_A"] = "ok" or the error
 //	{"await_messages": N}                     -> outputs["received"] = [{from, body}]
+//	{"await_notices": N}                      -> outputs["notices"] = [{from_task, to_task, routed, private, body}]
 //	{"user": B}, {"discovery": S}, {"usage": CREDITS}, {"status": S}
 //	{"cost": {"cost_usd": X, "input_tokens": N, "output_tokens": M}}  a status.usage with cost and tokens
 //	{"memory_write": {"key": K, "text": T, "tags": [...]}}
@@ -206,14 +207,19 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		}()
 	case "send":
 		var a struct {
-			To   string `json:"to"`
-			Body any    `json:"body"`
+			To      string `json:"to"`
+			Body    any    `json:"body"`
+			Private bool   `json:"private"`
 		}
 		if err := json.Unmarshal(arg, &a); err != nil {
 			return err
 		}
 		s.outputs["sent_"+a.To] = "ok"
-		if err := t.Send(ctx, a.To, a.Body); err != nil {
+		send := t.Send
+		if a.Private {
+			send = t.SendPrivate
+		}
+		if err := send(ctx, a.To, a.Body); err != nil {
 			s.outputs["sent_"+a.To] = err.Error()
 		}
 	case "await_messages":
@@ -229,6 +235,19 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 			}
 		}
 		s.outputs["received"] = got
+	case "await_notices":
+		var n int
+		_ = json.Unmarshal(arg, &n)
+		var got []any
+		for len(got) < n {
+			select {
+			case m := <-t.Notices():
+				got = append(got, map[string]any{"from_task": m.FromTask, "to_task": m.ToTask, "routed": m.Routed, "private": m.Private, "body": m.Body})
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		s.outputs["notices"] = got
 	case "user":
 		var body any
 		_ = json.Unmarshal(arg, &body)

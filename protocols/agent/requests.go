@@ -98,6 +98,8 @@ func (s *server) unsolicited(m protocols.Message) {
 		t = s.runningTask(b.CueID)
 	case protocols.MessageReceived:
 		t = s.runningTask(b.CueID)
+	case protocols.MessageNotice:
+		t = s.runningTask(b.CueID)
 	}
 	if t == nil && len(s.running) > 0 {
 		t = s.running[0]
@@ -128,6 +130,9 @@ func (s *server) unsolicited(m protocols.Message) {
 		return
 	case protocols.MessageNotice:
 		s.logf("notice: %s sent %s to %s", b.From, b.Kind, b.To)
+		if t != nil {
+			offer(s, t.notices, b, m.Type)
+		}
 		return
 	}
 	if t == nil {

@@ -19,8 +19,14 @@ type Task struct {
 	s             *server
 	announcements chan Announce
 	messages      chan Received
+	notices       chan Notice
 	questions     chan *Question
 }
+
+// Notice tells this task of a message between others (message.notice): one
+// its child sent, or one routed through it (Routed) as the nearest common
+// ancestor of sender and recipient. A private message's notice has no Body.
+type Notice = protocols.MessageNotice
 
 // Announce says a spawned child task ended (task.announce): its TaskID,
 // Agent, Status (completed, failed or stopped), Outputs and Reason.
@@ -42,6 +48,7 @@ func (s *server) newTask(t protocols.Task) *Task {
 		Task: t, s: s,
 		announcements: make(chan Announce, inbox),
 		messages:      make(chan Received, inbox),
+		notices:       make(chan Notice, inbox),
 		questions:     make(chan *Question, inbox),
 	}
 }
@@ -91,8 +98,12 @@ func (t *Task) Logf(format string, args ...any) {
 // The channel is never closed: select on it together with ctx.Done().
 func (t *Task) Announcements() <-chan Announce { return t.announcements }
 
-// Messages delivers messages sent to this agent by its siblings.
+// Messages delivers messages sent to this agent by other tasks of the run.
 func (t *Task) Messages() <-chan Received { return t.messages }
+
+// Notices delivers the notices of messages between other tasks that this
+// task oversees (from its children, or routed through it).
+func (t *Task) Notices() <-chan Notice { return t.notices }
 
 // Questions delivers questions from this task's children, which it may answer
 // or pass up to its own parent.
@@ -151,10 +162,24 @@ func (t *Task) Spawn(ctx context.Context, agent string, inputs map[string]any) (
 	return r.Body.(protocols.SpawnAccepted).TaskID, nil
 }
 
-// Send sends body (any JSON value) to a sibling agent. If orch could not
-// deliver it, the error wraps ErrNotDelivered and says why.
+// Send sends body (any JSON value) to another task of the run, by agent id
+// or task id: a sibling directly, any other task through the nearest common
+// ancestor of the two, which is told. If orch could not deliver it (the
+// recipient ended, has not started, or is unknown), the error wraps
+// ErrNotDelivered and says why.
 func (t *Task) Send(ctx context.Context, to string, body any) error {
-	r, err := t.s.request(ctx, t, protocols.MessageSend{CueID: t.CueID, To: to, Body: body})
+	return t.send(ctx, protocols.MessageSend{CueID: t.CueID, To: to, Body: body})
+}
+
+// SendPrivate is Send, except that only the recipient sees body: those
+// told of the message get a notice without it.
+func (t *Task) SendPrivate(ctx context.Context, to string, body any) error {
+	return t.send(ctx, protocols.MessageSend{CueID: t.CueID, To: to, Body: body, Private: true})
+}
+
+func (t *Task) send(ctx context.Context, m protocols.MessageSend) error {
+	to := m.To
+	r, err := t.s.request(ctx, t, m)
 	if err != nil {
 		return err
 	}
