@@ -193,6 +193,7 @@ func (p ExhaustedData) redacted(d *Redactor) EventData {
 
 func (p UserMessageData) redacted(d *Redactor) EventData {
 	p.Kind, p.From, p.To, p.Body = d.Text(p.Kind), d.Text(p.From), d.Text(p.To), d.JSON(p.Body)
+	p.FromTask, p.ToTask = d.Text(p.FromTask), d.Text(p.ToTask)
 	return p
 }
 
