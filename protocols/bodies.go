@@ -155,11 +155,15 @@ type QuestionAnswer struct {
 	Answer     string `json:"answer" protocol:"required"`
 }
 
-// MessageSend sends Body to a sibling agent; answer MessageSent or DeliveryFailed.
+// MessageSend sends Body to another task of the run, by agent id or task id:
+// a sibling directly, any other task through their nearest common ancestor,
+// which gets a MessageNotice (without the body when Private). Answer
+// MessageSent or DeliveryFailed.
 type MessageSend struct {
-	CueID string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
-	To    string `json:"to" protocol:"required"`
-	Body  any    `json:"body" protocol:"required"`
+	CueID   string `json:"cue_id,omitempty"` // the task it is for, when the agent serves several
+	To      string `json:"to" protocol:"required"`
+	Body    any    `json:"body" protocol:"required"`
+	Private bool   `json:"private,omitempty"` // only the recipient sees the body
 }
 
 // MessageSent answers MessageSend: delivered.
@@ -173,20 +177,28 @@ type MessageUser struct {
 	Body  any    `json:"body" protocol:"required"`
 }
 
-// MessageNotice tells a parent that one of its children sent a message.
+// MessageNotice tells a parent that one of its children sent a message, or
+// the nearest common ancestor of two tasks that a message between them was
+// routed through it (Routed). A private message's notice has no Body.
 type MessageNotice struct {
-	CueID string `json:"cue_id,omitempty"` // the recipient's task it is for
-	From  string `json:"from,omitempty"`
-	To    string `json:"to,omitempty"`
-	Kind  string `json:"kind,omitempty"`
-	Body  any    `json:"body,omitempty"`
+	CueID    string `json:"cue_id,omitempty"` // the recipient's task it is for
+	From     string `json:"from,omitempty"`
+	To       string `json:"to,omitempty"`
+	Kind     string `json:"kind,omitempty"`
+	Body     any    `json:"body,omitempty"`
+	FromTask string `json:"from_task,omitempty"` // the sender's task id
+	ToTask   string `json:"to_task,omitempty"`   // the recipient's task id
+	Routed   bool   `json:"routed,omitempty"`    // routed through the notice's recipient (not a sibling message)
+	Private  bool   `json:"private,omitempty"`   // a private message: the body is not shown
 }
 
 // MessageReceived delivers a message to an agent.
 type MessageReceived struct {
-	CueID string `json:"cue_id,omitempty"` // the recipient's task it is for
-	From  string `json:"from" protocol:"required"`
-	Body  any    `json:"body,omitempty"`
+	CueID    string `json:"cue_id,omitempty"` // the recipient's task it is for
+	From     string `json:"from" protocol:"required"`
+	Body     any    `json:"body,omitempty"`
+	FromTask string `json:"from_task,omitempty"` // the sender's task id: an answer may name it
+	Private  bool   `json:"private,omitempty"`
 }
 
 // DeliveryFailed says a message could not be delivered (its recipient ended).

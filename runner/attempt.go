@@ -77,15 +77,21 @@ type attempt struct {
 	// (its own goroutine).
 	ws    *workspace
 	usage Usage // what it reported it used so far (its own goroutine only)
+	// inputs are its GO task's inputs, set before GO (its own goroutine):
+	// what its children inherit.
+	inputs map[string]any
 
 	procs []*proc.Process // the processes it started (plain agents): their output is read to the end before it ends
 	logs  *logCap         // its output's budget in the store (defaults.max_log)
 
-	mu     sync.Mutex
-	kids   map[*child]bool // children still running: they end with it
-	abort  chan struct{}   // closed by fail: another goroutine ended it (a question unanswered in time)
-	failed *failure
-	status AgentStatus // what the agent last reported of its state (under mu)
+	mu   sync.Mutex
+	kids map[*child]bool // children still running: they end with it
+	// exports are the outputs of the children that completed under it, for
+	// a cue's own attempt when the cue accepts child exports (exports.go).
+	exports []childExport
+	abort   chan struct{} // closed by fail: another goroutine ended it (a question unanswered in time)
+	failed  *failure
+	status  AgentStatus // what the agent last reported of its state (under mu)
 }
 
 // requestBuffer is how many of an agent's requests may wait for the
@@ -163,6 +169,9 @@ func (a *attempt) run(ctx context.Context) {
 	if fail == nil {
 		fail = a.checkContract(outputs)
 	}
+	if fail == nil && a.child == nil {
+		outputs = a.withChildExports(outputs)
+	}
 	how := "completed"
 	if fail != nil {
 		how = "failed"
@@ -210,7 +219,7 @@ func (a *attempt) phases(d driver) (map[string]any, *failure) {
 		if f != nil {
 			return nil, f
 		}
-		return d.work(a, task)
+		return a.work(d, task)
 	}
 	if f := d.warning(a); f != nil {
 		return nil, f
@@ -231,7 +240,14 @@ func (a *attempt) phases(d driver) (map[string]any, *failure) {
 		return nil, f
 	}
 	a.goMsg = o.msg
-	return d.work(a, o.task)
+	return a.work(d, o.task)
+}
+
+// work runs the GO task, keeping its inputs: the attempt's children inherit
+// them (child.task). Its children start from its own goroutine, after this.
+func (a *attempt) work(d driver, t *Task) (map[string]any, *failure) {
+	a.inputs = t.Inputs
+	return d.work(a, t)
 }
 
 // await waits for the loop's next order, or for the attempt to be stopped.

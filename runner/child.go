@@ -100,6 +100,9 @@ func (c *child) run() {
 	}
 	_ = r.publish(context0, ev)
 	r.endTask(n, string(res.status))
+	if res.status == CueCompleted {
+		c.exportToCue(res.outputs)
+	}
 	c.parent.mu.Lock()
 	delete(c.parent.kids, c)
 	c.parent.mu.Unlock()
@@ -176,21 +179,31 @@ func (c *child) attempt(number int) report {
 	}
 }
 
-// task is the child's GO task: the run's inputs and a spawn's inputs, a
-// handoff's context, its tools at its depth.
+// task is the child's GO task, a full task like a cue's own agent's: its
+// place in the tree (task id, parent, depth), and inputs inherited from the
+// attempt that started it — the run's inputs, the outputs of the cue's
+// dependencies, the cue's inputs, and whatever the ancestors in between
+// were given — with its own spawn inputs or handoff_context on top: on a
+// clash, what it was given itself wins. The handoff_context is also kept
+// apart, as it was sent.
 func (c *child) task(a *attempt) *Task {
 	inputs := map[string]any{}
-	for k, v := range c.r.opts.Inputs {
+	for k, v := range c.parent.inputs {
 		inputs[k] = v
 	}
 	for k, v := range c.inputs {
+		inputs[k] = v
+	}
+	for k, v := range c.hctx {
 		inputs[k] = v
 	}
 	tools := toolsOf(c.r.plan, a.agent.ID).At(c.node.depth)
 	if tools == nil {
 		tools = []string{}
 	}
-	return &Task{RunID: c.r.id, CueID: c.node.id, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools, HandoffContext: c.hctx, Workspace: a.worktreePath()}
+	n := c.node
+	return &Task{RunID: c.r.id, CueID: n.id, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools, HandoffContext: c.hctx,
+		TaskID: n.id, ParentTaskID: n.parent.id, Depth: n.depth, Workspace: a.worktreePath()}
 }
 
 // tellParent sends the outcome to the parent: handoff.result in answer to
@@ -245,7 +258,7 @@ func (a *attempt) childPhases(d driver) (map[string]any, *failure) {
 		}
 	}
 	_ = r.publish(context0, a.replyEvents(Event{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: id, State: string(CueGo)})...)
-	return d.work(a, a.child.task(a))
+	return a.work(d, a.child.task(a))
 }
 
 // replyEvents is ev preceded by the record of the agent's last answer, if any.

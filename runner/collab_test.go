@@ -289,7 +289,7 @@ func TestSiblingMessages(t *testing.T) {
 	}
 	out := outputsOf(t, rec, "TALK")
 	if out["sent_listener"] != "ok" || !strings.Contains(fmt.Sprint(out["sent_quick"]), "quick ended (task QUICK completed)") ||
-		!strings.Contains(fmt.Sprint(out["sent_nobody"]), `no sibling named "nobody"`) {
+		!strings.Contains(fmt.Sprint(out["sent_nobody"]), `unknown: no task or agent of this run is named "nobody"`) {
 		t.Errorf("sends: %v", out)
 	}
 	var notices []string

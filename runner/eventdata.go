@@ -66,10 +66,17 @@ type ExhaustedData struct {
 
 // UserMessageData is the data of EvUserMessage.
 type UserMessageData struct {
-	Kind string          `json:"kind"` // "message" (message.user), "discovery" (discovery.report) or "notice" (a message between root tasks)
+	Kind string          `json:"kind"` // "message" (message.user), "discovery" (discovery.report) or "notice" (a message between root tasks, or routed through the person)
 	From string          `json:"from"` // the sending agent
 	To   string          `json:"to,omitempty"`
-	Body json.RawMessage `json:"body,omitempty"`
+	Body json.RawMessage `json:"body,omitempty"` // never a private message's
+	// A notice's tasks; Routed: a message between tasks of different cues,
+	// whose nearest common ancestor is the person; Private: sent as private,
+	// so without its body.
+	FromTask string `json:"from_task,omitempty"`
+	ToTask   string `json:"to_task,omitempty"`
+	Routed   bool   `json:"routed,omitempty"`
+	Private  bool   `json:"private,omitempty"`
 }
 
 // CueSpecsData is the data of EvCueSpecs.
@@ -193,6 +200,7 @@ func (p ExhaustedData) redacted(d *Redactor) EventData {
 
 func (p UserMessageData) redacted(d *Redactor) EventData {
 	p.Kind, p.From, p.To, p.Body = d.Text(p.Kind), d.Text(p.From), d.Text(p.To), d.JSON(p.Body)
+	p.FromTask, p.ToTask = d.Text(p.FromTask), d.Text(p.ToTask)
 	return p
 }
 

@@ -31,7 +31,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 			return r.watchBoard(a, ap, wm, b)
 		}
 	}
-	in := a.messageEvent("in", wm)
+	in := a.messageEvent("in", withheld(wm))
 	repeats := a.guard.add(msg) // counted first: a blocked message does not reach the person
 	ev, forPerson := r.forPerson(a, msg)
 	events := []Event{in}

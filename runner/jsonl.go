@@ -241,6 +241,7 @@ func trimNewline(b []byte) []byte {
 
 func protocolTask(t *Task) protocols.Task {
 	return protocols.Task{RunID: t.RunID, CueID: t.CueID, AgentID: t.AgentID, Attempt: t.Attempt, Inputs: t.Inputs,
-		Blackboard: t.Blackboard, Tools: t.Tools, HandoffContext: t.HandoffContext, Workspace: t.Workspace,
+		Blackboard: t.Blackboard, Tools: t.Tools, HandoffContext: t.HandoffContext,
+		TaskID: t.TaskID, ParentTaskID: t.ParentTaskID, Depth: t.Depth, Workspace: t.Workspace,
 		BlackboardEntries: t.BlackboardEntries}
 }

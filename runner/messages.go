@@ -68,9 +68,9 @@ func (r *run) spawn(a *attempt, ap *agentProcess, msg protocols.Message, b proto
 	}
 	if to != nil {
 		var missing []string
-		for _, k := range to.Requires {
-			_, inRun := r.opts.Inputs[k]
-			if _, given := b.Inputs[k]; !given && !inRun {
+		for _, k := range to.Requires { // the child inherits the sender's inputs
+			_, inherited := a.inputs[k]
+			if _, given := b.Inputs[k]; !given && !inherited {
 				missing = append(missing, k)
 			}
 		}
@@ -109,23 +109,70 @@ func (r *run) chainProblems(n *node, to *spec.Agent, what string) []string {
 	return out
 }
 
-// sendMessage delivers message.send to a sibling (a task with the same
-// parent) directly, tells the parent, and answers message.sent, or
-// delivery.failed when the sibling cannot take it.
+// sendMessage delivers message.send and answers message.sent, or
+// delivery.failed when the recipient cannot take it (it ended, has not
+// started, or is unknown: the reason says which). A sibling (a task with the
+// same parent) gets it directly and the parent is told (REQ-COM-002); any
+// other task gets it through the nearest common ancestor of the two
+// (REQ-COM-008), told first that it routed it — an agent in GO by a
+// message.notice, the person (above every cue) in the run's log. A private
+// message's notices have no body.
 func (r *run) sendMessage(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.MessageSend) *failure {
 	failed := func(why string) *failure {
 		return ap.send(a, protocols.Reply(msg, protocols.DeliveryFailed{Reason: why}))
 	}
-	n, to, why := r.sibling(a.node, b.To)
-	if to == nil {
-		return failed(why)
+	rt := r.routeOf(a.node, b.To)
+	if rt.att == nil {
+		return failed(rt.why)
 	}
-	in := protocols.New(protocols.MessageReceived{CueID: n.id, From: a.agent.ID, Body: b.Body})
+	n, to := rt.target, rt.att
+	var shown any = b.Body
+	if b.Private {
+		shown = nil
+	}
+	if !rt.sibling && rt.via != a.node && rt.via != n { // someone stands between them
+		r.notifyRouter(a, rt.via, n, shown, b.Private)
+	}
+	in := protocols.New(protocols.MessageReceived{CueID: n.id, From: a.agent.ID, FromTask: a.node.id, Body: b.Body, Private: b.Private})
 	if f := to.proc.send(to, in); f != nil {
 		return failed(fmt.Sprintf("%s could not take it: %s", n.agent.ID, f.reason))
 	}
-	r.notifyParent(a, "message.send", n.agent.ID, b.Body)
+	if rt.sibling {
+		r.notifyParentOf(a, protocols.TypeMessageSend, n, shown, b.Private)
+	}
 	return ap.send(a, protocols.Reply(msg, protocols.MessageSent{To: b.To}))
+}
+
+// notifyRouter tells the nearest common ancestor of a message's sender and
+// recipient that the message went through it: a message.notice to its agent
+// in GO; the person's log when it is the person, or not at work.
+func (r *run) notifyRouter(a *attempt, via, to *node, body any, private bool) {
+	if via != nil {
+		if p, _ := r.workingAttempt(via); p != nil {
+			_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: via.id, From: a.agent.ID, To: to.agent.ID,
+				Kind: protocols.TypeMessageSend, Body: body, FromTask: a.node.id, ToTask: to.id, Routed: true, Private: private}))
+			return
+		}
+	}
+	r.publishUser(a, UserMessageData{Kind: "notice", To: to.agent.ID, FromTask: a.node.id, ToTask: to.id, Routed: true, Private: private}, body)
+}
+
+// notifyParentOf is notifyParent for a message to a sibling, which may be
+// private (the notice has no body).
+func (r *run) notifyParentOf(a *attempt, kind string, to *node, body any, private bool) {
+	if !private {
+		r.notifyParent(a, kind, to.agent.ID, body)
+		return
+	}
+	parent := a.node.parent
+	if parent != nil {
+		if p, _ := r.workingAttempt(parent); p != nil {
+			_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, To: to.agent.ID, Kind: kind,
+				FromTask: a.node.id, ToTask: to.id, Private: true}))
+			return
+		}
+	}
+	r.publishUser(a, UserMessageData{Kind: "notice", To: to.agent.ID, FromTask: a.node.id, ToTask: to.id, Private: true}, nil)
 }
 
 // notifyParent tells a task's parent what it sent (visible, not a relay): a
@@ -200,14 +247,44 @@ func (r *run) toUser(a *attempt, kind, to string, body any) {
 }
 
 func (r *run) userEvent(a *attempt, kind, to string, body any) Event {
-	raw, err := json.Marshal(body)
-	if err != nil {
-		raw = nil
-	}
-	data := UserMessageData{Kind: kind, From: a.agent.ID, To: to, Body: json.RawMessage(raw)}
-	if len(raw) == 0 {
-		data.Body = nil
+	return r.userEventOf(a, UserMessageData{Kind: kind, To: to}, body)
+}
+
+// publishUser records data, with body, for the person.
+func (r *run) publishUser(a *attempt, data UserMessageData, body any) {
+	_ = r.publish(context.Background(), r.userEventOf(a, data, body))
+}
+
+func (r *run) userEventOf(a *attempt, data UserMessageData, body any) Event {
+	data.From = a.agent.ID
+	if body != nil {
+		if raw, err := json.Marshal(body); err == nil {
+			data.Body = json.RawMessage(raw)
+		}
 	}
 	return Event{RunID: r.id, At: time.Now().UTC(), Type: EvUserMessage, Cue: a.cue.ID,
 		Agent: a.agent.ID, Attempt: a.number, Data: data}
+}
+
+// privateBody stands for a private message's body in the records of those
+// who do not see it.
+const privateBody = "(private: recorded only where its recipient sees it)"
+
+// withheld is the record of a message an agent sent: as sent, except that a
+// private message.send keeps its body only in the record of its delivery
+// (the message.received to its recipient), so that the run's log shows it
+// where the recipient sees it and nowhere else.
+func withheld(wm *wireMessage) *wireMessage {
+	b, ok := wm.msg.Body.(protocols.MessageSend)
+	if !ok || !b.Private {
+		return wm
+	}
+	b.Body = privateBody
+	m := wm.msg
+	m.Body = b
+	raw, err := protocols.Encode(m)
+	if err != nil {
+		return &wireMessage{msg: m, raw: []byte(`{"message_type":"message.send","private":true}`)}
+	}
+	return &wireMessage{msg: m, raw: raw}
 }

@@ -40,7 +40,8 @@ func renderPrompt(agent *spec.Agent, cuePrompt string, t *Task) (string, error) 
 // by their JSON names (.inputs.feature).
 func promptData(t *Task) map[string]any {
 	d := map[string]any{"run_id": t.RunID, "cue_id": t.CueID, "agent_id": t.AgentID, "attempt": t.Attempt,
-		"inputs": orEmpty(t.Inputs), "blackboard": orEmpty(t.Blackboard), "handoff_context": orEmpty(t.HandoffContext)}
+		"inputs": orEmpty(t.Inputs), "blackboard": orEmpty(t.Blackboard), "handoff_context": orEmpty(t.HandoffContext),
+		"task_id": t.TaskID, "parent_task_id": t.ParentTaskID, "depth": t.Depth}
 	entries := map[string]any{}
 	for k, e := range t.BlackboardEntries {
 		entries[k] = map[string]any{"value": e.Value, "version": e.Version, "author": e.Author}
@@ -60,6 +61,9 @@ func orEmpty(m map[string]any) map[string]any {
 // in the cue's inputs, named and shown as they are.
 func plainTask(b *strings.Builder, t *Task) {
 	fmt.Fprintf(b, "Task %s (run %s, attempt %d).", t.CueID, t.RunID, t.Attempt)
+	if t.ParentTaskID != "" {
+		fmt.Fprintf(b, " It was given by task %s (depth %d).", t.ParentTaskID, t.Depth)
+	}
 	section := func(title string, m map[string]any, note func(k string) string) {
 		if len(m) == 0 {
 			return

@@ -98,31 +98,20 @@ func (q endRequest) serveOn(_ context.Context, r *run) {
 	q.reply <- struct{}{}
 }
 
-// workingRequest asks for the attempt of a task in GO; siblingRequest first
-// finds the task a message is for among the sender's siblings.
+// workingRequest asks for the attempt of a task in GO.
 type workingRequest struct {
-	node    *node
-	sibling string // the message's to: find the sibling first
-	reply   chan workingReply
+	node  *node
+	reply chan workingReply
 }
 
 type workingReply struct {
-	node *node
-	att  *attempt
-	why  string
+	att *attempt
+	why string
 }
 
 func (q workingRequest) serveOn(_ context.Context, r *run) {
-	ref := q.node.ref
-	if q.sibling != "" {
-		var why string
-		if ref, why = r.tasks.Sibling(ref, q.sibling); ref == sched.NoNode {
-			q.reply <- workingReply{why: why}
-			return
-		}
-	}
-	a, why := r.tasks.Working(ref)
-	q.reply <- workingReply{node: r.nodes[ref], att: a, why: why}
+	a, why := r.tasks.Working(q.node.ref)
+	q.reply <- workingReply{att: a, why: why}
 }
 
 // usageRequest counts what an attempt reported it used (its totals, and
@@ -201,18 +190,6 @@ func (r *run) workingAttempt(n *node) (*attempt, string) {
 		return nil, "the run is over"
 	}
 	return rep.att, rep.why
-}
-
-// sibling finds the task a message from n to `to` is for and its attempt in
-// GO: nil node with why when there is no such sibling, nil attempt with why
-// when it is not at work.
-func (r *run) sibling(n *node, to string) (*node, *attempt, string) {
-	reply := make(chan workingReply, 1)
-	rep, ok := call(r, workingRequest{node: n, sibling: to, reply: reply}, reply)
-	if !ok {
-		return nil, nil, "the run is over"
-	}
-	return rep.node, rep.att, rep.why
 }
 
 // childEnded asks the loop what child task n does after its attempt

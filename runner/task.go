@@ -28,6 +28,12 @@ type Task struct {
 	Blackboard     map[string]any `json:"blackboard"`
 	Tools          []string       `json:"tools"`
 	HandoffContext map[string]any `json:"handoff_context,omitempty"`
+	// TaskID is the task's id in the run's tree: the cue id for a cue's own
+	// agent, the parent's id + "/" + n for a handoff or spawn child, whose
+	// ParentTaskID and Depth (1 under a cue's agent) say where it stands.
+	TaskID       string `json:"task_id"`
+	ParentTaskID string `json:"parent_task_id,omitempty"`
+	Depth        int    `json:"depth,omitempty"`
 	// Workspace is the attempt's git worktree (workspace: worktree): a
 	// protocol agent's process serves several attempts, each works there.
 	Workspace string `json:"workspace,omitempty"`
@@ -66,7 +72,8 @@ func (r *run) task(pos int, a *attempt) *Task {
 	if tools == nil {
 		tools = []string{}
 	}
-	return &Task{RunID: r.id, CueID: c.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools, Workspace: a.worktreePath()}
+	return &Task{RunID: r.id, CueID: c.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools,
+		TaskID: a.node.id, Workspace: a.worktreePath()}
 }
 
 // withBlackboard fills the task's blackboard snapshot with the board as it

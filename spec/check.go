@@ -257,6 +257,18 @@ func (c *checker) cue(cl *Cuelist, g *CueGraph, cue *Cue, ids []string) {
 	if agentsUnsure {
 		c.unknown[cue] = true
 	}
+	if cue.AcceptChildExports {
+		kids := c.childAgents(cue)
+		if len(kids) == 0 && !agentsUnsure {
+			c.warnAt(cue.Origin, "/accept_child_exports", "unused-field",
+				"cue %s accepts child exports, but none of its agents may hand off or spawn (none has a handoff_to)", cue.ID)
+		}
+		for _, a := range kids {
+			for _, p := range a.Provides {
+				provided[p] = true
+			}
+		}
+	}
 	for i, r := range cue.Claims {
 		if _, ok := cl.Resources[r]; !ok {
 			msg := fmt.Sprintf("cue %s claims undeclared resource %q", cue.ID, r)
@@ -274,4 +286,28 @@ func (c *checker) cue(cl *Cuelist, g *CueGraph, cue *Cue, ids []string) {
 			c.badExports[cue] = append(c.badExports[cue], e)
 		}
 	}
+}
+
+// childAgents are the agents that may work as children under a cue's
+// agents: those in their handoff_to, and in those agents' handoff_to, on
+// down. Their outputs may become the cue's with accept_child_exports.
+func (c *checker) childAgents(cue *Cue) []*Agent {
+	seen := map[string]bool{}
+	var out []*Agent
+	var walk func(a *Agent)
+	walk = func(a *Agent) {
+		for _, id := range a.HandoffTo {
+			if k := c.agents[id]; k != nil && !seen[id] {
+				seen[id] = true
+				out = append(out, k)
+				walk(k)
+			}
+		}
+	}
+	for _, id := range cue.Agents {
+		if a := c.agents[id]; a != nil {
+			walk(a)
+		}
+	}
+	return out
 }

@@ -83,6 +83,11 @@ func (c *checker) cueProvides(cue *Cue) []string {
 			keys = append(keys, a.Provides...)
 		}
 	}
+	if cue.AcceptChildExports {
+		for _, a := range c.childAgents(cue) {
+			keys = append(keys, a.Provides...)
+		}
+	}
 	return append(keys, c.badExports[cue]...)
 }
 

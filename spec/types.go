@@ -189,6 +189,10 @@ type Cue struct {
 	// WarningLead: for a cue with no dependencies, how long before its GO
 	// its WARNING goes out (defaults.warning_lead when zero).
 	WarningLead Duration `json:"warning_lead,omitempty"`
+	// AcceptChildExports merges the outputs of the handoff and spawn
+	// children that completed under the cue's attempt into the cue's
+	// outputs (its agents' own outputs win a clash).
+	AcceptChildExports bool `json:"accept_child_exports,omitempty"`
 }
 
 // Manual reports whether a person must say GO.
@@ -270,6 +274,7 @@ func decodeCue(m map[string]any) *Cue {
 	c.PreparationRequired = stringList(m["preparation_required"])
 	c.ReadyCheck = stringList(m["ready_check"])
 	c.WarningLead = durationOf(m["warning_lead"])
+	c.AcceptChildExports, _ = m["accept_child_exports"].(bool)
 	return c
 }
 

@@ -128,7 +128,14 @@ func describeEvent(e runner.Event) string {
 		body := oneLine(bodyText(d.Body), 300)
 		switch d.Kind {
 		case "notice":
-			return fmt.Sprintf("%s sent %s a message: %s", d.From, d.To, body)
+			what, said := "a message", ": "+body
+			if d.Private {
+				what, said = "a private message", ""
+			}
+			if d.Routed { // between tasks of different cues: their common ancestor is the person
+				return fmt.Sprintf("%s (%s) sent %s (%s) %s, routed through you%s", d.From, d.FromTask, d.To, d.ToTask, what, said)
+			}
+			return fmt.Sprintf("%s sent %s %s%s", d.From, d.To, what, said)
 		case "broadcast":
 			to := d.To
 			if to == "" {

@@ -19,9 +19,10 @@ Requests wait for their own answer (matched by in_reply_to), so several may be
 in flight from several threads. What orch sends unasked lands on the task's
 queues: task.questions (from children: answer with q.answer(text) or pass them
 up with q.pass_up()), task.announcements (spawned children that ended),
-task.messages (from siblings), task.broadcasts (from any agent at work),
-task.notices (what its children sent, as set_notify_mode says). orch's
-status.request is answered from what report_status last said.
+task.messages (from other tasks), task.broadcasts (from any agent at work),
+task.notices (messages it oversees: its children's, as set_notify_mode says,
+or routed through it). orch's status.request is answered from what
+report_status last said.
 task.changes has the writes to the blackboard keys the task watches:
 task.watch(["plan"]) or task.watch(prefix="review/").
 
@@ -104,9 +105,15 @@ class Task:
         self.blackboard = task.get("blackboard") or {}
         self.blackboard_entries = task.get("blackboard_entries") or {}  # key -> {value, version, author}
         self.handoff_context = task.get("handoff_context") or {}
+        # Where it stands in the run's task tree: the cue id for a cue's own
+        # agent; a handoff or spawn child has its parent's id and a depth.
+        self.task_id = task.get("task_id", "")
+        self.parent_task_id = task.get("parent_task_id", "")
+        self.depth = task.get("depth", 0)
         self.tools = task.get("tools") or []
         self.questions, self.announcements, self.messages = queue.Queue(), queue.Queue(), queue.Queue()
-        self.broadcasts, self.notices = queue.Queue(), queue.Queue()
+        self.broadcasts = queue.Queue()
+        self.notices = queue.Queue()  # message.notice: messages it oversees (its children's, or routed through it)
         self.status = {"state": "working"}  # what status.request is answered with
         self.changes = queue.Queue()  # blackboard.changed notices: {key, version, author, value}
 
@@ -182,8 +189,12 @@ class Task:
         """Starts a child without waiting; its end arrives on task.announcements."""
         return self.request("task.spawn", agent=agent, inputs=inputs)["task_id"]
 
-    def send(self, to, body):
-        reply = self.request("message.send", to=to, body=body)
+    def send(self, to, body, private=False):
+        """To another task, by agent id or task id: a sibling directly, any other task
+        through the nearest common ancestor of the two (which is told; with
+        private=True, without the body)."""
+        extra = {"private": True} if private else {}
+        reply = self.request("message.send", to=to, body=body, **extra)
         if reply["message_type"] == "delivery.failed":
             raise OrchError(f"message to {to} not delivered: {reply.get('reason')}")
 

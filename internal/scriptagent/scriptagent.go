@@ -20,8 +20,9 @@
 //	{"ask": {"question": Q, "complexity": C}} -> outputs["answer"], or outputs["ask_error"]
 //	{"answer_questions": TEXT}                answers every question from its children with TEXT
 //	{"pass_up_questions": true}               passes every question from its children up
-//	{"send": {"to": A, "body": B}}            -> outputs["sent_A"] = "ok" or the error
+//	{"send": {"to": A, "body": B, "private": P}}  -> outputs["sent_A"] = "ok" or the error
 //	{"await_messages": N}                     -> outputs["received"] = [{from, body}]
+//	{"await_notices": N}                      -> outputs["notices"] = [{kind, from, from_task, to_task, routed, private, body}]
 //	{"user": B}, {"discovery": S}, {"usage": CREDITS}, {"status": S}
 //	{"cost": {"cost_usd": X, "input_tokens": N, "output_tokens": M}}  a status.usage with cost and tokens
 //	{"memory_write": {"key": K, "text": T, "tags": [...]}}
@@ -33,6 +34,8 @@
 //	{"sleep": DURATION}
 //	{"pidfile": PATH}                         writes the agent's pid to PATH
 //	{"output": {K: V}}                        -> outputs[K] = V
+//	{"echo_task": K}                          -> outputs[K] = {task_id, parent_task_id, depth, inputs}
+//	                                          (the GO task as received; inputs without "script")
 //	{"fail": REASON}                          the task fails with REASON
 //	{"list_agents": true}                     -> outputs["agents"] = ["TASK agent state", ...], or outputs["agents_error"]
 //	{"broadcast": B}                          -> outputs["broadcast_to"] = [task ids]
@@ -40,7 +43,6 @@
 //	{"report_status": {"state": S, "progress": P, "detail": D}}  status.report (and the answer to status.request)
 //	{"escalate": {"severity": S, "error": E}} escalation.error with a severity
 //	{"notify_mode": MODE}                     notify.mode for its children
-//	{"await_notices": N}                      -> outputs["notices"] = [{kind, from, body}]
 //
 // and those of board.go (fenced writes, watches, memory.delete).
 package scriptagent
@@ -215,14 +217,19 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		}()
 	case "send":
 		var a struct {
-			To   string `json:"to"`
-			Body any    `json:"body"`
+			To      string `json:"to"`
+			Body    any    `json:"body"`
+			Private bool   `json:"private"`
 		}
 		if err := json.Unmarshal(arg, &a); err != nil {
 			return err
 		}
 		s.outputs["sent_"+a.To] = "ok"
-		if err := t.Send(ctx, a.To, a.Body); err != nil {
+		send := t.Send
+		if a.Private {
+			send = t.SendPrivate
+		}
+		if err := send(ctx, a.To, a.Body); err != nil {
 			s.outputs["sent_"+a.To] = err.Error()
 		}
 	case "await_messages":
@@ -238,6 +245,20 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 			}
 		}
 		s.outputs["received"] = got
+	case "await_notices":
+		var n int
+		_ = json.Unmarshal(arg, &n)
+		got := []any{}
+		for len(got) < n {
+			select {
+			case m := <-t.Notices():
+				got = append(got, map[string]any{"kind": m.Kind, "from": m.From, "from_task": m.FromTask, "to_task": m.ToTask,
+					"routed": m.Routed, "private": m.Private, "body": m.Body})
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		s.outputs["notices"] = got
 	case "user":
 		var body any
 		_ = json.Unmarshal(arg, &body)
@@ -336,6 +357,16 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		for k, v := range kv {
 			s.outputs[k] = v
 		}
+	case "echo_task":
+		var key string
+		_ = json.Unmarshal(arg, &key)
+		inputs := map[string]any{}
+		for k, v := range t.Inputs {
+			if k != "script" {
+				inputs[k] = v
+			}
+		}
+		s.outputs[key] = map[string]any{"task_id": t.TaskID, "parent_task_id": t.ParentTaskID, "depth": t.Depth, "inputs": inputs}
 	case "pidfile":
 		var path string
 		_ = json.Unmarshal(arg, &path)
@@ -395,19 +426,6 @@ func (s *state) op(ctx context.Context, op string, arg json.RawMessage) error {
 		var mode string
 		_ = json.Unmarshal(arg, &mode)
 		return t.SetNotifyMode(ctx, mode)
-	case "await_notices":
-		var n int
-		_ = json.Unmarshal(arg, &n)
-		got := []any{}
-		for len(got) < n {
-			select {
-			case m := <-t.Notices():
-				got = append(got, map[string]any{"kind": m.Kind, "from": m.From, "body": m.Body})
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		s.outputs["notices"] = got
 	case "fail":
 		var reason string
 		_ = json.Unmarshal(arg, &reason)

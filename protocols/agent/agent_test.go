@@ -391,3 +391,21 @@ func TestHooksSeeCoordFields(t *testing.T) {
 		t.Errorf("hooks saw %q", got)
 	}
 }
+
+// A child task's GO task says where it stands in the run's tree, and its
+// inputs (inherited, its handoff_context on top) are what Input reads.
+func TestChildTaskFields(t *testing.T) {
+	f := serve(t, func(ctx context.Context, t *agent.Task) (map[string]any, error) {
+		return map[string]any{"where": fmt.Sprintf("%s under %s at %d: %s", t.TaskID, t.ParentTaskID, t.Depth, t.Input("topic"))}, nil
+	})
+	g := goMsg(map[string]any{"topic": "dogs", "base": 1.0})
+	g.Task.TaskID, g.Task.ParentTaskID, g.Task.Depth = "CUE-1/2", "CUE-1", 1
+	g.Task.HandoffContext = map[string]any{"topic": "dogs"}
+	reply := f.exchange(g)
+	done, ok := reply.Body.(protocols.TaskComplete)
+	if !ok || done.Outputs["where"] != "CUE-1/2 under CUE-1 at 1: dogs" {
+		t.Errorf("got %+v", reply)
+	}
+	f.in.Close()
+	_ = f.end()
+}

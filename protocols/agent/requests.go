@@ -165,10 +165,7 @@ func (s *server) unsolicited(m protocols.Message) {
 	case protocols.MessageNotice:
 		s.logf("notice: %s sent %s to %s", b.From, b.Kind, b.To)
 		if t != nil {
-			select { // for a handler that reads them; the log has it anyway
-			case t.notices <- b:
-			default:
-			}
+			offer(s, t.notices, b, m.Type)
 		}
 		return
 	}

@@ -347,3 +347,32 @@ func TestLoopBlocked(t *testing.T) {
 		t.Error("another error is LoopBlocked")
 	}
 }
+
+// SendPrivate sends private: true; a routed notice reaches Notices.
+func TestSendPrivateAndNotices(t *testing.T) {
+	f := serve(t, func(ctx context.Context, t *agent.Task) (map[string]any, error) {
+		if err := t.SendPrivate(ctx, "C-2/1", "secret plan"); err != nil {
+			return nil, err
+		}
+		select {
+		case n := <-t.Notices():
+			return map[string]any{"notice": n.From + " " + n.FromTask + " -> " + n.ToTask, "routed": n.Routed, "private": n.Private, "body": n.Body}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	goReq := f.send(protocols.New(goMsg(nil)))
+	done := f.answerUntilDone(goReq, func(m protocols.Message) protocols.Body {
+		b, ok := m.Body.(protocols.MessageSend)
+		if !ok || !b.Private || b.To != "C-2/1" || b.Body != "secret plan" {
+			t.Errorf("sent %+v", m)
+		}
+		f.send(protocols.New(protocols.MessageNotice{CueID: "CUE-1", From: "dev", To: "qa", Kind: "message.send",
+			FromTask: "CUE-1/1", ToTask: "CUE-1/2", Routed: true, Private: true}))
+		return protocols.MessageSent{To: b.To}
+	})
+	out := done.Body.(protocols.TaskComplete).Outputs
+	if out["notice"] != "dev CUE-1/1 -> CUE-1/2" || out["routed"] != true || out["private"] != true || out["body"] != nil {
+		t.Errorf("got %v", out)
+	}
+}

@@ -11,7 +11,8 @@ import (
 )
 
 // Task is one cue's work as the agent sees it: the GO task's fields (RunID,
-// CueID, AgentID, Attempt, Inputs, Blackboard, Tools, HandoffContext, ...)
+// CueID, AgentID, Attempt, Inputs, Blackboard, Tools, HandoffContext, and
+// TaskID, ParentTaskID, Depth: where it stands in the run's task tree, ...)
 // and the calls it may make on orch. Its methods are safe for concurrent use.
 type Task struct {
 	protocols.Task
@@ -25,18 +26,21 @@ type Task struct {
 	s             *server
 	announcements chan Announce
 	messages      chan Received
+	notices       chan Notice
 	questions     chan *Question
 	broadcasts    chan Broadcast
-	notices       chan Notice
 
 	statusMu sync.Mutex
 	status   protocols.StatusReport // what ReportStatus last said, for status.request
 	changes  chan Changed
 }
 
-// Notice tells a parent what one of its children sent (message.notice):
+// Notice tells this task of a message between others (message.notice):
 // From, To, Kind (message.send, message.user, discovery.report, or summary:
-// the notices held for a child in summary mode, delivered when it ends), Body.
+// the notices held for a child in summary mode, delivered when it ends),
+// Body. It is one its child sent, or one routed through it (Routed) as the
+// nearest common ancestor of sender and recipient; a private message's
+// notice has no Body.
 type Notice = protocols.MessageNotice
 
 // Broadcast is a broadcast from another agent of the run (broadcast.notice): From, Body.
@@ -66,15 +70,16 @@ func (s *server) newTask(t protocols.Task) *Task {
 		Task: t, s: s,
 		announcements: make(chan Announce, inbox),
 		messages:      make(chan Received, inbox),
+		notices:       make(chan Notice, inbox),
 		questions:     make(chan *Question, inbox),
 		broadcasts:    make(chan Broadcast, inbox),
-		notices:       make(chan Notice, inbox),
 		changes:       make(chan Changed, inbox),
 	}
 }
 
-// Input returns the input key as a string: the task's inputs first, then, for
-// a handoff child, its handoff context. A string is returned as it is, a
+// Input returns the input key as a string: the task's inputs first (for a
+// child task they are inherited from the task that started it, with its
+// own spawn inputs or handoff context on top), then its handoff context. A string is returned as it is, a
 // number or a boolean as written in JSON, anything else as JSON; a missing
 // key gives "".
 func (t *Task) Input(key string) string {
@@ -117,8 +122,13 @@ func (t *Task) Logf(format string, args ...any) {
 // The channel is never closed: select on it together with ctx.Done().
 func (t *Task) Announcements() <-chan Announce { return t.announcements }
 
-// Messages delivers messages sent to this agent by its siblings.
+// Messages delivers messages sent to this agent by other tasks of the run.
 func (t *Task) Messages() <-chan Received { return t.messages }
+
+// Notices delivers the notices of messages between other tasks that this
+// task oversees (from its children, as notify.mode says, or routed through
+// it); they also go to the log. Unread ones beyond the inbox are dropped.
+func (t *Task) Notices() <-chan Notice { return t.notices }
 
 // Questions delivers questions from this task's children, which it may answer
 // or pass up to its own parent.
@@ -180,10 +190,24 @@ func (t *Task) Spawn(ctx context.Context, agent string, inputs map[string]any) (
 	return r.Body.(protocols.SpawnAccepted).TaskID, nil
 }
 
-// Send sends body (any JSON value) to a sibling agent. If orch could not
-// deliver it, the error wraps ErrNotDelivered and says why.
+// Send sends body (any JSON value) to another task of the run, by agent id
+// or task id: a sibling directly, any other task through the nearest common
+// ancestor of the two, which is told. If orch could not deliver it (the
+// recipient ended, has not started, or is unknown), the error wraps
+// ErrNotDelivered and says why.
 func (t *Task) Send(ctx context.Context, to string, body any) error {
-	r, err := t.s.request(ctx, t, protocols.MessageSend{CueID: t.CueID, To: to, Body: body})
+	return t.send(ctx, protocols.MessageSend{CueID: t.CueID, To: to, Body: body})
+}
+
+// SendPrivate is Send, except that only the recipient sees body: those
+// told of the message get a notice without it.
+func (t *Task) SendPrivate(ctx context.Context, to string, body any) error {
+	return t.send(ctx, protocols.MessageSend{CueID: t.CueID, To: to, Body: body, Private: true})
+}
+
+func (t *Task) send(ctx context.Context, m protocols.MessageSend) error {
+	to := m.To
+	r, err := t.s.request(ctx, t, m)
 	if err != nil {
 		return err
 	}
@@ -243,10 +267,6 @@ func (t *Task) MemorySearch(ctx context.Context, query string) ([]map[string]any
 	}
 	return r.Body.(protocols.MemoryResults).Items, nil
 }
-
-// Notices delivers what this task's children sent, as notify.mode says
-// (they also go to the log). Unread ones beyond the inbox are dropped.
-func (t *Task) Notices() <-chan Notice { return t.notices }
 
 // Broadcasts delivers what other agents of the run broadcast.
 func (t *Task) Broadcasts() <-chan Broadcast { return t.broadcasts }

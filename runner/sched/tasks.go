@@ -147,8 +147,10 @@ func (t *Tasks[W]) Working(id NodeID) (W, string) {
 	switch {
 	case n.ended != "":
 		return zero, fmt.Sprintf("%s ended (task %s %s)", n.Agent.ID, n.ID, n.ended)
-	case n.serving == zero || !t.cfg.Working(n.serving):
+	case n.serving == zero:
 		return zero, fmt.Sprintf("%s is not working now (task %s has no attempt in GO)", n.Agent.ID, n.ID)
+	case !t.cfg.Working(n.serving):
+		return zero, fmt.Sprintf("%s has not started: task %s is not in GO yet", n.Agent.ID, n.ID)
 	case !t.cfg.Speaks(n.Agent):
 		return zero, fmt.Sprintf("%s is a plain process (protocol none): it cannot receive messages", n.Agent.ID)
 	}
@@ -160,6 +162,12 @@ func (t *Tasks[W]) Working(id NodeID) (W, string) {
 // served now; if several are, the sender must name the task id. NoNode
 // comes with why.
 func (t *Tasks[W]) Sibling(from NodeID, to string) (NodeID, string) {
+	n, _, why := t.sibling(from, to)
+	return n, why
+}
+
+// sibling is Sibling, saying also whether several working siblings match.
+func (t *Tasks[W]) sibling(from NodeID, to string) (n NodeID, ambiguous bool, why string) {
 	var zero W
 	f := t.nodes[from]
 	var matches, working []*node[W]
@@ -179,19 +187,19 @@ func (t *Tasks[W]) Sibling(from NodeID, to string) (NodeID, string) {
 	}
 	switch {
 	case len(working) == 1:
-		return working[0].Node, ""
+		return working[0].Node, false, ""
 	case len(working) > 1:
 		ids := make([]string, len(working))
 		for i, n := range working {
 			ids[i] = n.ID + " (" + n.Agent.ID + ")"
 		}
-		return NoNode, fmt.Sprintf("%q matches %d working siblings (%s): name one by its task id", to, len(working), strings.Join(ids, ", "))
+		return NoNode, true, fmt.Sprintf("%q matches %d working siblings (%s): name one by its task id", to, len(working), strings.Join(ids, ", "))
 	case len(matches) > 0:
-		return matches[len(matches)-1].Node, "" // not working: the caller asks Working why
+		return matches[len(matches)-1].Node, false, "" // not working: the caller asks Working why
 	case len(names) == 0:
-		return NoNode, fmt.Sprintf("no sibling named %q: task %s has no siblings", to, f.ID)
+		return NoNode, false, fmt.Sprintf("no sibling named %q: task %s has no siblings", to, f.ID)
 	}
-	return NoNode, fmt.Sprintf("no sibling named %q (siblings: %s)", to, strings.Join(names, ", "))
+	return NoNode, false, fmt.Sprintf("no sibling named %q (siblings: %s)", to, strings.Join(names, ", "))
 }
 
 // nearestWorkingAncestor is the closest ancestor of a task that can take a
