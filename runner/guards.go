@@ -83,6 +83,23 @@ func (r *run) loopGuard() loopLimits {
 	return l
 }
 
+// guardRequest counts a request that is answered with what it asked (a
+// blackboard read or watch) and gives the loop guard's verdict: stop is
+// true when the guard answered it instead (the request is recorded here,
+// as nothing else will) or failed the attempt (f).
+func (r *run) guardRequest(a *attempt, ap *agentProcess, wm *wireMessage) (stop bool, f *failure) {
+	n := a.guard.add(wm.msg)
+	if r.loopGuard().blocks(n) {
+		if err := a.recordMessage("in", wm.msg, wm.raw); err != nil {
+			return true, notRecorded(wm.msg, err)
+		}
+		_, f := a.loopVerdict(ap, wm.msg, n)
+		return true, f
+	}
+	_, f = a.loopVerdict(ap, wm.msg, n)
+	return f != nil, f
+}
+
 // loopVerdict acts on the n-th repeat of msg (a.guard.add counts them;
 // seed 004 §8: the guard blocks the call, not the agent). From loop_warn
 // repeats on the agent gets a guard.warning with each one and the request is

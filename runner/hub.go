@@ -242,13 +242,7 @@ func (r *run) writeBatch(a *attempt, ap *agentProcess, batch []protocols.Message
 // read answers a blackboard.read; the request and its answer are stored in
 // one commit before the answer goes out.
 func (r *run) read(a *attempt, ap *agentProcess, wm *wireMessage, b protocols.BlackboardRead) *failure {
-	if n := a.guard.add(wm.msg); r.loopGuard().blocks(n) {
-		if err := a.recordMessage("in", wm.msg, wm.raw); err != nil {
-			return notRecorded(wm.msg, err)
-		}
-		_, f := a.loopVerdict(ap, wm.msg, n)
-		return f
-	} else if _, f := a.loopVerdict(ap, wm.msg, n); f != nil {
+	if stop, f := r.guardRequest(a, ap, wm); stop {
 		return f
 	}
 	var reply protocols.Message

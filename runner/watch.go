@@ -48,13 +48,7 @@ func (w *boardWatch) matches(key string) bool {
 // (started at its first one), and the request and its answer are recorded
 // in one commit before the answer goes out.
 func (r *run) watchBoard(a *attempt, ap *agentProcess, wm *wireMessage, b protocols.BlackboardWatch) *failure {
-	if n := a.guard.add(wm.msg); r.loopGuard().blocks(n) { // not acted on: recorded here, with the guard's answer
-		if err := a.recordMessage("in", wm.msg, wm.raw); err != nil {
-			return notRecorded(wm.msg, err)
-		}
-		_, f := a.loopVerdict(ap, wm.msg, n)
-		return f
-	} else if _, f := a.loopVerdict(ap, wm.msg, n); f != nil {
+	if stop, f := r.guardRequest(a, ap, wm); stop {
 		return f
 	}
 	var reply protocols.Message

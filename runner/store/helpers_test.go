@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -114,4 +115,29 @@ func integrityOK(t testing.TB, path string) {
 	if res != "ok" {
 		t.Fatalf("integrity_check: %s", res)
 	}
+}
+
+// olderDB writes a database at schema version (its migrations up to it, as
+// an older orch left it) with the rows of rows (SQL statements), and
+// returns its path.
+func olderDB(t *testing.T, version int, rows ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "orch.db")
+	if err := createFile(path); err != nil {
+		t.Fatal(err)
+	}
+	old := rawDB(t, path)
+	defer old.Close()
+	for _, m := range migrations[:version] {
+		if _, err := old.Exec(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head := []string{fmt.Sprintf("PRAGMA user_version = %d", version), fmt.Sprintf("PRAGMA application_id = %d", applicationID)}
+	for _, q := range append(head, rows...) {
+		if _, err := old.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return path
 }

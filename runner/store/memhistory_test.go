@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -59,26 +57,9 @@ func TestMemoryHistoryAndDelete(t *testing.T) {
 // A database of schema 5 (before memory kept its history) opens: its items
 // are their version 1, and the next write of one is version 2.
 func TestMigrateMemoryV5(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "orch.db")
-	if err := createFile(path); err != nil {
-		t.Fatal(err)
-	}
-	old := rawDB(t, path)
-	for _, m := range migrations[:5] {
-		if _, err := old.Exec(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []string{
-		"PRAGMA user_version = 5",
-		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
+	path := olderDB(t, 5,
 		`INSERT INTO memory (key, text, tags, agent_id, run_id, at) VALUES ('lesson', 'retry the db', '["db"]', 'ops', 'r1', 1000000)`,
-	} {
-		if _, err := old.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	old.Close()
+	)
 	d, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -15,28 +13,11 @@ import (
 // after the migration records each cue's dependencies and whether it is
 // manual.
 func TestMigrateV5ToV7(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "orch.db")
-	if err := createFile(path); err != nil {
-		t.Fatal(err)
-	}
-	old := rawDB(t, path)
-	for _, m := range migrations[:5] {
-		if _, err := old.Exec(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []string{
-		"PRAGMA user_version = 5",
-		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
+	path := olderDB(t, 5,
 		`INSERT INTO runs (id, cuelist, state, created_at, started_at, ended_at) VALUES ('old', 'deploy', 'completed', 1, 1000000, 2000000)`,
 		`INSERT INTO cues (run_id, cue_id, position, agents, state) VALUES ('old', 'build', 0, '["b"]', 'completed'), ('old', 'ship', 1, '["s"]', 'completed')`,
 		`INSERT INTO events (run_id, seq, at, type, data) VALUES ('old', 1, 1000000, 'run/started', '{"cuelist":"deploy","cues":[{"id":"build","agents":["b"]},{"id":"ship","agents":["s"]}]}')`,
-	} {
-		if _, err := old.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	old.Close()
+	)
 
 	d, err := Open(path, Options{})
 	if err != nil {

@@ -359,19 +359,7 @@ func TestKilledProcessLosesNothing(t *testing.T) {
 // with a run in it: the run reads as before, as plan cues with no parent,
 // and the new tables work.
 func TestMigrateV2ToLatest(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "orch.db")
-	if err := createFile(path); err != nil {
-		t.Fatal(err)
-	}
-	old := rawDB(t, path)
-	for _, m := range migrations[:2] {
-		if _, err := old.Exec(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []string{
-		"PRAGMA user_version = 2",
-		fmt.Sprintf("PRAGMA application_id = %d", applicationID),
+	path := olderDB(t, 2,
 		`INSERT INTO runs (id, cuelist, state, created_at, started_at, ended_at) VALUES ('r1', 'deploy', 'completed', 1, 1000000, 2000000)`,
 		`INSERT INTO cues (run_id, cue_id, position, agents, state) VALUES ('r1', 'build', 0, '["b"]', 'completed'), ('r1', 'ship', 1, '["s"]', 'completed')`,
 		`INSERT INTO events (run_id, seq, at, type) VALUES ('r1', 1, 1000000, 'run/started')`,
@@ -381,12 +369,7 @@ func TestMigrateV2ToLatest(t *testing.T) {
 		`INSERT INTO blackboard (run_id, key, version, value, author, at) VALUES
 			('r1', 'plan', 1, '"draft"', 'lead', 1100000), ('r1', 'plan', 2, '"final"', 'rev', 1300000),
 			('r1', 'ticket', 1, '42', 'lead', 1200000)`,
-	} {
-		if _, err := old.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	old.Close()
+	)
 
 	d, err := Open(path, Options{})
 	if err != nil {
