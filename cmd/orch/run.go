@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -324,13 +322,4 @@ func lighten(set *spec.Set, p *planner.Plan) *planner.Plan {
 
 // specHash fingerprints every loaded spec file, so a continued run can tell
 // that its cuelist changed.
-func specHash(set *spec.Set) string {
-	files := append([]*spec.File(nil), set.Files...)
-	sort.Slice(files, func(i, j int) bool { return files[i].Abs < files[j].Abs })
-	h := sha256.New()
-	for _, f := range files {
-		fmt.Fprintf(h, "%s\x00%d\x00", f.Abs, len(f.Data))
-		h.Write(f.Data)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
+func specHash(set *spec.Set) string { return set.Hash() }
