@@ -91,6 +91,11 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
 		},
 	}
 	f := cmd.Flags()
+	f.String("engine", "local", "local, or temporal: run on Temporal through orch-temporal (default $ORCH_ENGINE)")
+	f.String("temporal-address", "", "--engine temporal: the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
+	f.String("temporal-namespace", "", "--engine temporal: the namespace (default $TEMPORAL_NAMESPACE, else default)")
+	f.String("task-queue", "orch", "--engine temporal: the task queue of the workflow and of agents without a placement")
+	f.Bool("detach", false, "--engine temporal: start the run, print its id and how to follow it, and exit")
 	f.StringArrayVar(&opts.sets, "set", nil, "set a run input declared by the cuelist: --set key=value (repeatable)")
 	f.IntVar(&opts.maxParallel, "max-parallel", 0, "cues in GO at once (default: the cuelist's max_parallel, else 4)")
 	f.StringVarP(&opts.output, "output", "o", "text", "text, or json: every event as one JSON object per line")
