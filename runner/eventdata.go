@@ -105,6 +105,19 @@ type RunStartedData struct {
 	OwnerPID   int            `json:"owner_pid"`      // the orch process running it
 	OwnerHost  string         `json:"owner_host"`     // and its host
 	OwnerToken string         `json:"owner_token"`    // the owner's lease (see Recorder.Heartbeat)
+	// Temporal is set for a run on the temporal engine (orch run --engine
+	// temporal): where its workflow is, so that orch go, answer, stop, bb
+	// set and resume hand over to orch-temporal. Nil: the local engine.
+	Temporal *TemporalRun `json:"temporal,omitempty"`
+}
+
+// TemporalRun says where a run's workflow lives on Temporal.
+type TemporalRun struct {
+	Address    string `json:"address"`
+	Namespace  string `json:"namespace"`
+	TaskQueue  string `json:"task_queue"`
+	WorkflowID string `json:"workflow_id"`
+	Path       string `json:"path"` // the cuelist, relative to the workers' --root
 }
 
 // CueInfo describes a cue when the run starts.

@@ -75,6 +75,16 @@ type Agent struct {
 	// Permissions answers an ACP agent's permission requests by tool kind
 	// (PermissionKinds): allow, deny or ask (the person).
 	Permissions map[string]string `json:"permissions,omitempty"`
+	// Placement says where the agent's processes run under a distributed
+	// engine (orch run --engine temporal); the local engine ignores it.
+	Placement *Placement `json:"placement,omitempty"`
+}
+
+// Placement is where an agent runs under a distributed engine.
+type Placement struct {
+	// Queue is the task queue of the workers that run the agent (orch
+	// worker --queue Q): the machines with its tools or GPUs.
+	Queue string `json:"queue,omitempty"`
 }
 
 // Dir is the directory the agent's file is in: workdir and relative commands start there.

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,6 +91,11 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
 		},
 	}
 	f := cmd.Flags()
+	f.String("engine", "local", "local, or temporal: run on Temporal through orch-temporal (default $ORCH_ENGINE)")
+	f.String("temporal-address", "", "--engine temporal: the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
+	f.String("temporal-namespace", "", "--engine temporal: the namespace (default $TEMPORAL_NAMESPACE, else default)")
+	f.String("task-queue", "orch", "--engine temporal: the task queue of the workflow and of agents without a placement")
+	f.Bool("detach", false, "--engine temporal: start the run, print its id and how to follow it, and exit")
 	f.StringArrayVar(&opts.sets, "set", nil, "set a run input declared by the cuelist: --set key=value (repeatable)")
 	f.IntVar(&opts.maxParallel, "max-parallel", 0, "cues in GO at once (default: the cuelist's max_parallel, else 4)")
 	f.StringVarP(&opts.output, "output", "o", "text", "text, or json: every event as one JSON object per line")
@@ -324,13 +327,4 @@ func lighten(set *spec.Set, p *planner.Plan) *planner.Plan {
 
 // specHash fingerprints every loaded spec file, so a continued run can tell
 // that its cuelist changed.
-func specHash(set *spec.Set) string {
-	files := append([]*spec.File(nil), set.Files...)
-	sort.Slice(files, func(i, j int) bool { return files[i].Abs < files[j].Abs })
-	h := sha256.New()
-	for _, f := range files {
-		fmt.Fprintf(h, "%s\x00%d\x00", f.Abs, len(f.Data))
-		h.Write(f.Data)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
+func specHash(set *spec.Set) string { return set.Hash() }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/orch-cli/orch/engine/temporal"
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
+)
+
+const followPoll = 200 * time.Millisecond
+
+// follow mirrors the workflow's events into the store in seq order until
+// the run ends or pauses for a person. It is idempotent: it starts after
+// the last seq the store has for the run (the workflow's seqs are the
+// store's), so a follower that re-attaches after a crash duplicates
+// nothing.
+func follow(ctx context.Context, c client.Client, db *store.DB, id, wfID string) (runner.RunState, string, error) {
+	last, err := lastSeq(ctx, db, id)
+	if err != nil {
+		return "", "", err
+	}
+	var state runner.RunState
+	var reason string
+	for {
+		v, err := c.QueryWorkflow(ctx, wfID, "", temporal.QueryEvents, last)
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", "", ctx.Err()
+			}
+			if state != "" && state != runner.RunRunning && state != runner.RunPaused { // the workflow ended after its last events were read
+				return state, reason, nil
+			}
+			return "", "", fmt.Errorf("reading the events of run %s (workflow %s): %w", id, wfID, err)
+		}
+		var page temporal.EventsPage
+		if err := v.Get(&page); err != nil {
+			return "", "", err
+		}
+		paused := false
+		for _, ev := range page.Events {
+			if ev.Seq != last+1 {
+				return "", "", fmt.Errorf("run %s: the store is at seq %d but the workflow's next event is %d: another process wrote to the run", id, last, ev.Seq)
+			}
+			if err := mirror(ctx, db, id, ev, page); err != nil {
+				return "", "", err
+			}
+			last = ev.Seq
+			if ev.Type == runner.EvRunState {
+				state, reason = runner.RunState(ev.State), ev.Reason
+				paused = state == runner.RunPaused
+			}
+		}
+		if err := db.Flush(ctx); err != nil {
+			return "", "", err
+		}
+		switch {
+		case page.Done:
+			return state, reason, nil
+		case paused && len(page.Events) < temporal.MaxEventsPerQuery:
+			return state, reason, nil
+		case len(page.Events) == temporal.MaxEventsPerQuery:
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return "", "", ctx.Err()
+		case <-time.After(followPoll):
+		}
+	}
+}
+
+// mirror writes one workflow event to the store: its output lines first,
+// then the event (a blackboard write through the board, which records its
+// own event: one store seq per workflow seq).
+func mirror(ctx context.Context, db *store.DB, id string, ev runner.Event, page temporal.EventsPage) error {
+	for _, s := range page.Logs {
+		if s.Seq != ev.Seq {
+			continue
+		}
+		for _, l := range s.Lines {
+			db.Log(runner.LogLine{RunID: id, Cue: s.Cue, Agent: s.Agent, Attempt: s.Attempt, Stream: l.Stream, At: l.At, Text: l.Text})
+		}
+	}
+	ev.RunID = id
+	if ev.Type == runner.EvBlackboard {
+		d, _ := ev.Data.(runner.BlackboardData)
+		_, err := db.BlackboardWriteMany(ctx, id, []runner.BlackboardPut{{Key: d.Key, Value: page.Values[ev.Seq], Author: ev.Agent, Cue: ev.Cue}})
+		return err
+	}
+	return db.Append(ctx, ev)
+}
+
+// lastSeq is the last seq the store has for the run.
+func lastSeq(ctx context.Context, db *store.DB, id string) (int64, error) {
+	var last int64
+	for {
+		evs, err := db.Events(ctx, id, last, 1000)
+		if err != nil {
+			return 0, err
+		}
+		if len(evs) == 0 {
+			return last, nil
+		}
+		last = evs[len(evs)-1].Seq
+	}
+}

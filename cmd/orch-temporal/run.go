@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/orch-cli/orch/engine/temporal"
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
+	"github.com/orch-cli/orch/spec"
+)
+
+func runCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "run CUELIST", Short: "Start a cuelist's run on Temporal and follow it into the local store", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runTemporal(cmd, args[0]) }}
+	cmd.Flags().StringArray("set", nil, "set a run input: NAME=VALUE")
+	cmd.Flags().String("root", ".", "the project checkout: the workers find the cuelist at the same path below their --root")
+	cmd.Flags().Bool("detach", false, "start the run, print its id and how to follow it, and exit")
+	cmd.Flags().Int("max-parallel", 0, "cues prepared and in GO at once (default: the cuelist's max_parallel)")
+	return cmd
+}
+
+func runTemporal(cmd *cobra.Command, path string) error {
+	ctx := context.Background()
+	rootFlag, _ := cmd.Flags().GetString("root")
+	root, err := filepath.Abs(rootFlag)
+	if err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(path)
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return &exitError{code: 2, msg: fmt.Sprintf("%s is not below --root %s: the workers find the cuelist by its path below their --root", path, root)}
+	}
+	set, p, diags, err := planner.Compile(abs, "", spec.LoadOptions{Root: root})
+	if err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
+	if p == nil {
+		return &exitError{code: 2, msg: fmt.Sprintf("%s has errors:\n%v", path, diags)}
+	}
+	if err := temporal.Unsupported(p); err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
+	inputs := map[string]any{}
+	for k, v := range p.Cuelist.Inputs {
+		inputs[k] = v
+	}
+	sets, _ := cmd.Flags().GetStringArray("set")
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return &exitError{code: 2, msg: fmt.Sprintf("--set %q: want NAME=VALUE", s)}
+		}
+		inputs[k] = v
+	}
+	db, dbFile, err := openStore(cmd, abs)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	c, err := dial(cmd)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	queue, _ := cmd.Flags().GetString("task-queue")
+	addr, _ := cmd.Flags().GetString("temporal-address")
+	ns, _ := cmd.Flags().GetString("temporal-namespace")
+	maxPar, _ := cmd.Flags().GetInt("max-parallel")
+	id := runner.NewRunID()
+	wfID := "orch-" + id
+	host, _ := os.Hostname()
+	data := runner.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.Hash(), Root: root, Inputs: inputs,
+		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: runner.NewRunID() + runner.NewRunID(),
+		Temporal: &runner.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)}}
+	for _, cu := range p.Order {
+		data.Cues = append(data.Cues, runner.CueInfo{ID: cu.ID, Agents: cu.Agents, After: after(cu), Manual: cu.Manual()})
+	}
+	// Recorded first, like a local run: seq 1, then the workflow's events.
+	if err := db.Append(ctx, runner.Event{RunID: id, Type: runner.EvRunStarted, Data: data}); err != nil {
+		return fmt.Errorf("recording run %s in %s: %w", id, dbFile, err)
+	}
+	in := temporal.RunInput{RunID: id, Path: filepath.ToSlash(rel), SpecHash: data.SpecHash, Inputs: inputs, MaxParallel: maxPar, TaskQueue: queue}
+	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: queue}, temporal.WorkflowName, in); err != nil {
+		_ = db.Append(ctx, runner.Event{RunID: id, Type: runner.EvRunState, State: string(runner.RunFailed), Reason: "could not start its workflow: " + err.Error()})
+		return &exitError{code: 1, msg: fmt.Sprintf("starting the workflow of run %s on %s: %v", id, addr, err)}
+	}
+	fmt.Fprintf(os.Stderr, "run %s on Temporal (workflow %s, task queue %s)\n", id, wfID, queue)
+	if detach, _ := cmd.Flags().GetBool("detach"); detach {
+		fmt.Println(id)
+		fmt.Fprintf(os.Stderr, "follow it with: orch resume %s   (status: orch status %s)\n", id, id)
+		return nil
+	}
+	return followUntilDone(c, db, id, wfID)
+}
+
+// followUntilDone follows the run until it ends or waits for a person;
+// Ctrl-C detaches the follower and leaves the workflow running (orch
+// resume re-attaches; orch stop stops it).
+func followUntilDone(c client.Client, db *store.DB, id, wfID string) error {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	state, reason, err := follow(ctx, c, db, id, wfID)
+	if ctx.Err() != nil {
+		return &exitError{code: 130, msg: fmt.Sprintf("detached from run %s; its workflow goes on (orch resume %s follows it again, orch stop %s stops it)", id, id, id)}
+	}
+	if err != nil {
+		return err
+	}
+	switch state {
+	case runner.RunCompleted:
+		fmt.Fprintf(os.Stderr, "run %s completed\n", id)
+		return nil
+	case runner.RunPaused:
+		return &exitError{code: 3, msg: fmt.Sprintf("run %s: %s (orch go %s CUE, then orch resume %s)", id, reason, id, id)}
+	}
+	return &exitError{code: 1, msg: fmt.Sprintf("run %s %s: %s", id, state, reason)}
+}
+
+func after(c *planner.Cue) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, list := range [][]*planner.Cue{c.Deps, c.After} {
+		for _, d := range list {
+			if !seen[d.ID] {
+				seen[d.ID] = true
+				out = append(out, d.ID)
+			}
+		}
+	}
+	return out
+}
+
+// openStore opens the run database: --db, else $ORCH_DB, else the nearest
+// .orch/orch.db above the current directory or the cuelist, else a new one
+// next to the cuelist (as orch run).
+func openStore(cmd *cobra.Command, cuelist string) (*store.DB, string, error) {
+	path, _ := cmd.Flags().GetString("db")
+	if path == "" {
+		path = os.Getenv("ORCH_DB")
+	}
+	if path == "" {
+		path = filepath.Join(filepath.Dir(cuelist), store.DefaultPath())
+		for _, start := range []string{".", filepath.Dir(cuelist)} {
+			if dir, ok := findOrchDir(start); ok {
+				path = filepath.Join(dir, store.DefaultPath())
+				break
+			}
+		}
+	}
+	db, err := store.Open(path, store.Options{})
+	if err != nil {
+		return nil, path, fmt.Errorf("opening the run database %s: %w", path, err)
+	}
+	return db, path, nil
+}
+
+func findOrchDir(start string) (string, bool) {
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return "", false
+	}
+	for {
+		if st, err := os.Stat(filepath.Join(dir, ".orch")); err == nil && st.IsDir() {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}

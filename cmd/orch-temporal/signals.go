@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/orch-cli/orch/engine/temporal"
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
+)
+
+// temporalRun opens the store and finds where run id's workflow is.
+func temporalRun(cmd *cobra.Command, id string) (*store.DB, *runner.TemporalRun, client.Client, error) {
+	db, _, err := openStore(cmd, ".")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rec, err := db.LoadRun(context.Background(), id)
+	if err != nil {
+		db.Close()
+		return nil, nil, nil, &exitError{code: 2, msg: fmt.Sprintf("run %s: %v", id, err)}
+	}
+	t := rec.Started.Temporal
+	if t == nil {
+		db.Close()
+		return nil, nil, nil, &exitError{code: 2, msg: fmt.Sprintf("run %s runs on the local engine: use orch, not orch-temporal", id)}
+	}
+	if !cmd.Flags().Changed("temporal-address") {
+		_ = cmd.Flags().Set("temporal-address", t.Address)
+	}
+	if !cmd.Flags().Changed("temporal-namespace") {
+		_ = cmd.Flags().Set("temporal-namespace", t.Namespace)
+	}
+	c, err := dial(cmd)
+	if err != nil {
+		db.Close()
+		return nil, nil, nil, err
+	}
+	return db, t, c, nil
+}
+
+func signalCmd(use, short string, args cobra.PositionalArgs, signal func(args []string) (string, any, error)) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Args: args, RunE: func(cmd *cobra.Command, args []string) error {
+		name, payload, err := signal(args)
+		if err != nil {
+			return &exitError{code: 2, msg: err.Error()}
+		}
+		db, t, c, err := temporalRun(cmd, args[0])
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		defer c.Close()
+		if err := c.SignalWorkflow(context.Background(), t.WorkflowID, "", name, payload); err != nil {
+			return &exitError{code: 1, msg: fmt.Sprintf("run %s: sending %s to workflow %s: %v", args[0], name, t.WorkflowID, err)}
+		}
+		fmt.Fprintf(os.Stderr, "sent %s to run %s\n", name, args[0])
+		return nil
+	}}
+}
+
+func goCmd() *cobra.Command {
+	return signalCmd("go RUN CUE", "Give a waiting cue its GO", cobra.ExactArgs(2), func(a []string) (string, any, error) {
+		return temporal.SignalGo, temporal.GoSignal{Cue: a[1], By: "orch go"}, nil
+	})
+}
+
+func stopCmd() *cobra.Command {
+	return signalCmd("stop RUN [CUE]", "Stop a run, or one cue and what depends on it", cobra.RangeArgs(1, 2), func(a []string) (string, any, error) {
+		s := temporal.StopSignal{By: "orch stop"}
+		if len(a) == 2 {
+			s.Cue = a[1]
+		}
+		return temporal.SignalStop, s, nil
+	})
+}
+
+func answerCmd() *cobra.Command {
+	return signalCmd("answer RUN QUESTION ANSWER", "Answer an agent's question", cobra.ExactArgs(3), func(a []string) (string, any, error) {
+		return temporal.SignalAnswer, temporal.AnswerSignal{Question: a[1], Answer: a[2], By: "person"}, nil
+	})
+}
+
+func bbCmd() *cobra.Command {
+	bb := &cobra.Command{Use: "bb", Short: "The run's blackboard"}
+	bb.AddCommand(signalCmd("set RUN KEY JSON", "Write a blackboard key", cobra.ExactArgs(3), func(a []string) (string, any, error) {
+		var v any
+		if err := json.Unmarshal([]byte(a[2]), &v); err != nil {
+			v = a[2] // a plain word is a string
+		}
+		return temporal.SignalBBSet, temporal.BBSetSignal{Key: a[1], Value: v, By: "person"}, nil
+	}))
+	return bb
+}
+
+func resumeCmd() *cobra.Command {
+	return &cobra.Command{Use: "resume RUN", Short: "Follow a Temporal run again into the local store", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, t, c, err := temporalRun(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			defer c.Close()
+			return followUntilDone(c, db, args[0], t.WorkflowID)
+		}}
+}

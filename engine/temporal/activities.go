@@ -1,0 +1,121 @@
+package temporal
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/spec"
+)
+
+// Activities are what a worker runs: it loads cuelists from below Root
+// (the project checkout on that machine) and runs the agents' processes.
+type Activities struct {
+	Root string
+	// DBPath is given to agents as ORCH_DB ("" on a machine without the
+	// run's store).
+	DBPath string
+
+	mu    sync.Mutex
+	plans map[string]*planner.Plan // by path and hash: a worker plans a cuelist once
+}
+
+// Plan loads the cuelist at in.Path below Root, checks its hash and returns
+// what the workflow builds its plan from.
+func (a *Activities) Plan(ctx context.Context, in PlanInput) (*PlanDoc, error) {
+	p, err := a.plan(in.Path, in.SpecHash)
+	if err != nil {
+		return nil, err
+	}
+	doc := &PlanDoc{Cuelist: p.Cuelist}
+	ids := make([]string, 0, len(p.Agents))
+	for id := range p.Agents {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		doc.Agents = append(doc.Agents, p.Agents[id])
+	}
+	return doc, nil
+}
+
+// plan compiles (once) the cuelist at path below Root, refusing it when its
+// files are not the ones the run was started with or when it uses what the
+// temporal engine does not run.
+func (a *Activities) plan(path, hash string) (*planner.Plan, error) {
+	key := path + "\x00" + hash
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p := a.plans[key]; p != nil {
+		return p, nil
+	}
+	if filepath.IsAbs(path) || strings.HasPrefix(filepath.Clean(path), "..") {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("cuelist path %q must be relative to the worker's --root", path), "bad-path", nil)
+	}
+	set, p, diags, err := planner.Compile(filepath.Join(a.Root, path), "", spec.LoadOptions{Root: a.Root})
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("loading %s below %s: %v", path, a.Root, err), "load", err)
+	}
+	if p == nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("cuelist %s has errors: %v", path, diags), "invalid", nil)
+	}
+	if got := set.Hash(); hash != "" && got != hash {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("cuelist %s below %s is not the one the run started with (spec hash %s, the run's %s): check out the same files at the same path on every worker", path, a.Root, got, hash), "spec-changed", nil)
+	}
+	if err := Unsupported(p); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "unsupported", nil)
+	}
+	if a.plans == nil {
+		a.plans = map[string]*planner.Plan{}
+	}
+	a.plans[key] = p
+	return p, nil
+}
+
+// attempt finds the cue and agent of an activity's attempt.
+func (a *Activities) attempt(in AttemptInput) (*planner.Plan, *planner.Cue, *spec.Agent, error) {
+	p, err := a.plan(in.Path, in.SpecHash)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ag := p.Agents[in.Agent]
+	for _, c := range p.Order {
+		if c.ID == in.Cue && ag != nil {
+			return p, c, ag, nil
+		}
+	}
+	return nil, nil, nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("cuelist %s has no cue %s with agent %s", in.Path, in.Cue, in.Agent), "unknown", nil)
+}
+
+// Warning runs the agent's prepare (WARNING).
+func (a *Activities) Warning(ctx context.Context, in AttemptInput) (*AttemptResult, error) {
+	p, c, ag, err := a.attempt(in)
+	if err != nil {
+		return nil, err
+	}
+	return a.step(ctx, p, c, ag, in, "prepare", ag.Prepare, "", nil), nil
+}
+
+// Standby runs the agent's ready_check (STANDBY).
+func (a *Activities) Standby(ctx context.Context, in AttemptInput) (*AttemptResult, error) {
+	p, c, ag, err := a.attempt(in)
+	if err != nil {
+		return nil, err
+	}
+	return a.step(ctx, p, c, ag, in, "ready_check", ag.ReadyCheck, "", nil), nil
+}
+
+// Go runs the agent's command with the task (GO).
+func (a *Activities) Go(ctx context.Context, in AttemptInput) (*AttemptResult, error) {
+	p, c, ag, err := a.attempt(in)
+	if err != nil {
+		return nil, err
+	}
+	return a.step(ctx, p, c, ag, in, "command", ag.Command, ag.Run, in.Task), nil
+}

@@ -1,0 +1,290 @@
+package temporal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/sched"
+	"github.com/orch-cli/orch/spec"
+)
+
+// apply records the core's decisions as events and carries them out with
+// activities, in order (the workflow's history is the commit: an event and
+// the activity it orders are decided in the same workflow task).
+func (w *wf) apply() {
+	for {
+		ds := append([]sched.Decision(nil), w.core.Decisions()...)
+		ends := w.idleStops
+		w.idleStops = nil
+		if len(ds) == 0 && len(ends) == 0 {
+			return
+		}
+		for _, d := range ds {
+			w.applyOne(d)
+		}
+		for _, f := range ends { // stopped while no activity of theirs ran
+			w.ended(f, AttemptResult{Failed: true, Class: "stopped", Reason: f.stopWhy})
+		}
+	}
+}
+
+func (w *wf) applyOne(d sched.Decision) {
+	c := w.plan.Order[d.Cue]
+	switch d.Kind {
+	case sched.CueState:
+		ev := runner.Event{Type: runner.EvCueState, Cue: c.ID, State: string(d.State), Reason: d.Reason}
+		if d.State == sched.Completed {
+			ev.Data = runner.CueStateData{Outputs: d.Outputs}
+		}
+		w.emit(ev)
+	case sched.StartAttempt:
+		w.emit(runner.Event{Type: runner.EvAttemptStarted, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
+			Data: runner.AttemptStartedData{Fallback: d.Fallback}})
+		f := w.newFlight(d)
+		if !trivial(d.Agent) {
+			w.phase(f, ActivityWarning, nil, func() { w.core.Warned(f.pos, f.slot, f.number) })
+		}
+	case sched.SendStandby:
+		if f := w.atts[d.Cue][d.Target]; f != nil {
+			w.phase(f, ActivityStandby, nil, func() { w.core.Ready(f.pos, f.slot, f.number) })
+		}
+	case sched.SendGo:
+		if f := w.atts[d.Cue][d.Target]; f != nil {
+			w.phase(f, ActivityGo, w.task(d.Cue, f), nil)
+		}
+	case sched.StopAttempt:
+		if f := w.atts[d.Cue][d.Target]; f != nil {
+			w.stop(f, d.Reason)
+		}
+	case sched.AttemptEnded:
+		r := w.lastEnd
+		w.emit(runner.Event{Type: runner.EvAttemptEnded, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
+			State: string(d.AttemptState), Reason: d.Reason,
+			Data: runner.AttemptEndedData{Class: d.Class, ExitCode: r.ExitCode, PID: r.PID, Outputs: r.Outputs}})
+	case sched.Cooldown:
+		w.emit(runner.Event{Type: runner.EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Reason: d.Reason, Data: runner.CooldownData{Until: d.Until}})
+	case sched.CooldownCleared:
+		w.emit(runner.Event{Type: runner.EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt, Reason: d.Reason, Data: runner.CooldownData{Until: d.Until, Cleared: true}})
+	case sched.Retry:
+		when := ""
+		if !d.Until.IsZero() {
+			when = ", when its cooldown ends"
+		}
+		w.emit(runner.Event{Type: runner.EvNote, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
+			Reason: fmt.Sprintf("%s (%s): retry %d of %d in %s%s", d.Reason, d.Class, d.N, d.Max, d.Delay.Round(time.Millisecond), when)})
+	case sched.Fallback:
+		w.emit(runner.Event{Type: runner.EvNote, Cue: c.ID, Agent: d.Agent.ID, Reason: fmt.Sprintf("%s %s: falling back to %s", d.Agent.ID, d.Reason, d.To.ID)})
+	case sched.Export:
+		b, err := json.Marshal(d.Value)
+		if err != nil {
+			b = []byte("null")
+		}
+		w.writeBoard(d.Key, b, d.Agent.ID, c.ID)
+	case sched.Conflict:
+		w.conflict(d)
+	case sched.ManualGo:
+		w.emit(runner.Event{Type: runner.EvManualGo, Cue: c.ID, Reason: d.Reason})
+	}
+}
+
+// writeBoard writes a blackboard key and records it.
+func (w *wf) writeBoard(key string, value json.RawMessage, author, cue string) {
+	e := w.board[key]
+	e.value, e.author = value, author
+	e.version++
+	w.board[key] = e
+	seq := w.emit(runner.Event{Type: runner.EvBlackboard, Cue: cue, Agent: author, Data: runner.BlackboardData{Key: key, Version: e.version}})
+	if w.log.values == nil {
+		w.log.values = map[int64]json.RawMessage{}
+	}
+	w.log.values[seq] = value
+}
+
+func (w *wf) conflict(d sched.Decision) {
+	c, s := w.plan.Order[d.Cue], d.Subject
+	cues, agents := []string{}, map[string]bool{}
+	for _, pos := range d.Holders {
+		cues = append(cues, w.plan.Order[pos].ID)
+		for _, a := range w.plan.Order[pos].Agents {
+			agents[a] = true
+		}
+	}
+	cues = append(cues, c.ID)
+	for _, a := range c.Agents {
+		agents[a] = true
+	}
+	names := make([]string, 0, len(agents))
+	for a := range agents {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	data := runner.ConflictData{ConflictType: s.Kind, CuesInvolved: cues, AgentsInvolved: names, ResourceInQuestion: s.Name,
+		Capacity: d.Capacity, ProposedResolution: w.plan.Strategy}
+	if len(d.Holders) > 0 {
+		h := w.plan.Order[d.Holders[0]]
+		data.Winner = h.ID
+		if len(h.Agents) > 0 {
+			data.SuggestedWinner = h.Agents[0]
+		}
+	}
+	data.Reason = fmt.Sprintf("cue %s waits for %s %s, held by %v (capacity %d)", c.ID, s.Kind, s.Name, cues[:len(cues)-1], d.Capacity)
+	w.emit(runner.Event{Type: runner.EvConflict, Cue: c.ID, Reason: data.Reason, Data: data})
+}
+
+// newFlight registers the attempt the core started.
+func (w *wf) newFlight(d sched.Decision) *flight {
+	actx, cancel := workflow.WithCancel(w.ctx)
+	f := &flight{pos: d.Cue, slot: d.Target, number: d.Attempt, agent: d.Agent, actx: actx, cancel: cancel}
+	w.atts[d.Cue][d.Target] = f
+	w.running++
+	return f
+}
+
+// stop cancels the attempt's activity; it ends as stopped, saying why. An
+// attempt between activities (standing by for GO) ends at once.
+func (w *wf) stop(f *flight, why string) {
+	if f.stopWhy != "" {
+		return
+	}
+	f.stopWhy = why
+	f.cancel()
+	if !f.busy {
+		w.idleStops = append(w.idleStops, f)
+	}
+}
+
+// task is the GO task of attempt f: the run's inputs, the outputs of the
+// cues it depends on (in plan order, later ones winning), the cue's inputs,
+// the blackboard and the agent's tools (as the local runner builds it).
+func (w *wf) task(pos int, f *flight) *runner.Task {
+	c := w.plan.Order[pos]
+	inputs := map[string]any{}
+	for k, v := range w.in.Inputs {
+		inputs[k] = v
+	}
+	var producers []int
+	w.plan.EachAncestorIn(c, w.core.WithOutputs(), func(anc *planner.Cue) { producers = append(producers, w.core.Pos(anc.ID)) })
+	sort.Ints(producers)
+	for _, p := range producers {
+		for k, v := range w.core.Outputs(p) {
+			inputs[k] = v
+		}
+	}
+	for k, v := range c.Inputs {
+		inputs[k] = v
+	}
+	tools := []string{}
+	for _, t := range w.plan.Tools {
+		if t.Agent == f.agent.ID {
+			tools = t.At(0)
+		}
+	}
+	entries := map[string]runner.BlackboardEntry{}
+	for k, e := range w.board {
+		entries[k] = runner.BlackboardEntry{Key: k, Value: e.value, Version: e.version, Author: e.author}
+	}
+	return runner.WithBoard(&runner.Task{RunID: w.in.RunID, CueID: c.ID, AgentID: f.agent.ID, Attempt: f.number, Inputs: inputs, Tools: tools}, entries)
+}
+
+// phase runs one of the attempt's activities on its agent's queue; ok runs
+// when it succeeded (nil for GO: its success ends the attempt).
+func (w *wf) phase(f *flight, name string, task *runner.Task, ok func()) {
+	c := w.plan.Order[f.pos]
+	in := AttemptInput{RunID: w.in.RunID, Path: w.in.Path, SpecHash: w.in.SpecHash, Cue: c.ID, Agent: f.agent.ID, Attempt: f.number, Task: task}
+	f.busy = true
+	fut := workflow.ExecuteActivity(workflow.WithActivityOptions(f.actx, w.activityOptions(f, name)), name, in)
+	w.sel.AddFuture(fut, func(fut workflow.Future) {
+		f.busy = false
+		var res AttemptResult
+		err := fut.Get(w.ctx, &res)
+		if err != nil {
+			res = w.activityFailure(f, name, err)
+		}
+		if !res.Failed && ok != nil {
+			if w.atts[f.pos][f.slot] == f && f.stopWhy == "" {
+				ok()
+				w.apply()
+				return
+			}
+			res = AttemptResult{Failed: true, Class: "stopped", Reason: f.stopWhy}
+		}
+		w.ended(f, res)
+		w.apply()
+	})
+}
+
+// activityFailure turns an activity that did not return (stopped, its
+// worker lost, timed out) into the attempt's failure.
+func (w *wf) activityFailure(f *flight, name string, err error) AttemptResult {
+	var canceled *temporal.CanceledError
+	var timeout *temporal.TimeoutError
+	switch {
+	case errors.As(err, &canceled) || f.stopWhy != "":
+		return AttemptResult{Failed: true, Class: "stopped", Reason: f.stopWhy}
+	case errors.As(err, &timeout):
+		return AttemptResult{Failed: true, Class: "worker-lost", Reason: fmt.Sprintf("%s: no worker finished it in time (%s timeout): its worker may be gone", name, timeout.TimeoutType())}
+	}
+	return AttemptResult{Failed: true, Class: "malfunction", Reason: fmt.Sprintf("%s: %v", name, err)}
+}
+
+// activityOptions: one try per activity (orch's retry policy decides what
+// happens next), a heartbeat to notice a lost worker, and the agent's queue.
+func (w *wf) activityOptions(f *flight, name string) workflow.ActivityOptions {
+	c := w.plan.Order[f.pos]
+	d := w.plan.Cuelist.Defaults
+	timeout := firstDuration(d.StandbyTimeout.D(), runner.DefaultStandbyTimeout)
+	if name == ActivityGo {
+		timeout = firstDuration(c.Timeout.D(), f.agent.Timeout.D(), d.Timeout.D(), runner.DefaultTimeout)
+	}
+	grace := firstDuration(d.KillGrace.D(), runner.DefaultKillGrace)
+	return workflow.ActivityOptions{TaskQueue: queueOf(f.agent, w.queue),
+		ScheduleToStartTimeout: 24 * time.Hour, StartToCloseTimeout: timeout + 2*grace + time.Minute,
+		HeartbeatTimeout: HeartbeatTimeout, WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}}
+}
+
+// HeartbeatTimeout is how long an activity may go without a heartbeat
+// before Temporal gives it up (its worker is gone).
+const HeartbeatTimeout = 30 * time.Second
+
+func queueOf(a *spec.Agent, def string) string {
+	if a.Placement != nil && a.Placement.Queue != "" {
+		return a.Placement.Queue
+	}
+	return def
+}
+
+func firstDuration(ds ...time.Duration) time.Duration {
+	for _, d := range ds {
+		if d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// ended records the attempt's end and tells the core.
+func (w *wf) ended(f *flight, res AttemptResult) {
+	c := w.plan.Order[f.pos]
+	w.log.addLogs(SeqLogs{Cue: c.ID, Agent: f.agent.ID, Attempt: f.number, Lines: res.Log})
+	w.running--
+	if w.atts[f.pos][f.slot] == f {
+		w.atts[f.pos][f.slot] = nil
+	}
+	w.lastEnd = res // recorded with the core's AttemptEnded decision
+	end := sched.End{Outputs: res.Outputs}
+	if res.Failed {
+		end.Failed, end.Class, end.Reason = true, res.Class, res.Reason
+		end.Retriable = sched.Retriable(f.agent, res.Class)
+	}
+	f.cancel()
+	w.core.Ended(workflow.Now(w.ctx), f.pos, f.slot, f.number, end)
+}

@@ -1,0 +1,64 @@
+package temporal
+
+import (
+	"encoding/json"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+// eventLog is the run's event log as the workflow keeps it: orch's own
+// events, numbered from FirstSeq, the output lines logged with them and the
+// values of the blackboard writes (a blackboard/updated event carries the
+// key and version only). The follower reads it with the orch.events query.
+type eventLog struct {
+	next   int64
+	events []runner.Event
+	logs   []SeqLogs
+	values map[int64]json.RawMessage // blackboard/updated seq -> value
+	done   bool
+}
+
+func (l *eventLog) add(ev runner.Event) int64 {
+	ev.Seq = l.next
+	l.next++
+	l.events = append(l.events, ev)
+	return ev.Seq
+}
+
+// addLogs logs lines before the next event.
+func (l *eventLog) addLogs(s SeqLogs) {
+	if len(s.Lines) == 0 {
+		return
+	}
+	s.Seq = l.next
+	l.logs = append(l.logs, s)
+}
+
+// page returns up to MaxEventsPerQuery events after afterSeq, with the
+// lines logged before them and the blackboard values they wrote.
+func (l *eventLog) page(afterSeq int64) (*EventsPage, error) {
+	i := max(afterSeq-FirstSeq+1, 0)
+	if i > int64(len(l.events)) {
+		i = int64(len(l.events))
+	}
+	j := min(i+MaxEventsPerQuery, int64(len(l.events)))
+	p := &EventsPage{Events: l.events[i:j], Done: l.done && j == int64(len(l.events))}
+	if len(p.Events) == 0 {
+		return p, nil
+	}
+	first, last := p.Events[0].Seq, p.Events[len(p.Events)-1].Seq
+	for _, s := range l.logs {
+		if s.Seq >= first && s.Seq <= last {
+			p.Logs = append(p.Logs, s)
+		}
+	}
+	for seq, v := range l.values {
+		if seq >= first && seq <= last {
+			if p.Values == nil {
+				p.Values = map[int64]json.RawMessage{}
+			}
+			p.Values[seq] = v
+		}
+	}
+	return p, nil
+}

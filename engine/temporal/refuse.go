@@ -1,0 +1,32 @@
+package temporal
+
+import (
+	"fmt"
+
+	"github.com/orch-cli/orch/planner"
+)
+
+// Unsupported says what of the plan the temporal engine does not run yet,
+// naming the agent or cue: one clear message, before anything starts.
+func Unsupported(p *planner.Plan) error {
+	for _, c := range p.Order {
+		for _, id := range c.Agents {
+			a := p.Agents[id]
+			if a == nil {
+				continue
+			}
+			switch a.Protocol {
+			case "", "none":
+			default:
+				return fmt.Errorf("cue %s: agent %s has protocol: %s, not supported by --engine temporal in this version (plain agents only); run it with --engine local", c.ID, a.ID, a.Protocol)
+			}
+			if len(a.HandoffTo) > 0 {
+				return fmt.Errorf("cue %s: agent %s hands off (handoff_to), not supported by --engine temporal in this version; run it with --engine local", c.ID, a.ID)
+			}
+			if a.Workspace == "worktree" {
+				return fmt.Errorf("cue %s: agent %s has workspace: worktree, not supported by --engine temporal in this version; run it with --engine local", c.ID, a.ID)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package temporal
+
+import (
+	"encoding/json"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/orch-cli/orch/runner"
+)
+
+// listen adds the signals to the workflow's selector: what people do to the
+// run (orch go, orch answer, orch stop, orch bb set).
+func (w *wf) listen() {
+	ctx := w.ctx
+	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalGo), func(ch workflow.ReceiveChannel, _ bool) {
+		var s GoSignal
+		ch.Receive(ctx, &s)
+		by := "orch go"
+		if s.By != "" {
+			by = s.By
+		}
+		if w.core.Approve(s.Cue, by) {
+			w.apply()
+			w.resumeFromPause("GO for " + s.Cue + " (" + by + ")")
+			return
+		}
+		w.emit(runner.Event{Type: runner.EvNote, Cue: s.Cue, Reason: "orch go " + s.Cue + ": the run has no such cue, or it already had its GO"})
+	})
+	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalStop), func(ch workflow.ReceiveChannel, _ bool) {
+		var s StopSignal
+		ch.Receive(ctx, &s)
+		reason := "orch stop"
+		if s.By != "" {
+			reason = s.By
+		}
+		if s.Cue == "" {
+			w.stopWhy = reason
+			return
+		}
+		if ok, why := w.core.StopCue(s.Cue, reason); !ok {
+			w.emit(runner.Event{Type: runner.EvNote, Cue: s.Cue, Reason: "orch stop " + s.Cue + ": " + why})
+		}
+		w.apply()
+	})
+	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalBBSet), func(ch workflow.ReceiveChannel, _ bool) {
+		var s BBSetSignal
+		ch.Receive(ctx, &s)
+		b, err := json.Marshal(s.Value)
+		if err != nil || s.Key == "" {
+			w.emit(runner.Event{Type: runner.EvNote, Reason: "orch bb set: a key and a JSON value are needed"})
+			return
+		}
+		by := s.By
+		if by == "" {
+			by = "person"
+		}
+		w.writeBoard(s.Key, b, by, "")
+	})
+	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalAnswer), func(ch workflow.ReceiveChannel, _ bool) {
+		var s AnswerSignal
+		ch.Receive(ctx, &s)
+		// Questions come from jsonl and ACP agents, which this engine does
+		// not run yet: there is nothing to answer.
+		w.emit(runner.Event{Type: runner.EvNote, Reason: "orch answer " + s.Question + ": the run has no open question (questions are not supported by --engine temporal in this version)"})
+	})
+}

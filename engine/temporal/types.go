@@ -1,0 +1,142 @@
+package temporal
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/spec"
+)
+
+// Names of the workflow, its query and signals, and the activities: the
+// contract between orch-temporal, the workers and the histories recorded.
+const (
+	WorkflowName = "orch.run"
+	QueryEvents  = "orch.events"
+
+	SignalGo     = "orch.go"
+	SignalAnswer = "orch.answer"
+	SignalStop   = "orch.stop"
+	SignalBBSet  = "orch.bb-set"
+
+	ActivityPlan    = "orch.plan"
+	ActivityWarning = "orch.warning"
+	ActivityStandby = "orch.standby"
+	ActivityGo      = "orch.go"
+
+	// DefaultTaskQueue is the task queue of the workflow and of the agents
+	// without a placement.
+	DefaultTaskQueue = "orch"
+	// MaxEventsPerQuery is the most events one orch.events query returns.
+	MaxEventsPerQuery = 1000
+	// FirstSeq is the seq of the workflow's first event: seq 1 is the
+	// run.started the starter records in its own store before the workflow
+	// starts, so the workflow's seqs are the store's.
+	FirstSeq = 2
+)
+
+// RunInput starts the workflow. The plan goes by reference: the cuelist's
+// path relative to the workers' --root and the hash of its files, which a
+// worker checks before it plans or runs anything.
+type RunInput struct {
+	RunID       string
+	Path        string
+	SpecHash    string
+	Inputs      map[string]any
+	MaxParallel int    // 0: the cuelist's max_parallel, else runner.DefaultMaxParallel
+	TaskQueue   string // the agents' default queue ("": DefaultTaskQueue)
+}
+
+// RunResult is how the workflow ended.
+type RunResult struct {
+	State  string // completed, failed or stopped
+	Reason string
+	Cues   []runner.CueOutcome
+}
+
+// PlanDoc is the cuelist and the agents it uses, as a worker loaded them:
+// the workflow builds the plan from it (planner.Build is pure), so the plan
+// is in the history.
+type PlanDoc struct {
+	Cuelist *spec.Cuelist
+	Agents  []*spec.Agent
+}
+
+// PlanInput asks a worker for the plan.
+type PlanInput struct {
+	Path     string
+	SpecHash string
+}
+
+// AttemptInput asks a worker to run one phase of an attempt.
+type AttemptInput struct {
+	RunID    string
+	Path     string
+	SpecHash string
+	Cue      string
+	Agent    string
+	Attempt  int
+	Task     *runner.Task // orch.go only
+}
+
+// AttemptResult is how a phase ended. A failure is a result, not an
+// activity error: orch's retry policy decides, not Temporal's.
+type AttemptResult struct {
+	Failed   bool
+	Class    string
+	Reason   string
+	Outputs  map[string]any
+	ExitCode *int
+	PID      int
+	Log      []LogLine // the last lines of its output (bounded)
+}
+
+// LogLine is one line an agent printed.
+type LogLine struct {
+	Stream string
+	At     time.Time
+	Text   string
+}
+
+// EventsPage answers orch.events: the events after a seq, and the output
+// lines logged with them.
+type EventsPage struct {
+	Events []runner.Event
+	Logs   []SeqLogs
+	// Values are the values of the blackboard/updated events, by seq.
+	Values map[int64]json.RawMessage
+	Done   bool // the workflow's log is complete: the run is over
+}
+
+// SeqLogs are output lines of an attempt, logged just before event Seq.
+type SeqLogs struct {
+	Seq     int64
+	Cue     string
+	Agent   string
+	Attempt int
+	Lines   []LogLine
+}
+
+// GoSignal, AnswerSignal, StopSignal and BBSetSignal are the signals'
+// payloads.
+type GoSignal struct {
+	Cue string
+	By  string
+}
+
+type AnswerSignal struct {
+	Question string
+	Answer   string
+	By       string
+}
+
+type StopSignal struct {
+	Cue string // "": the whole run
+	By  string
+}
+
+type BBSetSignal struct {
+	Key   string
+	Value any
+	By    string
+}

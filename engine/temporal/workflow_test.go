@@ -1,0 +1,171 @@
+package temporal
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/spec"
+)
+
+// repoRoot is the module's root: the workers' --root in these tests.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// specHashOf is the hash a run of the cuelist records.
+func specHashOf(t *testing.T, root, path string) string {
+	t.Helper()
+	set, p, diags, err := planner.Compile(filepath.Join(root, path), "", spec.LoadOptions{Root: root})
+	if err != nil || p == nil {
+		t.Fatalf("compiling %s: %v %v", path, err, diags)
+	}
+	return set.Hash()
+}
+
+// runEnv is the SDK's in-process test environment with orch.run and real
+// activities (they run the example's agents).
+func runEnv(t *testing.T, root string) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	RegisterWorkflow(env)
+	RegisterActivities(env, &Activities{Root: root})
+	env.SetTestTimeout(2 * time.Minute)
+	return env
+}
+
+// events queries the workflow's whole log.
+func events(t *testing.T, env *testsuite.TestWorkflowEnvironment) []runner.Event {
+	t.Helper()
+	var all []runner.Event
+	after := int64(0)
+	for {
+		v, err := env.QueryWorkflow(QueryEvents, after)
+		if err != nil {
+			t.Fatalf("query: %v", err)
+		}
+		var p EventsPage
+		if err := v.Get(&p); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Events) == 0 {
+			return all
+		}
+		all = append(all, p.Events...)
+		after = p.Events[len(p.Events)-1].Seq
+	}
+}
+
+// story renders the events a person reads in orch events, one a line.
+func story(evs []runner.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		switch e.Type {
+		case runner.EvCueState, runner.EvRunState:
+			b.WriteString(e.Type + " " + e.Cue + " " + e.State + "\n")
+		case runner.EvAttemptStarted:
+			b.WriteString(e.Type + " " + e.Cue + " " + e.Agent + "\n")
+		case runner.EvAttemptEnded:
+			b.WriteString(e.Type + " " + e.Cue + " " + e.Agent + " " + e.State + " " + e.Reason + "\n")
+		case runner.EvManualGo, runner.EvNote:
+			b.WriteString(e.Type + " " + e.Cue + " " + e.Reason + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestDeployGatedByManualGo(t *testing.T) {
+	root := repoRoot(t)
+	path := "examples/deploy/cuelist.yaml"
+	env := runEnv(t, root)
+	var paused bool
+	env.RegisterDelayedCallback(func() {
+		// By now the chain is done up to the manual cue: the run waits for a person.
+		evs := events(t, env)
+		for _, e := range evs {
+			if e.Type == runner.EvRunState && e.State == string(runner.RunPaused) && strings.Contains(e.Reason, "CUE-300") {
+				paused = true
+			}
+		}
+		env.SignalWorkflow(SignalGo, GoSignal{Cue: "CUE-300", By: "orch go"})
+	}, time.Minute)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "no"}})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow: %v", env.GetWorkflowError())
+	}
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	s := story(events(t, env))
+	if res.State != "completed" || !paused {
+		t.Fatalf("state %s (%s), paused before GO: %v\n%s", res.State, res.Reason, paused, s)
+	}
+	for _, want := range []string{
+		"cue/state CUE-100 warning", "cue/state CUE-100 completed",
+		"cue/state CUE-300 standby", "run/state  paused", "cue/go-approved CUE-300 orch go", "cue/state CUE-300 completed",
+		"run/state  completed",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %q in\n%s", want, s)
+		}
+	}
+	if strings.Index(s, "cue/state CUE-300 go") < strings.Index(s, "cue/go-approved CUE-300") {
+		t.Errorf("CUE-300 went before its GO:\n%s", s)
+	}
+}
+
+func TestDeployRetryOnFlakyTest(t *testing.T) {
+	root := repoRoot(t)
+	path := "examples/deploy/cuelist.yaml"
+	env := runEnv(t, root)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGo, GoSignal{Cue: "CUE-300"}) }, time.Minute)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r2", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "yes"}})
+	s := story(events(t, env))
+	if !strings.Contains(s, "attempt/ended CUE-200 deploy-test failed") || !strings.Contains(s, "retry 2 of 2") || !strings.Contains(s, "cue/state CUE-200 completed") {
+		t.Fatalf("no retry on exit 75 then success:\n%s", s)
+	}
+}
+
+func TestStopRun(t *testing.T) {
+	root := repoRoot(t)
+	path := "examples/deploy/cuelist.yaml"
+	env := runEnv(t, root)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalStop, StopSignal{By: "orch stop: enough"}) }, time.Minute)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r3", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4"}})
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	s := story(events(t, env))
+	if res.State != "stopped" || !strings.Contains(s, "cue/state CUE-300 stopped") {
+		t.Fatalf("state %s:\n%s", res.State, s)
+	}
+}
+
+func TestSpecChangedIsRefused(t *testing.T) {
+	root := repoRoot(t)
+	env := runEnv(t, root)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r4", Path: "examples/deploy/cuelist.yaml", SpecHash: "sha256:other"})
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.State != "failed" || !strings.Contains(res.Reason, "is not the one the run started with") {
+		t.Fatalf("state %s: %s", res.State, res.Reason)
+	}
+}
+
+var _ = os.Getenv
