@@ -259,6 +259,10 @@ func (p RunStartedData) redacted(d *Redactor) EventData {
 		}
 		p.Cues = cues
 	}
+	if t := p.Temporal; t != nil && !d.none() {
+		p.Temporal = &TemporalRun{Address: d.Text(t.Address), Namespace: d.Text(t.Namespace), TaskQueue: d.Text(t.TaskQueue),
+			WorkflowID: d.Text(t.WorkflowID), Path: d.Text(t.Path)}
+	}
 	return p
 }
 
