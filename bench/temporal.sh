@@ -12,14 +12,16 @@
 # is the one at $ORCH_TEMPORAL_ADDRESS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repo=$PWD
 runs=${1:-5}
 cues=100
 [ -d cmd/orch-temporal ] || { echo "bench/temporal.sh: cmd/orch-temporal is not in this tree (the Temporal engine)" >&2; exit 1; }
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
-	for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null || true; done
-	[ -n "${ORCH_TEMPORAL_ADDRESS:-}" ] || scripts/temporal-dev.sh stop --dir "$tmp/temporal" 2>/dev/null || true
+	# Each worker is a process group (it may run orch-temporal as a child).
+	for p in ${pids[@]+"${pids[@]}"}; do kill -- "-$p" 2>/dev/null || true; done
+	[ -n "${ORCH_TEMPORAL_ADDRESS:-}" ] || "$repo/scripts/temporal-dev.sh" stop --dir "$tmp/temporal" 2>/dev/null || true
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -32,25 +34,28 @@ if [ -n "${ORCH_TEMPORAL_ADDRESS:-}" ]; then
 	addr=$ORCH_TEMPORAL_ADDRESS
 else
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	addr=$(scripts/temporal-dev.sh start --port "$port" --dir "$tmp/temporal")
+	addr=$("$repo/scripts/temporal-dev.sh" start --port "$port" --dir "$tmp/temporal")
 fi
 export TEMPORAL_ADDRESS=$addr
 for i in 1 2; do
-	(cd "$tmp" && exec "$tmp/orch" worker >"$tmp/worker$i.log" 2>&1) &
+	(cd "$tmp" && exec setsid "$tmp/orch" worker --root "$tmp" >"$tmp/worker$i.log" 2>&1) &
 	pids+=($!)
 done
 
+# Both engines run from $tmp, the workers' --root, with the cuelists' paths
+# relative to it (a worker loads the cuelist from its own checkout).
+cd "$tmp"
 local_run() { echo "$tmp/orch" run --db "$tmp/local.db" "$1"; }
 temporal_run() { echo "$tmp/orch" run --engine temporal --db "$tmp/temporal.db" "$1"; }
 # One run of each first: databases created, the workers' first poll done.
 for w in chain independent; do
-	$(local_run "$tmp/$w.yaml") >/dev/null 2>&1
-	$(temporal_run "$tmp/$w.yaml") >/dev/null 2>&1 || { cat "$tmp"/worker*.log >&2; exit 1; }
+	$(local_run $w.yaml) >/dev/null 2>&1
+	$(temporal_run $w.yaml) >/dev/null 2>&1 || { cat "$tmp"/worker*.log >&2; exit 1; }
 done
 
 printf '%-36s %13s %13s %13s %6s  %s\n' "workload ($runs rounds, seconds)" "local min/med" "temp. min/med" "ratio min/med" "paired" "ms per cue: local, temporal, overhead"
 for w in chain independent; do
-	out=$(python3 bench/interleave.py "$runs" -- $(local_run "$tmp/$w.yaml") -- $(temporal_run "$tmp/$w.yaml"))
+	out=$(python3 "$repo/bench/interleave.py" "$runs" -- $(local_run $w.yaml) -- $(temporal_run $w.yaml))
 	l=$(sed -n 1p <<<"$out")
 	t=$(sed -n 2p <<<"$out")
 	read -r lmin lmed _ <<<"$l"

@@ -30,7 +30,9 @@ func TestTemporalDeploy(t *testing.T) {
 	orch := buildOrch(t, root, tmp)
 	server := startDevServer(t, root, tmp)
 	proj, gate := deployProject(t, root, tmp)
-	cuelist := filepath.Join(proj, "deploy", "cuelist.yaml")
+	// Relative to the project, which the workers serve (--root): a worker
+	// loads the cuelist from its own checkout.
+	cuelist := filepath.Join("deploy", "cuelist.yaml")
 	env := append(os.Environ(),
 		"TEMPORAL_ADDRESS="+server.addr,
 		"PATH="+filepath.Dir(orch)+string(os.PathListSeparator)+os.Getenv("PATH"),
@@ -62,7 +64,7 @@ func TestTemporalDeploy(t *testing.T) {
 	db := filepath.Join(tmp, "temporal.db")
 	workers := map[int]bool{}
 	for i := 1; i <= 2; i++ {
-		w := startProc(t, tmp, fmt.Sprintf("worker%d", i), env, proj, orch, "worker")
+		w := startProc(t, tmp, fmt.Sprintf("worker%d", i), env, proj, orch, "worker", "--root", proj)
 		workers[w.cmd.Process.Pid] = true
 	}
 	orchRun := startProc(t, tmp, "orch-run", env, proj, orch, "run", "--engine", "temporal", "--db", db, cuelist)
@@ -80,7 +82,7 @@ func TestTemporalDeploy(t *testing.T) {
 	}
 	t.Logf("killed worker %d (and %v) during CUE-100's GO (agent pid %d)", worker, chain, first)
 	// A supervisor would start it again.
-	startProc(t, tmp, "worker1-again", env, proj, orch, "worker")
+	startProc(t, tmp, "worker1-again", env, proj, orch, "worker", "--root", proj)
 
 	// Every later agent passes the gate; the first, orphaned one never does.
 	stopGate := gate.openNewcomers(t, first)
