@@ -87,7 +87,8 @@ func TestTemporalDeploy(t *testing.T) {
 	// Every later agent passes the gate; the first, orphaned one never does.
 	stopGate := gate.openNewcomers(t, first)
 	if code := orchRun.wait(t); code != 3 {
-		t.Fatalf("orch run --engine temporal: exit %d, want 3 (waiting for GO)", code)
+		out, _ := run("status", "--db", db, "last")
+		t.Fatalf("orch run --engine temporal: exit %d, want 3 (waiting for GO)\n%s", code, out)
 	}
 	id := runID(t, run, db)
 
@@ -98,6 +99,10 @@ func TestTemporalDeploy(t *testing.T) {
 	eventually(t, "the Temporal run "+id+" did not end in orch status", func() bool {
 		return ended(runState(t, run, db, id))
 	})
+	if t.Failed() {
+		out, _ := run("events", "--db", db, id)
+		t.Logf("orch events %s:\n%s", id, out)
+	}
 	stopGate()
 	got := normalStatus(t, run, db, id)
 	if !reflect.DeepEqual(got, want) {
