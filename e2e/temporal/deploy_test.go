@@ -21,7 +21,8 @@ import (
 // TestTemporalDeploy runs examples/deploy on Temporal through the worst of a
 // day: one of the two workers is killed (kill -9) while it runs CUE-100's GO,
 // the server is restarted on its database while the run waits for the
-// manual CUE-300, then a person's `orch go` finishes it. What `orch status`
+// manual CUE-300, then a person's `orch go` (and `orch resume`, which
+// follows the run into the store again) finishes it. What `orch status`
 // reads from SQLite must match a local run of the same cuelist, and no
 // agent may be left running.
 func TestTemporalDeploy(t *testing.T) {
@@ -95,6 +96,13 @@ func TestTemporalDeploy(t *testing.T) {
 	server.restart(t)
 	if out, code := run("go", "--db", db, id, "CUE-300"); code != 0 {
 		t.Fatalf("orch go %s CUE-300 (Temporal run): exit %d, want 0\n%s", id, code, out)
+	}
+	// orch go only signals a Temporal run when no follower copies its events
+	// into the store any more (orch run exited 3): orch resume follows it.
+	if !ended(runState(t, run, db, id)) {
+		if out, code := run("resume", "--db", db, id); code != 0 {
+			t.Fatalf("orch resume %s (Temporal run): exit %d, want 0\n%s", id, code, out)
+		}
 	}
 	eventually(t, "the Temporal run "+id+" did not end in orch status", func() bool {
 		return ended(runState(t, run, db, id))
