@@ -53,7 +53,7 @@ for w in chain independent; do
 	$(temporal_run $w.yaml) >/dev/null 2>&1 || { cat "$tmp"/worker*.log >&2; exit 1; }
 done
 
-printf '%-36s %13s %13s %13s %6s  %s\n' "workload ($runs rounds, seconds)" "local min/med" "temp. min/med" "ratio min/med" "paired" "ms per cue: local, temporal, overhead"
+printf '%-40s %13s %13s %13s %6s  %s\n' "workload ($runs rounds, seconds)" "local min/med" "temp. min/med" "ratio min/med" "paired" "ms per cue: local, temporal, overhead"
 for w in chain independent; do
 	out=$(python3 "$repo/bench/interleave.py" "$runs" -- $(local_run $w.yaml) -- $(temporal_run $w.yaml))
 	l=$(sed -n 1p <<<"$out")
@@ -62,6 +62,6 @@ for w in chain independent; do
 	read -r tmin tmed rmin rmed paired <<<"$t"
 	label="$cues-cue chain of /bin/true"
 	[ $w = chain ] || label="$cues independent /bin/true, 2 at a time"
-	printf '%-36s %6s %6s %6s %6s %6s %6s %6s  %s\n' "$label" "$lmin" "$lmed" "$tmin" "$tmed" "$rmin" "$rmed" "$paired" \
+	printf '%-40s %6s %6s %6s %6s %6s %6s %6s  %s\n' "$label" "$lmin" "$lmed" "$tmin" "$tmed" "$rmin" "$rmed" "$paired" \
 		"$(awk -v l="$lmed" -v t="$tmed" -v n=$cues 'BEGIN { printf "%.1f, %.1f, %.1f", l * 1000 / n, t * 1000 / n, (t - l) * 1000 / n }')"
 done
