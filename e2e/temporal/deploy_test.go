@@ -120,11 +120,17 @@ func TestTemporalDeploy(t *testing.T) {
 	}
 
 	// No agent left: neither the orphan of the killed worker nor any other.
-	eventually(t, "agent processes are still running", func() bool {
-		return len(processesIn(filepath.Join(proj, "deploy"))) == 0 && !anyAlive(gate.pids())
-	})
-	if left := processesIn(filepath.Join(proj, "deploy")); len(left) > 0 {
-		t.Errorf("left behind:\n%s", strings.Join(left, "\n"))
+	agents := filepath.Join(proj, "deploy")
+	for deadline := time.Now().Add(patience); ; time.Sleep(100 * time.Millisecond) {
+		left := processesIn(agents)
+		if len(left) == 0 && !anyAlive(gate.pids()) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("agent processes still running %s after the run ended (the first is the killed worker's, pid %d):\n%s",
+				patience, first, strings.Join(left, "\n"))
+			break
+		}
 	}
 }
 

@@ -5,6 +5,7 @@
 // restarts the server on the same database, says GO to the manual cue, and
 // compares what `orch status` reads from SQLite with a local run's.
 //
+//	scripts/temporal-dev.sh build   # once: about 5 minutes, then cached
 //	go test -tags temporal_e2e -run TestTemporal -count=1 -v ./e2e/temporal
 //
 // ORCH_TEMPORAL_ADDRESS=host:port uses a server already running there instead
