@@ -127,7 +127,7 @@ func TestTemporalDeploy(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("agent processes still running %s after the run ended (the first is the killed worker's, pid %d):\n%s",
+			t.Errorf("agent processes still running %s after the run ended (pid %d was the killed worker's):\n%s",
 				patience, first, strings.Join(left, "\n"))
 			break
 		}
