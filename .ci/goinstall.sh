@@ -30,8 +30,14 @@ echo "$version" >"$at/list"
 printf '{"Version":"%s","Time":"%s"}\n' "$version" "$(TZ=UTC git show -s --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd HEAD)" >"$at/$version.info"
 git show HEAD:go.mod >"$at/$version.mod"
 # A module zip is the module's files under MODULE@VERSION/ (git archive
-# leaves out what is not committed, as the proxy would).
-git archive --format=zip --prefix="$module@$version/" -o "$at/$version.zip" HEAD
+# leaves out what is not committed, as the proxy would), without the
+# directories of nested modules (tools/temporal has its own go.mod), which
+# the proxy leaves out too and go refuses to unzip.
+nested=()
+for mod in $(git ls-tree -r --name-only HEAD | grep '/go\.mod$'); do
+	nested+=(":(exclude)${mod%/go.mod}")
+done
+git archive --format=zip --prefix="$module@$version/" -o "$at/$version.zip" HEAD -- . ${nested[@]+"${nested[@]}"}
 
 real_proxy=$(go env GOPROXY)
 export GOPROXY="file://$tmp/proxy,file://$(go env GOMODCACHE)/cache/download,$real_proxy"
