@@ -286,6 +286,15 @@ func (d *DB) LoadRun(ctx context.Context, runID string) (*runner.RunRecord, erro
 			rec.OpenQuestions = append(rec.OpenQuestions, q.ID)
 		}
 	}
+	// What only the run.started event holds (the first of the run): the
+	// project root of its artifacts, and where a Temporal run runs.
+	if first, err := d.Events(ctx, runID, 0, 1); err != nil {
+		return nil, err
+	} else if len(first) == 1 {
+		if sd, ok := first[0].Data.(runner.RunStartedData); ok {
+			rec.Started.Root, rec.Started.Temporal = sd.Root, sd.Temporal
+		}
+	}
 	for _, c := range r.Cues {
 		if c.Parent == "" { // the plan's cues; children are in Cues only
 			rec.Started.Cues = append(rec.Started.Cues, runner.CueInfo{ID: c.ID, Agents: c.Agents, After: c.After, Manual: c.Manual})

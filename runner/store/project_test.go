@@ -183,6 +183,11 @@ func TestMessageCooldownAndGoProjections(t *testing.T) {
 func TestLoadRun(t *testing.T) {
 	d, _ := openTest(t)
 	started := startedEvent(t, "r1", t0, "a", "b", "c")
+	// Held only by the event: the root, and where a Temporal run runs.
+	sd := started.Data.(runner.RunStartedData)
+	sd.Root = "/work/project"
+	sd.Temporal = &runner.TemporalRun{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "orch", WorkflowID: "orch-r1", Path: "deploy.yaml"}
+	started.Data = sd
 	appendOK(t, d, started,
 		runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "a", Agent: "a-agent", Attempt: 1},
 		runner.Event{RunID: "r1", Type: runner.EvAttemptEnded, Cue: "a", Agent: "a-agent", Attempt: 1, State: "completed"},
