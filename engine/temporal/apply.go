@@ -230,13 +230,17 @@ func (w *wf) activityFailure(f *flight, name string, err error) AttemptResult {
 	case errors.As(err, &canceled) || f.stopWhy != "":
 		return AttemptResult{Failed: true, Class: "stopped", Reason: f.stopWhy}
 	case errors.As(err, &timeout):
-		return AttemptResult{Failed: true, Class: "worker-lost", Reason: fmt.Sprintf("%s: no worker finished it in time (%s timeout): its worker may be gone", name, timeout.TimeoutType())}
+		return AttemptResult{Failed: true, Class: "worker-lost", Reason: fmt.Sprintf("%s: no worker finished it in time (%s timeout, %d workers tried): its workers may be gone", name, timeout.TimeoutType(), workerLostTries)}
 	}
 	return AttemptResult{Failed: true, Class: "malfunction", Reason: fmt.Sprintf("%s: %v", name, err)}
 }
 
-// activityOptions: one try per activity (orch's retry policy decides what
-// happens next), a heartbeat to notice a lost worker, and the agent's queue.
+// activityOptions: a heartbeat to notice a lost worker, and the agent's
+// queue. An activity whose worker was lost (its heartbeat or its time ran
+// out) is tried again, on another worker, up to workerLostTries times, as
+// the same attempt: as a local run resumed after a crash runs the GO again.
+// An agent's own failure is the activity's result, not an error, so it is
+// never retried here: orch's retry policy decides what happens next.
 func (w *wf) activityOptions(f *flight, name string) workflow.ActivityOptions {
 	c := w.plan.Order[f.pos]
 	d := w.plan.Cuelist.Defaults
@@ -248,8 +252,12 @@ func (w *wf) activityOptions(f *flight, name string) workflow.ActivityOptions {
 	return workflow.ActivityOptions{TaskQueue: queueOf(f.agent, w.queue),
 		ScheduleToStartTimeout: 24 * time.Hour, StartToCloseTimeout: timeout + 2*grace + time.Minute,
 		HeartbeatTimeout: HeartbeatTimeout, WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}}
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: workerLostTries, InitialInterval: time.Second}}
 }
+
+// workerLostTries is how many workers an activity may be given in all
+// before its attempt fails as worker-lost.
+const workerLostTries = 3
 
 // HeartbeatTimeout is how long an activity may go without a heartbeat
 // before Temporal gives it up (its worker is gone).

@@ -1,12 +1,16 @@
 package temporal
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/orch-cli/orch/planner"
@@ -169,3 +173,38 @@ func TestSpecChangedIsRefused(t *testing.T) {
 }
 
 var _ = os.Getenv
+
+// A GO whose worker is lost (its heartbeat times out) is given to another
+// worker as the same attempt, as a resumed local run runs the GO again; the
+// cue completes with one attempt, not a failure. Here the first worker to
+// run CUE-100's GO is lost.
+func TestWorkerLostGoRunsAgain(t *testing.T) {
+	root := repoRoot(t)
+	path := "examples/deploy/cuelist.yaml"
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(2 * time.Minute)
+	RegisterWorkflow(env)
+	a := &Activities{Root: root}
+	env.RegisterActivityWithOptions(a.Plan, activity.RegisterOptions{Name: ActivityPlan})
+	env.RegisterActivityWithOptions(a.Warning, activity.RegisterOptions{Name: ActivityWarning})
+	env.RegisterActivityWithOptions(a.Standby, activity.RegisterOptions{Name: ActivityStandby})
+	lost := 0
+	env.RegisterActivityWithOptions(func(ctx context.Context, in AttemptInput) (*AttemptResult, error) {
+		if in.Cue == "CUE-100" && lost == 0 {
+			lost++
+			return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+		}
+		return a.Go(ctx, in)
+	}, activity.RegisterOptions{Name: ActivityGo})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGo, GoSignal{Cue: "CUE-300"}) }, time.Minute)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r5", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "no"}})
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	st := story(events(t, env))
+	if lost != 1 || res.State != "completed" || strings.Count(st, "attempt/started CUE-100") != 1 || strings.Contains(st, "worker-lost") {
+		t.Fatalf("lost %d, state %s (%s):\n%s", lost, res.State, res.Reason, st)
+	}
+}
