@@ -50,6 +50,12 @@ func serveFixture(t *testing.T, token string) (*httptest.Server, *store.DB) {
 // serveDB serves the database at path as orch serve --db path does.
 func serveDB(t *testing.T, path, token string) *httptest.Server {
 	t.Helper()
+	return serveDBWith(t, path, token, nil)
+}
+
+// serveDBWith is serveDB with wrap (if not nil) around the server's handler.
+func serveDBWith(t *testing.T, path, token string, wrap func(http.Handler) http.Handler) *httptest.Server {
+	t.Helper()
 	ro, err := store.OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +67,11 @@ func serveDB(t *testing.T, path, token string) *httptest.Server {
 	}
 	serve, _, _ := root.Find([]string{"serve"})
 	s := newServer(serve, ro, token)
-	srv := httptest.NewServer(s.handler())
+	h := s.handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() { s.closing(); srv.Close() })
 	return srv
 }
