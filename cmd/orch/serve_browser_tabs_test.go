@@ -41,6 +41,11 @@ func TestBrowserTabs(t *testing.T) {
 		tabs = append(tabs, tab)
 	}
 	for i, tab := range tabs {
+		// The first action on a tab opens it, for the lifetime of the
+		// context it is given: the tab's own, not the timeout's below.
+		if err := chromedp.Do(tab); err != nil {
+			t.Fatalf("tab %d: %v", i+1, err)
+		}
 		// A page whose requests wait for a free connection never loads.
 		nctx, cancel := context.WithTimeout(tab, time.Minute)
 		err := chromedp.Do(nctx, chromedp.Navigate(base+"/#/run/"+releaseID))
