@@ -11,8 +11,7 @@
       let id;
       try { id = decodeURIComponent(m[1]); } catch (e) { id = m[1]; }
       document.title = "orch: run " + id;
-      orch.feed.show(id);
-      leave = orch.runView(main, id);
+      leave = orch.runView(main, id); // it asks the feed for the run's events once it has its status
     } else {
       document.title = "orch: runs";
       orch.feed.show(null);

@@ -76,7 +76,8 @@
       window.addEventListener("pageshow", (ev) => { if (ev.persisted) open(); });
     },
     // show opens the stream for a view: id's events with the lists, or the
-    // lists alone (id null). The router calls it on every route.
+    // lists alone (id null). The runs view asks for the lists when the
+    // router shows it, a run's view for its events once it has its status.
     show(id) {
       id = id || null;
       if (es && id === run) return;
