@@ -332,3 +332,16 @@ func (p StatusData) redacted(d *Redactor) EventData {
 	p.Detail = d.Text(p.Detail)
 	return p
 }
+
+// EscalationAckedData is the data of EvEscalationAcked: ID is the
+// escalation's ("e" and the seq of the event that recorded it), By who
+// acknowledged it (user@host, or "person" from orch serve's page).
+type EscalationAckedData struct {
+	ID string `json:"id"`
+	By string `json:"by,omitempty"`
+}
+
+func (p EscalationAckedData) redacted(d *Redactor) EventData {
+	p.ID, p.By = d.Text(p.ID), d.Text(p.By)
+	return p
+}

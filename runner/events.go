@@ -104,6 +104,11 @@ const (
 	// the state, e.g. working or blocked. Cue, Agent, Attempt: the
 	// reporter's. Data: StatusData.
 	EvAgentStatus = "agent/status"
+	// EvEscalationAcked records that the person acknowledged a high or
+	// critical escalation (orch ack, or the page's Acknowledge): it leaves
+	// the inbox and orch status's list. The escalation never blocked the
+	// agent; this only says someone saw it. Data: EscalationAckedData.
+	EvEscalationAcked = "escalation/acknowledged"
 )
 
 // Question states, in EvQuestionClosed.State (an open question has none).
@@ -162,6 +167,7 @@ var dataTypes = map[string]reflect.Type{
 	EvAgentStatus:    reflect.TypeFor[StatusData](),
 	// Added later: kept at the end.
 	EvBlackboardConflict: reflect.TypeFor[BlackboardConflictData](),
+	EvEscalationAcked:    reflect.TypeFor[EscalationAckedData](),
 }
 
 // CheckEventData reports an error when data is not what an event of type

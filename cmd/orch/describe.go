@@ -68,6 +68,9 @@ func describeEvent(e runner.Event) string {
 			d.Key, e.Agent, d.ExpectedVersion, d.CurrentVersion, cmp.Or(d.Author, "nobody"))
 	case runner.EvManualGo:
 		return with(e.Cue + " GO approved")
+	case runner.EvEscalationAcked:
+		d, _ := e.Data.(runner.EscalationAckedData) // nil data: the zero value
+		return fmt.Sprintf("escalation %s from %s (%s) acknowledged by %s", d.ID, e.Agent, e.Cue, cmp.Or(d.By, "the person"))
 	case runner.EvNote:
 		who := strings.TrimSpace(e.Cue + " " + e.Agent)
 		return strings.TrimSpace(who + ": " + e.Reason)

@@ -20,11 +20,12 @@ func newServeCmd(io *streams) *cobra.Command {
 		Short: "Serve the run database over HTTP: a JSON API, live events, a page",
 		Long: `Serve the run database (found as orch status finds it) over HTTP: a JSON
 API under /api/ (runs, a run, its events, logs and blackboard, the inbox of
-what waits for a person; answer, go, stop, retry) and Server-Sent Events
-that follow a run's event log, and the run list, as any process writes
-them. It reads the database read-only; answer, go and stop open it for
-writing only for the time of the request; retry, and go on a paused run,
-start orch retry or orch go in the background.
+what waits for a person; answer, go, ack, stop, retry) and Server-Sent
+Events that follow the run list, the inbox and a run's event log (one
+stream: /api/stream?run=ID), as any process writes them. It reads the
+database read-only; answer, go, ack and stop open it for writing only for
+the time of the request; retry, and go on a paused run, start orch retry
+or orch go in the background.
 
 It listens on loopback unless --addr names another address; then every
 request needs a token (--token, or one generated and printed once), sent as

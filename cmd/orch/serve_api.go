@@ -58,6 +58,7 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /api/runs/{id}/stream", s.onRun(s.stream))
 	mux.HandleFunc("POST /api/runs/{id}/answer", s.onRun(s.answer))
 	mux.HandleFunc("POST /api/runs/{id}/go", s.onRun(s.goCue))
+	mux.HandleFunc("POST /api/runs/{id}/ack", s.onRun(s.ack))
 	mux.HandleFunc("POST /api/runs/{id}/retry", s.onRun(s.retry))
 	mux.HandleFunc("POST /api/runs/{id}/stop", s.onRun(s.stop))
 	return s.guard(mux)
@@ -119,18 +120,25 @@ func hostOnly(hostport string) string {
 // onRun resolves {id} (an id, a unique prefix or "last") as the commands do.
 func (s *server) onRun(f func(w http.ResponseWriter, r *http.Request, id string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := resolveRun(r.Context(), s.db, r.PathValue("id"))
-		var ee *exitError
-		if errors.As(err, &ee) && ee.code == exitUsage {
-			httpError(w, http.StatusNotFound, err.Error())
-			return
+		if id, ok := s.resolve(w, r, r.PathValue("id")); ok {
+			f(w, r, id)
 		}
-		if err != nil {
-			failed(w, err)
-			return
-		}
-		f(w, r, id)
 	}
+}
+
+// resolve turns ref into a run id, or answers 404 (no such run) or 500.
+func (s *server) resolve(w http.ResponseWriter, r *http.Request, ref string) (string, bool) {
+	id, err := resolveRun(r.Context(), s.db, ref)
+	var ee *exitError
+	if errors.As(err, &ee) && ee.code == exitUsage {
+		httpError(w, http.StatusNotFound, err.Error())
+		return "", false
+	}
+	if err != nil {
+		failed(w, err)
+		return "", false
+	}
+	return id, true
 }
 
 // capture runs one of the commands' functions with its output in a buffer.
@@ -243,6 +251,17 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	s.writing(w, r, func(ctx context.Context, io *streams, db *store.DB) error {
 		return answer(ctx, io, db, id, req.Question, req.Answer, 10*time.Second)
+	})
+}
+
+// ack acknowledges a high or critical escalation: {"id": "e42"}.
+func (s *server) ack(w http.ResponseWriter, r *http.Request, id string) {
+	var req struct{ ID string }
+	if !decode(w, r, &req) {
+		return
+	}
+	s.writing(w, r, func(ctx context.Context, io *streams, db *store.DB) error {
+		return ackEscalation(ctx, io, db, id, req.ID, "person (orch serve)")
 	})
 }
 

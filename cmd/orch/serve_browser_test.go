@@ -139,6 +139,7 @@ var diamondCuelist = `cuelist:
         script:
           - bb_write: {key: plan, value: ` + jsonQuote(xssPayload) + `}
           - output: {note: ` + jsonQuote(xssPayload) + `}
+          - escalate: {severity: critical, error: ` + jsonQuote("Keys leaked "+xssPayload) + `}
           - ask: {question: ` + jsonQuote("Which database? "+xssPayload) + `, complexity: deep}
     - {id: B, agents: [worker], dependencies: [A], inputs: {script: [{sleep: 100ms}, {output: {b: done}}]}}
     - {id: C, agents: [worker], dependencies: [A], inputs: {script: [{output: {c: done}}]}}
@@ -199,6 +200,23 @@ func TestBrowserLiveRun(t *testing.T) {
 		t.Errorf("the question's complexity and asker: %q", meta)
 	}
 	runID := evalString(t, ctx, `document.querySelector("#inbox li.k-question .meta a").textContent`)
+
+	// The critical escalation waits in the inbox too, with its severity,
+	// until it is acknowledged from the page (the agent went on meanwhile).
+	waitJS(t, ctx, "the escalation in the inbox", `document.querySelector("#inbox li.k-escalation .sev")`, time.Minute)
+	if got := evalString(t, ctx, `document.querySelector("#inbox li.k-escalation .text").textContent`); got != "Keys leaked "+xssPayload {
+		t.Errorf("the escalation shows as %q", got)
+	}
+	if got := evalString(t, ctx, `document.querySelector("#inbox li.k-escalation .sev").textContent`); got != "critical" {
+		t.Errorf("the escalation's severity badge says %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#inbox li.k-escalation button.ack`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the escalation acknowledged", `!document.querySelector("#inbox li.k-escalation") && document.querySelector("#inbox li.k-question")`, time.Minute)
+	if _, body := get(t, base+"/api/runs/"+runID, "Authorization", "Bearer "+token); !strings.Contains(body, `"acknowledged_by": "person (orch serve)"`) {
+		t.Errorf("the run's status does not say the escalation was acknowledged:\n%.2000s", body)
+	}
 
 	// The run's page: a node per cue, an edge per cue it waits for; D waits.
 	// B and C share the agent (concurrency 1): the arbitration orders them,

@@ -163,3 +163,47 @@ func TestServeStreamRuns(t *testing.T) {
 		t.Errorf("reconnected, second event: %s %s", event, data)
 	}
 }
+
+// TestServeEscalationAck: a high escalation is in GET /api/inbox (of a run
+// in any state) with its severity until POST ack {"id"} acknowledges it;
+// an unknown id is the client's error, a second ack says it was done.
+func TestServeEscalationAck(t *testing.T) {
+	srv, w := serveFixture(t, "")
+	appendEvents(t, w,
+		`{"run_id":"r1","type":"message/user","cue":"A","agent":"a","attempt":1,"data":{"kind":"escalation","from":"a","body":{"severity":"critical","error":"keys <b>leaked</b>"}}}`,
+		`{"run_id":"r1","type":"message/user","cue":"A","agent":"a","attempt":1,"data":{"kind":"escalation","from":"a","body":{"severity":"low","error":"meh"}}}`)
+	inbox := func() []map[string]string {
+		t.Helper()
+		code, body := get(t, srv.URL+"/api/inbox")
+		var got []map[string]string
+		if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil {
+			t.Fatalf("GET /api/inbox: %d %s %v", code, body, err)
+		}
+		return got
+	}
+	got := inbox()
+	if len(got) != 1 {
+		t.Fatalf("inbox: %v, want the critical escalation only", got)
+	}
+	it := got[0]
+	for k, v := range map[string]string{"run": "r1", "kind": "escalation", "severity": "critical", "text": "keys <b>leaked</b>", "asker": "a", "cue": "A"} {
+		if it[k] != v {
+			t.Errorf("the escalation's %s = %q, want %q (%v)", k, it[k], v, it)
+		}
+	}
+	if code, body := post(t, srv.URL+"/api/runs/r1/ack", `{"id":"e999"}`); code != http.StatusBadRequest || !strings.Contains(body, `no high or critical escalation \"e999\"`) {
+		t.Errorf("ack of no such escalation: %d %s", code, body)
+	}
+	if code, body := post(t, srv.URL+"/api/runs/r1/ack", `{"id":"`+it["id"]+`"}`, "Origin", "http://evil.example"); code != http.StatusForbidden {
+		t.Errorf("a cross-origin ack: %d %s", code, body)
+	}
+	if code, body := post(t, srv.URL+"/api/runs/r1/ack", `{"id":"`+it["id"]+`"}`); code != 200 || !strings.Contains(body, it["id"]+" acknowledged") {
+		t.Fatalf("ack: %d %s", code, body)
+	}
+	if got := inbox(); len(got) != 0 {
+		t.Errorf("inbox after the ack: %v", got)
+	}
+	if code, body := post(t, srv.URL+"/api/runs/r1/ack", `{"id":"`+it["id"]+`"}`); code != 200 || !strings.Contains(body, "already acknowledged by person (orch serve)") {
+		t.Errorf("a second ack: %d %s", code, body)
+	}
+}

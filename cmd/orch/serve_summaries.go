@@ -112,21 +112,34 @@ func (s *server) pollSummaries() {
 // streamRuns sends the run list as Server-Sent Events: "runs" (the list of
 // GET /api/runs) at once and whenever a run's summary changes, "inbox" (the
 // list of GET /api/inbox) at once and whenever it changes. A client that
-// reconnects starts with both lists, so it misses nothing. It ends when the
+// reconnects starts with both lists, so it misses nothing; they carry no
+// id, so they leave the browser's Last-Event-ID alone.
+//
+// With ?run=ID it also follows that run's events, as
+// GET /api/runs/ID/stream does ("event: event" with the seq as id, from
+// after= or Last-Event-ID): a page needs one connection, whatever it shows
+// (browsers allow six to a host, across all their tabs). It ends when the
 // client goes or the server shuts down.
 func (s *server) streamRuns(w http.ResponseWriter, r *http.Request) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		httpError(w, http.StatusInternalServerError, "this connection cannot stream")
-		return
+	var f *follower
+	if ref := r.URL.Query().Get("run"); ref != "" {
+		id, ok := s.resolve(w, r, ref)
+		if !ok {
+			return
+		}
+		if f, ok = s.follow(w, r, id); !ok {
+			return
+		}
 	}
 	s.watchSummaries()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": orch runs and inbox\n\n")
-	flusher.Flush()
+	comment := ": orch runs and inbox"
+	if f != nil {
+		comment += ", and the events of run " + f.run
+	}
+	flusher, ok := startSSE(w, comment)
+	if !ok {
+		return
+	}
 	var sentRuns, sentInbox []byte
 	var sentErr error
 	ctx := r.Context()
@@ -148,6 +161,19 @@ func (s *server) streamRuns(w http.ResponseWriter, r *http.Request) {
 			}
 			sentInbox = inbox
 		}
+		var poll <-chan time.Time // the run's events are polled; the lists are watched
+		if f != nil {
+			more, err := f.send(ctx, w)
+			if err != nil {
+				flusher.Flush()
+				return
+			}
+			if more {
+				flusher.Flush()
+				continue
+			}
+			poll = time.After(streamPoll)
+		}
 		flusher.Flush()
 		select {
 		case <-ctx.Done():
@@ -155,6 +181,7 @@ func (s *server) streamRuns(w http.ResponseWriter, r *http.Request) {
 		case <-s.done:
 			return
 		case <-changed:
+		case <-poll:
 		}
 	}
 }

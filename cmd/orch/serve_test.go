@@ -50,6 +50,12 @@ func serveFixture(t *testing.T, token string) (*httptest.Server, *store.DB) {
 // serveDB serves the database at path as orch serve --db path does.
 func serveDB(t *testing.T, path, token string) *httptest.Server {
 	t.Helper()
+	return serveDBWith(t, path, token, nil)
+}
+
+// serveDBWith is serveDB with wrap (if not nil) around the server's handler.
+func serveDBWith(t *testing.T, path, token string, wrap func(http.Handler) http.Handler) *httptest.Server {
+	t.Helper()
 	ro, err := store.OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +67,11 @@ func serveDB(t *testing.T, path, token string) *httptest.Server {
 	}
 	serve, _, _ := root.Find([]string{"serve"})
 	s := newServer(serve, ro, token)
-	srv := httptest.NewServer(s.handler())
+	h := s.handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() { s.closing(); srv.Close() })
 	return srv
 }
@@ -284,16 +294,25 @@ func TestServeNonLoopbackNeedsToken(t *testing.T) {
 
 // TestServeStream: the event stream delivers what another handle writes
 // while it streams, in seq order, and a client that resumes with
-// Last-Event-ID gets every later event once.
+// Last-Event-ID gets every later event once. The page's one stream
+// (/api/stream?run=ID) does the same, its run list and inbox (which carry
+// no id) around the events.
 func TestServeStream(t *testing.T) {
+	for name, path := range map[string]string{"per-run": "/api/runs/r1/stream", "combined": "/api/stream?run=r1"} {
+		t.Run(name, func(t *testing.T) { testStream(t, path) })
+	}
+}
+
+func testStream(t *testing.T, path string) {
 	srv, w := serveFixture(t, "")
+	combined := strings.HasPrefix(path, "/api/stream")
 	ctx := context.Background()
 	written := make(chan struct{})
 	read := func(lastID string, n int, writeMore bool) []int64 {
 		t.Helper()
 		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
-		req, _ := http.NewRequestWithContext(rctx, "GET", srv.URL+"/api/runs/r1/stream", nil)
+		req, _ := http.NewRequestWithContext(rctx, "GET", srv.URL+path, nil)
 		if lastID != "" {
 			req.Header.Set("Last-Event-ID", lastID)
 		}
@@ -306,17 +325,35 @@ func TestServeStream(t *testing.T) {
 			t.Fatalf("Content-Type %q", ct)
 		}
 		var seqs []int64
+		var names []string // the events without an id
 		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
 		wrote := !writeMore
+		event, id := "", ""
 		for len(seqs) < n && sc.Scan() {
 			line := sc.Text()
 			if strings.HasPrefix(line, "data: ") && strings.Contains(line, "<script>") {
 				t.Errorf("unescaped data: %s", line)
 			}
-			if id, ok := strings.CutPrefix(line, "id: "); ok {
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				event = v
+			}
+			if v, ok := strings.CutPrefix(line, "id: "); ok {
+				id = v
+			}
+			if line != "" || event == "" {
+				continue
+			}
+			if id == "" {
+				names = append(names, event)
+			} else {
+				if event != "event" {
+					t.Errorf("event %q has an id (%s): only the run's events do", event, id)
+				}
 				seq, _ := strconv.ParseInt(id, 10, 64)
 				seqs = append(seqs, seq)
 			}
+			event, id = "", ""
 			if !wrote && len(seqs) == 2 { // the recorded ones came: now write more, as another process would
 				wrote = true
 				go func() {
@@ -332,6 +369,9 @@ func TestServeStream(t *testing.T) {
 		if len(seqs) < n {
 			t.Fatalf("the stream gave %v, want %d events (%v)", seqs, n, sc.Err())
 		}
+		if combined && (len(names) < 2 || names[0] != "runs" || names[1] != "inbox") {
+			t.Errorf("the stream began with %v, want the runs and the inbox first", names)
+		}
 		return seqs
 	}
 	seqs := read("", 7, true)
@@ -344,6 +384,14 @@ func TestServeStream(t *testing.T) {
 	resumed := read(strconv.FormatInt(seqs[3], 10), 3, false)
 	if want := seqs[4:7]; !equalSeqs(resumed, want) {
 		t.Errorf("resumed after %d: %v, want %v", seqs[3], resumed, want)
+	}
+	if combined {
+		if code, body := get(t, srv.URL+"/api/stream?run=nosuch"); code != http.StatusNotFound {
+			t.Errorf("a stream of no such run: %d %s", code, body)
+		}
+		if code, body := get(t, srv.URL+"/api/stream?run=r1", "Last-Event-ID", "x"); code != http.StatusBadRequest {
+			t.Errorf("a bad Last-Event-ID: %d %s", code, body)
+		}
 	}
 }
 

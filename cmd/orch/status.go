@@ -176,17 +176,20 @@ func showRuns(ctx context.Context, io *streams, db *store.DB, opts *statusOption
 
 // statusJSON is `orch status RUN --output json` (DESIGN §6).
 type statusJSON struct {
-	ID        string                `json:"id"`
-	Cuelist   string                `json:"cuelist"`
-	State     string                `json:"state"`
-	Reason    string                `json:"reason,omitempty"`
-	StartedAt *string               `json:"started_at"`
-	EndedAt   *string               `json:"ended_at"`
-	Inputs    any                   `json:"inputs"`
-	Cues      []cueJSON             `json:"cues"`
-	Questions []questionJSON        `json:"questions"`
-	Conflicts []runner.ConflictData `json:"conflicts"`
-	Credits   float64               `json:"credits"`
+	ID        string         `json:"id"`
+	Cuelist   string         `json:"cuelist"`
+	State     string         `json:"state"`
+	Reason    string         `json:"reason,omitempty"`
+	StartedAt *string        `json:"started_at"`
+	EndedAt   *string        `json:"ended_at"`
+	Inputs    any            `json:"inputs"`
+	Cues      []cueJSON      `json:"cues"`
+	Questions []questionJSON `json:"questions"`
+	// Escalations are the high and critical ones; acknowledged_at is null
+	// until the person acknowledges one (orch ack).
+	Escalations []escalationJSON      `json:"escalations"`
+	Conflicts   []runner.ConflictData `json:"conflicts"`
+	Credits     float64               `json:"credits"`
 	Used
 	Worktrees []worktreeJSON `json:"worktrees"` // the branches the run's attempts worked on (kept after the run)
 	Owner     *ownerJSON     `json:"owner,omitempty"`
@@ -268,7 +271,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	}
 	if opts.output == "json" {
 		out := statusJSON{ID: r.ID, Cuelist: r.Cuelist, State: string(r.State), Reason: r.Reason, StartedAt: timeJSON(r.StartedAt),
-			EndedAt: timeJSON(r.EndedAt), Inputs: r.Inputs, Questions: questionsJSON(r.Questions), Conflicts: r.Conflicts,
+			EndedAt: timeJSON(r.EndedAt), Inputs: r.Inputs, Questions: questionsJSON(r.Questions), Escalations: escalationsJSON(r.Escalations), Conflicts: r.Conflicts,
 			Credits: r.Credits, Used: usedJSON(r.Used), Worktrees: []worktreeJSON{}, Counts: map[string]int{}}
 		if out.Conflicts == nil {
 			out.Conflicts = []runner.ConflictData{}
@@ -352,6 +355,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	}
 	printReported(io.out, r, reported)
 	printQuestions(io.out, r) // last: what waits for a person is what they look for
+	printEscalations(io.out, r)
 	return ended, nil
 }
 

@@ -90,6 +90,49 @@ func questionsJSON(qs []store.QuestionDetail) []questionJSON {
 	return out
 }
 
+// escalationJSON is one high or critical escalation in orch status --output json.
+type escalationJSON struct {
+	ID             string  `json:"id"`
+	Cue            string  `json:"cue"`
+	Agent          string  `json:"agent"`
+	Severity       string  `json:"severity"`
+	Text           string  `json:"text"`
+	At             *string `json:"at"`
+	AcknowledgedAt *string `json:"acknowledged_at"`
+	AcknowledgedBy string  `json:"acknowledged_by,omitempty"`
+}
+
+func escalationsJSON(list []store.Escalation) []escalationJSON {
+	out := make([]escalationJSON, 0, len(list))
+	for _, es := range list {
+		out = append(out, escalationJSON{ID: es.ID, Cue: es.Cue, Agent: es.Agent, Severity: es.Severity, Text: es.Text,
+			At: timeJSON(es.At), AcknowledgedAt: timeJSON(es.AckedAt), AcknowledgedBy: es.AckedBy})
+	}
+	return out
+}
+
+// printEscalations lists the high and critical escalations not yet
+// acknowledged, with the command that acknowledges them: they did not
+// stop their agent, but someone should see them.
+func printEscalations(w io.Writer, r *store.RunDetail) {
+	var open []store.Escalation
+	for _, es := range r.Escalations {
+		if es.AckedAt.IsZero() {
+			open = append(open, es)
+		}
+	}
+	if len(open) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nescalations not yet acknowledged (%d)\n", len(open))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, es := range open {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\tsent %s\t%s\n", es.ID, es.Severity, es.Agent, es.Cue, ago(es.At), oneLine(es.Text, 80))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "  acknowledge with: orch ack %s ID\n", r.ID)
+}
+
 // printQuestions lists the run's open questions in full (the complexity
 // first, as a person decides by it which to open), with the command that
 // answers those asked of the person, and the closed ones in a line each.

@@ -15,18 +15,19 @@ import (
 // from, its owner and its cues in plan order.
 type RunDetail struct {
 	RunSummary
-	SpecPath   string
-	SpecHash   string
-	Inputs     map[string]any
-	OwnerPID   int
-	OwnerHost  string
-	OwnerToken string // empty when no process holds the run (paused, ended)
-	Heartbeat  time.Time
-	Cues       []CueDetail           // the plan's cues in plan order, then child tasks in the order they started
-	Conflicts  []runner.ConflictData // decisions taken at run time
-	Questions  []QuestionDetail      // in the order asked
-	Credits    float64               // reported by the agents (status.usage)
-	Used       runner.Usage          // the run's totals as the agents reported them (Credits too)
+	SpecPath    string
+	SpecHash    string
+	Inputs      map[string]any
+	OwnerPID    int
+	OwnerHost   string
+	OwnerToken  string // empty when no process holds the run (paused, ended)
+	Heartbeat   time.Time
+	Cues        []CueDetail           // the plan's cues in plan order, then child tasks in the order they started
+	Conflicts   []runner.ConflictData // decisions taken at run time
+	Questions   []QuestionDetail      // in the order asked
+	Escalations []Escalation          // the high and critical ones, in the order sent
+	Credits     float64               // reported by the agents (status.usage)
+	Used        runner.Usage          // the run's totals as the agents reported them (Credits too)
 }
 
 // CueDetail is one cue of a run, or a child task (a handoff's receiver, a
@@ -82,7 +83,8 @@ func (c *CueDetail) Used() runner.Usage {
 }
 
 // Run returns one run with its cues and attempts. It reads the state tables
-// only, never the event log, so its cost follows the number of cues.
+// and, of the event log, only the messages to the person (through their
+// index), so its cost follows the number of cues.
 func (d *DB) Run(ctx context.Context, id string) (*RunDetail, error) {
 	r, err := d.run(ctx, id)
 	if err != nil && !errors.As(err, new(*NotFoundError)) {
@@ -169,6 +171,9 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 		return nil, err
 	}
 	if err := d.attachAttempts(ctx, tx, r, index); err != nil {
+		return nil, err
+	}
+	if r.Escalations, err = escalations(ctx, tx, r.ID, false); err != nil {
 		return nil, err
 	}
 	if r.Questions, err = questions(ctx, tx, r.ID, false); err != nil {

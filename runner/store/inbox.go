@@ -12,15 +12,17 @@ import (
 )
 
 // InboxItem is something a person is waiting on, in any run: a question
-// asked of the person, or a cue waiting for GO.
+// asked of the person, a cue waiting for GO, or a high or critical
+// escalation not yet acknowledged.
 type InboxItem struct {
 	Run        string
-	Kind       string // "question" or "go"
-	ID         string // the question's id (q1), or the cue's
+	Kind       string // "question", "go" or "escalation"
+	ID         string // the question's id (q1), the cue's, or the escalation's (e42)
 	Cue        string // the asker's task, or the cue waiting for GO
 	Text       string
 	Complexity string // a question's: quick or deep
-	Asker      string // the agent that asked
+	Severity   string // an escalation's: high or critical
+	Asker      string // the agent that asked (or escalated)
 	At         time.Time
 }
 
@@ -29,8 +31,9 @@ type InboxItem struct {
 // cues standing by since they did, or, in a paused run, not yet approved,
 // since the run's last event; cues interrupted
 // in GO that orch go runs again), of runs that are running (with a live
-// owner) or paused. Two statements in one snapshot, whatever the number of
-// runs.
+// owner) or paused; and the high or critical escalations of any run not
+// yet acknowledged. Three statements in one snapshot, whatever the number
+// of runs.
 func (d *DB) Inbox(ctx context.Context) ([]InboxItem, error) {
 	items, err := d.inbox(ctx)
 	if err != nil {
@@ -105,6 +108,11 @@ func (d *DB) inbox(ctx context.Context) ([]InboxItem, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	escalations, err := openEscalations(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, escalations...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].At.Equal(out[j].At) {
 			return out[i].At.After(out[j].At)

@@ -72,6 +72,11 @@ var migrations = []string{
 	// keep the defaults: no edges known, not manual.
 	`ALTER TABLE cues ADD COLUMN after_cues TEXT NOT NULL DEFAULT '[]';
 	ALTER TABLE cues ADD COLUMN manual INTEGER NOT NULL DEFAULT 0;`,
+	// v8: the messages to the person and the acknowledgements of
+	// escalations, indexed apart, so that the inbox finds the escalations
+	// not yet acknowledged across every run without reading every event.
+	`CREATE INDEX events_user_messages ON events (run_id, seq) WHERE type = 'message/user';
+	CREATE INDEX events_escalation_acks ON events (run_id, seq) WHERE type = 'escalation/acknowledged';`,
 }
 
 // schemaVersion is the schema version this build of orch writes.

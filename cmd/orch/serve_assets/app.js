@@ -1,6 +1,6 @@
 "use strict";
 // The router: #/ is the runs, #/run/ID a run. The inbox and the runs feed
-// live across views.
+// live across views; the feed's one stream follows the run shown.
 (function (orch) {
   const main = document.getElementById("main");
   let leave = null;
@@ -11,9 +11,10 @@
       let id;
       try { id = decodeURIComponent(m[1]); } catch (e) { id = m[1]; }
       document.title = "orch: run " + id;
-      leave = orch.runView(main, id);
+      leave = orch.runView(main, id); // it asks the feed for the run's events once it has its status
     } else {
       document.title = "orch: runs";
+      orch.feed.show(null);
       leave = orch.runsView(main);
     }
     window.scrollTo(0, 0);

@@ -1,7 +1,9 @@
 "use strict";
-// The "Needs you" inbox, on every view: open questions and manual GOs
-// across runs, answered from the page. It reads /api/inbox; a server
-// without it (404) has the inbox derived from each live run's status.
+// The "Needs you" inbox, on every view: open questions, manual GOs and
+// high or critical escalations across runs, answered (or acknowledged)
+// from the page. The feed's stream brings it; after an action, and where
+// there is no stream, it reads /api/inbox; a server without that (404)
+// has the inbox derived from each live run's status.
 (function (orch) {
   let hasInbox = true;
   const items = new Map(); // key -> {li}
@@ -34,13 +36,23 @@
 
   function item(it) {
     const msg = orch.el("p", { class: "msg" });
+    const escalation = it.kind === "escalation";
     const meta = orch.el("div", { class: "meta" },
       orch.el("a", { href: "#/run/" + encodeURIComponent(it.run) }, it.run), " \u00b7 ",
-      it.kind === "go" ? "manual GO" : "question " + it.id,
+      it.kind === "go" ? "manual GO" : escalation ? "escalation " + it.id : "question " + it.id,
       it.complexity ? [" \u00b7 ", orch.el("span", { class: "cx" }, it.complexity)] : null,
-      it.asker ? " \u00b7 asked by " + it.asker + (it.cue ? " (" + it.cue + ")" : "") : null);
+      it.severity ? [" \u00b7 ", orch.el("span", { class: "sev sev-" + String(it.severity).replace(/[^a-z]/g, "") }, it.severity)] : null,
+      it.asker ? (escalation ? " \u00b7 from " : " \u00b7 asked by ") + it.asker + (it.cue ? " (" + it.cue + ")" : "") : null);
     let form;
-    if (it.kind === "go") {
+    if (escalation) { // the agent goes on: the person only says they saw it
+      form = orch.el("form", { class: "act" }, orch.el("button", { type: "submit", class: "ack" }, "Acknowledge"));
+      form.addEventListener("submit", async (ev) => {
+        ev.preventDefault();
+        const res = await orch.post("api/runs/" + encodeURIComponent(it.run) + "/ack", { id: it.id });
+        msg.textContent = res.ok ? orch.errorText(res) : "refused: " + orch.errorText(res);
+        orch.inbox.refresh();
+      });
+    } else if (it.kind === "go") {
       form = orch.el("form", { class: "act" }, orch.el("button", { type: "submit", class: "go" }, "GO " + it.id));
       form.addEventListener("submit", async (ev) => {
         ev.preventDefault();
@@ -60,7 +72,7 @@
         orch.inbox.refresh();
       });
     }
-    return orch.el("li", { class: "item k-" + (it.kind === "go" ? "go" : "question"), "data-key": key(it) },
+    return orch.el("li", { class: "item k-" + (it.kind === "go" || escalation ? it.kind : "question"), "data-key": key(it) },
       meta, orch.el("p", { class: "text" }, it.text || ""), form, msg);
   }
   const key = (it) => it.run + "\u0000" + it.kind + "\u0000" + it.id;
@@ -100,5 +112,6 @@
       if (again) { again = false; refresh(); }
     }
   }
-  orch.inbox = { refresh: orch.debounce(refresh, 300) };
+  // show is the inbox as the stream sent it.
+  orch.inbox = { refresh: orch.debounce(refresh, 300), show: (data) => { if (Array.isArray(data)) show(data); } };
 })(window.orch);

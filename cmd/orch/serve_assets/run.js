@@ -1,7 +1,7 @@
 "use strict";
 // A run's view: its header (state, counts, cost, Stop, Retry), the DAG
 // coloured by phase, the critical path, the timeline of attempts and the
-// cue panel. It follows the run's event stream: a cue's phase changes its
+// cue panel. It follows the run's events (the feed's stream): a cue's phase changes its
 // node's class; the status is fetched again (at most once a second) for
 // the counts, the critical path and the open panel.
 (function (orch) {
@@ -55,12 +55,15 @@
   }
 
   orch.runView = function (main, id) {
-    let closed = false, es = null, tick = null;
-    const cleanup = () => { closed = true; if (es) es.close(); if (tick) clearInterval(tick); };
+    let closed = false, unfollow = null, tick = null;
+    const cleanup = () => { closed = true; if (unfollow) unfollow(); if (tick) clearInterval(tick); };
     (async () => {
       const res = await orch.get("api/runs/" + encodeURIComponent(id));
       if (closed) return;
       const fetched = performance.now();
+      // Only now the run's events: replayed while the status is built, they
+      // took the server's time from it (a run of 10,000 cues drew twice as late).
+      orch.feed.show(res.ok ? id : null);
       if (!res.ok) {
         orch.clear(main).appendChild(orch.el("p", { class: "error" }, "Run " + id + ": " + orch.errorText(res)));
         orch.rendered("run");
@@ -137,10 +140,9 @@
         panel.update();
       }, 1000);
 
-      es = orch.stream("api/runs/" + encodeURIComponent(id) + "/stream");
-      es.addEventListener("event", (m) => {
-        let ev;
-        try { ev = JSON.parse(m.data); } catch (e) { return; }
+      // The run's events come on the page's one stream (asked for above):
+      // those that came while the page was drawn first.
+      unfollow = orch.feed.events((ev) => {
         if (ev.type === "cue/state" && ev.cue) {
           dag.setPhase(ev.cue, ev.state);
           const c = cues.get(ev.cue);

@@ -1,40 +1,97 @@
 "use strict";
-// The runs: one feed for the whole page (the global stream /api/stream,
-// or /api/runs polled every 2 s where the server has no such stream), and
-// the runs view that lists them, newest first.
+// The runs: one feed for the whole page, and the runs view that lists them,
+// newest first. The feed is the page's one connection that stays open
+// (browsers allow six to a host, across all their tabs): the global stream
+// /api/stream with the run list and the inbox, and, on a run's view, that
+// run's events too (?run=ID). It is opened again when the view changes,
+// closed when the page is hidden away (pagehide: a page kept in the
+// back-forward cache must not hold a connection) and opened again when it
+// comes back. Where the server has no such stream, /api/runs is polled
+// every 2 s.
 (function (orch) {
   const subs = new Set();
   let latest = null;
   const live = (text, cls) => { const e = document.getElementById("live"); e.textContent = text; e.className = "live " + cls; };
 
-  function publish(runs) {
+  function publish(runs, refreshInbox) {
     if (!Array.isArray(runs)) return;
     latest = runs;
     subs.forEach((f) => f(runs));
-    orch.inbox.refresh(runs);
+    if (refreshInbox) orch.inbox.refresh(runs);
   }
+  let es = null, polling = null;
   let streaming = false; // the global stream has delivered: the badge is its
+  let run = null; // the run whose events the stream carries
+  let lastSeq = 0; // the last of its events delivered
+  let handler = null, buffered = [];
+
   async function poll() {
     const res = await orch.get("api/runs");
     if (streaming) return; // the first poll answered after the stream's snapshot
-    if (res.ok) { publish(res.data); live("polling", "poll"); } else live("offline", "off");
+    if (res.ok) { publish(res.data, true); live("polling", "poll"); } else live("offline", "off");
+  }
+  function close() {
+    if (es) { es.close(); es = null; }
+  }
+  function open() {
+    close();
+    // A stream opened again for the same run goes on after what came (the
+    // browser sends Last-Event-ID only when it reconnects by itself).
+    const after = lastSeq ? "after=" + lastSeq : "";
+    let path = "api/stream" + (run ? "?run=" + encodeURIComponent(run) + (after && "&" + after) : "");
+    if (polling) { // no global stream: the run's own, if a run is shown
+      if (!run) return;
+      path = "api/runs/" + encodeURIComponent(run) + "/stream" + (after && "?" + after);
+    }
+    const s = es = orch.stream(path);
+    s.addEventListener("runs", (ev) => {
+      streaming = true;
+      live("live", "on");
+      try { publish(JSON.parse(ev.data), false); } catch (e) { /* a bad snapshot: keep the last */ }
+    });
+    s.addEventListener("inbox", (ev) => {
+      try { orch.inbox.show(JSON.parse(ev.data)); } catch (e) { /* keep the last */ }
+    });
+    s.addEventListener("event", (m) => {
+      let ev;
+      try { ev = JSON.parse(m.data); } catch (e) { return; }
+      if (ev.seq > lastSeq) lastSeq = ev.seq;
+      if (handler) handler(ev); else buffered.push(ev);
+    });
+    s.onerror = () => {
+      if (s.readyState !== EventSource.CLOSED) { live("reconnecting", "off"); return; }
+      if (s !== es) return;
+      if (polling) { close(); return; }
+      streaming = false;
+      if (run) { run = null; open(); return; } // no such run (404): the lists still come
+      // No global stream here (404): poll.
+      polling = setInterval(poll, 2000);
+      open();
+    };
   }
   orch.feed = {
     start() {
       poll(); // the first list at once, whatever the stream does
-      const es = orch.stream("api/stream");
-      es.addEventListener("runs", (ev) => {
-        streaming = true;
-        live("live", "on");
-        try { publish(JSON.parse(ev.data)); } catch (e) { /* a bad snapshot: keep the last */ }
-      });
-      es.onerror = () => {
-        if (es.readyState !== EventSource.CLOSED) { live("reconnecting", "off"); return; }
-        streaming = false;
-        // No global stream here (404): poll.
-        es.close();
-        setInterval(poll, 2000);
-      };
+      window.addEventListener("pagehide", close);
+      window.addEventListener("pageshow", (ev) => { if (ev.persisted) open(); });
+    },
+    // show opens the stream for a view: id's events with the lists, or the
+    // lists alone (id null). The runs view asks for the lists when the
+    // router shows it, a run's view for its events once it has its status.
+    show(id) {
+      id = id || null;
+      if (es && id === run) return;
+      run = id; lastSeq = 0; handler = null; buffered = [];
+      open();
+    },
+    // events hands the run's events to f, those already come first; the
+    // function returned stops it.
+    events(f) {
+      handler = f;
+      const early = buffered;
+      buffered = [];
+      early.forEach(f);
+      return () => { if (handler === f) handler = null; };
     },
     subscribe(f) { subs.add(f); if (latest) f(latest); return () => subs.delete(f); },
     runs: () => latest,

@@ -32,9 +32,17 @@ window.orch = {};
 
   // stream opens an EventSource (it cannot send headers: the token goes in
   // the query). The browser reconnects by itself with Last-Event-ID.
+  // openStreams counts those open (the page keeps one: browsers allow six
+  // connections to a host across all their tabs; the tests read it).
+  orch.openStreams = 0;
   orch.stream = function (path) {
     if (token) path += (path.indexOf("?") >= 0 ? "&" : "?") + "token=" + encodeURIComponent(token);
-    return new EventSource(path);
+    const es = new EventSource(path);
+    orch.openStreams++;
+    const close = es.close.bind(es);
+    let closed = false;
+    es.close = () => { if (!closed) { closed = true; orch.openStreams--; } close(); };
+    return es;
   };
 
   function add(e, c) {
