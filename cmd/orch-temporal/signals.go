@@ -81,9 +81,13 @@ func stopCmd() *cobra.Command {
 }
 
 func answerCmd() *cobra.Command {
-	return signalCmd("answer RUN QUESTION ANSWER", "Answer an agent's question", cobra.ExactArgs(3), func(a []string) (string, any, error) {
-		return temporal.SignalAnswer, temporal.AnswerSignal{Question: a[1], Answer: a[2], By: "person"}, nil
-	})
+	// Questions come from jsonl and ACP agents, which this engine refuses
+	// to run in this version: a run on Temporal never has one open, and
+	// saying so here beats a signal that only leaves a note in the run.
+	return &cobra.Command{Use: "answer RUN QUESTION ANSWER", Short: "Answer an agent's question (not on Temporal in this version)", Args: cobra.ExactArgs(3),
+		RunE: func(_ *cobra.Command, a []string) error {
+			return &exitError{code: 2, msg: fmt.Sprintf("run %s runs on Temporal, where no agent asks questions in this version (questions come from jsonl and ACP agents, which --engine temporal refuses): there is no %s to answer", a[0], a[1])}
+		}}
 }
 
 func bbCmd() *cobra.Command {
