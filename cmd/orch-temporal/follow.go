@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/orch-cli/orch/engine/temporal"
 	"github.com/orch-cli/orch/runner"
@@ -14,19 +14,47 @@ import (
 
 const followPoll = 200 * time.Millisecond
 
+// eventsQuerier is what the follower needs of the Temporal client.
+type eventsQuerier interface {
+	QueryWorkflow(ctx context.Context, workflowID string, runID string, queryType string, args ...interface{}) (converter.EncodedValue, error)
+}
+
+// follower is the process that mirrors a run into the store: it holds the
+// run's lease (token) while it follows, renewing it as a local run's owner
+// does, so that orch status shows the run running; once it is gone the
+// run reads as running on Temporal and followed by nobody.
+type follower struct {
+	c     eventsQuerier
+	db    *store.DB
+	id    string // the run
+	wfID  string // its workflow
+	token string // the run's lease, held by this process
+}
+
 // follow mirrors the workflow's events into the store in seq order until
 // the run ends or pauses for a person. It is idempotent: it starts after
 // the last seq the store has for the run (the workflow's seqs are the
 // store's), so a follower that re-attaches after a crash duplicates
 // nothing.
-func follow(ctx context.Context, c client.Client, db *store.DB, id, wfID string) (runner.RunState, string, error) {
+func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) {
+	c, db, id, wfID := f.c, f.db, f.id, f.wfID
 	last, err := lastSeq(ctx, db, id)
 	if err != nil {
 		return "", "", err
 	}
 	var state runner.RunState
 	var reason string
+	var renewed time.Time
 	for {
+		if time.Since(renewed) >= runner.HeartbeatEvery && (state == "" || state == runner.RunRunning) {
+			if err := db.Heartbeat(ctx, id, f.token); err != nil {
+				if ctx.Err() != nil {
+					return "", "", ctx.Err()
+				}
+				return "", "", fmt.Errorf("following run %s: %w", id, err)
+			}
+			renewed = time.Now()
+		}
 		v, err := c.QueryWorkflow(ctx, wfID, "", temporal.QueryEvents, last)
 		if err != nil {
 			if ctx.Err() != nil {

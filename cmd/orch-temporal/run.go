@@ -100,16 +100,17 @@ func runTemporal(cmd *cobra.Command, path string) error {
 		fmt.Fprintf(os.Stderr, "follow it with: orch resume %s   (status: orch status %s)\n", id, id)
 		return nil
 	}
-	return followUntilDone(c, db, id, wfID)
+	return followUntilDone(&follower{c: c, db: db, id: id, wfID: wfID, token: data.OwnerToken})
 }
 
 // followUntilDone follows the run until it ends or waits for a person;
 // Ctrl-C detaches the follower and leaves the workflow running (orch
 // resume re-attaches; orch stop stops it).
-func followUntilDone(c client.Client, db *store.DB, id, wfID string) error {
+func followUntilDone(f *follower) error {
+	id := f.id
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	state, reason, err := follow(ctx, c, db, id, wfID)
+	state, reason, err := f.follow(ctx)
 	if ctx.Err() != nil {
 		return &exitError{code: 130, msg: fmt.Sprintf("detached from run %s; its workflow goes on (orch resume %s follows it again, orch stop %s stops it)", id, id, id)}
 	}

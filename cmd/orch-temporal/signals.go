@@ -111,6 +111,13 @@ func resumeCmd() *cobra.Command {
 			}
 			defer db.Close()
 			defer c.Close()
-			return followUntilDone(c, db, args[0], t.WorkflowID)
+			// One follower at a time: the lease says who (a second one
+			// would write every event twice).
+			host, _ := os.Hostname()
+			me := runner.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
+			if err := db.ClaimRun(context.Background(), args[0], me); err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("%v: it is followed already", err)}
+			}
+			return followUntilDone(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token})
 		}}
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/converter"
+
+	"github.com/orch-cli/orch/engine/temporal"
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
+)
+
+// fakeWorkflow answers orch.events queries from a fixed list of events.
+type fakeWorkflow struct {
+	page func(after int64) temporal.EventsPage
+}
+
+func (f fakeWorkflow) QueryWorkflow(_ context.Context, _, _, query string, args ...interface{}) (converter.EncodedValue, error) {
+	if query != temporal.QueryEvents {
+		return nil, fmt.Errorf("query %s", query)
+	}
+	return pageValue(f.page(args[0].(int64))), nil
+}
+
+type pageValue temporal.EventsPage
+
+func (pageValue) HasValue() bool { return true }
+func (p pageValue) Get(ptr interface{}) error {
+	*ptr.(*temporal.EventsPage) = temporal.EventsPage(p)
+	return nil
+}
+
+// temporalStore records run id on Temporal in a new store, owned by this
+// process with token, its last heartbeat an hour ago.
+func temporalStore(t *testing.T, id, token string) (*store.DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "orch.db")
+	db, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	host, _ := os.Hostname()
+	err = db.Append(context.Background(), runner.Event{RunID: id, At: time.Now().Add(-time.Hour), Type: runner.EvRunStarted, Data: runner.RunStartedData{
+		Cuelist: "c", SpecPath: "/p/c.yaml", Cues: []runner.CueInfo{{ID: "A", Agents: []string{"a"}}},
+		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: token,
+		Temporal: &runner.TemporalRun{Address: "127.0.0.1:1", Namespace: "default", TaskQueue: "orch", WorkflowID: "orch-" + id, Path: "c.yaml"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, path
+}
+
+// TestFollowerKeepsTheLease: while orch-temporal follows a run it renews
+// the run's lease, so orch status reads it plainly running; before (and
+// after) it, the run reads running on Temporal, followed by nobody.
+func TestFollowerKeepsTheLease(t *testing.T) {
+	db, _ := temporalStore(t, "r1", "tok")
+	ctx := context.Background()
+	if r, err := db.Run(ctx, "r1"); err != nil || r.State != runner.RunRunning || !strings.Contains(r.Reason, "followed by nobody") {
+		t.Fatalf("unfollowed: %v %s %q", err, r.State, r.Reason)
+	}
+	running := fakeWorkflow{page: func(after int64) temporal.EventsPage { return temporal.EventsPage{} }}
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := (&follower{c: running, db: db, id: "r1", wfID: "orch-r1", token: "tok"}).follow(fctx)
+		done <- err
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r, err := db.Run(ctx, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.State == runner.RunRunning && r.Reason == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the follower did not renew the lease: %s %q", r.State, r.Reason)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("follow after cancel: %v", err)
+	}
+}
+
+// TestAnswerRefused: a run on Temporal has no questions in this version:
+// orch-temporal answer says so (exit 2) instead of sending a signal.
+func TestAnswerRefused(t *testing.T) {
+	var stderr bytes.Buffer
+	code := execute([]string{"answer", "r1", "q1", "yes"}, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "run r1 runs on Temporal, where no agent asks questions in this version") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+}
