@@ -79,7 +79,7 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	id := runner.NewRunID()
 	wfID := "orch-" + id
 	host, _ := os.Hostname()
-	data := runner.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.Hash(), Root: root, Inputs: inputs,
+	data := runner.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.HashBelow(root), Root: root, Inputs: inputs,
 		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: runner.NewRunID() + runner.NewRunID(),
 		Temporal: &runner.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)}}
 	for _, cu := range p.Order {

@@ -167,6 +167,7 @@ func TestHandOverRefusesFlags(t *testing.T) {
 		{[]string{"--db", dbFile, "go", id, "CUE-300", "--allow-spec-change"}, "which does not take --allow-spec-change"},
 		{[]string{"--db", dbFile, "bb", "set", "--if-version", "2", "k", "v"}, "which does not take --if-version"},
 		{[]string{"--db", dbFile, "answer", "--wait", "1s", id, "q1", "yes"}, "which does not take --wait"},
+		{[]string{"--db", dbFile, "retry", id}, "run " + id + " runs on Temporal (workflow orch-" + id + "): orch retry is not supported there in this version"},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(tc.args, &streams{in: strings.NewReader(""), out: &out, err: &errOut})
