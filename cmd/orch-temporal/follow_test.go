@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -91,15 +90,5 @@ func TestFollowerKeepsTheLease(t *testing.T) {
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Fatalf("follow after cancel: %v", err)
-	}
-}
-
-// TestAnswerRefused: a run on Temporal has no questions in this version:
-// orch-temporal answer says so (exit 2) instead of sending a signal.
-func TestAnswerRefused(t *testing.T) {
-	var stderr bytes.Buffer
-	code := execute([]string{"answer", "r1", "q1", "yes"}, &stderr)
-	if code != 2 || !strings.Contains(stderr.String(), "run r1 runs on Temporal, where no agent asks questions in this version") {
-		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
@@ -67,6 +68,9 @@ func runTemporal(cmd *cobra.Command, path string) error {
 		return err
 	}
 	defer db.Close()
+	if err := refuseCrossRunCooldown(ctx, db, p, time.Now()); err != nil {
+		return err
+	}
 	c, err := dial(cmd)
 	if err != nil {
 		return err
