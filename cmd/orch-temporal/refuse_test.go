@@ -52,3 +52,20 @@ func TestCrossRunCooldownRefused(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }
+
+// TestSignalFindsTheRecordedRun: orch-temporal go on a run recorded on
+// Temporal finds its temporal block in the store (from run.started) and
+// dials the recorded address; a run the store does not have is named.
+func TestSignalFindsTheRecordedRun(t *testing.T) {
+	_, dbFile := temporalStore(t, "r1", "tok")
+	var stderr bytes.Buffer
+	code := execute([]string{"go", "--db", dbFile, "r1", "A"}, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "connecting to Temporal at 127.0.0.1:1 (namespace default)") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	stderr.Reset()
+	code = execute([]string{"go", "--db", dbFile, "nosuch", "A"}, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "nosuch") || strings.Contains(stderr.String(), "local engine") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+}

@@ -20,12 +20,15 @@ func temporalRun(cmd *cobra.Command, id string) (*store.DB, *runner.TemporalRun,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rec, err := db.LoadRun(context.Background(), id)
+	_, err = db.RunState(context.Background(), id) // a run not in the store says so
+	var t *runner.TemporalRun
+	if err == nil {
+		t, err = db.TemporalRun(context.Background(), id)
+	}
 	if err != nil {
 		db.Close()
 		return nil, nil, nil, &exitError{code: 2, msg: fmt.Sprintf("run %s: %v", id, err)}
 	}
-	t := rec.Started.Temporal
 	if t == nil {
 		db.Close()
 		return nil, nil, nil, &exitError{code: 2, msg: fmt.Sprintf("run %s runs on the local engine: use orch, not orch-temporal", id)}

@@ -85,14 +85,9 @@ func temporalFlags(dbFile string, t *runner.TemporalRun) []string {
 }
 
 // temporalOf is where run id's workflow is when it runs on Temporal (nil:
-// the local engine), from its run.started event.
+// the local engine).
 func temporalOf(ctx context.Context, db *store.DB, id string) (*runner.TemporalRun, error) {
-	evs, err := db.Events(ctx, id, 0, 1)
-	if err != nil || len(evs) == 0 || evs[0].Type != runner.EvRunStarted {
-		return nil, err
-	}
-	d, _ := evs[0].Data.(runner.RunStartedData)
-	return d.Temporal, nil
+	return db.TemporalRun(ctx, id)
 }
 
 // handOverRecorded hands a command on run id over to orch-temporal when

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/orch-cli/orch/runner"
 )
 
 // A run on Temporal (run.started has a temporal block) goes on in its
@@ -30,4 +32,16 @@ func unfollowed(ctx context.Context, tx rowQuerier, runID string) (reason string
 		return "", false, err
 	}
 	return fmt.Sprintf("on Temporal (workflow %s), followed by nobody: what is shown here stops at the last event followed; orch resume %s follows it again", wf.String, runID), true, nil
+}
+
+// TemporalRun is where run id's workflow is when it runs on Temporal, from
+// its run.started event (nil: the local engine). LoadRun rebuilds the start
+// data from the runs row, which does not keep it.
+func (d *DB) TemporalRun(ctx context.Context, id string) (*runner.TemporalRun, error) {
+	evs, err := d.Events(ctx, id, 0, 1)
+	if err != nil || len(evs) == 0 || evs[0].Type != runner.EvRunStarted {
+		return nil, err
+	}
+	data, _ := evs[0].Data.(runner.RunStartedData)
+	return data.Temporal, nil
 }
