@@ -105,9 +105,20 @@ func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) 
 // mirror writes one workflow event to the store: its output lines first,
 // then the event (a blackboard write through the board, which records its
 // own event: one store seq per workflow seq).
+//
+// The workflow logs an attempt's lines all at once, with the event of its
+// end: lines of that attempt already in the store were written by a
+// follower cut off before it wrote the event, and are not written again.
 func mirror(ctx context.Context, db *store.DB, id string, ev runner.Event, page temporal.EventsPage) error {
 	for _, s := range page.Logs {
-		if s.Seq != ev.Seq {
+		if s.Seq != ev.Seq || len(s.Lines) == 0 {
+			continue
+		}
+		had, err := db.AttemptTail(ctx, id, s.Cue, s.Agent, s.Attempt, 1)
+		if err != nil {
+			return err
+		}
+		if len(had) > 0 {
 			continue
 		}
 		for _, l := range s.Lines {

@@ -92,3 +92,51 @@ func TestFollowerKeepsTheLease(t *testing.T) {
 		t.Fatalf("follow after cancel: %v", err)
 	}
 }
+
+// TestFollowerWritesOutputOnce: a follower cut off after writing an
+// attempt's output lines but before the event they come with (a crash)
+// does not write them again when it follows the run anew.
+func TestFollowerWritesOutputOnce(t *testing.T) {
+	db, _ := temporalStore(t, "r1", "tok")
+	ctx := context.Background()
+	started := runner.Event{Seq: 2, Type: runner.EvAttemptStarted, Cue: "A", Agent: "a", Attempt: 1, Data: runner.AttemptStartedData{}}
+	ended := runner.Event{Seq: 3, Type: runner.EvAttemptEnded, Cue: "A", Agent: "a", Attempt: 1, State: string(runner.AttemptCompleted), Data: runner.AttemptEndedData{}}
+	done := runner.Event{Seq: 4, Type: runner.EvRunState, State: string(runner.RunCompleted)}
+	lines := []temporal.LogLine{{Stream: "stdout", At: time.Now(), Text: "one"}, {Stream: "stdout", At: time.Now(), Text: "two"}}
+	all := []runner.Event{started, ended, done}
+	wf := fakeWorkflow{page: func(after int64) temporal.EventsPage {
+		p := temporal.EventsPage{Done: true}
+		for _, e := range all {
+			if e.Seq > after {
+				p.Events = append(p.Events, e)
+			}
+		}
+		if after < 3 {
+			p.Logs = []temporal.SeqLogs{{Seq: 3, Cue: "A", Agent: "a", Attempt: 1, Lines: lines}}
+		}
+		return p
+	}}
+	// What the first follower wrote before it died: seq 2, and the lines
+	// that come before seq 3.
+	started.RunID = "r1"
+	if err := db.Append(ctx, started); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		db.Log(runner.LogLine{RunID: "r1", Cue: "A", Agent: "a", Attempt: 1, Stream: l.Stream, At: l.At, Text: l.Text})
+	}
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	state, _, err := (&follower{c: wf, db: db, id: "r1", wfID: "orch-r1", token: "tok"}).follow(ctx)
+	if err != nil || state != runner.RunCompleted {
+		t.Fatalf("follow: %v %s", err, state)
+	}
+	got, err := db.AttemptTail(ctx, "r1", "A", "a", 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "one,two" {
+		t.Fatalf("the attempt's output in the store: %q", got)
+	}
+}
