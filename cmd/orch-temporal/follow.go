@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/orch-cli/orch/engine/temporal"
@@ -13,6 +15,11 @@ import (
 )
 
 const followPoll = 200 * time.Millisecond
+
+// followPatience is how long the follower keeps asking a workflow whose
+// queries fail (a server restarting, no worker polling yet) before it gives
+// up; a workflow that does not exist is given up at once.
+var followPatience = 2 * time.Minute
 
 // eventsQuerier is what the follower needs of the Temporal client.
 type eventsQuerier interface {
@@ -44,7 +51,7 @@ func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) 
 	}
 	var state runner.RunState
 	var reason string
-	var renewed time.Time
+	var renewed, failingSince time.Time
 	for {
 		if time.Since(renewed) >= runner.HeartbeatEvery && (state == "" || state == runner.RunRunning) {
 			if err := db.Heartbeat(ctx, id, f.token); err != nil {
@@ -63,8 +70,21 @@ func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) 
 			if state != "" && state != runner.RunRunning && state != runner.RunPaused { // the workflow ended after its last events were read
 				return state, reason, nil
 			}
-			return "", "", fmt.Errorf("reading the events of run %s (workflow %s): %w", id, wfID, err)
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			var notFound *serviceerror.NotFound
+			if errors.As(err, &notFound) || time.Since(failingSince) > followPatience {
+				return "", "", fmt.Errorf("reading the events of run %s (workflow %s): %w", id, wfID, err)
+			}
+			select {
+			case <-ctx.Done():
+				return "", "", ctx.Err()
+			case <-time.After(followPoll):
+			}
+			continue
 		}
+		failingSince = time.Time{}
 		var page temporal.EventsPage
 		if err := v.Get(&page); err != nil {
 			return "", "", err

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/orch-cli/orch/engine/temporal"
@@ -139,4 +140,42 @@ func TestFollowerWritesOutputOnce(t *testing.T) {
 	if strings.Join(got, ",") != "one,two" {
 		t.Fatalf("the attempt's output in the store: %q", got)
 	}
+}
+
+// TestFollowerRidesOutFailingQueries: queries that fail for a while (the
+// server restarting, no worker polling yet) do not end the follower; a
+// workflow that does not exist does, at once.
+func TestFollowerRidesOutFailingQueries(t *testing.T) {
+	db, _ := temporalStore(t, "r1", "tok")
+	fails := 3
+	done := runner.Event{Seq: 2, Type: runner.EvRunState, State: string(runner.RunCompleted)}
+	flaky := flakyWorkflow{fails: &fails, page: temporal.EventsPage{Events: []runner.Event{done}, Done: true}}
+	state, _, err := (&follower{c: flaky, db: db, id: "r1", wfID: "orch-r1", token: "tok"}).follow(context.Background())
+	if err != nil || state != runner.RunCompleted || fails != 0 {
+		t.Fatalf("follow: %v %s (failures left %d)", err, state, fails)
+	}
+	db2, _ := temporalStore(t, "r2", "tok")
+	gone := flakyWorkflow{err: serviceerror.NewNotFound("workflow not found")}
+	if _, _, err := (&follower{c: gone, db: db2, id: "r2", wfID: "orch-r2", token: "tok"}).follow(context.Background()); err == nil || !strings.Contains(err.Error(), "workflow not found") {
+		t.Fatalf("a workflow that does not exist: %v", err)
+	}
+}
+
+// flakyWorkflow fails its first *fails queries (or all, with err), then
+// answers page.
+type flakyWorkflow struct {
+	fails *int
+	err   error
+	page  temporal.EventsPage
+}
+
+func (f flakyWorkflow) QueryWorkflow(context.Context, string, string, string, ...interface{}) (converter.EncodedValue, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	if *f.fails > 0 {
+		*f.fails--
+		return nil, context.DeadlineExceeded
+	}
+	return pageValue(f.page), nil
 }
