@@ -162,7 +162,7 @@ refused.`,
 				return err
 			}
 			defer db.Close()
-			if handled, err := handOverRecorded(cmd, io, db, id, []string{"run", "string"}, func(flags []string) []string {
+			if handled, err := handOverRecorded(cmd, io, db, id, []string{"run", "string"}, nil, func(flags []string) []string {
 				// VALUE as the JSON orch would store (--string applied), masked as here.
 				value = runner.NewRedactor(os.Environ(), nil).JSON(value)
 				return append(append([]string{"bb", "set"}, flags...), "--", id, args[0], string(value))

@@ -38,7 +38,7 @@ cues again, with the specs as they are now.)`,
 		ValidArgsFunction: completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
-				if handled, err := handOverRecorded(cmd, io, db, id, nil, func(flags []string) []string {
+				if handled, err := handOverRecorded(cmd, io, db, id, nil, nil, func(flags []string) []string {
 					return append(append([]string{"resume"}, flags...), "--", id)
 				}); handled {
 					return err
@@ -88,7 +88,7 @@ child tasks included. The run must be running.`,
 		ValidArgsFunction: completeRunThen(completeStoppableCues),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
-				if handled, err := handOverRecorded(cmd, io, db, id, nil, func(flags []string) []string {
+				if handled, err := handOverRecorded(cmd, io, db, id, nil, nil, func(flags []string) []string {
 					return append(append(append([]string{"stop"}, flags...), "--", id), args[1:]...)
 				}); handled {
 					return err

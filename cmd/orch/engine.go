@@ -93,8 +93,10 @@ func temporalOf(ctx context.Context, db *store.DB, id string) (*runner.TemporalR
 // handOverRecorded hands a command on run id over to orch-temporal when
 // the run is on Temporal (handled: it was, and err is orch-temporal's
 // outcome). known are the command's flags orch-temporal takes; argv builds
-// orch-temporal's arguments from the run's database and Temporal flags.
-func handOverRecorded(cmd *cobra.Command, io *streams, db *store.DB, id string, known []string, argv func(flags []string) []string) (handled bool, err error) {
+// orch-temporal's arguments from the run's database and Temporal flags;
+// check, if not nil, refuses what the store already shows cannot be done
+// (a GO for a cue that is over), as for a local run.
+func handOverRecorded(cmd *cobra.Command, io *streams, db *store.DB, id string, known []string, check func() error, argv func(flags []string) []string) (handled bool, err error) {
 	t, err := temporalOf(cmd.Context(), db, id)
 	if err != nil || t == nil {
 		return false, err
@@ -102,6 +104,11 @@ func handOverRecorded(cmd *cobra.Command, io *streams, db *store.DB, id string, 
 	what := fmt.Sprintf("%s: run %s", cmd.CommandPath(), id)
 	if err := refuseFlags(cmd, what, "", known...); err != nil {
 		return true, err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return true, err
+		}
 	}
 	return true, handOver(io, what, argv(temporalFlags(db.Path(), t)))
 }

@@ -179,3 +179,34 @@ func TestHandOverRefusesFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestHandOverChecksTheGo: orch go on a run on Temporal refuses, as for a
+// local run, a cue the run does not have or that is over (exit 2), without
+// sending anything.
+func TestHandOverChecksTheGo(t *testing.T) {
+	argv := fakeTemporal(t)
+	const id = "20261123-cccc"
+	dbFile := recordTemporalRun(t, id)
+	db, err := store.Open(dbFile, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Append(context.Background(), runner.Event{RunID: id, Type: runner.EvCueState, Cue: "CUE-300", State: string(runner.CueCompleted)})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ cue, want string }{
+		{"CUE-999", `run ` + id + ` has no cue "CUE-999"`},
+		{"CUE-300", "cue CUE-300 of run " + id + " is already completed"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run([]string{"--db", dbFile, "go", id, tc.cue}, &streams{in: strings.NewReader(""), out: &out, err: &errOut})
+		if code != exitUsage || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("orch go %s: exit %d, stderr %q, want %q", tc.cue, code, errOut.String(), tc.want)
+		}
+		if got := argv(); got != nil {
+			t.Errorf("orch go %s ran orch-temporal %q", tc.cue, got)
+		}
+	}
+}

@@ -33,7 +33,8 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 		ValidArgsFunction: completeRunThen(completeWaitingCues),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
-				if handled, err := handOverRecorded(cmd, io, db, id, nil, func(flags []string) []string {
+				check := func() error { _, err := goCheck(ctx, db, id, args[1]); return err }
+				if handled, err := handOverRecorded(cmd, io, db, id, nil, check, func(flags []string) []string {
 					return append(append([]string{"go"}, flags...), "--", id, args[1])
 				}); handled {
 					return err
