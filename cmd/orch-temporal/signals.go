@@ -62,7 +62,9 @@ func signalCmd(use, short string, args cobra.PositionalArgs, signal func(args []
 		if err := c.SignalWorkflow(context.Background(), t.WorkflowID, "", name, payload); err != nil {
 			return &exitError{code: 1, msg: fmt.Sprintf("run %s: sending %s to workflow %s: %v", args[0], name, t.WorkflowID, err)}
 		}
-		fmt.Fprintf(os.Stderr, "sent %s to run %s\n", name, args[0])
+		// Nothing is written to the store here (its seqs are the
+		// workflow's): what the signal did shows once a follower mirrors it.
+		fmt.Fprintf(os.Stderr, "sent %s to run %s (orch status shows its effect once the run is followed: orch resume %s)\n", name, args[0], args[0])
 		return nil
 	}}
 }
