@@ -49,8 +49,16 @@ func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) 
 	if err != nil {
 		return "", "", err
 	}
-	var state runner.RunState
-	var reason string
+	// The run as the store has it: a follower that finds nothing new
+	// returns it (a paused run still waiting: exit 3; an ended one).
+	r, err := db.Run(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	state, reason := r.State, r.Reason
+	if state != runner.RunPaused && !state.Ended() {
+		state, reason = "", ""
+	}
 	var renewed, failingSince time.Time
 	for {
 		if time.Since(renewed) >= runner.HeartbeatEvery && (state == "" || state == runner.RunRunning) {
@@ -89,7 +97,7 @@ func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) 
 		if err := v.Get(&page); err != nil {
 			return "", "", err
 		}
-		paused := false
+		paused := state == runner.RunPaused
 		for _, ev := range page.Events {
 			if ev.Seq != last+1 {
 				return "", "", fmt.Errorf("run %s: the store is at seq %d but the workflow's next event is %d: another process wrote to the run", id, last, ev.Seq)

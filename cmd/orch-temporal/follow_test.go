@@ -179,3 +179,23 @@ func (f flakyWorkflow) QueryWorkflow(context.Context, string, string, string, ..
 	}
 	return pageValue(f.page), nil
 }
+
+// TestFollowerOfAPausedRun: orch resume of a run that is paused and still
+// waiting (nothing new in its workflow) ends at once with the pause (exit
+// 3), and of a run that ended, with its end; it does not wait forever.
+func TestFollowerOfAPausedRun(t *testing.T) {
+	ctx := context.Background()
+	for _, end := range []runner.RunState{runner.RunPaused, runner.RunFailed} {
+		db, _ := temporalStore(t, "r1", "tok")
+		if err := db.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvRunState, State: string(end), Reason: "why"}); err != nil {
+			t.Fatal(err)
+		}
+		nothingNew := fakeWorkflow{page: func(int64) temporal.EventsPage { return temporal.EventsPage{Done: end.Ended()} }}
+		fctx, cancel := context.WithTimeout(ctx, time.Minute)
+		state, reason, err := (&follower{c: nothingNew, db: db, id: "r1", wfID: "orch-r1", token: "tok"}).follow(fctx)
+		cancel()
+		if err != nil || state != end || reason != "why" {
+			t.Errorf("%s: follow: %v %s %q", end, err, state, reason)
+		}
+	}
+}
