@@ -210,3 +210,33 @@ func TestHandOverChecksTheGo(t *testing.T) {
 		}
 	}
 }
+
+// TestServeHandsOverTemporalRuns: orch serve's GO, stop, answer and retry
+// on a run on Temporal do what the orch command does (hand over to
+// orch-temporal, or refuse), never continue the run locally.
+func TestServeHandsOverTemporalRuns(t *testing.T) {
+	argv := fakeTemporal(t)
+	const id = "20261123-dddd"
+	dbFile := recordTemporalRun(t, id)
+	srv := serveDB(t, dbFile, "")
+	recorded := []string{"--db", dbFile, "--temporal-address", "10.0.0.5:7233", "--temporal-namespace", "team", "--task-queue", "q1"}
+	for _, tc := range []struct {
+		path, body string
+		code       int
+		want       []string
+		msg        string
+	}{
+		{"go", `{"cue":"CUE-300"}`, 200, append(append([]string{"go"}, recorded...), "--", id, "CUE-300"), ""},
+		{"go", `{"cue":"NOPE"}`, 400, nil, `has no cue \"NOPE\"`},
+		{"stop", "", 200, append(append([]string{"stop"}, recorded...), "--", id), ""},
+		{"stop", `{"cue":"CUE-300"}`, 200, append(append([]string{"stop"}, recorded...), "--", id, "CUE-300"), ""},
+		{"answer", `{"question":"q1","answer":"yes"}`, 200, append(append([]string{"answer"}, recorded...), "--", id, "q1", "yes"), ""},
+		{"retry", "", 400, nil, "orch retry is not supported there in this version"},
+	} {
+		code, body := post(t, srv.URL+"/api/runs/"+id+"/"+tc.path, tc.body)
+		got := argv()
+		if code != tc.code || !strings.Contains(body, tc.msg) || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("POST %s %s: %d %s, ran orch-temporal %q\nwant %d with %q, %q", tc.path, tc.body, code, body, got, tc.code, tc.msg, tc.want)
+		}
+	}
+}
