@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/client"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/orch-cli/orch/engine/temporal"
 	"github.com/orch-cli/orch/runner"
@@ -14,19 +16,60 @@ import (
 
 const followPoll = 200 * time.Millisecond
 
+// followPatience is how long the follower keeps asking a workflow whose
+// queries fail (a server restarting, no worker polling yet) before it gives
+// up; a workflow that does not exist is given up at once.
+var followPatience = 2 * time.Minute
+
+// eventsQuerier is what the follower needs of the Temporal client.
+type eventsQuerier interface {
+	QueryWorkflow(ctx context.Context, workflowID string, runID string, queryType string, args ...interface{}) (converter.EncodedValue, error)
+}
+
+// follower is the process that mirrors a run into the store: it holds the
+// run's lease (token) while it follows, renewing it as a local run's owner
+// does, so that orch status shows the run running; once it is gone the
+// run reads as running on Temporal and followed by nobody.
+type follower struct {
+	c     eventsQuerier
+	db    *store.DB
+	id    string // the run
+	wfID  string // its workflow
+	token string // the run's lease, held by this process
+}
+
 // follow mirrors the workflow's events into the store in seq order until
 // the run ends or pauses for a person. It is idempotent: it starts after
 // the last seq the store has for the run (the workflow's seqs are the
 // store's), so a follower that re-attaches after a crash duplicates
 // nothing.
-func follow(ctx context.Context, c client.Client, db *store.DB, id, wfID string) (runner.RunState, string, error) {
+func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) {
+	c, db, id, wfID := f.c, f.db, f.id, f.wfID
 	last, err := lastSeq(ctx, db, id)
 	if err != nil {
 		return "", "", err
 	}
-	var state runner.RunState
-	var reason string
+	// The run as the store has it: a follower that finds nothing new
+	// returns it (a paused run still waiting: exit 3; an ended one).
+	r, err := db.Run(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	state, reason := r.State, r.Reason
+	if state != runner.RunPaused && !state.Ended() {
+		state, reason = "", ""
+	}
+	var renewed, failingSince time.Time
 	for {
+		if time.Since(renewed) >= runner.HeartbeatEvery && (state == "" || state == runner.RunRunning) {
+			if err := db.Heartbeat(ctx, id, f.token); err != nil {
+				if ctx.Err() != nil {
+					return "", "", ctx.Err()
+				}
+				return "", "", fmt.Errorf("following run %s: %w", id, err)
+			}
+			renewed = time.Now()
+		}
 		v, err := c.QueryWorkflow(ctx, wfID, "", temporal.QueryEvents, last)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -35,13 +78,26 @@ func follow(ctx context.Context, c client.Client, db *store.DB, id, wfID string)
 			if state != "" && state != runner.RunRunning && state != runner.RunPaused { // the workflow ended after its last events were read
 				return state, reason, nil
 			}
-			return "", "", fmt.Errorf("reading the events of run %s (workflow %s): %w", id, wfID, err)
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			var notFound *serviceerror.NotFound
+			if errors.As(err, &notFound) || time.Since(failingSince) > followPatience {
+				return "", "", fmt.Errorf("reading the events of run %s (workflow %s): %w", id, wfID, err)
+			}
+			select {
+			case <-ctx.Done():
+				return "", "", ctx.Err()
+			case <-time.After(followPoll):
+			}
+			continue
 		}
+		failingSince = time.Time{}
 		var page temporal.EventsPage
 		if err := v.Get(&page); err != nil {
 			return "", "", err
 		}
-		paused := false
+		paused := state == runner.RunPaused
 		for _, ev := range page.Events {
 			if ev.Seq != last+1 {
 				return "", "", fmt.Errorf("run %s: the store is at seq %d but the workflow's next event is %d: another process wrote to the run", id, last, ev.Seq)
@@ -77,9 +133,20 @@ func follow(ctx context.Context, c client.Client, db *store.DB, id, wfID string)
 // mirror writes one workflow event to the store: its output lines first,
 // then the event (a blackboard write through the board, which records its
 // own event: one store seq per workflow seq).
+//
+// The workflow logs an attempt's lines all at once, with the event of its
+// end: lines of that attempt already in the store were written by a
+// follower cut off before it wrote the event, and are not written again.
 func mirror(ctx context.Context, db *store.DB, id string, ev runner.Event, page temporal.EventsPage) error {
 	for _, s := range page.Logs {
-		if s.Seq != ev.Seq {
+		if s.Seq != ev.Seq || len(s.Lines) == 0 {
+			continue
+		}
+		had, err := db.AttemptTail(ctx, id, s.Cue, s.Agent, s.Attempt, 1)
+		if err != nil {
+			return err
+		}
+		if len(had) > 0 {
 			continue
 		}
 		for _, l := range s.Lines {

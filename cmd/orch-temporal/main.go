@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,12 @@ type exitError struct {
 func (e *exitError) Error() string { return e.msg }
 
 func main() {
+	os.Exit(execute(os.Args[1:], os.Stderr))
+}
+
+// execute runs one orch-temporal command line and returns its exit code,
+// printing an error once, as "orch: ...", to stderr.
+func execute(args []string, stderr io.Writer) int {
 	root := &cobra.Command{Use: "orch-temporal", SilenceUsage: true, SilenceErrors: true,
 		Short: "Run orch cuelists on Temporal (orch run --engine temporal, orch worker)"}
 	pf := root.PersistentFlags()
@@ -33,16 +40,17 @@ func main() {
 	pf.String("db", "", "the run database (default: the nearest .orch/orch.db)")
 	pf.String("engine", "temporal", "accepted for orch's arguments; always temporal here")
 	root.AddCommand(runCmd(), workerCmd(), goCmd(), stopCmd(), bbCmd(), answerCmd(), resumeCmd())
+	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
-		return
+		return 0
 	}
-	fmt.Fprintln(os.Stderr, "orch:", err)
+	fmt.Fprintln(stderr, "orch:", err)
 	var ee *exitError
 	if errors.As(err, &ee) {
-		os.Exit(ee.code)
+		return ee.code
 	}
-	os.Exit(1)
+	return 1
 }
 
 func envOr(name, def string) string {

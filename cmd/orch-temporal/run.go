@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
@@ -67,6 +68,9 @@ func runTemporal(cmd *cobra.Command, path string) error {
 		return err
 	}
 	defer db.Close()
+	if err := refuseCrossRunCooldown(ctx, db, p, time.Now()); err != nil {
+		return err
+	}
 	c, err := dial(cmd)
 	if err != nil {
 		return err
@@ -79,7 +83,7 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	id := runner.NewRunID()
 	wfID := "orch-" + id
 	host, _ := os.Hostname()
-	data := runner.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.Hash(), Root: root, Inputs: inputs,
+	data := runner.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.HashBelow(root), Root: root, Inputs: inputs,
 		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: runner.NewRunID() + runner.NewRunID(),
 		Temporal: &runner.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)}}
 	for _, cu := range p.Order {
@@ -100,16 +104,17 @@ func runTemporal(cmd *cobra.Command, path string) error {
 		fmt.Fprintf(os.Stderr, "follow it with: orch resume %s   (status: orch status %s)\n", id, id)
 		return nil
 	}
-	return followUntilDone(c, db, id, wfID)
+	return followUntilDone(&follower{c: c, db: db, id: id, wfID: wfID, token: data.OwnerToken})
 }
 
 // followUntilDone follows the run until it ends or waits for a person;
 // Ctrl-C detaches the follower and leaves the workflow running (orch
 // resume re-attaches; orch stop stops it).
-func followUntilDone(c client.Client, db *store.DB, id, wfID string) error {
+func followUntilDone(f *follower) error {
+	id := f.id
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	state, reason, err := follow(ctx, c, db, id, wfID)
+	state, reason, err := f.follow(ctx)
 	if ctx.Err() != nil {
 		return &exitError{code: 130, msg: fmt.Sprintf("detached from run %s; its workflow goes on (orch resume %s follows it again, orch stop %s stops it)", id, id, id)}
 	}

@@ -20,12 +20,15 @@ func temporalRun(cmd *cobra.Command, id string) (*store.DB, *runner.TemporalRun,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rec, err := db.LoadRun(context.Background(), id)
+	_, err = db.RunState(context.Background(), id) // a run not in the store says so
+	var t *runner.TemporalRun
+	if err == nil {
+		t, err = db.TemporalRun(context.Background(), id)
+	}
 	if err != nil {
 		db.Close()
 		return nil, nil, nil, &exitError{code: 2, msg: fmt.Sprintf("run %s: %v", id, err)}
 	}
-	t := rec.Started.Temporal
 	if t == nil {
 		db.Close()
 		return nil, nil, nil, &exitError{code: 2, msg: fmt.Sprintf("run %s runs on the local engine: use orch, not orch-temporal", id)}
@@ -59,7 +62,9 @@ func signalCmd(use, short string, args cobra.PositionalArgs, signal func(args []
 		if err := c.SignalWorkflow(context.Background(), t.WorkflowID, "", name, payload); err != nil {
 			return &exitError{code: 1, msg: fmt.Sprintf("run %s: sending %s to workflow %s: %v", args[0], name, t.WorkflowID, err)}
 		}
-		fmt.Fprintf(os.Stderr, "sent %s to run %s\n", name, args[0])
+		// Nothing is written to the store here (its seqs are the
+		// workflow's): what the signal did shows once a follower mirrors it.
+		fmt.Fprintf(os.Stderr, "sent %s to run %s (orch status shows its effect once the run is followed: orch resume %s)\n", name, args[0], args[0])
 		return nil
 	}}
 }
@@ -81,9 +86,13 @@ func stopCmd() *cobra.Command {
 }
 
 func answerCmd() *cobra.Command {
-	return signalCmd("answer RUN QUESTION ANSWER", "Answer an agent's question", cobra.ExactArgs(3), func(a []string) (string, any, error) {
-		return temporal.SignalAnswer, temporal.AnswerSignal{Question: a[1], Answer: a[2], By: "person"}, nil
-	})
+	// Questions come from jsonl and ACP agents, which this engine refuses
+	// to run in this version: a run on Temporal never has one open, and
+	// saying so here beats a signal that only leaves a note in the run.
+	return &cobra.Command{Use: "answer RUN QUESTION ANSWER", Short: "Answer an agent's question (not on Temporal in this version)", Args: cobra.ExactArgs(3),
+		RunE: func(_ *cobra.Command, a []string) error {
+			return &exitError{code: 2, msg: fmt.Sprintf("run %s runs on Temporal, where no agent asks questions in this version (questions come from jsonl and ACP agents, which --engine temporal refuses): there is no %s to answer", a[0], a[1])}
+		}}
 }
 
 func bbCmd() *cobra.Command {
@@ -107,6 +116,13 @@ func resumeCmd() *cobra.Command {
 			}
 			defer db.Close()
 			defer c.Close()
-			return followUntilDone(c, db, args[0], t.WorkflowID)
+			// One follower at a time: the lease says who (a second one
+			// would write every event twice).
+			host, _ := os.Hostname()
+			me := runner.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
+			if err := db.ClaimRun(context.Background(), args[0], me); err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("%v: it is followed already", err)}
+			}
+			return followUntilDone(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token})
 		}}
 }

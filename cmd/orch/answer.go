@@ -34,6 +34,11 @@ delivered it by then, the answer stays queued and orch answer exits 0.`,
 		ValidArgsFunction: completeAnswer,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				if handled, err := handOverRecorded(cmd, io, db, id, nil, nil, func(flags []string) []string {
+					return append(append([]string{"answer"}, flags...), "--", id, args[1], strings.Join(args[2:], " "))
+				}); handled {
+					return err
+				}
 				return answer(ctx, io, db, id, args[1], strings.Join(args[2:], " "), wait)
 			})
 		},

@@ -162,6 +162,13 @@ refused.`,
 				return err
 			}
 			defer db.Close()
+			if handled, err := handOverRecorded(cmd, io, db, id, []string{"run", "string"}, nil, func(flags []string) []string {
+				// VALUE as the JSON orch would store (--string applied), masked as here.
+				value = runner.NewRedactor(os.Environ(), nil).JSON(value)
+				return append(append([]string{"bb", "set"}, flags...), "--", id, args[0], string(value))
+			}); handled {
+				return err
+			}
 			var ifVersion *int64
 			if cmd.Flags().Changed("if-version") {
 				if expected < 0 {

@@ -37,10 +37,15 @@ cues again, with the specs as they are now.)`,
 		Args:              argsBetween(1, 1),
 		ValidArgsFunction: completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := proc.Supported(); err != nil {
-				return err
-			}
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				if handled, err := handOverRecorded(cmd, io, db, id, nil, nil, func(flags []string) []string {
+					return append(append([]string{"resume"}, flags...), "--", id)
+				}); handled {
+					return err
+				}
+				if err := proc.Supported(); err != nil {
+					return err
+				}
 				r, err := db.Run(ctx, id)
 				if err != nil {
 					return err
@@ -83,6 +88,11 @@ child tasks included. The run must be running.`,
 		ValidArgsFunction: completeRunThen(completeStoppableCues),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				if handled, err := handOverRecorded(cmd, io, db, id, nil, nil, func(flags []string) []string {
+					return append(append(append([]string{"stop"}, flags...), "--", id), args[1:]...)
+				}); handled {
+					return err
+				}
 				if len(args) == 2 {
 					return stopCue(ctx, io, db, id, args[1], wait)
 				}

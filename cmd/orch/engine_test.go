@@ -2,9 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
 )
 
 // TestOrchDoesNotLinkTemporal: the Temporal client lives in orch-temporal;
@@ -30,7 +37,206 @@ func TestRunTemporalWithoutOrchTemporal(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut.String(), "needs orch-temporal: go install github.com/orch-cli/orch/cmd/orch-temporal@") {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	if engineOf([]string{"--engine=local"}) != "local" || !handsOver([]string{"worker"}) || handsOver([]string{"run", "x.yaml"}) {
-		t.Fatal("engine selection")
+}
+
+// fakeTemporal puts an orch-temporal on PATH that records its arguments,
+// one a line, and exits with $FAKE_EXIT (default 0). It returns a function
+// reading the arguments of its last call.
+func fakeTemporal(t *testing.T) func() []string {
+	t.Helper()
+	bin, rec := t.TempDir(), filepath.Join(t.TempDir(), "argv")
+	script := "#!/bin/sh\n: > \"$FAKE_ARGV\"\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> \"$FAKE_ARGV\"; done\nexit ${FAKE_EXIT:-0}\n"
+	if err := os.WriteFile(filepath.Join(bin, "orch-temporal"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("FAKE_ARGV", rec)
+	t.Setenv("TEMPORAL_ADDRESS", "")
+	t.Setenv("TEMPORAL_NAMESPACE", "")
+	t.Setenv("ORCH_ENGINE", "")
+	return func() []string {
+		b, err := os.ReadFile(rec)
+		if err != nil {
+			return nil
+		}
+		_ = os.Remove(rec) // the next call's, or none
+		return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	}
+}
+
+// recordTemporalRun records a run on Temporal (run.started with its
+// temporal block) in a new database and returns the database's path.
+func recordTemporalRun(t *testing.T, id string) string {
+	t.Helper()
+	dbFile := filepath.Join(t.TempDir(), "orch.db")
+	db, err := store.Open(dbFile, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Append(context.Background(), runner.Event{RunID: id, Type: runner.EvRunStarted, Data: runner.RunStartedData{
+		Cuelist: "deploy", SpecPath: "/p/examples/deploy/cuelist.yaml", Cues: []runner.CueInfo{{ID: "CUE-300", Agents: []string{"deployer"}, Manual: true}},
+		Temporal: &runner.TemporalRun{Address: "10.0.0.5:7233", Namespace: "team", TaskQueue: "q1", WorkflowID: "orch-" + id, Path: "examples/deploy/cuelist.yaml"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dbFile
+}
+
+// TestHandOverToOrchTemporal: orch run --engine temporal (global flags
+// first too), orch worker, and orch go, answer, stop, bb set and resume on
+// a run recorded on Temporal exec orch-temporal with the resolved database
+// and the run's recorded address, namespace and task queue.
+func TestHandOverToOrchTemporal(t *testing.T) {
+	argv := fakeTemporal(t)
+	const id = "20261123-aaaa"
+	dbFile := recordTemporalRun(t, id)
+	recorded := []string{"--db", dbFile, "--temporal-address", "10.0.0.5:7233", "--temporal-namespace", "team", "--task-queue", "q1"}
+	cat := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want []string
+	}{
+		{args: []string{"--db", dbFile, "run", "--engine", "temporal", "x.yaml"},
+			want: []string{"run", "--db", dbFile, "--temporal-address", "127.0.0.1:7233", "--temporal-namespace", "default", "--task-queue", "orch", "--", "x.yaml"}},
+		{args: []string{"run", "x.yaml", "--db", dbFile, "--set", "a=1", "--set", "b=2", "--max-parallel", "3", "--root", "/srv/p", "--detach", "--task-queue", "gpu"},
+			env:  map[string]string{"ORCH_ENGINE": "temporal", "TEMPORAL_ADDRESS": "h:1", "TEMPORAL_NAMESPACE": "ns"},
+			want: []string{"run", "--db", dbFile, "--temporal-address", "h:1", "--temporal-namespace", "ns", "--task-queue", "gpu", "--set", "a=1", "--set", "b=2", "--max-parallel", "3", "--root", "/srv/p", "--detach", "--", "x.yaml"}},
+		{args: []string{"--db", dbFile, "worker", "--queue", "gpu", "--max-concurrent", "2"},
+			want: []string{"worker", "--db", dbFile, "--max-concurrent", "2", "--queue", "gpu"}},
+		{args: []string{"--db", dbFile, "go", "last", "CUE-300"}, want: cat([]string{"go"}, recorded, []string{"--", id, "CUE-300"})},
+		{args: []string{"go", "--db", dbFile, "2026", "CUE-300"}, want: cat([]string{"go"}, recorded, []string{"--", id, "CUE-300"})},
+		{args: []string{"--db", dbFile, "answer", id, "q1", "yes,", "ship", "it"}, want: cat([]string{"answer"}, recorded, []string{"--", id, "q1", "yes, ship it"})},
+		{args: []string{"--db", dbFile, "stop", id}, want: cat([]string{"stop"}, recorded, []string{"--", id})},
+		{args: []string{"--db", dbFile, "stop", id, "CUE-300"}, want: cat([]string{"stop"}, recorded, []string{"--", id, "CUE-300"})},
+		{args: []string{"--db", dbFile, "bb", "set", "--run", id, "plan", `{"steps": 3}`}, want: cat([]string{"bb", "set"}, recorded, []string{"--", id, "plan", `{"steps":3}`})},
+		{args: []string{"--db", dbFile, "bb", "set", "--string", "version", "1.10"}, want: cat([]string{"bb", "set"}, recorded, []string{"--", id, "version", `"1.10"`})},
+		{args: []string{"--db", dbFile, "resume", "last"}, want: cat([]string{"resume"}, recorded, []string{"--", id})},
+	} {
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+		}
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &streams{in: strings.NewReader(""), out: &out, err: &errOut})
+		if code != 0 {
+			t.Errorf("orch %q: exit %d: %s", tc.args, code, errOut.String())
+		} else if got := argv(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("orch %q ran orch-temporal\n %q\nwant\n %q", tc.args, got, tc.want)
+		}
+		for k := range tc.env {
+			t.Setenv(k, "")
+		}
+	}
+}
+
+// TestHandOverExitCode: orch exits with orch-temporal's code (3: waiting
+// for a person), printing nothing more.
+func TestHandOverExitCode(t *testing.T) {
+	fakeTemporal(t)
+	t.Setenv("FAKE_EXIT", "3")
+	var out, errOut bytes.Buffer
+	code := run([]string{"run", "--engine=temporal", "--db", filepath.Join(t.TempDir(), "o.db"), "x.yaml"}, &streams{in: strings.NewReader(""), out: &out, err: &errOut})
+	if code != exitPaused || errOut.String() != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestHandOverRefusesFlags: flags orch-temporal does not take are refused
+// by orch with one message naming them (exit 2), and orch-temporal is not
+// run; so is an unknown engine.
+func TestHandOverRefusesFlags(t *testing.T) {
+	argv := fakeTemporal(t)
+	const id = "20261123-bbbb"
+	dbFile := recordTemporalRun(t, id)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--engine", "temporal", "--stream", "--output", "json", "x.yaml"},
+			"orch run --engine temporal runs on Temporal (through orch-temporal), which does not take --output, --stream in this version: leave them out, or run it with --engine local"},
+		{[]string{"--sync", "full", "run", "--engine", "temporal", "x.yaml"}, "which does not take --sync in this version: leave it out, or run it with --engine local"},
+		{[]string{"run", "--engine", "argo", "x.yaml"}, `unknown engine "argo" (want local or temporal)`},
+		{[]string{"--db", dbFile, "stop", id, "--wait", "1m"}, "orch stop: run " + id + " runs on Temporal (through orch-temporal), which does not take --wait in this version: leave it out"},
+		{[]string{"--db", dbFile, "go", id, "CUE-300", "--allow-spec-change"}, "which does not take --allow-spec-change"},
+		{[]string{"--db", dbFile, "bb", "set", "--if-version", "2", "k", "v"}, "which does not take --if-version"},
+		{[]string{"--db", dbFile, "answer", "--wait", "1s", id, "q1", "yes"}, "which does not take --wait"},
+		{[]string{"--db", dbFile, "retry", id}, "run " + id + " runs on Temporal (workflow orch-" + id + "): orch retry is not supported there in this version"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &streams{in: strings.NewReader(""), out: &out, err: &errOut})
+		if code != exitUsage || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("orch %q: exit %d, stderr %q, want exit 2 with %q", tc.args, code, errOut.String(), tc.want)
+		}
+		if got := argv(); got != nil {
+			t.Errorf("orch %q ran orch-temporal %q", tc.args, got)
+		}
+	}
+}
+
+// TestHandOverChecksTheGo: orch go on a run on Temporal refuses, as for a
+// local run, a cue the run does not have or that is over (exit 2), without
+// sending anything.
+func TestHandOverChecksTheGo(t *testing.T) {
+	argv := fakeTemporal(t)
+	const id = "20261123-cccc"
+	dbFile := recordTemporalRun(t, id)
+	db, err := store.Open(dbFile, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Append(context.Background(), runner.Event{RunID: id, Type: runner.EvCueState, Cue: "CUE-300", State: string(runner.CueCompleted)})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ cue, want string }{
+		{"CUE-999", `run ` + id + ` has no cue "CUE-999"`},
+		{"CUE-300", "cue CUE-300 of run " + id + " is already completed"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run([]string{"--db", dbFile, "go", id, tc.cue}, &streams{in: strings.NewReader(""), out: &out, err: &errOut})
+		if code != exitUsage || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("orch go %s: exit %d, stderr %q, want %q", tc.cue, code, errOut.String(), tc.want)
+		}
+		if got := argv(); got != nil {
+			t.Errorf("orch go %s ran orch-temporal %q", tc.cue, got)
+		}
+	}
+}
+
+// TestServeHandsOverTemporalRuns: orch serve's GO, stop, answer and retry
+// on a run on Temporal do what the orch command does (hand over to
+// orch-temporal, or refuse), never continue the run locally.
+func TestServeHandsOverTemporalRuns(t *testing.T) {
+	argv := fakeTemporal(t)
+	const id = "20261123-dddd"
+	dbFile := recordTemporalRun(t, id)
+	srv := serveDB(t, dbFile, "")
+	recorded := []string{"--db", dbFile, "--temporal-address", "10.0.0.5:7233", "--temporal-namespace", "team", "--task-queue", "q1"}
+	for _, tc := range []struct {
+		path, body string
+		code       int
+		want       []string
+		msg        string
+	}{
+		{"go", `{"cue":"CUE-300"}`, 200, append(append([]string{"go"}, recorded...), "--", id, "CUE-300"), ""},
+		{"go", `{"cue":"NOPE"}`, 400, nil, `has no cue \"NOPE\"`},
+		{"stop", "", 200, append(append([]string{"stop"}, recorded...), "--", id), ""},
+		{"stop", `{"cue":"CUE-300"}`, 200, append(append([]string{"stop"}, recorded...), "--", id, "CUE-300"), ""},
+		{"answer", `{"question":"q1","answer":"yes"}`, 200, append(append([]string{"answer"}, recorded...), "--", id, "q1", "yes"), ""},
+		{"retry", "", 400, nil, "orch retry is not supported there in this version"},
+	} {
+		code, body := post(t, srv.URL+"/api/runs/"+id+"/"+tc.path, tc.body)
+		got := argv()
+		if code != tc.code || !strings.Contains(body, tc.msg) || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("POST %s %s: %d %s, ran orch-temporal %q\nwant %d with %q, %q", tc.path, tc.body, code, body, got, tc.code, tc.msg, tc.want)
+		}
 	}
 }

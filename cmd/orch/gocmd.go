@@ -32,10 +32,16 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 		Args:              argsBetween(2, 2),
 		ValidArgsFunction: completeRunThen(completeWaitingCues),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := proc.Supported(); err != nil {
-				return err
-			}
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				check := func() error { _, err := goCheck(ctx, db, id, args[1]); return err }
+				if handled, err := handOverRecorded(cmd, io, db, id, nil, check, func(flags []string) []string {
+					return append(append([]string{"go"}, flags...), "--", id, args[1])
+				}); handled {
+					return err
+				}
+				if err := proc.Supported(); err != nil {
+					return err
+				}
 				return goCue(cmd.Context(), io, db, dbFile, id, args[1], show, allowSpecChange)
 			})
 		},

@@ -46,9 +46,6 @@ func isTerminal(f *os.File) bool {
 // run executes one orch command line and returns its exit code. Errors are
 // printed here, once, as "orch: ...".
 func run(args []string, io *streams) int {
-	if handsOver(args) {
-		return handOver(args, io)
-	}
 	root := newRootCmd(io)
 	root.SetArgs(args)
 	// Ctrl-C and SIGTERM cancel the command's context: orch run stops its

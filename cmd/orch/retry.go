@@ -56,6 +56,14 @@ nothing. A run whose owner is still running is refused: orch stop it first.`,
 				return err
 			}
 			return onRun(cmd, args[0], func(ctx context.Context, db *store.DB, dbFile, id string) error {
+				// Retried here, a run on Temporal would run its cues on this
+				// machine, beside (or after) its workflow.
+				if t, err := temporalOf(ctx, db, id); err != nil || t != nil {
+					if err != nil {
+						return err
+					}
+					return usageError(fmt.Errorf("run %s runs on Temporal (workflow %s): orch retry is not supported there in this version; start a new run with orch run --engine temporal", id, t.WorkflowID))
+				}
 				return retryRun(ctx, io, db, dbFile, id, opts)
 			})
 		},

@@ -56,6 +56,7 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 		newServeCmd(io),
 		newSchemaCmd(io),
 		newVersionCmd(io),
+		newWorkerCmd(io),
 	)
 	return root
 }

@@ -83,10 +83,15 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
   orch run examples/handoff/cuelist.yaml      # the tester asks you a question`,
 		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.path = args[0]
+			if engine, err := engineOf(cmd); err != nil {
+				return err
+			} else if engine == "temporal" {
+				return runOnTemporal(cmd, io, opts)
+			}
 			if err := proc.Supported(); err != nil {
 				return err
 			}
-			opts.path = args[0]
 			return runRun(cmd, io, opts)
 		},
 	}

@@ -246,7 +246,7 @@ func (s *server) blackboard(w http.ResponseWriter, r *http.Request, id string) {
 
 func (s *server) answer(w http.ResponseWriter, r *http.Request, id string) {
 	var req struct{ Question, Answer string }
-	if !decode(w, r, &req) {
+	if !decode(w, r, &req) || s.onTemporal(w, r, id, "answer", "--", id, req.Question, req.Answer) {
 		return
 	}
 	s.writing(w, r, func(ctx context.Context, io *streams, db *store.DB) error {
@@ -270,7 +270,7 @@ func (s *server) ack(w http.ResponseWriter, r *http.Request, id string) {
 // in the background, never in this server's process.
 func (s *server) goCue(w http.ResponseWriter, r *http.Request, id string) {
 	var req struct{ Cue string }
-	if !decode(w, r, &req) {
+	if !decode(w, r, &req) || s.onTemporal(w, r, id, "go", "--", id, req.Cue) {
 		return
 	}
 	if st, err := s.db.RunState(r.Context(), id); err == nil && st != runner.RunRunning {
@@ -285,6 +285,9 @@ func (s *server) goCue(w http.ResponseWriter, r *http.Request, id string) {
 func (s *server) stop(w http.ResponseWriter, r *http.Request, id string) {
 	var req struct{ Cue string } // optional: {"cue": "CUE"} stops that cue and its subtree
 	if r.ContentLength != 0 && !decode(w, r, &req) {
+		return
+	}
+	if s.onTemporal(w, r, id, append([]string{"stop", "--", id}, nonEmpty(req.Cue)...)...) {
 		return
 	}
 	s.writing(w, r, func(ctx context.Context, io *streams, db *store.DB) error {
@@ -316,6 +319,14 @@ func (s *server) writing(w http.ResponseWriter, r *http.Request, f func(context.
 	}
 	body, _ := json.Marshal(map[string]string{"message": string(bytes.TrimSpace(out))})
 	reply(w, body, nil)
+}
+
+// nonEmpty is s as a list: none when empty.
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }
 
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {

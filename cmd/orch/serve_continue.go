@@ -17,6 +17,9 @@ import (
 // nothing to run again, a cuelist that no longer compiles) is refused here
 // first, with its message.
 func (s *server) retry(w http.ResponseWriter, r *http.Request, id string) {
+	if s.onTemporal(w, r, id, "retry", "--", id) {
+		return
+	}
 	if _, err := decideRetry(r.Context(), s.db, id, &retryOptions{}); err != nil {
 		refused(w, err)
 		return

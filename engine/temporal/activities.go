@@ -65,7 +65,7 @@ func (a *Activities) plan(path, hash string) (*planner.Plan, error) {
 	if p == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("cuelist %s has errors: %v", path, diags), "invalid", nil)
 	}
-	if got := set.Hash(); hash != "" && got != hash {
+	if got := set.HashBelow(a.Root); hash != "" && got != hash {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("cuelist %s below %s is not the one the run started with (spec hash %s, the run's %s): check out the same files at the same path on every worker", path, a.Root, got, hash), "spec-changed", nil)
 	}
 	if err := Unsupported(p); err != nil {

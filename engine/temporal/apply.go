@@ -282,6 +282,8 @@ func firstDuration(ds ...time.Duration) time.Duration {
 // ended records the attempt's end and tells the core.
 func (w *wf) ended(f *flight, res AttemptResult) {
 	c := w.plan.Order[f.pos]
+	// All of the attempt's lines, once, here: the follower skips an
+	// attempt whose lines the store has already (written before a crash).
 	w.log.addLogs(SeqLogs{Cue: c.ID, Agent: f.agent.ID, Attempt: f.number, Lines: res.Log})
 	w.running--
 	if w.atts[f.pos][f.slot] == f {

@@ -14,7 +14,21 @@
 // The package never imports runner/store: the store is the follower's.
 //
 // Determinism: the workflow's code is replayed from its history for the
-// whole life of a run. Every change to what it decides must go behind
-// workflow.GetVersion, and the golden histories under testdata must keep
-// replaying (TestReplayGoldenHistories).
+// whole life of a run, which may outlive any release of orch. The rule:
+// once a history is recorded under testdata/histories, any later change to
+// the workflow (what it schedules, in what order, its timers, signals,
+// side effects, and the scheduler core's decisions it acts on) goes behind
+// workflow.GetVersion, with a change id naming it:
+//
+//	if workflow.GetVersion(ctx, "orch-standby-timeout", workflow.DefaultVersion, 1) == 1 {
+//		// the new behaviour
+//	} else {
+//		// the old one, kept for runs that started before it
+//	}
+//
+// The golden histories (exported from dev-server runs, see
+// testdata/histories/README) must keep replaying in plain go test
+// (TestReplayGoldenHistories): a change outside GetVersion fails there
+// with a determinism error. Histories are never edited or deleted; after a
+// change, record one more.
 package temporal

@@ -8,6 +8,12 @@ import (
 
 // Unsupported says what of the plan the temporal engine does not run yet,
 // naming the agent or cue: one clear message, before anything starts.
+//
+// Claims are counted within the run, by the scheduler core, as on the local
+// engine (neither engine counts them across runs): nothing to refuse. The
+// workflow keeps cooldowns within its run; a cooldown an earlier run
+// recorded is in the store, which this package never reads: orch-temporal
+// run refuses the run then (refuseCrossRunCooldown).
 func Unsupported(p *planner.Plan) error {
 	for _, c := range p.Order {
 		for _, id := range c.Agents {

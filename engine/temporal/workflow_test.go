@@ -35,7 +35,7 @@ func specHashOf(t *testing.T, root, path string) string {
 	if err != nil || p == nil {
 		t.Fatalf("compiling %s: %v %v", path, err, diags)
 	}
-	return set.Hash()
+	return set.HashBelow(root)
 }
 
 // runEnv is the SDK's in-process test environment with orch.run and real

@@ -119,7 +119,15 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	r.OwnerToken = token
 	r.Used.Credits = r.Credits
 	if r.State == runner.RunRunning && !alive(r.OwnerPID, r.OwnerHost, token, r.Heartbeat) {
-		r.State, r.Reason = runner.RunInterrupted, fmt.Sprintf("its owner (process %d on %s) is gone; orch resume %s continues it", r.OwnerPID, r.OwnerHost, r.ID)
+		reason, onTemporal, err := unfollowed(ctx, tx, r.ID)
+		switch {
+		case err != nil:
+			return nil, err
+		case onTemporal:
+			r.Reason = reason
+		default:
+			r.State, r.Reason = runner.RunInterrupted, fmt.Sprintf("its owner (process %d on %s) is gone; orch resume %s continues it", r.OwnerPID, r.OwnerHost, r.ID)
+		}
 	}
 	if r.State == runner.RunInterrupted && r.EndedAt.IsZero() {
 		if r.EndedAt, err = lastEventAt(ctx, tx, r.ID); err != nil {

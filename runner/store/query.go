@@ -106,6 +106,7 @@ func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 	}
 	defer rows.Close()
 	var out []RunSummary
+	lapsed := map[int]bool{} // running runs whose owner's lease lapsed
 	for rows.Next() {
 		var s RunSummary
 		var started, ended, heartbeat sql.NullInt64
@@ -118,6 +119,7 @@ func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 		s.StartedAt, s.EndedAt = fromMicros(started), fromMicros(ended)
 		if s.State == runner.RunRunning && !alive(pid, host, token, fromMicros(heartbeat)) {
 			s.State = runner.RunInterrupted // its owner died: orch resume continues it
+			lapsed[len(out)] = true
 		}
 		out = append(out, s)
 	}
@@ -125,6 +127,15 @@ func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 		return nil, 0, err
 	}
 	for i := range out { // after the rows: one statement at a time on tx
+		if lapsed[i] {
+			reason, onTemporal, err := unfollowed(ctx, tx, out[i].ID)
+			if err != nil {
+				return nil, 0, err
+			}
+			if onTemporal {
+				out[i].State, out[i].Reason = runner.RunRunning, reason
+			}
+		}
 		if out[i].State == runner.RunInterrupted && out[i].EndedAt.IsZero() {
 			if out[i].EndedAt, err = lastEventAt(ctx, tx, out[i].ID); err != nil {
 				return nil, 0, err
@@ -226,7 +237,13 @@ func (d *DB) RunState(ctx context.Context, id string) (runner.RunState, error) {
 		return "", fmt.Errorf("reading the state of run %s from %s: %w", id, d.path, d.plain(err))
 	}
 	if state == runner.RunRunning && !alive(pid, host, token, fromMicros(heartbeat)) {
-		state = runner.RunInterrupted
+		_, onTemporal, err := unfollowed(ctx, d.sql, id)
+		if err != nil {
+			return "", fmt.Errorf("reading the state of run %s from %s: %w", id, d.path, d.plain(err))
+		}
+		if !onTemporal {
+			state = runner.RunInterrupted
+		}
 	}
 	return state, nil
 }
