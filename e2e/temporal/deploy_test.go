@@ -204,6 +204,21 @@ func normalStatus(t *testing.T, run orchRunner, db, id string) runStatus {
 		t.Fatalf("orch status %s --output json: %v\n%s", id, err, out)
 	}
 	sort.Slice(st.Cues, func(i, j int) bool { return st.Cues[i].ID < st.Cues[j].ID })
+	// A local orch run that pauses for a manual GO exits 3: the attempt it
+	// had prepared for that cue is stopped ("the run is paused") and orch go
+	// starts another. On Temporal the workflow waits and the same attempt
+	// goes on (README, Engines). The attempts are compared without those.
+	for i, c := range st.Cues {
+		kept := c.Attempts[:0]
+		for _, a := range c.Attempts {
+			if a.State == "stopped" && a.Reason == "the run is paused" {
+				continue
+			}
+			a.Number = len(kept) + 1
+			kept = append(kept, a)
+		}
+		st.Cues[i].Attempts = kept
+	}
 	return st
 }
 

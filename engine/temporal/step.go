@@ -60,7 +60,15 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 		return fail("start", "%s: %v", step, err)
 	}
 	grace := firstDuration(p.Cuelist.Defaults.KillGrace.D(), runner.DefaultKillGrace)
-	token := fmt.Sprintf("%s/temporal/%s/%d/%s", in.RunID, in.Cue, in.Attempt, runner.NewRunID())
+	// The attempt's token names its run, cue and number, then this try. A
+	// try of the same attempt before it ran on a worker that was lost: if
+	// that worker was on this machine, its agent may still run (orphaned,
+	// with no one to stop it): kill it first, as orch resume does locally.
+	attempt := fmt.Sprintf("%s/temporal/%s/%d/", in.RunID, in.Cue, in.Attempt)
+	if info := activity.GetInfo(ctx); info.Attempt > 1 {
+		proc.KillTokened(attempt)
+	}
+	token := attempt + runner.NewRunID()
 	pr, err := proc.Start(proc.Spec{Argv: argv, Shell: shell, Dir: agentDir(ag), Env: env, Token: token, Stdio: s, Grace: grace})
 	if err != nil {
 		return fail("start", "%s: %v", step, err)

@@ -38,8 +38,12 @@ func reapOrphans([]int) {}
 // and orch resume of a run whose owner died: every process (with its
 // process group) that carries one of the run's attempt tokens. It returns
 // the pids it killed.
-func KillLeftovers(runID string) []int {
-	prefix := runID + "/"
+func KillLeftovers(runID string) []int { return KillTokened(runID + "/") }
+
+// KillTokened kills every process (with its process group) whose attempt
+// token (ORCH_ATTEMPT_TOKEN) starts with prefix, and returns the pids it
+// killed: for a one-off clean-up, never on a hot path.
+func KillTokened(prefix string) []int {
 	procs, _ := unix.SysctlKinfoProcSlice("kern.proc.all")
 	self, ownGroup := os.Getpid(), syscall.Getpgrp()
 	uid := uint32(os.Getuid())

@@ -102,7 +102,16 @@ func KillLeftovers(runID string) []int {
 	for _, dir := range findRunCgroups(runID) {
 		killed = append(killed, removeCgroupTree(dir)...)
 	}
-	needle := []byte("ORCH_ATTEMPT_TOKEN=" + runID + "/")
+	return append(killed, KillTokened(runID+"/")...)
+}
+
+// KillTokened kills every process whose attempt token (ORCH_ATTEMPT_TOKEN)
+// starts with prefix, each with all its descendants, and returns the pids
+// it killed. It reads every process's environment: for a one-off clean-up
+// (a run resumed, an attempt run again after its worker was lost), never
+// on a hot path.
+func KillTokened(prefix string) []int {
+	needle := []byte("ORCH_ATTEMPT_TOKEN=" + prefix)
 	self := os.Getpid()
 	var roots []int
 	for pid := range readProcTable() {
@@ -114,6 +123,7 @@ func KillLeftovers(runID string) []int {
 			roots = append(roots, pid)
 		}
 	}
+	var killed []int
 	for _, pids := range killTrees(roots) {
 		killed = append(killed, pids...)
 	}

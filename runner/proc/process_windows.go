@@ -40,3 +40,6 @@ func BecomeSubreaper() {}
 
 // KillLeftovers finds nothing: no run was started here.
 func KillLeftovers(string) []int { return nil }
+
+// KillTokened kills nothing on Windows, where orch runs no agents.
+func KillTokened(string) []int { return nil }
