@@ -46,14 +46,20 @@ build() {
 	epoch=$(git -C "$src" show -s --format=%ct "$commit")
 	mkdir -p "$dest"
 	for target in $targets; do
-		local goos=${target%/*} goarch=${target#*/} exe=orch name
-		[ "$goos" = windows ] && exe=orch.exe
+		local goos=${target%/*} goarch=${target#*/} name
 		name="orch_${version#v}_${goos}_${goarch}"
 		local stage="$tmp/stage/$name"
 		rm -rf "$stage" && mkdir -p "$stage"
-		(cd "$src" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch GOFLAGS= \
-			go build -trimpath -buildvcs=true -ldflags="-s -w -buildid= -X main.version=$version" \
-			-o "$stage/$exe" ./cmd/orch)
+		# orch, and orch-temporal beside it (it holds the Temporal client,
+		# for --engine temporal and orch worker; orch finds it next to itself).
+		local bin
+		for bin in orch orch-temporal; do
+			local file=$bin
+			[ "$goos" = windows ] && file=$bin.exe
+			(cd "$src" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch GOFLAGS= \
+				go build -trimpath -buildvcs=true -ldflags="-s -w -buildid= -X main.version=$version" \
+				-o "$stage/$file" ./cmd/$bin)
+		done
 		cp "$src/README.md" "$stage/"
 		[ -f "$src/LICENSE" ] && cp "$src/LICENSE" "$stage/"
 		find "$stage" -exec touch -h -d "@$epoch" {} +
