@@ -246,3 +246,19 @@ func (p *Plan) Ancestors(c *Cue) []*Cue {
 	p.ancestors[c.Index].each(func(i int) { out = append(out, p.Cues[i]) })
 	return out
 }
+
+// WaitsFor lists the cues c waits for, each once: its dependencies, then
+// the arbitration's ordering edges (what a run records as the DAG's edges).
+func (c *Cue) WaitsFor() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, list := range [][]*Cue{c.Deps, c.After} {
+		for _, d := range list {
+			if !seen[d.ID] {
+				seen[d.ID] = true
+				out = append(out, d.ID)
+			}
+		}
+	}
+	return out
+}

@@ -326,26 +326,10 @@ func (r *run) start(ctx context.Context) error {
 	data := RunStartedData{Cuelist: r.plan.Cuelist.ID, SpecPath: r.opts.SpecPath, SpecHash: r.opts.SpecHash, Root: r.opts.ProjectRoot,
 		Inputs: r.opts.Inputs, OwnerPID: r.opts.Owner.PID, OwnerHost: r.opts.Owner.Host, OwnerToken: r.opts.Owner.Token}
 	for _, c := range r.plan.Order {
-		data.Cues = append(data.Cues, CueInfo{ID: c.ID, Agents: c.Agents, After: cueAfter(c), Manual: c.Manual()})
+		data.Cues = append(data.Cues, CueInfo{ID: c.ID, Agents: c.Agents, After: c.WaitsFor(), Manual: c.Manual()})
 	}
 	r.core.Begin(began)
 	return r.record(ctx, Event{Type: EvRunStarted, Data: data})
-}
-
-// cueAfter lists the cues c waits for (its Deps, then the arbitration's
-// ordering edges), each once, for the recorded DAG.
-func cueAfter(c *planner.Cue) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, list := range [][]*planner.Cue{c.Deps, c.After} {
-		for _, d := range list {
-			if !seen[d.ID] {
-				seen[d.ID] = true
-				out = append(out, d.ID)
-			}
-		}
-	}
-	return out
 }
 
 // restore gives the core a recorded cue (see sched.Core.Restore).

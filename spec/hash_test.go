@@ -6,28 +6,6 @@ import (
 	"testing"
 )
 
-// copyDir copies the files of dir (recursively) below to.
-func copyDir(t *testing.T, dir, to string) {
-	t.Helper()
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Join(to, filepath.Dir(rel)), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestHashBelowIgnoresWhereTheProjectIs: the same project (a cuelist and
 // the agents it includes) copied to two directories has one HashBelow
 // (what a run on Temporal records and its workers check) but two Hash (a
@@ -38,7 +16,9 @@ func TestHashBelowIgnoresWhereTheProjectIs(t *testing.T) {
 	var sets []*Set
 	for _, name := range []string{"one", "checkout-two"} {
 		root := filepath.Join(t.TempDir(), name)
-		copyDir(t, filepath.Join("..", "examples", "deploy"), filepath.Join(root, "examples", "deploy"))
+		if err := os.CopyFS(filepath.Join(root, "examples", "deploy"), os.DirFS(filepath.Join("..", "examples", "deploy"))); err != nil {
+			t.Fatal(err)
+		}
 		set, diags, err := Load([]string{filepath.Join(root, "examples", "deploy", "cuelist.yaml")}, LoadOptions{Root: root})
 		if err != nil || diags.HasErrors() {
 			t.Fatalf("%v %v", err, diags)

@@ -87,7 +87,7 @@ func runTemporal(cmd *cobra.Command, path string) error {
 		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: runner.NewRunID() + runner.NewRunID(),
 		Temporal: &runner.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)}}
 	for _, cu := range p.Order {
-		data.Cues = append(data.Cues, runner.CueInfo{ID: cu.ID, Agents: cu.Agents, After: after(cu), Manual: cu.Manual()})
+		data.Cues = append(data.Cues, runner.CueInfo{ID: cu.ID, Agents: cu.Agents, After: cu.WaitsFor(), Manual: cu.Manual()})
 	}
 	// Recorded first, like a local run: seq 1, then the workflow's events.
 	if err := db.Append(ctx, runner.Event{RunID: id, Type: runner.EvRunStarted, Data: data}); err != nil {
@@ -131,20 +131,6 @@ func followUntilDone(f *follower) error {
 	return &exitError{code: 1, msg: fmt.Sprintf("run %s %s: %s", id, state, reason)}
 }
 
-func after(c *planner.Cue) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, list := range [][]*planner.Cue{c.Deps, c.After} {
-		for _, d := range list {
-			if !seen[d.ID] {
-				seen[d.ID] = true
-				out = append(out, d.ID)
-			}
-		}
-	}
-	return out
-}
-
 // openStore opens the run database: --db, else $ORCH_DB, else the nearest
 // .orch/orch.db above the current directory or the cuelist, else a new one
 // next to the cuelist (as orch run).
@@ -156,7 +142,7 @@ func openStore(cmd *cobra.Command, cuelist string) (*store.DB, string, error) {
 	if path == "" {
 		path = filepath.Join(filepath.Dir(cuelist), store.DefaultPath())
 		for _, start := range []string{".", filepath.Dir(cuelist)} {
-			if dir, ok := findOrchDir(start); ok {
+			if dir, ok := store.FindProjectDir(start); ok {
 				path = filepath.Join(dir, store.DefaultPath())
 				break
 			}
@@ -167,21 +153,4 @@ func openStore(cmd *cobra.Command, cuelist string) (*store.DB, string, error) {
 		return nil, path, fmt.Errorf("opening the run database %s: %w", path, err)
 	}
 	return db, path, nil
-}
-
-func findOrchDir(start string) (string, bool) {
-	dir, err := filepath.Abs(start)
-	if err != nil {
-		return "", false
-	}
-	for {
-		if st, err := os.Stat(filepath.Join(dir, ".orch")); err == nil && st.IsDir() {
-			return dir, true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
 }

@@ -19,7 +19,7 @@ func dbPath(cmd *cobra.Command) string {
 	if p, ok := chosenDB(cmd); ok {
 		return p
 	}
-	if dir, ok := findOrchDir("."); ok {
+	if dir, ok := store.FindProjectDir("."); ok {
 		return filepath.Join(dir, store.DefaultPath())
 	}
 	return store.DefaultPath()
@@ -43,36 +43,17 @@ func runDBPath(cmd *cobra.Command, cuelist string) string {
 	if p, ok := chosenDB(cmd); ok {
 		return p
 	}
-	if dir, ok := findOrchDir("."); ok {
+	if dir, ok := store.FindProjectDir("."); ok {
 		return filepath.Join(dir, store.DefaultPath())
 	}
 	dir := cuelist
 	if st, err := os.Stat(cuelist); err != nil || !st.IsDir() {
 		dir = filepath.Dir(cuelist)
 	}
-	if found, ok := findOrchDir(dir); ok {
+	if found, ok := store.FindProjectDir(dir); ok {
 		dir = found
 	}
 	return filepath.Join(dir, store.DefaultPath())
-}
-
-// findOrchDir is the nearest directory, from start upwards, that holds a
-// .orch directory.
-func findOrchDir(start string) (string, bool) {
-	dir, err := filepath.Abs(start)
-	if err != nil {
-		return "", false
-	}
-	for {
-		if st, err := os.Stat(filepath.Join(dir, ".orch")); err == nil && st.IsDir() {
-			return dir, true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
 }
 
 // openDB opens (creating it if need be) the run database at path.
@@ -169,7 +150,7 @@ func existingDB(cmd *cobra.Command) (string, error) {
 		if _, chosen := chosenDB(cmd); chosen {
 			return "", fmt.Errorf("%w: the run database %s does not exist (orch run creates it)", errNoDatabase, path)
 		}
-		if _, found := findOrchDir("."); found {
+		if _, found := store.FindProjectDir("."); found {
 			abs, _ := filepath.Abs(path)
 			return "", fmt.Errorf("%w: the run database %s does not exist (orch run creates it)", errNoDatabase, abs)
 		}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orch-cli/orch/runner/store"
 )
 
 // TestExamplesREADME runs the orch commands of every examples README as
@@ -150,10 +152,10 @@ func runREADMECommand(t *testing.T, root, dir string, c readmeCommand) {
 // exampleProject is the directory whose .orch/ orch run uses, run in dir
 // with this cuelist (runDBPath, without --db or ORCH_DB).
 func exampleProject(dir, cuelist string) string {
-	if found, ok := findOrchDir(dir); ok {
+	if found, ok := store.FindProjectDir(dir); ok {
 		return found
 	}
-	if found, ok := findOrchDir(filepath.Dir(cuelist)); ok {
+	if found, ok := store.FindProjectDir(filepath.Dir(cuelist)); ok {
 		return found
 	}
 	return filepath.Dir(cuelist)

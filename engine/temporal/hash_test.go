@@ -7,28 +7,6 @@ import (
 	"testing"
 )
 
-// copyTree copies dir's files (recursively) below to.
-func copyTree(t *testing.T, dir, to string) {
-	t.Helper()
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Join(to, filepath.Dir(rel)), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestWorkerElsewhereAcceptsTheRun: a worker whose --root is another
 // checkout of the same project (another directory, as on another machine)
 // accepts the run's spec hash; a checkout with a changed file is refused.
@@ -36,7 +14,9 @@ func TestWorkerElsewhereAcceptsTheRun(t *testing.T) {
 	const path = "examples/deploy/cuelist.yaml"
 	hash := specHashOf(t, repoRoot(t), path)
 	other := filepath.Join(t.TempDir(), "another", "checkout")
-	copyTree(t, filepath.Join(repoRoot(t), "examples", "deploy"), filepath.Join(other, "examples", "deploy"))
+	if err := os.CopyFS(filepath.Join(other, "examples", "deploy"), os.DirFS(filepath.Join(repoRoot(t), "examples", "deploy"))); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := (&Activities{Root: other}).plan(path, hash); err != nil {
 		t.Fatalf("a worker with --root %s: %v", other, err)
 	}

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -45,6 +46,25 @@ var ErrClosed = errors.New("run database is closed")
 // DefaultPath is where orch keeps its database when neither --db nor ORCH_DB
 // says otherwise: relative to the project directory.
 func DefaultPath() string { return filepath.Join(".orch", "orch.db") }
+
+// FindProjectDir is the nearest directory, from start upwards, that holds
+// a .orch directory: the project whose database DefaultPath names.
+func FindProjectDir(start string) (string, bool) {
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return "", false
+	}
+	for {
+		if st, err := os.Stat(filepath.Join(dir, ".orch")); err == nil && st.IsDir() {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
 
 // Options tune how a database is opened.
 type Options struct {
