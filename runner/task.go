@@ -15,6 +15,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/sched"
 )
 
 // Task is what an agent gets at GO (DESIGN §4): inside coord.go for protocol
@@ -43,37 +44,43 @@ type Task struct {
 	BlackboardEntries map[string]protocols.BoardEntry `json:"blackboard_entries,omitempty"`
 }
 
-// task builds attempt a's task: the run's inputs, the outputs of every cue
-// the cue depends on (directly or not, in plan order, later ones winning),
-// then the cue's own inputs; a blackboard snapshot; the agent's tools.
+// task builds attempt a's task (PlanTask) with the attempt's place in the
+// task tree and its workspace; the blackboard snapshot comes later.
 func (r *run) task(pos int, a *attempt) *Task {
-	c := r.plan.Order[pos]
+	t := PlanTask(r.plan, r.core, pos, r.opts.Inputs, a.agent.ID)
+	t.RunID, t.Attempt, t.TaskID, t.Workspace = r.id, a.number, a.node.id, a.worktreePath()
+	return t
+}
+
+// PlanTask builds the GO task of plan cue pos for agent: the run's inputs,
+// the outputs of every cue the cue depends on (directly or not, in plan
+// order, later ones winning), then the cue's own inputs; the agent's tools.
+// Every engine builds its tasks with it (engine/temporal too), so an agent
+// is given the same task whichever runs it.
+func PlanTask(p *planner.Plan, core *sched.Core, pos int, runInputs map[string]any, agent string) *Task {
+	c := p.Order[pos]
 	inputs := map[string]any{}
-	for k, v := range r.opts.Inputs {
+	for k, v := range runInputs {
 		inputs[k] = v
 	}
 	var producers []int
-	r.plan.EachAncestorIn(c, r.core.WithOutputs(), func(anc *planner.Cue) { producers = append(producers, r.core.Pos(anc.ID)) })
+	p.EachAncestorIn(c, core.WithOutputs(), func(anc *planner.Cue) { producers = append(producers, core.Pos(anc.ID)) })
 	sort.Ints(producers)
-	for _, p := range producers { // in plan order: a later cue's output wins
-		for k, v := range r.core.Outputs(p) {
+	for _, i := range producers { // in plan order: a later cue's output wins
+		for k, v := range core.Outputs(i) {
 			inputs[k] = v
 		}
 	}
 	for k, v := range c.Inputs {
 		inputs[k] = v
 	}
-	var tools []string
-	for _, t := range r.plan.Tools {
-		if t.Agent == a.agent.ID {
+	tools := []string{}
+	for _, t := range p.Tools {
+		if t.Agent == agent && t.At(0) != nil {
 			tools = t.At(0)
 		}
 	}
-	if tools == nil {
-		tools = []string{}
-	}
-	return &Task{RunID: r.id, CueID: c.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools,
-		TaskID: a.node.id, Workspace: a.worktreePath()}
+	return &Task{CueID: c.ID, AgentID: agent, Inputs: inputs, Tools: tools}
 }
 
 // withBlackboard fills the task's blackboard snapshot with the board as it

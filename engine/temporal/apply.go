@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
@@ -165,33 +164,13 @@ func (w *wf) stop(f *flight, why string) {
 // cues it depends on (in plan order, later ones winning), the cue's inputs,
 // the blackboard and the agent's tools (as the local runner builds it).
 func (w *wf) task(pos int, f *flight) *runner.Task {
-	c := w.plan.Order[pos]
-	inputs := map[string]any{}
-	for k, v := range w.in.Inputs {
-		inputs[k] = v
-	}
-	var producers []int
-	w.plan.EachAncestorIn(c, w.core.WithOutputs(), func(anc *planner.Cue) { producers = append(producers, w.core.Pos(anc.ID)) })
-	sort.Ints(producers)
-	for _, p := range producers {
-		for k, v := range w.core.Outputs(p) {
-			inputs[k] = v
-		}
-	}
-	for k, v := range c.Inputs {
-		inputs[k] = v
-	}
-	tools := []string{}
-	for _, t := range w.plan.Tools {
-		if t.Agent == f.agent.ID {
-			tools = t.At(0)
-		}
-	}
+	t := runner.PlanTask(w.plan, w.core, pos, w.in.Inputs, f.agent.ID)
+	t.RunID, t.Attempt = w.in.RunID, f.number
 	entries := map[string]runner.BlackboardEntry{}
 	for k, e := range w.board {
 		entries[k] = runner.BlackboardEntry{Key: k, Value: e.value, Version: e.version, Author: e.author}
 	}
-	return runner.WithBoard(&runner.Task{RunID: w.in.RunID, CueID: c.ID, AgentID: f.agent.ID, Attempt: f.number, Inputs: inputs, Tools: tools}, entries)
+	return runner.WithBoard(t, entries)
 }
 
 // phase runs one of the attempt's activities on its agent's queue; ok runs

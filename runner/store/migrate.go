@@ -112,14 +112,8 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	case version == schemaVersion:
 		return nil
 	case version == 0:
-		var tables int
-		err := tx.QueryRowContext(ctx,
-			"SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").Scan(&tables)
-		if err != nil {
+		if err := notOrch(ctx, tx); err != nil {
 			return err
-		}
-		if tables > 0 {
-			return fmt.Errorf("%w (it has %d tables and no orch schema version)", ErrNotOrch, tables)
 		}
 	}
 	for v := version; v < schemaVersion; v++ {
@@ -157,4 +151,20 @@ func schemaHeader(ctx context.Context, q interface {
 			ErrNewerSchema, version, schemaVersion)
 	}
 	return version, nil
+}
+
+// notOrch says why a file with no orch schema version cannot be used: it
+// has tables of its own (another program's database). An empty file is
+// fine: orch creates its tables.
+func notOrch(ctx context.Context, tx *sql.Tx) error {
+	var tables int
+	err := tx.QueryRowContext(ctx,
+		"SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").Scan(&tables)
+	if err != nil {
+		return err
+	}
+	if tables > 0 {
+		return fmt.Errorf("%w (it has %d tables and no orch schema version)", ErrNotOrch, tables)
+	}
+	return nil
 }

@@ -130,14 +130,8 @@ func checkSchema(ctx context.Context, db *sql.DB) error {
 	}
 	switch {
 	case version == 0:
-		var tables int
-		err := tx.QueryRowContext(ctx,
-			"SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").Scan(&tables)
-		if err != nil {
+		if err := notOrch(ctx, tx); err != nil {
 			return err
-		}
-		if tables > 0 {
-			return fmt.Errorf("%w (it has %d tables and no orch schema version)", ErrNotOrch, tables)
 		}
 		return fmt.Errorf("%w: it has no tables yet; a command that writes (orch run) creates them", ErrNoTables)
 	case version < schemaVersion:
