@@ -239,8 +239,16 @@ func (c *checker) cue(cl *Cuelist, g *CueGraph, cue *Cue, ids []string) {
 	}
 	cueRef("/auto_follow", cue.AutoFollow, "auto_follow")
 	if cue.Prompt != "" {
-		c.prompt(cue.Origin, "/prompt", cue.Prompt)
+		var item []string
+		if cue.ForEach != nil {
+			item = []string{cue.ForEach.Name()}
+			if cue.ForEach.Name() != "item" {
+				item = append(item, "item")
+			}
+		}
+		c.prompt(cue.Origin, "/prompt", cue.Prompt, item...)
 	}
+	c.forEach(cue)
 	provided := map[string]bool{}
 	agentsUnsure := false // an agent unknown, or what it provides lost to an error
 	for i, id := range cue.Agents {

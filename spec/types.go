@@ -203,6 +203,8 @@ type Cue struct {
 	// children that completed under the cue's attempt into the cue's
 	// outputs (its agents' own outputs win a clash).
 	AcceptChildExports bool `json:"accept_child_exports,omitempty"`
+	// ForEach fans the cue out over a list: one task per item.
+	ForEach *ForEach `json:"for_each,omitempty"`
 }
 
 // Manual reports whether a person must say GO.
@@ -285,6 +287,7 @@ func decodeCue(m map[string]any) *Cue {
 	c.ReadyCheck = stringList(m["ready_check"])
 	c.WarningLead = durationOf(m["warning_lead"])
 	c.AcceptChildExports, _ = m["accept_child_exports"].(bool)
+	c.ForEach = decodeForEach(m["for_each"])
 	return c
 }
 
