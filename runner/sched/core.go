@@ -87,6 +87,10 @@ type cue struct {
 	holding  []Subject // what the cue holds while in GO
 	warnedAt time.Time // when it went into WARNING (this process)
 	goAt     time.Time // when it went into GO (this process)
+
+	fan    *fanOut // a for_each cue, once expanded (fanout.go)
+	parent *cue    // an item of a fan-out: its for_each cue
+	item   int     // an item: its index in the list
 }
 
 // phase is where one target agent of a cue is.
@@ -254,6 +258,7 @@ func (c *Core) StandDown(reason string) {
 func (c *Core) EndAll(s State, reason string) {
 	for _, cr := range c.cues {
 		if !cr.state.Final() {
+			c.stopItems(cr, fmt.Sprintf("cue %s is %s", cr.spec.ID, s))
 			c.endCue(cr, s, reason)
 		}
 	}
@@ -276,7 +281,9 @@ func (c *Core) StopCue(id, reason string) (bool, string) {
 		cr.asking = false
 		c.asking--
 	}
-	c.endCueWhy(cr, Stopped, reason, fmt.Sprintf("cue %s was stopped: %s", id, reason)) // who stopped it reaches its agents and their children
+	why := fmt.Sprintf("cue %s was stopped: %s", id, reason) // who stopped it reaches its agents and their children
+	c.stopItems(cr, why)
+	c.endCueWhy(cr, Stopped, reason, why)
 	return true, ""
 }
 

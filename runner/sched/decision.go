@@ -86,6 +86,12 @@ const (
 	// CooldownCleared: record that Agent's cooldown ended at Until because
 	// its attempt at cue Cue succeeded (seed 004 §3: RecordSuccess).
 	CooldownCleared
+	// Expand: for_each cue Cue fans out into Items (their ids; Values, the
+	// items, in order), which are cues of the core from now on, at the
+	// positions after every cue before them. Recorded before any item's
+	// GO; Restored: the record has it already (a resumed run). Reason, when
+	// set, is a note (the list is empty).
+	Expand
 )
 
 // Decision is one thing the core decided. Which fields are set depends on
@@ -111,6 +117,9 @@ type Decision struct {
 	Subject      Subject
 	Capacity     int
 	Holders      []int
+	Items        []string
+	Values       []any
+	Restored     bool
 }
 
 // Subject is something cues hold while in GO: a resource (one unit per

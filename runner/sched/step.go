@@ -55,6 +55,9 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 		c.endCue(cr, Blocked, fmt.Sprintf("dependency %s %s", dep, why))
 		return false
 	}
+	if cr.spec.ForEach != nil {
+		return c.stepFanOut(cr)
+	}
 	switch cr.state {
 	case Interrupted:
 		if !cr.approved {
@@ -66,9 +69,15 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 		if !c.warnable(cr) {
 			return false // a dependency's change touches it again
 		}
+		if cr.parent != nil && !c.fanAdmitsWarning(cr) {
+			return false // woken when an item of its fan-out moves on
+		}
 		if c.prepared >= c.cfg.Parallel {
 			c.waitWarn.push(cr.pos)
 			return false
+		}
+		if cr.parent != nil {
+			cr.parent.fan.prepared++
 		}
 		cr.warnedAt = now
 		why := ""
@@ -113,6 +122,9 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 			c.askForGo(cr)
 			return false
 		}
+		if cr.parent != nil && !c.fanAdmitsGo(cr) {
+			return false // woken when an item of its fan-out leaves GO
+		}
 		if c.inGo >= c.cfg.Parallel {
 			c.waitGo.push(cr.pos)
 			return false
@@ -125,6 +137,10 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 		}
 		c.freePrepared()
 		c.inGo++
+		if cr.parent != nil {
+			c.itemLeft(cr, Standby)
+			cr.parent.fan.inGo++
+		}
 		cr.goAt = now
 		c.setState(cr, Go, "")
 		for i := range cr.targets {
@@ -351,12 +367,15 @@ func (c *Core) endCueWhy(cr *cue, s State, reason, stopWhy string) {
 			c.decide(Decision{Kind: StopAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Reason: stopWhy})
 		}
 	}
-	switch cr.state {
-	case Warning, Standby:
+	switch {
+	case cr.state == Warning || cr.state == Standby:
 		c.freePrepared()
-	case Go:
+	case cr.state == Go && cr.fan == nil: // a for_each cue holds no GO slot: its items do
 		c.freeGo()
 		c.release(cr)
+	}
+	if cr.parent != nil {
+		c.itemLeft(cr, cr.state)
 	}
 	if (cr.spec.Manual() || cr.state == Interrupted) && !cr.approved {
 		c.unapproved--
@@ -370,6 +389,16 @@ func (c *Core) endCueWhy(cr *cue, s State, reason, stopWhy string) {
 		d.Outputs = cr.outputs
 	}
 	c.decide(d)
+	if cr.parent != nil {
+		c.itemEnded(cr)
+	}
+}
+
+// endCueClass is endCue for a cue that fails without an attempt (a
+// fan-out's list that is not one), recording the failure's class.
+func (c *Core) endCueClass(cr *cue, s State, reason, class string) {
+	c.endCue(cr, s, reason)
+	c.out[len(c.out)-1].Class = class
 }
 
 // warningLead is how long before its GO a cue with no dependencies gets
