@@ -47,6 +47,14 @@ func promptData(t *Task) map[string]any {
 		entries[k] = map[string]any{"value": e.Value, "version": e.Version, "author": e.Author}
 	}
 	d["blackboard_entries"] = entries
+	if t.Item != nil { // a fan-out's item: {{.item}}, and {{.<as>}}
+		var v any
+		_ = json.Unmarshal(t.Item, &v)
+		d["item"] = v
+		if t.ItemName != "" {
+			d[t.ItemName] = v
+		}
+	}
 	return d
 }
 

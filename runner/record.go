@@ -247,6 +247,12 @@ type CueRecord struct {
 	ReachedGo     bool           // GO was sent for the cue in its latest try
 	Outputs       map[string]any // of a completed cue
 	Approved      bool           // a person said GO
+	// Parent, Kind: a child task's or a fan-out item's ("item"); Item is an
+	// item's item, and Position orders the records as the run made them.
+	Parent   string
+	Kind     string
+	Item     json.RawMessage
+	Position int
 }
 
 // AttemptRef names one attempt of a cue.

@@ -316,8 +316,10 @@ func (r *run) start(ctx context.Context) error {
 			r.emit(Event{Type: EvNote, Reason: fmt.Sprintf("stopped %d process(es) left running by the run's previous owner: pids %v", len(killed), killed)})
 		}
 		r.emit(Event{Type: EvRunState, State: string(RunRunning), Reason: fmt.Sprintf("continued by process %d on %s", os.Getpid(), host)})
-		for id, c := range rec.Cues {
-			r.restore(id, c)
+		for _, c := range r.plan.Order { // a fan-out's items are restored with it
+			if cr, ok := rec.Cues[c.ID]; ok {
+				r.restore(c.ID, cr, rec)
+			}
 		}
 		r.core.Begin(began)
 		r.apply(ctx, nil)
@@ -332,14 +334,24 @@ func (r *run) start(ctx context.Context) error {
 	return r.record(ctx, Event{Type: EvRunStarted, Data: data})
 }
 
-// restore gives the core a recorded cue (see sched.Core.Restore).
-func (r *run) restore(id string, c CueRecord) {
+// restore gives the core a recorded cue (see sched.Core.Restore), with
+// its items when it fanned out.
+func (r *run) restore(id string, c CueRecord, run *RunRecord) {
+	rec := r.recorded(c)
+	if r.plan.ByID[id].ForEach != nil {
+		rec.Items = r.recordedItems(id, run)
+	}
+	r.core.Restore(id, rec)
+}
+
+// recorded is a cue record as the core takes it back.
+func (r *run) recorded(c CueRecord) sched.Recorded {
 	rec := sched.Recorded{State: sched.State(c.State), Reason: c.Reason, Attempts: c.Attempts, AgentAttempts: c.AgentAttempts,
 		Outputs: r.redact.Restore(c.Outputs), Approved: c.Approved}
 	for _, a := range c.Running {
 		rec.Running = append(rec.Running, sched.Running{Agent: a.Agent, Number: a.Number})
 	}
-	r.core.Restore(id, rec)
+	return rec
 }
 
 // restoreTasks closes what the run's previous owner left open of its child

@@ -89,9 +89,10 @@ func openWorktrees(runID, root string, agents []string) (*worktrees, error) {
 }
 
 // branchPart makes a task id a branch name's part: a child's "/" and what
-// git refuses in a ref ("..", a trailing "." or ".lock") become "_".
+// git refuses in a ref ("..", a trailing "." or ".lock") become "_", and a
+// fan-out item's brackets (which git refuses) "@": CUE[0] is CUE@0.
 func branchPart(id string) string {
-	s := safeName(id)
+	s := strings.NewReplacer("[", "@", "]", "").Replace(safeName(id))
 	if strings.Contains(s, "..") || strings.HasSuffix(s, ".") || strings.HasSuffix(s, ".lock") {
 		s = strings.ReplaceAll(s, ".", "_")
 	}
