@@ -74,6 +74,16 @@ func describeEvent(e runner.Event) string {
 	case runner.EvNote:
 		who := strings.TrimSpace(e.Cue + " " + e.Agent)
 		return strings.TrimSpace(who + ": " + e.Reason)
+	case runner.EvFanOut:
+		d, _ := e.Data.(runner.FanOutData) // nil data: the zero value
+		ids := make([]string, len(d.Items))
+		for i, it := range d.Items {
+			ids[i] = it.ID
+		}
+		if len(ids) == 0 {
+			return e.Cue + " fans out into no items"
+		}
+		return fmt.Sprintf("%s fans out into %d item(s): %s", e.Cue, len(ids), shortList(ids, 5))
 	case runner.EvTaskStarted:
 		d, _ := e.Data.(runner.TaskStartedData) // nil data: the zero value
 		verb := "handed off to"

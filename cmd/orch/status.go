@@ -240,6 +240,7 @@ type cueJSON struct {
 	Credits   float64        `json:"credits"`
 	Used
 	Reported *reportedJSON `json:"reported,omitempty"` // the state its agent last reported (status.report)
+	Items    *itemsJSON    `json:"items,omitempty"`    // a fan-out's (for_each) items: each is a cue with kind item
 }
 
 type attemptJSON struct {
@@ -279,10 +280,11 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 		if r.OwnerPID != 0 {
 			out.Owner = &ownerJSON{PID: r.OwnerPID, Host: r.OwnerHost}
 		}
+		fans := fanOuts(r.Cues)
 		for _, c := range r.Cues {
 			cj := cueJSON{ID: c.ID, Parent: c.Parent, Kind: c.Kind, Depth: c.Depth, TaskRef: c.TaskRef, State: string(c.State), Reason: c.Reason, Agents: c.Agents, After: c.After, WarningAt: timeJSON(c.WarningAt),
 				StandbyAt: timeJSON(c.StandbyAt), GoAt: timeJSON(c.GoAt), EndedAt: timeJSON(c.EndedAt), Outputs: c.Outputs, Attempts: []attemptJSON{},
-				Credits: c.Used().Credits, Used: usedJSON(c.Used()), Reported: reported[c.ID]}
+				Credits: c.Used().Credits, Used: usedJSON(c.Used()), Reported: reported[c.ID], Items: fans[c.ID]}
 			for _, a := range c.Attempts {
 				aj := attemptJSON{Number: a.Number, Agent: a.Agent, State: string(a.State), Reason: a.Reason,
 					Class: a.Class, ExitCode: a.ExitCode, StartedAt: timeJSON(a.StartedAt), EndedAt: timeJSON(a.EndedAt),
@@ -318,6 +320,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	fmt.Fprint(io.out, "\n\n")
 	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CUE\tSTATE\tAGENTS\tATTEMPTS\tPREPARE\tGO\tTOOK\tREASON")
+	fans := fanOuts(r.Cues)
 	for _, row := range cueTree(r.Cues) {
 		c := row.cue
 		name := c.ID
@@ -325,7 +328,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 			name = row.prefix + c.ID + " " + c.Kind
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, c.State, strings.Join(c.Agents, ","), len(c.Attempts),
-			between(c.WarningAt, c.GoAt), ago0(c.GoAt, r.StartedAt), between(c.GoAt, c.EndedAt), oneLine(c.Reason, 80))
+			between(c.WarningAt, c.GoAt), ago0(c.GoAt, r.StartedAt), between(c.GoAt, c.EndedAt), oneLine(fanOutReason(fans[c.ID], c), 80))
 	}
 	_ = tw.Flush()
 	var failed []string
