@@ -31,6 +31,9 @@ func describeEvent(e runner.Event) string {
 	case runner.EvRunState:
 		return with("run " + e.State)
 	case runner.EvCueState:
+		if d, _ := e.Data.(runner.CueStateData); d.Class != "" { // a failure no attempt had (a fan-out's list)
+			return with(fmt.Sprintf("%s %s (%s)", e.Cue, e.State, d.Class))
+		}
 		return with(e.Cue + " " + e.State)
 	case runner.EvAttemptStarted:
 		d, _ := e.Data.(runner.AttemptStartedData) // nil data: the zero value

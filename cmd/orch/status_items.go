@@ -16,7 +16,8 @@ import (
 type itemsJSON struct {
 	Count     int            `json:"count"`
 	Completed int            `json:"completed"`
-	Failed    int            `json:"failed"`  // failed, stopped or blocked
+	Failed    int            `json:"failed"`
+	Stopped   int            `json:"stopped"` // stopped (orch stop, or another item failed under on_failure: fast)
 	Running   int            `json:"running"` // in WARNING, STANDBY or GO
 	Pending   int            `json:"pending"` // not started, or waiting for a GO (interrupted)
 	States    map[string]int `json:"states"`
@@ -42,6 +43,8 @@ func fanOuts(cues []store.CueDetail) map[string]*itemsJSON {
 		switch {
 		case c.State == runner.CueCompleted:
 			f.Completed++
+		case c.State == runner.CueStopped:
+			f.Stopped++
 		case c.State.Final():
 			f.Failed++
 		case c.State == runner.CueWarning || c.State == runner.CueStandby || c.State == runner.CueGo:
@@ -59,7 +62,7 @@ func (f *itemsJSON) text() string {
 	for _, p := range []struct {
 		n    int
 		what string
-	}{{f.Completed, "completed"}, {f.Failed, "failed"}, {f.Running, "running"}, {f.Pending, "pending"}} {
+	}{{f.Completed, "completed"}, {f.Failed, "failed"}, {f.Stopped, "stopped"}, {f.Running, "running"}, {f.Pending, "pending"}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
 		}

@@ -292,7 +292,7 @@ func (c *Core) StopCue(id, reason string) (bool, string) {
 func (c *Core) StoppedCues() []string {
 	var out []string
 	for _, cr := range c.cues {
-		if cr.state == Stopped && !c.stopping {
+		if cr.state == Stopped && !c.stopping && cr.parent == nil { // a stopped item fails its fan-out, which says so
 			out = append(out, cr.spec.ID)
 		}
 	}
