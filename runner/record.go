@@ -253,6 +253,10 @@ type CueRecord struct {
 	Kind     string
 	Item     json.RawMessage
 	Position int
+	// ItemAttempts is, for a fan-out that expands afresh (orch retry), the
+	// highest attempt number each of its earlier items used: an item of
+	// the same id goes on numbering after it.
+	ItemAttempts map[string]int
 }
 
 // AttemptRef names one attempt of a cue.

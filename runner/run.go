@@ -339,7 +339,7 @@ func (r *run) start(ctx context.Context) error {
 func (r *run) restore(id string, c CueRecord, run *RunRecord) {
 	rec := r.recorded(c)
 	if r.plan.ByID[id].ForEach != nil {
-		rec.Items = r.recordedItems(id, run)
+		rec.Items, rec.ItemAttempts = r.recordedItems(id, run), c.ItemAttempts
 	}
 	r.core.Restore(id, rec)
 }

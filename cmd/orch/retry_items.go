@@ -80,14 +80,18 @@ func shortList(ids []string, n int) string {
 // record takes the items into the record the run continues from: forgotten
 // when the cue expands again; else those that run again are pending, with
 // their attempt numbers continuing and their agents' failures forgotten.
-func (ip *itemsPlan) record(cues map[string]runner.CueRecord) {
+func (ip *itemsPlan) record(cues map[string]runner.CueRecord, cue string) {
 	if ip == nil {
 		return
 	}
-	if ip.fresh {
+	if ip.fresh { // the items' attempt numbers go on: a new item of the same id continues them
+		parent := cues[cue]
+		parent.ItemAttempts = map[string]int{}
 		for _, id := range ip.ids {
+			parent.ItemAttempts[id] = cues[id].Attempts
 			delete(cues, id)
 		}
+		cues[cue] = parent
 		return
 	}
 	for _, id := range ip.again {

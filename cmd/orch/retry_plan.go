@@ -156,7 +156,7 @@ func (rp *retryPlan) record(rec *runner.RunRecord) *runner.RunRecord {
 		out.Cues[v.id] = runner.CueRecord{State: runner.CuePending, Attempts: c.Attempts, AgentAttempts: map[string]int{}, Running: c.Running}
 	}
 	for _, v := range rp.verdicts {
-		v.items.record(out.Cues)
+		v.items.record(out.Cues, v.id)
 	}
 	return &out
 }

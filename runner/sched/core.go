@@ -91,6 +91,9 @@ type cue struct {
 	fan    *fanOut // a for_each cue, once expanded (fanout.go)
 	parent *cue    // an item of a fan-out: its for_each cue
 	item   int     // an item: its index in the list
+	// itemAttempts: a for_each cue expanding afresh, the attempt numbers
+	// its earlier items used (by id), which its new ones continue.
+	itemAttempts map[string]int
 }
 
 // phase is where one target agent of a cue is.

@@ -187,7 +187,7 @@ func (c *Core) addItem(p *cue, i int, id string) *cue {
 	sc.Dependencies = slicesClone(p.spec.Dependencies)
 	pc := &planner.Cue{Cue: &sc, Index: p.spec.Index, Deps: p.spec.Deps, After: p.spec.After, Wave: p.spec.Wave,
 		Estimate: p.spec.Estimate, Remaining: p.spec.Remaining, Critical: p.spec.Critical, Priority: p.spec.Priority}
-	it := &cue{pos: len(c.cues), spec: pc, state: Pending, parent: p, item: i}
+	it := &cue{pos: len(c.cues), spec: pc, state: Pending, parent: p, item: i, attempts: p.itemAttempts[id]}
 	for _, a := range p.spec.Agents {
 		it.targets = append(it.targets, target{listed: a, agent: c.plan.Agents[a]})
 	}
@@ -395,6 +395,7 @@ func (c *Core) restoreFanOut(cr *cue, rec Recorded) {
 		return
 	}
 	if rec.Items == nil {
+		cr.itemAttempts = rec.ItemAttempts
 		if rec.State != Pending {
 			c.setState(cr, Pending, "its run's owner stopped; it starts over")
 		}

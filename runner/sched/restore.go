@@ -13,8 +13,12 @@ type Recorded struct {
 	Outputs       map[string]any
 	Approved      bool
 	// Items is a for_each cue's recorded expansion, in item order (nil: it
-	// had not expanded).
+	// had not expanded, or expands afresh).
 	Items []RecordedItem
+	// ItemAttempts: the highest attempt number of each item of an earlier
+	// expansion, for a fan-out that expands afresh (attempt numbers of an
+	// item of the same id continue).
+	ItemAttempts map[string]int
 }
 
 // Running names an attempt recorded as running.
