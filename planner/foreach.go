@@ -7,9 +7,8 @@ import (
 // forEachDiags checks what a fan-out's from names, as a condition's
 // CUE.key is checked: the cue must depend on CUE (directly or not), so that
 // its output is known when the list is read, and CUE's agents must provide
-// the key when they declare what they provide. It warns when the items can
-// never be as many in GO at once as max_parallel says: an agent serves at
-// most its concurrency of cues (and items) at once.
+// the key. It warns when an agent's concurrency holds the items back (see
+// concurrencyDiags).
 func forEachDiags(p *Plan) spec.Diagnostics {
 	var diags spec.Diagnostics
 	isCue := func(id string) bool { return p.ByID[id] != nil }
@@ -21,25 +20,7 @@ func forEachDiags(p *Plan) spec.Diagnostics {
 		if f.From != "" {
 			diags = append(diags, fromDiags(p, c, isCue)...)
 		}
-		want, ptr := f.MaxParallel, "/for_each/max_parallel"
-		if want == 0 {
-			want, ptr = p.Cuelist.MaxParallel, "/for_each"
-			if want <= 0 {
-				want = 4 // the runner's default max_parallel
-			}
-		}
-		if f.From == "" {
-			want = min(want, len(f.Items))
-		}
-		for _, id := range c.Agents {
-			a := p.Agents[id]
-			if a == nil || want <= a.MaxConcurrency() {
-				continue
-			}
-			diags.Add(spec.Warning, c.At(ptr), c.Ptr+ptr, "for-each-concurrency",
-				"the items of cue %s run at most %d at a time, not %d: agent %s serves %d cue(s) at once (set its concurrency: %d)",
-				c.ID, a.MaxConcurrency(), want, a.ID, a.MaxConcurrency(), want)
-		}
+		diags = append(diags, concurrencyDiags(p, c)...)
 	}
 	return diags
 }
@@ -71,6 +52,34 @@ func fromDiags(p *Plan, c *Cue, isCue func(string) bool) spec.Diagnostics {
 		diags.Add(spec.Error, c.At(ptr), c.Ptr+ptr, "unknown-output",
 			"for_each of cue %s reads output %q of cue %s, whose agents provide nothing: add %s to an agent's provides",
 			c.ID, key, id, key)
+	}
+	return diags
+}
+
+// concurrencyDiags warns when the items of fan-out c can never be as many
+// in GO at once as its max_parallel says (an agent serves at most its
+// concurrency of cues, and items, at once), or, without max_parallel, when
+// an agent that serves one cue at a time (concurrency left out) runs them
+// one after another: max_parallel: 1 says that is meant.
+func concurrencyDiags(p *Plan, c *Cue) spec.Diagnostics {
+	var diags spec.Diagnostics
+	f := c.ForEach
+	if f.From == "" && len(f.Items) < 2 {
+		return nil
+	}
+	for _, id := range c.Agents {
+		a := p.Agents[id]
+		switch {
+		case a == nil:
+		case f.MaxParallel > a.MaxConcurrency():
+			diags.Add(spec.Warning, c.At("/for_each/max_parallel"), c.Ptr+"/for_each/max_parallel", "for-each-concurrency",
+				"the items of cue %s run at most %d at a time, not %d: agent %s serves %d cue(s) at once (set its concurrency: %d)",
+				c.ID, a.MaxConcurrency(), f.MaxParallel, a.ID, a.MaxConcurrency(), f.MaxParallel)
+		case f.MaxParallel == 0 && a.Concurrency == 0:
+			diags.Add(spec.Warning, c.At("/for_each"), c.Ptr+"/for_each", "for-each-concurrency",
+				"the items of cue %s run one at a time: agent %s serves one cue at once (set its concurrency, or max_parallel: 1 to say it is meant)",
+				c.ID, a.ID)
+		}
 	}
 	return diags
 }
