@@ -34,11 +34,11 @@ type RunDetail struct {
 // spawned agent: Parent is set); times are zero until it gets there.
 type CueDetail struct {
 	ID        string
-	Parent    string // the task that started it; "" for a plan cue
-	Kind      string // handoff or spawn; item for a fan-out's item (dropped: of an earlier expansion); "" for a plan cue
+	Parent    string          // the task that started it; "" for a plan cue
+	Kind      string          // handoff or spawn; item for a fan-out's item (dropped: of an earlier expansion); "" for a plan cue
 	Item      json.RawMessage // an item's item
-	Depth     int    // 0 for a plan cue, 1 for its children, ...
-	TaskRef   string // the task_id the sender of a handoff gave
+	Depth     int             // 0 for a plan cue, 1 for its children, ...
+	TaskRef   string          // the task_id the sender of a handoff gave
 	Agents    []string
 	After     []string // the cues it waits for (recorded from schema 6 on)
 	Manual    bool     // a person says GO
