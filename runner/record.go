@@ -248,7 +248,8 @@ type CueRecord struct {
 	Outputs       map[string]any // of a completed cue
 	Approved      bool           // a person said GO
 	// Parent, Kind: a child task's or a fan-out item's ("item"); Item is an
-	// item's item, and Position orders the records as the run made them.
+	// item's item, and Position orders a fan-out's items as the run made
+	// them (item order).
 	Parent   string
 	Kind     string
 	Item     json.RawMessage

@@ -320,7 +320,10 @@ func (d *DB) LoadRun(ctx context.Context, runID string) (*runner.RunRecord, erro
 			continue // an item of an earlier expansion: its record stays, the run has no such task any more
 		}
 		cr := runner.CueRecord{State: c.State, Reason: c.Reason, Approved: c.Approved, AgentAttempts: map[string]int{},
-			ReachedGo: c.State == runner.CueGo, Parent: c.Parent, Kind: c.Kind, Item: c.Item, Position: len(rec.Cues)}
+			ReachedGo: c.State == runner.CueGo, Parent: c.Parent, Kind: c.Kind, Item: c.Item}
+		if c.Kind == "item" {
+			cr.Position = len(rec.Cues) // the rows come in the order the run made them
+		}
 		for _, a := range c.Attempts {
 			cr.Attempts = max(cr.Attempts, a.Number)
 			if a.State == runner.AttemptFailed {
