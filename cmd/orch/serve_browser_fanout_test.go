@@ -3,9 +3,7 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,28 +47,7 @@ func TestBrowserFanOut(t *testing.T) {
 	db := newDB(t)
 	base := serveDB(t, db, "").URL
 
-	bin := binaries(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "cuelist.yaml"), []byte(fanOutCuelist), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command(filepath.Join(bin, "orch"), "run", "cuelist.yaml")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &out
-	cmd.Env = append(os.Environ(), "ORCH_DB="+db, "NO_COLOR=1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	run := startRun(t, fanOutCuelist, db)
 
 	// The run's page, once FAN has its items: one node for FAN, with its
 	// counts, and no node for an item.
@@ -83,7 +60,7 @@ func TestBrowserFanOut(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if runID == "" {
-		t.Fatalf("FAN never expanded:\n%s", out.String())
+		t.Fatalf("FAN never expanded:\n%s", run.out.String())
 	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/#/run/"+runID)); err != nil {
 		t.Fatal(err)
@@ -115,7 +92,7 @@ func TestBrowserFanOut(t *testing.T) {
 
 	// The last item completes: its node turns live, FAN's counts follow and
 	// FAN fails (one item failed).
-	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(run.dir, "release"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "FAN[3] completed", node("FAN[3]")+`.includes("s-completed")`, time.Minute)
@@ -128,9 +105,9 @@ func TestBrowserFanOut(t *testing.T) {
 	}
 	waitJS(t, ctx, "FAN closed", `document.querySelectorAll("svg.dag [data-cue]").length === 3`, time.Minute)
 	select {
-	case <-exited:
+	case <-run.exited:
 	case <-time.After(time.Minute):
-		t.Fatalf("orch run did not end\n%s", out.String())
+		t.Fatalf("orch run did not end\n%s", run.out.String())
 	}
 }
 

@@ -1,12 +1,11 @@
 package temporal
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/orch-cli/orch/internal/testfs"
 	"github.com/orch-cli/orch/runner"
 )
 
@@ -16,8 +15,7 @@ import (
 // ORCH_ITEM, and the cue's outputs are lists in item order that a
 // dependent reads.
 func TestFanOutOnTemporal(t *testing.T) {
-	root := t.TempDir()
-	files := map[string]string{
+	root := testfs.Write(t, map[string]string{
 		"c.yaml": `agent:
   id: plan
   run: echo 'tasks=[{"id":"db"},{"id":"ui"},{"id":"docs"}]' >> "$ORCH_OUTPUT"
@@ -44,12 +42,7 @@ cuelist:
     - {id: IMPLEMENT, agents: [impl], dependencies: [PLAN], for_each: {from: PLAN.tasks, max_parallel: 2}}
     - {id: SHOW, agents: [show], dependencies: [IMPLEMENT]}
 `,
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	}, 0o644)
 	env := runEnv(t, root)
 	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r6", Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml")})
 	var res RunResult

@@ -31,16 +31,9 @@ func forEachJSON(c *planner.Cue) *JSONForEach {
 		out.OnFailure = spec.OnFailureFast
 	}
 	if f.From == "" {
-		out.Items = nonNilItems(f.Items)
+		out.Items = nonNil(f.Items)
 	}
 	return out
-}
-
-func nonNilItems(items []any) []any {
-	if items == nil {
-		return []any{}
-	}
-	return items
 }
 
 // forEachText says what a fan-out fans out over, in a few words: "for each

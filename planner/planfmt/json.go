@@ -169,9 +169,10 @@ func ids(cues []*planner.Cue) []string {
 	return out
 }
 
-func nonNil(s []string) []string {
+// nonNil is s, or an empty list for nil (JSON [] rather than null).
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
