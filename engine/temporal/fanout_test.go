@@ -43,16 +43,7 @@ cuelist:
     - {id: SHOW, agents: [show], dependencies: [IMPLEMENT]}
 `,
 	}, 0o644)
-	env := runEnv(t, root)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r6", Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml")})
-	var res RunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	evs := events(t, env)
-	if res.State != "completed" {
-		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
-	}
+	evs := runCompleted(t, root, "c.yaml", "r6")
 	expanded, firstGo := -1, -1
 	var outputs map[string]any
 	for i, e := range evs {
