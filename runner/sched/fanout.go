@@ -231,13 +231,20 @@ func (c *Core) itemLeft(cr *cue, from State) {
 	switch from {
 	case Warning, Standby:
 		f.prepared--
-		if pos := f.waitWarn.pop(); pos >= 0 {
-			c.touched.push(pos)
-		}
+		c.wakeItem(f.waitWarn)
 	case Go:
 		f.inGo--
-		if pos := f.waitGo.pop(); pos >= 0 {
+		c.wakeItem(f.waitGo)
+	}
+}
+
+// wakeItem touches the earliest item of q still waiting: one that ended
+// while it waited (orch stop RUN CUE[n]) does not take the slot's turn.
+func (c *Core) wakeItem(q *cueQueue) {
+	for pos := q.pop(); pos >= 0; pos = q.pop() {
+		if !c.cues[pos].state.Final() {
 			c.touched.push(pos)
+			return
 		}
 	}
 }

@@ -192,3 +192,20 @@ func TestFanOutStop(t *testing.T) {
 		t.Error("not finished")
 	}
 }
+
+// An item stopped while it waited for its fan-out's slot does not take the
+// slot's turn: the next waiting item gets it.
+func TestFanOutStoppedWaiterLosesNoSlot(t *testing.T) {
+	h := newHarness(t, "", `    - {id: F, agents: [b], for_each: {items: [1, 2, 3, 4, 5], max_parallel: 1, on_failure: continue}}
+`, fanAgents, 10, false)
+	h.core.Begin(h.now)
+	h.advance() // F[0] in GO, F[1] prepared; F[2].. wait for a prepared slot
+	if ok, why := h.core.StopCue("F[2]", "by me"); !ok {
+		t.Fatal(why)
+	}
+	h.take()
+	h.completed("F[0]") // F[1] goes; the prepared slot frees: F[3], not the stopped F[2]
+	if s := h.state("F[3]"); s != sched.Standby {
+		t.Errorf("F[3] is %s, want standby (prepared in F[2]'s turn)", s)
+	}
+}
