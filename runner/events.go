@@ -168,6 +168,7 @@ var dataTypes = map[string]reflect.Type{
 	// Added later: kept at the end.
 	EvBlackboardConflict: reflect.TypeFor[BlackboardConflictData](),
 	EvEscalationAcked:    reflect.TypeFor[EscalationAckedData](),
+	EvMerge:              reflect.TypeFor[MergeData](),
 }
 
 // CheckEventData reports an error when data is not what an event of type

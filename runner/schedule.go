@@ -88,6 +88,8 @@ func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool 
 		r.emit(Event{Type: EvManualGo, Cue: c.ID, Reason: d.Reason})
 	case sched.AskForGo:
 		r.askForGo(ctx, d.Cue)
+	case sched.StartMerge, sched.ResolveMerge, sched.AskMerge, sched.ContinueMerge, sched.MergeEnded, sched.StopMerge:
+		r.applyMerge(ctx, d)
 	}
 	return true
 }

@@ -20,10 +20,11 @@ import (
 // of its own, <repository>/.orch/worktrees/<run>/<cue>-<attempt>-<agent>
 // (the repository is the one holding the project root), on a new branch
 // orch/<run>/<cue>/<attempt>. It starts from the commit of the dependency
-// that used a worktree (the first in plan order, when several did), else
-// from the commit HEAD was at when the run started. At the end of a
-// successful attempt what the agent left uncommitted is committed on its
-// branch; the worktrees are removed when the run ends and the branches kept.
+// that used a worktree, or from the merge of their branches when several
+// did (merge.go), else from the commit HEAD was at when the run started. At
+// the end of a successful attempt what the agent left uncommitted is
+// committed on its branch; the worktrees are removed when the run ends and
+// the branches kept.
 
 // gitTimeout bounds one git command (a worktree of a large repository takes
 // a while to check out).
@@ -35,11 +36,14 @@ const WorkspaceWorktree = "worktree"
 
 // worktrees are the run's: where they go and what they start from.
 type worktrees struct {
-	repo  string     // the top level of the project's repository
-	dir   string     // the run's worktrees: <repo>/.orch/worktrees/<run>
-	head  string     // the commit HEAD was at when the run started
-	runID string     //
-	mu    sync.Mutex // worktree add and remove change the shared repository: one at a time
+	repo string // the top level of the project's repository
+	dir  string // the run's worktrees: <repo>/.orch/worktrees/<run>
+	head string // the commit HEAD was at when the run started
+	// headName is the branch checked out then (else head, short): what the
+	// run's result is ahead of.
+	headName string
+	runID    string     //
+	mu       sync.Mutex // worktree add and remove change the shared repository: one at a time
 }
 
 // workspace is one attempt's worktree.
@@ -76,7 +80,10 @@ func openWorktrees(runID, root string, agents []string) (*worktrees, error) {
 		return nil, fmt.Errorf("agent %s has workspace: worktree, but the repository %s has no commit to start worktrees from: %w",
 			strings.Join(agents, ", "), top, err)
 	}
-	w := &worktrees{repo: top, head: head, runID: runID, dir: filepath.Join(top, ".orch", "worktrees", runID)}
+	w := &worktrees{repo: top, head: head, headName: head[:12], runID: runID, dir: filepath.Join(top, ".orch", "worktrees", runID)}
+	if name, err := git(ctx, top, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil && name != "" {
+		w.headName = name
+	}
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the run's worktree directory: %w", err)
 	}
