@@ -80,7 +80,7 @@ type attempt struct {
 	// resolveTask its GO task (merge_resolver.go).
 	resolving   *merge
 	resolveTask *Task
-	usage Usage // what it reported it used so far (its own goroutine only)
+	usage       Usage // what it reported it used so far (its own goroutine only)
 	// inputs are its GO task's inputs, set before GO (its own goroutine):
 	// what its children inherit.
 	inputs map[string]any
