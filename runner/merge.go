@@ -250,7 +250,7 @@ func (r *run) haltMerges(why string) {
 // event is an EvMerge of the merge's attempt, in state with reason.
 func (m *merge) event(state, reason string, data MergeData) Event {
 	data.Branch = m.tree.branch
-	return Event{Type: EvMerge, Cue: m.att.cue.ID, Agent: mergeAgent.ID, Attempt: m.att.number, State: state, Reason: reason, Data: data}
+	return Event{RunID: m.att.r.id, At: time.Now().UTC(), Type: EvMerge, Cue: m.att.cue.ID, Agent: mergeAgent.ID, Attempt: m.att.number, State: state, Reason: reason, Data: data}
 }
 
 // note records a step the round's goroutine took (not a decision: its
