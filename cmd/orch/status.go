@@ -193,10 +193,10 @@ type statusJSON struct {
 	Used
 	Worktrees []worktreeJSON `json:"worktrees"` // the branches the run's attempts worked on (kept after the run)
 	// Result is where a completed run's worktree branches were merged.
-	Result *runner.ResultBranch `json:"result,omitempty"`
-	Owner     *ownerJSON     `json:"owner,omitempty"`
-	Waiting   []string       `json:"waiting_for_go,omitempty"`
-	Counts    map[string]int `json:"counts"`
+	Result  *runner.ResultBranch `json:"result,omitempty"`
+	Owner   *ownerJSON           `json:"owner,omitempty"`
+	Waiting []string             `json:"waiting_for_go,omitempty"`
+	Counts  map[string]int       `json:"counts"`
 }
 
 // Used is what the agents reported they used (their credits are shown apart).
