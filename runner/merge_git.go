@@ -239,7 +239,7 @@ func (t *mergeTree) mergeAll(ctx context.Context, m *merge, heads []sched.MergeS
 			src := s
 			m.pending = &src
 			p := &sched.MergeProblem{Kind: "conflict", Files: files, Tasks: t.collided(ctx, heads[:i+1], s, files)}
-			p.Reason = fmt.Sprintf("merging %s's branch %s into %s conflicts in %s (%s collided)", s.Task, s.Branch, t.what, strings.Join(files, ", "), strings.Join(p.Tasks, " and "))
+			p.Reason = fmt.Sprintf("merging %s's branch %s into %s conflicts in %s (%s collided)", s.Task, s.Branch, t.what, strings.Join(files, ", "), andList(p.Tasks))
 			m.note(MergeConflict, p.Reason, MergeData{Task: s.Task, Files: files, Tasks: p.Tasks})
 			return p, nil
 		}
@@ -430,6 +430,14 @@ func (t *mergeTree) resultBranch(ctx context.Context, commit string) *ResultBran
 		rb.Ahead, _ = strconv.Atoi(n)
 	}
 	return rb
+}
+
+// andList is "A", "A and B", "A, B and C".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 func lines(s string) []string {

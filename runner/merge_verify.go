@@ -22,6 +22,8 @@ const verifyTail = 40
 // problem holding the command's last lines.
 func (m *merge) runVerify(ctx context.Context, r *run) (*sched.MergeProblem, error) {
 	a := m.att
+	r.sweeper.Begin(a.token) // what carries its token is the verify command's, while it runs
+	defer r.sweeper.End(a.token)
 	dir := (&workspace{path: m.tree.path}).dirFor(m.tree.w.repo, r.opts.ProjectRoot)
 	s, err := proc.NewStdio(false)
 	if err != nil {
