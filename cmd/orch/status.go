@@ -39,7 +39,9 @@ func newStatusCmd(io *streams) *cobra.Command {
 		Long: `Without RUN: the most recent runs, newest first. With RUN (an id, a unique
 prefix of one, or "last"): the run's cues with their state, agents,
 attempts, phase times and the reason for anything that did not complete,
-and each failed attempt with the last lines its agent printed (--tail-lines).`,
+and each failed attempt with the last lines its agent printed (--tail-lines);
+the git branches its worktree attempts and merges left, and the run's
+result branch (orch land RUN brings it into yours).`,
 		Example: `  orch status
   orch status last
   orch status 3f9a --output json
