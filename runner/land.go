@@ -1,12 +1,9 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -109,7 +106,7 @@ func Land(ctx context.Context, repo, runID, branch string) (*LandResult, error) 
 // in conflict, without touching the working tree or the index: git
 // merge-tree (git 2.38 and later), else a merge tried and taken back.
 func landConflicts(ctx context.Context, repo, branch string) ([]string, error) {
-	out, code, err := gitExit(ctx, repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", branch)
+	out, code, err := runGit(ctx, repo, true, "merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", branch)
 	switch {
 	case err == nil && code == 0:
 		return nil, nil
@@ -126,27 +123,6 @@ func landConflicts(ctx context.Context, repo, branch string) ([]string, error) {
 		return []string{"(git refused the merge)"}, nil
 	}
 	return lines(files), nil
-}
-
-// gitExit runs git as git does and returns its output and exit status
-// whatever the status; err only when it could not run or failed otherwise
-// (a status above 1).
-func gitExit(ctx context.Context, dir string, args ...string) (string, int, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir, cmd.Env = dir, gitEnv()
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == 1 {
-		return strings.TrimSpace(out.String()), 1, nil
-	}
-	if err != nil {
-		return "", -1, fmt.Errorf("git %s (in %s): %s", strings.Join(args, " "), dir, strings.TrimSpace(errOut.String()+" "+err.Error()))
-	}
-	return strings.TrimSpace(out.String()), 0, nil
 }
 
 // RunBranches lists the branches of run id, orch/<run>/..., in the

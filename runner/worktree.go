@@ -171,8 +171,8 @@ func (ws *workspace) commit(runID, cue, agent string, attempt int) (string, erro
 		msg := fmt.Sprintf("orch: run %s, cue %s, attempt %d (%s)\n\nWhat agent %s left uncommitted at the end of its attempt.", runID, cue, attempt, agent, agent)
 		// orch's own identity, no hook and no signing: nothing may ask or
 		// depend on the person's configuration.
-		if _, err := git(ctx, ws.path, "-c", "user.name=orch", "-c", "user.email=orch@localhost", "-c", "commit.gpgsign=false",
-			"commit", "--quiet", "--no-verify", "--author=orch <orch@localhost>", "-m", msg); err != nil {
+		if _, err := git(ctx, ws.path, append(append([]string(nil), orchGit...),
+			"commit", "--quiet", "--no-verify", "--author=orch <orch@localhost>", "-m", msg)...); err != nil {
 			return "", err
 		}
 	}
@@ -202,6 +202,13 @@ func (w *worktrees) removeAll() []error {
 // git runs git with args in dir (argv, no shell) and returns its output,
 // trimmed; its error names the command and says what git said.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
+	out, _, err := runGit(ctx, dir, false, args...)
+	return out, err
+}
+
+// runGit runs git; with exit1 an exit status of 1 is no error but code 1
+// (git merge-tree's "conflicts").
+func runGit(ctx context.Context, dir string, exit1 bool, args ...string) (string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
@@ -210,6 +217,10 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if exit1 && errors.As(err, &exit) && exit.ExitCode() == 1 {
+			return strings.TrimSpace(out.String()), 1, nil
+		}
 		what := strings.TrimSpace(errOut.String())
 		if ctx.Err() != nil {
 			what = fmt.Sprintf("no answer in %s", gitTimeout)
@@ -217,9 +228,9 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 		if what == "" {
 			what = err.Error()
 		}
-		return "", fmt.Errorf("git %s (in %s): %s", strings.Join(args, " "), dir, what)
+		return "", -1, fmt.Errorf("git %s (in %s): %s", strings.Join(args, " "), dir, what)
 	}
-	return strings.TrimSpace(out.String()), nil
+	return strings.TrimSpace(out.String()), 0, nil
 }
 
 // gitEnv is orch's environment without what would point git elsewhere than

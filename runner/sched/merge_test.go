@@ -30,6 +30,14 @@ func fanIn(t *testing.T, merge string) *harness {
 	return h
 }
 
+// merging is fanIn with A and B completed: C's merge (attempt 2) started.
+func merging(t *testing.T, merge string) *harness {
+	h := fanIn(t, merge)
+	h.done("A", "oa", "ca")
+	h.done("B", "ob", "cb")
+	return h
+}
+
 // mtake renders the decisions since the last take, then those of the
 // advance after them (the loop's order), merges included.
 func (h *harness) mtake() []string {
@@ -116,9 +124,7 @@ func TestMergeBeforeStandby(t *testing.T) {
 }
 
 func TestMergeConflictPolicyFail(t *testing.T) {
-	h := fanIn(t, ", merge: {on_conflict: fail}")
-	h.done("A", "oa", "ca")
-	h.done("B", "ob", "cb")
+	h := merging(t, ", merge: {on_conflict: fail}")
 	h.want("conflict", h.merged("C", 2, conflict),
 		"merge 2 ended at C#2 failed merge_conflict: f conflicts (on_conflict: fail) @",
 		"stop C/0: cue C is failed", "C failed: orch:merge: f conflicts (on_conflict: fail)")
@@ -128,9 +134,7 @@ func TestMergeConflictPolicyFail(t *testing.T) {
 }
 
 func TestMergeConflictPolicyAgent(t *testing.T) {
-	h := fanIn(t, ", merge: {agent: fixer}")
-	h.done("A", "oa", "ca")
-	h.done("B", "ob", "cb")
+	h := merging(t, ", merge: {agent: fixer}")
 	h.want("conflict", h.merged("C", 2, conflict), "resolve 2 at C#3 by fixer (merge #2): conflict")
 	fixer := h.plan.Agents["fixer"]
 	h.core.ResolverEnded(h.pos("C"), h.pos("C"), 3, fixer, sched.End{})
@@ -146,9 +150,7 @@ func TestMergeConflictPolicyAgent(t *testing.T) {
 }
 
 func TestMergeResolverFailsOrVerifyFailsTwice(t *testing.T) {
-	h := fanIn(t, ", merge: {agent: fixer, verify: [make]}")
-	h.done("A", "oa", "ca")
-	h.done("B", "ob", "cb")
+	h := merging(t, ", merge: {agent: fixer, verify: [make]}")
 	fixer := h.plan.Agents["fixer"]
 	verify := sched.MergeReport{Problem: &sched.MergeProblem{Kind: "verify", Output: "FAIL", Reason: "make failed"}}
 	h.want("verify failed", h.merged("C", 2, verify), "resolve 2 at C#3 by fixer (merge #2): verify")
@@ -158,9 +160,7 @@ func TestMergeResolverFailsOrVerifyFailsTwice(t *testing.T) {
 		"merge 2 ended at C#2 failed merge_conflict: make failed after resolver fixer's fix @",
 		"stop C/0: cue C is failed", "C failed: orch:merge: make failed after resolver fixer's fix")
 
-	h = fanIn(t, ", merge: {agent: fixer}")
-	h.done("A", "oa", "ca")
-	h.done("B", "ob", "cb")
+	h = merging(t, ", merge: {agent: fixer}")
 	h.merged("C", 2, conflict)
 	h.core.ResolverEnded(h.pos("C"), h.pos("C"), 3, fixer, sched.End{Failed: true, Class: "exit:1", Reason: "command exited with status 1"})
 	h.want("resolver failed", h.mtake(), "ended C/-1#3 failed exit:1",
@@ -169,9 +169,7 @@ func TestMergeResolverFailsOrVerifyFailsTwice(t *testing.T) {
 }
 
 func TestMergeConflictAsks(t *testing.T) {
-	h := fanIn(t, "")
-	h.done("A", "oa", "ca")
-	h.done("B", "ob", "cb")
+	h := merging(t, "")
 	h.want("conflict", h.merged("C", 2, conflict), "ask 2 at C#2: f conflicts")
 	if h.core.Stuck(1) {
 		t.Error("stuck while a person is asked about a merge")
@@ -187,9 +185,7 @@ func TestMergeConflictAsks(t *testing.T) {
 	h.want("abort", h.mtake(), "merge 2 ended at C#2 failed merge_conflict: aborted by the person: f conflicts @",
 		"stop C/0: cue C is failed", "C failed: orch:merge: aborted by the person: f conflicts")
 
-	h = fanIn(t, "")
-	h.done("A", "oa", "ca")
-	h.done("B", "ob", "cb")
+	h = merging(t, "")
 	h.merged("C", 2, conflict)
 	h.core.MergeUnanswered(h.pos("C"), 2, "question q1 was not answered within 30m0s")
 	h.want("unanswered", h.mtake(), "merge 2 ended at C#2 failed merge_conflict: question q1 was not answered within 30m0s: f conflicts @",
@@ -198,9 +194,7 @@ func TestMergeConflictAsks(t *testing.T) {
 
 // Stopping a cue stops its merge (and whatever works for it).
 func TestMergeStoppedWithItsCue(t *testing.T) {
-	h := fanIn(t, ", merge: {agent: fixer}")
-	h.done("A", "oa", "ca")
-	h.done("B", "ob", "cb")
+	h := merging(t, ", merge: {agent: fixer}")
 	h.merged("C", 2, conflict)
 	if ok, why := h.core.StopCue("C", "by me"); !ok {
 		t.Fatal(why)
