@@ -11,7 +11,7 @@ import (
 func describeMerge(e runner.Event) string {
 	d, _ := e.Data.(runner.MergeData) // nil data: the zero value
 	head := fmt.Sprintf("%s %s#%d %s", e.Cue, e.Agent, e.Attempt, d.Branch)
-	if d.Result != nil || strings.HasSuffix(d.Branch, "/result") {
+	if d.Result != nil || strings.HasSuffix(d.Branch, "/result") || strings.HasSuffix(d.Branch, "/_result") {
 		head = fmt.Sprintf("result %s#%d %s", e.Agent, e.Attempt, d.Branch)
 	}
 	switch e.State {
