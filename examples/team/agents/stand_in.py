@@ -7,7 +7,8 @@ directory in the attempt's git worktree, so what it writes lands on its
 branch, never in your checkout.
 
   planner      writes work/TASKS.md and provides the task list (tasks)
-  implementer  takes task inputs.task (or inputs.tasks[inputs.task_index]):
+  implementer  takes its task ($ORCH_ITEM as an item of a fan-out, else
+               inputs.task, else inputs.tasks[inputs.task_index]):
                writes its module and its tests, and adds a line to
                work/CHANGELOG.md (every implementer does: their branches
                conflict there when they are merged)
@@ -65,9 +66,10 @@ def plan(task):
 
 def implement(task):
     inputs = task.get("inputs", {})
-    item = inputs.get("task")
-    if item is None:  # one cue per task: its index in the planner's list
-        item = inputs["tasks"][int(inputs["task_index"])]
+    if os.environ.get("ORCH_ITEM"):  # an item of a fan-out (for_each)
+        item = json.loads(os.environ["ORCH_ITEM"])
+    else:  # one cue per task: its index in the planner's list
+        item = inputs.get("task") or inputs["tasks"][int(inputs["task_index"])]
     code, tests = CODE[item["id"]]
     WORK.mkdir(exist_ok=True)
     Path(item["file"]).write_text(code)
