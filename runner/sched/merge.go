@@ -186,8 +186,11 @@ func (c *Core) mergeStarted(cr *cue) bool { return c.merges.job(cr.pos) != nil }
 func (c *Core) merged(cr *cue) bool {
 	j := c.merges.job(cr.pos)
 	if j == nil {
+		if !inWorktree(cr) || len(cr.spec.Deps) == 0 { // nothing to merge (and nothing to allocate)
+			return true
+		}
 		sources := c.MergeSources(cr.pos)
-		if len(sources) < 2 || !inWorktree(cr) {
+		if len(sources) < 2 {
 			return true
 		}
 		j = c.startMerge(cr, cr.pos, sources, spec.MergeOf(c.plan.Cuelist, cr.spec.Cue))
