@@ -178,6 +178,7 @@ var dataTypes = map[string]reflect.Type{
 	EvBlackboardConflict: reflect.TypeFor[BlackboardConflictData](),
 	EvEscalationAcked:    reflect.TypeFor[EscalationAckedData](),
 	EvFanOut:             reflect.TypeFor[FanOutData](),
+	EvMerge:              reflect.TypeFor[MergeData](),
 }
 
 // CheckEventData reports an error when data is not what an event of type

@@ -90,6 +90,9 @@ type Result struct {
 	Reason  string
 	Waiting []string     // manual cues waiting for GO when the run paused
 	Cues    []CueOutcome // the plan's cues as the run left them, in plan order
+	// ResultBranch is where the worktree branches of a completed run were
+	// merged (nil: none).
+	ResultBranch *ResultBranch
 }
 
 // CueOutcome is where a run left one of its plan's cues.
@@ -102,7 +105,8 @@ type CueOutcome struct {
 // result is the run's outcome, with every plan cue's (what orch run prints
 // needs no read of the store).
 func (r *run) result(state RunState, reason string, waiting []string) *Result {
-	res := &Result{RunID: r.id, State: state, Reason: r.redact.Text(reason), Waiting: waiting, Cues: make([]CueOutcome, len(r.plan.Order))}
+	res := &Result{RunID: r.id, State: state, Reason: r.redact.Text(reason), Waiting: waiting, Cues: make([]CueOutcome, len(r.plan.Order)),
+		ResultBranch: r.resultBranch}
 	for i, c := range r.plan.Order {
 		st, why := r.core.State(i)
 		res.Cues[i] = CueOutcome{ID: c.ID, State: CueState(st), Reason: r.redact.Text(why)}
@@ -134,6 +138,7 @@ type run struct {
 	agents
 	requests
 	channels
+	merging
 }
 
 // scheduling is the loop's: the core and what the loop knows of attempts.
@@ -476,6 +481,9 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 		reason = strings.TrimPrefix(reason+"; stopped: "+join(stopped), "; ")
 		state = RunFailed
 	}
+	if why := r.core.ResultFailure(); why != "" { // its cues completed, their branches do not merge
+		state, reason = RunFailed, "the run's result could not be merged: "+why
+	}
 	r.waitActive(ctx)
 	if err := r.record(ctx, Event{Type: EvRunState, State: string(state), Reason: reason}); err != nil {
 		return nil, err
@@ -555,6 +563,7 @@ func (r *run) stopAll(ctx context.Context, why string) {
 // haltAttempts tells every attempt still running to stop, without waiting.
 func (r *run) haltAttempts(why string) {
 	r.core.Stopping()
+	r.haltMerges(why)
 	for _, atts := range r.atts {
 		for _, a := range atts {
 			if a != nil {

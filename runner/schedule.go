@@ -86,6 +86,8 @@ func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool 
 		r.askForGo(ctx, d.Cue)
 	case sched.Expand:
 		r.expand(d)
+	case sched.StartMerge, sched.ResolveMerge, sched.AskMerge, sched.ContinueMerge, sched.MergeEnded, sched.StopMerge:
+		r.applyMerge(ctx, d)
 	}
 	return true
 }

@@ -171,6 +171,7 @@ func (c *checker) cuelist(cl *Cuelist) {
 		c.cue(cl, g, cue, ids)
 	}
 	c.notify(cl)
+	c.merge(cl.Origin, "/defaults/merge", cl.Defaults.Merge, nil)
 	if gr := cl.Guardrails; gr.LoopWarn > 0 && gr.LoopBlock > 0 && gr.LoopWarn > gr.LoopBlock {
 		c.errorAt(cl.Origin, "/guardrails/loop_warn", "bad-value", "loop_warn (%d) must not be above loop_block (%d)", gr.LoopWarn, gr.LoopBlock)
 	}
@@ -277,6 +278,7 @@ func (c *checker) cue(cl *Cuelist, g *CueGraph, cue *Cue, ids []string) {
 			}
 		}
 	}
+	c.merge(cue.Origin, "/merge", cue.Merge, cue)
 	for i, r := range cue.Claims {
 		if _, ok := cl.Resources[r]; !ok {
 			msg := fmt.Sprintf("cue %s claims undeclared resource %q", cue.ID, r)

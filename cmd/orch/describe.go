@@ -121,10 +121,15 @@ func describeEvent(e runner.Event) string {
 			return fmt.Sprintf("%s attempt %d: %s committed on %s (%s)", e.Cue, e.Attempt, e.Agent, d.Branch, shortSHA(d.Commit))
 		}
 		from := "HEAD"
-		if d.From != "" {
+		switch {
+		case strings.HasPrefix(d.From, "merge of "):
+			from = "the " + d.From
+		case d.From != "":
 			from = d.From + "'s branch"
 		}
 		return fmt.Sprintf("%s attempt %d: %s works in a worktree on %s, from %s (%s)", e.Cue, e.Attempt, e.Agent, d.Branch, from, shortSHA(d.Base))
+	case runner.EvMerge:
+		return describeMerge(e)
 	case runner.EvNotice:
 		d, _ := e.Data.(runner.NoticeData) // nil data: the zero value
 		what := strings.TrimSpace("notice " + d.Kind)

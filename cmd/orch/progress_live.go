@@ -184,6 +184,10 @@ func (p *liveProgress) event(e runner.Event) {
 			p.agents[it.ID] = p.agents[e.Cue]
 		}
 		p.above("  " + describeEvent(e))
+	case runner.EvMerge: // a merge's steps, but its checks of a resolution
+		if e.State != runner.MergeChecking {
+			p.above("  " + describeEvent(e))
+		}
 	case runner.EvAgentStatus:
 		if c := p.active[e.Cue]; c != nil {
 			d, _ := e.Data.(runner.StatusData)

@@ -70,6 +70,7 @@ type Core struct {
 	// (zero: cleared), which the store may not have yet: they win over
 	// Lookup.CooldownUntil.
 	cooldowns map[string]time.Time
+	merges    merges // worktree branches merged at fan-in and into the result (merge.go)
 }
 
 // cue is one cue's progress in the run.
@@ -197,7 +198,8 @@ func (c *Core) Outputs(pos int) map[string]any { return c.cues[pos].outputs }
 func (c *Core) WithOutputs() planner.CueSet { return c.withOutputs }
 
 // Finished reports whether every cue has reached a final state.
-func (c *Core) Finished() bool { return c.finals == len(c.cues) }
+// The run's result merge, once started, must end first.
+func (c *Core) Finished() bool { return c.finals == len(c.cues) && c.merges.active == 0 }
 
 // WakeAt is when the core wants Wake called (zero: never).
 func (c *Core) WakeAt() time.Time { return c.wakeAt }
@@ -233,7 +235,7 @@ func (c *Core) Waiting() []string {
 // the running attempts (as the runner counts them) is a manual cue's agent
 // standing by for GO.
 func (c *Core) Stuck(running int) bool {
-	if !c.wakeAt.IsZero() || c.asking > 0 || c.touched.Len() > 0 {
+	if !c.wakeAt.IsZero() || c.asking > 0 || c.touched.Len() > 0 || c.merges.active > 0 {
 		return false
 	}
 	standingBy := 0
@@ -252,6 +254,7 @@ func (c *Core) Stuck(running int) bool {
 func (c *Core) StandDown(reason string) {
 	for _, cr := range c.cues {
 		if !cr.state.Final() && cr.state != Pending && cr.state != Interrupted {
+			c.stopMerge(cr, reason)
 			c.setState(cr, Pending, reason)
 		}
 	}
@@ -265,6 +268,7 @@ func (c *Core) EndAll(s State, reason string) {
 			c.endCue(cr, s, reason)
 		}
 	}
+	c.stopResult(reason)
 }
 
 // StopCue ends one cue stopped while the rest of the run goes on (orch stop

@@ -18,6 +18,7 @@ func (c *Core) Advance(now time.Time) {
 		for c.step(now, cr) {
 		}
 	}
+	c.startResult()
 }
 
 // touch marks a cue to be looked at by the next advance.
@@ -95,11 +96,15 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 				c.wakeNoLaterThan(at, cr) // its WARNING goes out warning_lead before its GO
 				return false
 			}
-			if why, ok := c.conditionFails(cr); !ok {
+			if c.mergeStarted(cr) { // its conditions held
+			} else if why, ok := c.conditionFails(cr); !ok {
 				return false // the board could not be read: the run ends
 			} else if why != "" {
 				c.endCue(cr, Skipped, why)
 				return false
+			}
+			if !c.merged(cr) {
+				return false // the merge of its dependencies' branches reports, and touches it
 			}
 			c.setState(cr, Standby, "")
 			for i := range cr.targets {
@@ -367,6 +372,7 @@ func (c *Core) endCueWhy(cr *cue, s State, reason, stopWhy string) {
 			c.decide(Decision{Kind: StopAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Reason: stopWhy})
 		}
 	}
+	c.stopMerge(cr, stopWhy)
 	switch {
 	case cr.state == Warning || cr.state == Standby:
 		c.freePrepared()
