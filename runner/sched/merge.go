@@ -229,6 +229,9 @@ func (c *Core) startResult() {
 	var sources []MergeSource
 	var anchor *cue
 	for _, cr := range c.cues {
+		if cr.parent != nil {
+			continue // an item: its fan-out's outputs list its branch
+		}
 		switch cr.state {
 		case Completed:
 			if b := branchesOf(cr); len(b) > 0 {
