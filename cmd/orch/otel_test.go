@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/orch-cli/orch/internal/otlptest"
 )
 
 // clearOtelEnv unsets the OTEL_* variables and TRACEPARENT the test's own
@@ -51,21 +53,21 @@ func TestOtelExportsTheRunAsOneTrace(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			clearOtelEnv(t)
-			rcv := &otlpReceiver{}
+			rcv := &otlptest.Receiver{}
 			switch protocol {
 			case "grpc":
-				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.serveGRPC(t))
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.ServeGRPC(t))
 				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
 			case "https":
 				// A collector behind TLS, trusted through OTEL_EXPORTER_OTLP_CERTIFICATE.
-				url, cert := rcv.serveTLS(t)
+				url, cert := rcv.ServeTLS(t)
 				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
 				t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", cert)
 			case "http/json":
-				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.serveHTTP(t))
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.ServeHTTPURL(t))
 				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
 			default:
-				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.serveHTTP(t))
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.ServeHTTPURL(t))
 			}
 			compress := protocol == "" || protocol == "grpc"
 			if compress {
@@ -78,37 +80,37 @@ func TestOtelExportsTheRunAsOneTrace(t *testing.T) {
 				t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
 			}
 			checkRunTrace(t, rcv, dir)
-			if rcv.gzipped == 0 && compress {
-				t.Errorf("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=gzip: %d requests, none compressed", rcv.requests)
+			if rcv.Gzipped == 0 && compress {
+				t.Errorf("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=gzip: %d requests, none compressed", rcv.Requests)
 			}
 		})
 	}
 }
 
-func checkRunTrace(t *testing.T, rcv *otlpReceiver, dir string) {
+func checkRunTrace(t *testing.T, rcv *otlptest.Receiver, dir string) {
 	t.Helper()
-	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
-	if len(rcv.bad) > 0 {
-		t.Fatalf("bad requests: %v", rcv.bad)
+	rcv.Mu.Lock()
+	defer rcv.Mu.Unlock()
+	if len(rcv.Bad) > 0 {
+		t.Fatalf("bad requests: %v", rcv.Bad)
 	}
-	if rcv.auth != "Bearer tok" {
-		t.Errorf("Authorization header %q, want OTEL_EXPORTER_OTLP_HEADERS's", rcv.auth)
+	if rcv.Auth != "Bearer tok" {
+		t.Errorf("Authorization header %q, want OTEL_EXPORTER_OTLP_HEADERS's", rcv.Auth)
 	}
-	if rcv.resource["service.name"] != "ci-orch" {
-		t.Errorf("resource %v: service.name is not OTEL_SERVICE_NAME's", rcv.resource)
+	if rcv.Resource["service.name"] != "ci-orch" {
+		t.Errorf("resource %v: service.name is not OTEL_SERVICE_NAME's", rcv.Resource)
 	}
-	var run otlpSpan
-	cues := map[string]otlpSpan{}
-	var attempts []otlpSpan
+	var run otlptest.Span
+	cues := map[string]otlptest.Span{}
+	var attempts []otlptest.Span
 	traces := map[string]bool{}
-	for _, s := range rcv.spans {
+	for _, s := range rcv.Spans {
 		traces[s.TraceID] = true
 		switch {
 		case strings.HasPrefix(s.Name, "run "):
 			run = s
 		case strings.HasPrefix(s.Name, "cue "):
-			cues[s.attr("orch.cue.id")] = s
+			cues[s.Attr("orch.cue.id")] = s
 		case strings.HasPrefix(s.Name, "invoke_agent "):
 			attempts = append(attempts, s)
 		default:
@@ -118,44 +120,44 @@ func checkRunTrace(t *testing.T, rcv *otlpReceiver, dir string) {
 	if len(traces) != 1 {
 		t.Errorf("%d traces, want one", len(traces))
 	}
-	if run.SpanID == "" || run.ParentSpanID != "" || run.StatusCode != 1 || run.attr("orch.state") != "completed" {
+	if run.SpanID == "" || run.ParentSpanID != "" || run.StatusCode != 1 || run.Attr("orch.state") != "completed" {
 		t.Fatalf("the run's span is not a completed root: %+v", run)
 	}
 	if len(cues) != 2 || len(attempts) != 3 {
-		t.Fatalf("%d cue spans and %d attempt spans, want 2 and 3: %+v", len(cues), len(attempts), rcv.spans)
+		t.Fatalf("%d cue spans and %d attempt spans, want 2 and 3: %+v", len(cues), len(attempts), rcv.Spans)
 	}
 	for id, c := range cues {
 		if c.ParentSpanID != run.SpanID {
 			t.Errorf("cue %s's span's parent is %s, not the run's span %s", id, c.ParentSpanID, run.SpanID)
 		}
 		for _, phase := range []string{"warning", "standby", "go", "completed"} {
-			if !c.hasEvent(phase) {
+			if !c.HasEvent(phase) {
 				t.Errorf("cue %s's span has no %s event: %+v", id, phase, c.Events)
 			}
 		}
 	}
 	failed := 0
 	for _, a := range attempts {
-		cue := a.attr("orch.cue.id")
+		cue := a.Attr("orch.cue.id")
 		if a.ParentSpanID != cues[cue].SpanID {
-			t.Errorf("attempt %s of %s: parent %s, not its cue's span %s", a.attr("orch.attempt"), cue, a.ParentSpanID, cues[cue].SpanID)
+			t.Errorf("attempt %s of %s: parent %s, not its cue's span %s", a.Attr("orch.attempt"), cue, a.ParentSpanID, cues[cue].SpanID)
 		}
-		if a.attr("gen_ai.operation.name") != "invoke_agent" || a.attr("gen_ai.agent.name") != a.attr("orch.agent.id") || a.attr("orch.run.id") != run.attr("orch.run.id") {
+		if a.Attr("gen_ai.operation.name") != "invoke_agent" || a.Attr("gen_ai.agent.name") != a.Attr("orch.agent.id") || a.Attr("orch.run.id") != run.Attr("orch.run.id") {
 			t.Errorf("attempt span attributes: %+v", a.Attributes)
 		}
 		if a.StatusCode == 2 {
 			failed++
-			if cue != "TEST" || !strings.Contains(a.StatusMessage, "7") || a.attr("orch.failure_class") != "exit:7" {
-				t.Errorf("failed attempt: %s, status %q, class %v", cue, a.StatusMessage, a.attr("orch.failure_class"))
+			if cue != "TEST" || !strings.Contains(a.StatusMessage, "7") || a.Attr("orch.failure_class") != "exit:7" {
+				t.Errorf("failed attempt: %s, status %q, class %v", cue, a.StatusMessage, a.Attr("orch.failure_class"))
 			}
 		}
 		// The agent saw TRACEPARENT 00-<trace id>-<its attempt span's id>-01.
-		seen, err := os.ReadFile(filepath.Join(dir, "tp-"+cue+"-"+a.attr("orch.attempt")))
+		seen, err := os.ReadFile(filepath.Join(dir, "tp-"+cue+"-"+a.Attr("orch.attempt")))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := "00-" + a.TraceID + "-" + a.SpanID + "-01"; strings.TrimSpace(string(seen)) != want {
-			t.Errorf("%s attempt %s saw TRACEPARENT %q, want %q", cue, a.attr("orch.attempt"), seen, want)
+			t.Errorf("%s attempt %s saw TRACEPARENT %q, want %q", cue, a.Attr("orch.attempt"), seen, want)
 		}
 	}
 	if failed != 1 {
@@ -170,8 +172,8 @@ func TestOtelOffByDefault(t *testing.T) {
 	for _, env := range [][]string{nil, {"OTEL_SDK_DISABLED", "true"}, {"OTEL_TRACES_EXPORTER", "none"}} {
 		t.Run(strings.Join(env, "="), func(t *testing.T) {
 			clearOtelEnv(t)
-			rcv := &otlpReceiver{}
-			url := rcv.serveHTTP(t)
+			rcv := &otlptest.Receiver{}
+			url := rcv.ServeHTTPURL(t)
 			if env != nil {
 				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
 				t.Setenv(env[0], env[1])
@@ -180,10 +182,10 @@ func TestOtelOffByDefault(t *testing.T) {
 			if code, out, errs := runOrch(t, dir, "run", "cuelist.yaml"); code != 0 {
 				t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
 			}
-			rcv.mu.Lock()
-			defer rcv.mu.Unlock()
-			if rcv.requests != 0 {
-				t.Errorf("%d requests reached the receiver with OpenTelemetry off", rcv.requests)
+			rcv.Mu.Lock()
+			defer rcv.Mu.Unlock()
+			if rcv.Requests != 0 {
+				t.Errorf("%d requests reached the receiver with OpenTelemetry off", rcv.Requests)
 			}
 			seen, err := os.ReadFile(filepath.Join(dir, "tp-BUILD-1"))
 			if err != nil {
@@ -200,8 +202,8 @@ func TestOtelOffByDefault(t *testing.T) {
 // run it carries out, even where OTEL_TRACES_EXPORTER=none would not.
 func TestOtelFlagOnGo(t *testing.T) {
 	clearOtelEnv(t)
-	rcv := &otlpReceiver{}
-	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.serveHTTP(t)+"/v1/traces")
+	rcv := &otlptest.Receiver{}
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.ServeHTTPURL(t)+"/v1/traces")
 	t.Setenv("OTEL_TRACES_EXPORTER", "none")
 	dir := notifyDir(t, map[string]string{"cuelist.yaml": `cuelist:
   id: manual
@@ -213,18 +215,18 @@ agent: {id: ok, command: ["true"]}
 	if code, out, errs := runOrch(t, dir, "run", "cuelist.yaml"); code != exitPaused {
 		t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
 	}
-	rcv.mu.Lock()
-	if rcv.requests != 0 {
-		t.Errorf("orch run without --otel sent %d requests", rcv.requests)
+	rcv.Mu.Lock()
+	if rcv.Requests != 0 {
+		t.Errorf("orch run without --otel sent %d requests", rcv.Requests)
 	}
-	rcv.mu.Unlock()
+	rcv.Mu.Unlock()
 	if code, out, errs := runOrch(t, dir, "go", "last", "DEPLOY", "--otel"); code != 0 {
 		t.Fatalf("orch go: exit %d\n%s%s", code, out, errs)
 	}
-	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
+	rcv.Mu.Lock()
+	defer rcv.Mu.Unlock()
 	names := map[string]bool{}
-	for _, s := range rcv.spans {
+	for _, s := range rcv.Spans {
 		names[s.Name] = true
 	}
 	for _, want := range []string{"run manual", "cue DEPLOY", "invoke_agent ok"} {

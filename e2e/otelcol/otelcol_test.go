@@ -5,17 +5,15 @@ package otelcol
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/orch-cli/orch/internal/otlptest"
 )
 
 // TestCollectorReceivesTheRun: over each OTLP protocol, a real collector
@@ -32,11 +30,9 @@ func TestCollectorReceivesTheRun(t *testing.T) {
 	orch := goBuild(t, root, filepath.Join(tmp, "orch"), "./cmd/orch")
 	collector := goBuild(t, filepath.Join(root, "tools", "otelcol"), filepath.Join(tmp, "otelcol-orch"), ".")
 
-	sink := &sink{}
-	sinkSrv := httptest.NewServer(sink)
-	defer sinkSrv.Close()
+	sink := &otlptest.Receiver{}
 	grpcAddr, httpAddr := freeAddr(t), freeAddr(t)
-	startCollector(t, collector, tmp, grpcAddr, httpAddr, sinkSrv.URL)
+	startCollector(t, collector, tmp, grpcAddr, httpAddr, sink.ServeHTTPURL(t))
 
 	project := filepath.Join(tmp, "project")
 	if err := os.MkdirAll(project, 0o755); err != nil {
@@ -60,8 +56,14 @@ func TestCollectorReceivesTheRun(t *testing.T) {
 				t.Fatalf("orch run: %v\n%s", err, out)
 			}
 			runID := lastRunID(t, out)
-			spans := sink.waitForRun(t, runID, 5)
+			spans := waitForRun(t, sink, runID, 5)
 			checkTrace(t, spans, project)
+			sink.Mu.Lock()
+			service := sink.Resource["service.name"]
+			sink.Mu.Unlock()
+			if service != "orch-e2e" {
+				t.Errorf("the resource's service.name %q, want OTEL_SERVICE_NAME's", service)
+			}
 		})
 	}
 }
@@ -182,88 +184,24 @@ func lastRunID(t *testing.T, out []byte) string {
 	return ""
 }
 
-// sink is the collector's OTLP/HTTP destination: it keeps the spans it is
-// sent (as OTLP/JSON), with their resource's service.name.
-type sink struct {
-	mu    sync.Mutex
-	spans []span
-}
-
-type span struct {
-	TraceID, SpanID, ParentSpanID, Name, Service string
-	Attrs                                        map[string]string
-	StatusCode                                   int
-}
-
-type jsonAttr struct {
-	Key   string         `json:"key"`
-	Value map[string]any `json:"value"`
-}
-
-func attrMap(attrs []jsonAttr) map[string]string {
-	m := map[string]string{}
-	for _, a := range attrs {
-		for _, v := range a.Value {
-			m[a.Key] = fmt.Sprint(v)
-		}
-	}
-	return m
-}
-
-func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var req struct {
-		ResourceSpans []struct {
-			Resource struct {
-				Attributes []jsonAttr `json:"attributes"`
-			} `json:"resource"`
-			ScopeSpans []struct {
-				Spans []struct {
-					TraceID      string     `json:"traceId"`
-					SpanID       string     `json:"spanId"`
-					ParentSpanID string     `json:"parentSpanId"`
-					Name         string     `json:"name"`
-					Attributes   []jsonAttr `json:"attributes"`
-					Status       struct {
-						Code int `json:"code"`
-					} `json:"status"`
-				} `json:"spans"`
-			} `json:"scopeSpans"`
-		} `json:"resourceSpans"`
-	}
-	if r.URL.Path != "/v1/traces" || json.Unmarshal(body, &req) != nil {
-		http.Error(w, "not OTLP/JSON traces", http.StatusBadRequest)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, rs := range req.ResourceSpans {
-		service := attrMap(rs.Resource.Attributes)["service.name"]
-		for _, ss := range rs.ScopeSpans {
-			for _, sp := range ss.Spans {
-				s.spans = append(s.spans, span{TraceID: strings.ToLower(sp.TraceID), SpanID: strings.ToLower(sp.SpanID),
-					ParentSpanID: strings.ToLower(sp.ParentSpanID), Name: sp.Name, Service: service,
-					Attrs: attrMap(sp.Attributes), StatusCode: sp.Status.Code})
-			}
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, "{}")
-}
-
-// waitForRun returns the run's spans once n of them arrived (30 s at most).
-func (s *sink) waitForRun(t *testing.T, runID string, n int) []span {
+// waitForRun returns the run's spans once n of them reached rcv (30 s at
+// most).
+func waitForRun(t *testing.T, rcv *otlptest.Receiver, runID string, n int) []otlptest.Span {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var got []span
-		s.mu.Lock()
-		for _, sp := range s.spans {
-			if sp.Attrs["orch.run.id"] == runID {
+		var got []otlptest.Span
+		rcv.Mu.Lock()
+		for _, sp := range rcv.Spans {
+			if sp.Attr("orch.run.id") == runID {
 				got = append(got, sp)
 			}
 		}
-		s.mu.Unlock()
+		bad := rcv.Bad
+		rcv.Mu.Unlock()
+		if len(bad) > 0 {
+			t.Fatalf("the collector sent what the test could not read: %v", bad)
+		}
 		if len(got) >= n || time.Now().After(deadline) {
 			return got
 		}
@@ -271,22 +209,19 @@ func (s *sink) waitForRun(t *testing.T, runID string, n int) []span {
 	}
 }
 
-func checkTrace(t *testing.T, spans []span, project string) {
+func checkTrace(t *testing.T, spans []otlptest.Span, project string) {
 	t.Helper()
-	var run span
-	cues := map[string]span{}
-	var attempts []span
+	var run otlptest.Span
+	cues := map[string]otlptest.Span{}
+	var attempts []otlptest.Span
 	traces := map[string]bool{}
 	for _, s := range spans {
 		traces[s.TraceID] = true
-		if s.Service != "orch-e2e" {
-			t.Errorf("span %s: service.name %q, want OTEL_SERVICE_NAME's", s.Name, s.Service)
-		}
 		switch {
 		case strings.HasPrefix(s.Name, "run "):
 			run = s
 		case strings.HasPrefix(s.Name, "cue "):
-			cues[s.Attrs["orch.cue.id"]] = s
+			cues[s.Attr("orch.cue.id")] = s
 		case strings.HasPrefix(s.Name, "invoke_agent "):
 			attempts = append(attempts, s)
 		}
@@ -303,11 +238,11 @@ func checkTrace(t *testing.T, spans []span, project string) {
 		}
 	}
 	for _, a := range attempts {
-		cue := a.Attrs["orch.cue.id"]
+		cue := a.Attr("orch.cue.id")
 		if a.ParentSpanID != cues[cue].SpanID {
 			t.Errorf("attempt of %s: parent %s, not its cue's span %s", cue, a.ParentSpanID, cues[cue].SpanID)
 		}
-		seen, err := os.ReadFile(filepath.Join(project, "tp-"+a.Attrs["orch.run.id"]+"-"+cue))
+		seen, err := os.ReadFile(filepath.Join(project, "tp-"+a.Attr("orch.run.id")+"-"+cue))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
-//go:build unix
-
-package main
+// Package otlptest is an OTLP trace collector for tests: it receives over
+// HTTP (protobuf or JSON, gzip or not, plain or TLS) and gRPC, and keeps the
+// spans it was sent, decoded.
+package otlptest
 
 import (
 	"compress/gzip"
@@ -29,23 +30,23 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// otlpReceiver is an OTLP collector on loopback: over HTTP it decodes
-// protobuf or JSON requests (by their Content-Type), over gRPC the trace
-// service's calls. It keeps every span it was sent, decoded.
-type otlpReceiver struct {
+// Receiver is an OTLP collector on loopback: over HTTP it decodes protobuf
+// or JSON requests (by their Content-Type), over gRPC the trace service's
+// calls. Lock Mu to read what it received.
+type Receiver struct {
 	collectortrace.UnimplementedTraceServiceServer
 
-	mu       sync.Mutex
-	requests int
-	bad      []string
-	spans    []otlpSpan
-	resource map[string]string // the last request's
-	auth     string            // the last request's authorization header
-	gzipped  int               // requests that came compressed
+	Mu       sync.Mutex
+	Requests int
+	Bad      []string // what was not an OTLP traces request
+	Spans    []Span
+	Resource map[string]string // the last request's resource attributes
+	Auth     string            // the last request's authorization header
+	Gzipped  int               // requests that came compressed
 }
 
-// otlpSpan is a received span, ids in hex and attribute values as text.
-type otlpSpan struct {
+// Span is a received span, ids in hex and attribute values as text.
+type Span struct {
 	TraceID, SpanID, ParentSpanID string
 	Name                          string
 	Attributes                    map[string]string
@@ -54,9 +55,11 @@ type otlpSpan struct {
 	StatusMessage                 string
 }
 
-func (s otlpSpan) attr(key string) string { return s.Attributes[key] }
+// Attr is an attribute's value as text.
+func (s Span) Attr(key string) string { return s.Attributes[key] }
 
-func (s otlpSpan) hasEvent(name string) bool {
+// HasEvent says whether the span has an event of that name.
+func (s Span) HasEvent(name string) bool {
 	for _, e := range s.Events {
 		if e == name {
 			return true
@@ -65,16 +68,17 @@ func (s otlpSpan) hasEvent(name string) bool {
 	return false
 }
 
-// serveHTTP starts the receiver's OTLP/HTTP endpoint: its base URL.
-func (o *otlpReceiver) serveHTTP(t *testing.T) string {
+// ServeHTTPURL starts the receiver's OTLP/HTTP endpoint until the test
+// ends: its base URL.
+func (o *Receiver) ServeHTTPURL(t testing.TB) string {
 	srv := httptest.NewServer(o)
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
-// serveTLS starts the receiver's OTLP/HTTP endpoint over TLS: its base
+// ServeTLS starts the receiver's OTLP/HTTP endpoint over TLS: its base
 // URL, and a PEM file of the certificate that a client must trust.
-func (o *otlpReceiver) serveTLS(t *testing.T) (url, certFile string) {
+func (o *Receiver) ServeTLS(t testing.TB) (url, certFile string) {
 	srv := httptest.NewTLSServer(o)
 	t.Cleanup(srv.Close)
 	certFile = filepath.Join(t.TempDir(), "collector.pem")
@@ -85,8 +89,8 @@ func (o *otlpReceiver) serveTLS(t *testing.T) (url, certFile string) {
 	return srv.URL, certFile
 }
 
-// serveGRPC starts the receiver's OTLP/gRPC endpoint: its http:// URL.
-func (o *otlpReceiver) serveGRPC(t *testing.T) string {
+// ServeGRPC starts the receiver's OTLP/gRPC endpoint: its http:// URL.
+func (o *Receiver) ServeGRPC(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -98,15 +102,16 @@ func (o *otlpReceiver) serveGRPC(t *testing.T) string {
 	return "http://" + ln.Addr().String()
 }
 
-func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP is the OTLP/HTTP traces endpoint, /v1/traces.
+func (o *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body []byte
 	if r.Header.Get("Content-Encoding") == "gzip" {
 		if zr, err := gzip.NewReader(r.Body); err == nil {
 			body, _ = io.ReadAll(zr)
 		}
-		o.mu.Lock()
-		o.gzipped++
-		o.mu.Unlock()
+		o.Mu.Lock()
+		o.Gzipped++
+		o.Mu.Unlock()
 	} else {
 		body, _ = io.ReadAll(r.Body)
 	}
@@ -123,10 +128,10 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = &badRequest{"Content-Type " + ct}
 	}
 	if err != nil {
-		o.mu.Lock()
-		o.requests++
-		o.bad = append(o.bad, err.Error())
-		o.mu.Unlock()
+		o.Mu.Lock()
+		o.Requests++
+		o.Bad = append(o.Bad, err.Error())
+		o.Mu.Unlock()
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -138,46 +143,46 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Export is the gRPC trace service's call.
-func (o *otlpReceiver) Export(ctx context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+func (o *Receiver) Export(ctx context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	o.receive(req, strings.Join(md.Get("authorization"), ","))
 	return &collectortrace.ExportTraceServiceResponse{}, nil
 }
 
-// The receiver is the gRPC server's stats.Handler, to see how calls came
-// compressed.
-func (o *otlpReceiver) HandleRPC(_ context.Context, s stats.RPCStats) {
+// HandleRPC, TagRPC, TagConn and HandleConn make the receiver its gRPC
+// server's stats.Handler, to see how calls came compressed.
+func (o *Receiver) HandleRPC(_ context.Context, s stats.RPCStats) {
 	if h, ok := s.(*stats.InHeader); ok && h.Compression == "gzip" {
-		o.mu.Lock()
-		o.gzipped++
-		o.mu.Unlock()
+		o.Mu.Lock()
+		o.Gzipped++
+		o.Mu.Unlock()
 	}
 }
 
-func (o *otlpReceiver) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
-func (o *otlpReceiver) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
-func (o *otlpReceiver) HandleConn(context.Context, stats.ConnStats)                       {}
+func (o *Receiver) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
+func (o *Receiver) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (o *Receiver) HandleConn(context.Context, stats.ConnStats)                       {}
 
 type badRequest struct{ what string }
 
 func (b *badRequest) Error() string { return "not an OTLP traces request: " + b.what }
 
-func (o *otlpReceiver) receive(req *collectortrace.ExportTraceServiceRequest, auth string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.requests++
-	o.auth = auth
+func (o *Receiver) receive(req *collectortrace.ExportTraceServiceRequest, auth string) {
+	o.Mu.Lock()
+	defer o.Mu.Unlock()
+	o.Requests++
+	o.Auth = auth
 	for _, rs := range req.ResourceSpans {
-		o.resource = attrText(rs.GetResource().GetAttributes())
+		o.Resource = attrText(rs.GetResource().GetAttributes())
 		for _, ss := range rs.ScopeSpans {
 			for _, s := range ss.Spans {
-				span := otlpSpan{TraceID: hex.EncodeToString(s.TraceId), SpanID: hex.EncodeToString(s.SpanId),
+				span := Span{TraceID: hex.EncodeToString(s.TraceId), SpanID: hex.EncodeToString(s.SpanId),
 					ParentSpanID: hex.EncodeToString(s.ParentSpanId), Name: s.Name, Attributes: attrText(s.Attributes),
 					StatusCode: int(s.GetStatus().GetCode()), StatusMessage: s.GetStatus().GetMessage()}
 				for _, e := range s.Events {
 					span.Events = append(span.Events, e.Name)
 				}
-				o.spans = append(o.spans, span)
+				o.Spans = append(o.Spans, span)
 			}
 		}
 	}
