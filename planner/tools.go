@@ -44,10 +44,17 @@ func (t AgentTools) Allows(tool string, d int) bool {
 // MaxHandoffDepth is the cuelist's guardrail or the default.
 func MaxHandoffDepth(cl *spec.Cuelist) int {
 	if d := cl.Guardrails.MaxHandoffDepth; d != nil {
-		return *d
+		// The schema refuses more than MaxHandoffDepthLimit: a larger value
+		// reaches here only with that error reported, and must not cost a
+		// tool set per level.
+		return min(*d, MaxHandoffDepthLimit)
 	}
 	return DefaultMaxHandoffDepth
 }
+
+// MaxHandoffDepthLimit is the largest max_handoff_depth (the schema's
+// maximum): a chain never holds an agent twice, so no real chain nears it.
+const MaxHandoffDepthLimit = 100
 
 // tools computes each agent's effective tool policy (seed 004 §7): start from
 // every known tool, or the agent's allow list; remove the cuelist's global
