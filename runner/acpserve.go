@@ -2,8 +2,10 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,6 +41,9 @@ func (s *acpSession) inside(path string) (string, *rpcError) {
 	return rel, nil
 }
 
+// acpResourceNotFound is ACP's error code for a missing session or file.
+const acpResourceNotFound = -32002
+
 func (s *acpSession) readFile(params json.RawMessage) (any, *rpcError) {
 	var p struct {
 		Path  string `json:"path"`
@@ -51,6 +56,11 @@ func (s *acpSession) readFile(params json.RawMessage) (any, *rpcError) {
 		return nil, rerr
 	}
 	f, err := s.root.Open(rel) // os.Root: no symlink leads out either
+	if errors.Is(err, fs.ErrNotExist) {
+		// ACP's "Resource not found": gemini --acp reads a file before it
+		// writes it and takes only this (or ENOENT) for "a new file".
+		return nil, &rpcError{Code: acpResourceNotFound, Message: "Resource not found: " + p.Path}
+	}
 	if err != nil {
 		return nil, &rpcError{Code: -32603, Message: err.Error()}
 	}
