@@ -1,0 +1,159 @@
+//go:build clis_e2e && linux
+
+package clis
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orch-cli/orch/internal/mockmodel"
+)
+
+// cli is one way orch drives a coding CLI.
+type cli struct {
+	name   string
+	agent  string // the agent's protocol and command, YAML
+	legacy bool   // a former package: its bin directory goes first on PATH
+	cost   bool   // it reports a cost in US dollars
+	tokens bool   // it reports tokens
+	// existing: the file it writes is in the project beforehand. gemini
+	// 0.61.0 over ACP cannot create a file through the client: its
+	// write_file reads the file first and takes the client's "Resource not
+	// found" (-32002) for a failure (its ACP connection rejects with the
+	// plain error object, which its ENOENT check does not recognise).
+	existing bool
+}
+
+var (
+	claudeCode = cli{name: "claude-code", agent: "protocol: claude-code", cost: true, tokens: true}
+	codex      = cli{name: "codex", agent: "protocol: codex", tokens: true}
+	claudeACP  = cli{name: "claude-agent-acp", agent: "protocol: acp\n  command: [claude-agent-acp]", cost: true, tokens: true}
+	codexACP   = cli{name: "codex-acp", agent: "protocol: acp\n  command: [codex-acp]", tokens: true}
+	geminiACP  = cli{name: "gemini", agent: "protocol: acp\n  command: [gemini, --acp]", existing: true}
+	// The adapters' former packages (@zed-industries/...).
+	legacyClaudeACP = cli{name: "claude-code-acp", agent: "protocol: acp\n  command: [claude-code-acp]", legacy: true, cost: true, tokens: true}
+	legacyCodexACP  = cli{name: "codex-acp-0.16", agent: "protocol: acp\n  command: [codex-acp]", legacy: true, tokens: true}
+)
+
+// writeShell is the script of the one-cue cases: the CLI's edit tool
+// writes hello.txt, its shell writes shell.txt, then a reply; 450 tokens
+// in and 55 out in all.
+var writeShell = mockmodel.Standard["write-shell"]
+
+const (
+	helloText = "hello from the mock model\n"
+	shellText = "shell was here\n"
+)
+
+// oneCue is a cuelist of one cue whose agent follows the script "work".
+func oneCue(c cli, workspace, permissions string) string {
+	ws := ""
+	if workspace == "worktree" {
+		ws = "\n  workspace: worktree"
+	}
+	return fmt.Sprintf(`cuelist:
+  id: one
+  defaults: {ack_timeout: 2m, standby_timeout: 2m, timeout: 3m}
+  cues:
+    - id: WORK
+      agents: [coder]
+---
+agent:
+  id: coder
+  %s%s
+  prompt: |
+    %s Write hello.txt, then run a command.
+  permissions: %s
+  provides: [text, summary]
+`, c.agent, ws, mockmodel.Marker("work"), permissions)
+}
+
+// TestOneCue runs each CLI on one cue, in the project's directory and in a
+// worktree: the files its tools wrote, its tool calls in orch logs, its
+// usage in orch status, what the model was asked.
+func TestOneCue(t *testing.T) {
+	for _, c := range []cli{claudeCode, codex, claudeACP, codexACP, geminiACP, legacyClaudeACP, legacyCodexACP} {
+		for _, ws := range []string{"workdir", "worktree"} {
+			if c.legacy && ws == "worktree" {
+				continue // the former packages: in the workdir only
+			}
+			t.Run(c.name+"/"+ws, func(t *testing.T) {
+				t.Parallel()
+				w := newWorld(t, map[string]mockmodel.Script{"work": writeShell}, c.legacy)
+				files := map[string]string{"cuelist.yaml": oneCue(c, ws, "{read: allow, edit: allow, execute: allow, default: deny}")}
+				if c.existing {
+					files["hello.txt"] = "to be replaced\n"
+				}
+				w.write(files, true)
+				w.run("cuelist.yaml", 0)
+				s := w.status()
+				where := w.dir
+				if ws == "worktree" {
+					if len(s.Worktrees) != 1 || s.Worktrees[0].Commit == "" {
+						t.Fatalf("worktrees: %+v", s.Worktrees)
+					}
+					b := s.Worktrees[0].Branch
+					contains(t, "hello.txt on "+b, w.git("show", b+":hello.txt"), helloText)
+					contains(t, "shell.txt on "+b, w.git("show", b+":shell.txt"), shellText)
+					where = filepath.Join(w.dir, ".orch", "worktrees", s.ID)
+				} else {
+					contains(t, "hello.txt", w.file("hello.txt"), helloText)
+					contains(t, "shell.txt", w.file("shell.txt"), shellText)
+				}
+				// The model was taken through the script, from the attempt's workspace.
+				reqs := followed(t, w, "work", len(writeShell))
+				for _, r := range reqs {
+					if !strings.HasPrefix(r.Cwd, where) {
+						t.Errorf("request %s came from %q, want a directory in %s", r.Path, r.Cwd, where)
+					}
+				}
+				logs := w.orch("logs", "last").stdout
+				toolLine(t, logs, "hello.txt")
+				toolLine(t, logs, "shell was here")
+				usage(t, c, s, 450, 55)
+			})
+		}
+	}
+}
+
+// followed checks that the CLI took the script's turns in order (it may
+// send its last request again: claude-agent-acp asks for a prompt
+// suggestion after a turn) and returns the requests.
+func followed(t *testing.T, w *world, script string, turns int) []mockmodel.Request {
+	t.Helper()
+	reqs := w.scripted(script)
+	ok := len(reqs) >= turns
+	for i, r := range reqs {
+		if ok && r.Turn != min(i, turns-1) {
+			ok = false
+		}
+	}
+	if !ok {
+		t.Errorf("the model was not taken through the %d turns of script %q:\n%s", turns, script, describe(reqs))
+	}
+	return reqs
+}
+
+// toolLine fails unless a line of orch logs shows a tool call naming what.
+func toolLine(t *testing.T, logs, what string) {
+	t.Helper()
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, "tool") && strings.Contains(l, what) {
+			return
+		}
+	}
+	t.Errorf("orch logs shows no tool call naming %q:\n%s", what, logs)
+}
+
+// usage checks what orch status says the CLI used.
+func usage(t *testing.T, c cli, s status, in, out int64) {
+	t.Helper()
+	if c.tokens && (s.InputTokens != in || s.OutputTokens != out) {
+		t.Errorf("orch status: %d in / %d out tokens, want %d / %d", s.InputTokens, s.OutputTokens, in, out)
+	}
+	if c.cost && s.CostUSD <= 0 {
+		t.Errorf("orch status: cost $%v, want what %s reported", s.CostUSD, c.name)
+	}
+}
