@@ -16,11 +16,11 @@ import (
 // The CLIs the tests drive, pinned. Their native binaries are npm optional
 // dependencies: installing needs the registry, running them does not.
 var currentCLIs = []string{
-	"@anthropic-ai/claude-code@2.1.332",              // claude -p
-	"@openai/codex@0.169.0",                          // codex exec
+	"@anthropic-ai/claude-code@2.1.332",             // claude -p
+	"@openai/codex@0.169.0",                         // codex exec
 	"@agentclientprotocol/claude-agent-acp@0.101.0", // claude-agent-acp
-	"@agentclientprotocol/codex-acp@2.6.0",           // codex-acp (runs codex app-server, its own 0.166.x)
-	"@google/gemini-cli@0.61.0",                      // gemini --acp
+	"@agentclientprotocol/codex-acp@2.6.0",          // codex-acp (runs codex app-server, its own 0.166.x)
+	"@google/gemini-cli@0.61.0",                     // gemini --acp
 }
 
 // The adapters' former packages, still published: a prefix of their own,
