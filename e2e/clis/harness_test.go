@@ -352,7 +352,7 @@ func (w *world) scripted(script string) []mockmodel.Request {
 func describe(reqs []mockmodel.Request) string {
 	var b strings.Builder
 	for _, r := range reqs {
-		fmt.Fprintf(&b, "  %s %s script %q turn %d: call %q reply %q\n", r.API, r.Path, r.Script, r.Turn, r.Call, r.Reply)
+		fmt.Fprintf(&b, "  %s\n", r)
 	}
 	return b.String()
 }

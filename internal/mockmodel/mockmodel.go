@@ -109,6 +109,11 @@ type Config struct {
 	Dump string
 }
 
+// String is the request in one line, without its body.
+func (r Request) String() string {
+	return fmt.Sprintf("%s %s %s: script %q turn %d cwd %q: call %q, reply %q", r.API, r.Method, r.Path, r.Script, r.Turn, r.Cwd, r.Call, r.Reply)
+}
+
 // Server is the mock model. Start it, point the CLIs at URL, Close it.
 type Server struct {
 	URL string
