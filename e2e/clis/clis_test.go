@@ -15,7 +15,7 @@ import (
 type cli struct {
 	name   string
 	agent  string // the agent's protocol and command, YAML
-	legacy bool   // a former package: its bin directory goes first on PATH
+	legacy bool   // a former name: in the workdir only (the former packages' bin directory first on PATH)
 	cost   bool   // it reports a cost in US dollars
 	tokens bool   // it reports tokens
 	// existing: the file it writes is in the project beforehand. gemini
@@ -32,9 +32,10 @@ var (
 	claudeACP  = cli{name: "claude-agent-acp", agent: "protocol: acp\n  command: [claude-agent-acp]", cost: true, tokens: true}
 	codexACP   = cli{name: "codex-acp", agent: "protocol: acp\n  command: [codex-acp]", tokens: true}
 	geminiACP  = cli{name: "gemini", agent: "protocol: acp\n  command: [gemini, --acp]", existing: true}
-	// The adapters' former packages (@zed-industries/...).
+	// The former names: the adapters' @zed-industries packages, gemini's flag.
 	legacyClaudeACP = cli{name: "claude-code-acp", agent: "protocol: acp\n  command: [claude-code-acp]", legacy: true, cost: true, tokens: true}
 	legacyCodexACP  = cli{name: "codex-acp-0.16", agent: "protocol: acp\n  command: [codex-acp]", legacy: true, tokens: true}
+	legacyGeminiACP = cli{name: "gemini-experimental-acp", agent: "protocol: acp\n  command: [gemini, --experimental-acp]", legacy: true, existing: true}
 )
 
 // writeShell is the script of the one-cue cases: the CLI's edit tool
@@ -74,10 +75,10 @@ agent:
 // worktree: the files its tools wrote, its tool calls in orch logs, its
 // usage in orch status, what the model was asked.
 func TestOneCue(t *testing.T) {
-	for _, c := range []cli{claudeCode, codex, claudeACP, codexACP, geminiACP, legacyClaudeACP, legacyCodexACP} {
+	for _, c := range []cli{claudeCode, codex, claudeACP, codexACP, geminiACP, legacyClaudeACP, legacyCodexACP, legacyGeminiACP} {
 		for _, ws := range []string{"workdir", "worktree"} {
 			if c.legacy && ws == "worktree" {
-				continue // the former packages: in the workdir only
+				continue
 			}
 			t.Run(c.name+"/"+ws, func(t *testing.T) {
 				t.Parallel()

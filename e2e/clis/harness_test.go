@@ -123,11 +123,8 @@ func newWorld(t *testing.T, scripts map[string]mockmodel.Script, legacy bool) *w
 		"GEMINI_API_KEY=mock",
 		"GEMINI_CLI_TRUST_WORKSPACE=true",
 	}
-	if os.Geteuid() == 0 {
-		// claude refuses --permission-mode bypassPermissions (orch's
-		// default: allow) as root unless IS_SANDBOX is exactly 1.
-		w.env = append(w.env, "IS_SANDBOX=1")
-	}
+	// No IS_SANDBOX: as root, an agent that needs it says so (the README's
+	// advice: env: {IS_SANDBOX: "1"}), see TestClaudeAsRoot.
 	return w
 }
 

@@ -5,6 +5,7 @@ package clis
 import (
 	"bufio"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -211,4 +212,29 @@ func (r *running) wait(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return 0
+}
+
+// TestClaudeAsRoot checks the README's advice for root (a container):
+// claude refuses --permission-mode bypassPermissions, what default: allow
+// maps to, unless the agent has IS_SANDBOX=1.
+func TestClaudeAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("claude's refusal is for root only: run as root to check it")
+	}
+	for name, env := range map[string]string{"plain": "", "IS_SANDBOX": "\n  env: {IS_SANDBOX: \"1\"}"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, map[string]mockmodel.Script{"work": writeShell}, false)
+			w.write(map[string]string{"cuelist.yaml": strings.Replace(oneCue(claudeCode, "workdir", "{default: allow}"),
+				"protocol: claude-code", "protocol: claude-code"+env, 1)}, false)
+			if env == "" {
+				w.run("cuelist.yaml", 1)
+				contains(t, "orch logs", w.orch("logs", "last").stdout, "cannot be used with root/sudo privileges")
+				return
+			}
+			w.run("cuelist.yaml", 0)
+			contains(t, "hello.txt", w.file("hello.txt"), helloText)
+			contains(t, "shell.txt", w.file("shell.txt"), shellText)
+		})
+	}
 }
