@@ -16,8 +16,13 @@ type cli struct {
 	name   string
 	agent  string // the agent's protocol and command, YAML
 	legacy bool   // a former name: in the workdir only (the former packages' bin directory first on PATH)
-	cost   bool   // it reports a cost in US dollars
-	tokens bool   // it reports tokens
+	// What it reports: a cost in US dollars (claude's result, ACP's
+	// usage_update cost), tokens (claude's and codex's streams, the ACP
+	// prompt response's usage). claude-code-acp 0.16 reports neither,
+	// codex-acp 0.16 only its context window's fill (usage_update used and
+	// size), gemini only in its response's _meta.
+	cost   bool
+	tokens bool
 	// existing: the file it writes is in the project beforehand. gemini
 	// 0.61.0 over ACP cannot create a file through the client: its
 	// write_file reads the file first and takes the client's "Resource not
@@ -33,8 +38,8 @@ var (
 	codexACP   = cli{name: "codex-acp", agent: "protocol: acp\n  command: [codex-acp]", tokens: true}
 	geminiACP  = cli{name: "gemini", agent: "protocol: acp\n  command: [gemini, --acp]", existing: true}
 	// The former names: the adapters' @zed-industries packages, gemini's flag.
-	legacyClaudeACP = cli{name: "claude-code-acp", agent: "protocol: acp\n  command: [claude-code-acp]", legacy: true, cost: true, tokens: true}
-	legacyCodexACP  = cli{name: "codex-acp-0.16", agent: "protocol: acp\n  command: [codex-acp]", legacy: true, tokens: true}
+	legacyClaudeACP = cli{name: "claude-code-acp", agent: "protocol: acp\n  command: [claude-code-acp]", legacy: true}
+	legacyCodexACP  = cli{name: "codex-acp-0.16", agent: "protocol: acp\n  command: [codex-acp]", legacy: true}
 	legacyGeminiACP = cli{name: "gemini-experimental-acp", agent: "protocol: acp\n  command: [gemini, --experimental-acp]", legacy: true, existing: true}
 )
 
