@@ -5,6 +5,8 @@ package clis
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,7 +120,7 @@ func TestOneCue(t *testing.T) {
 				logs := w.orch("logs", "last").stdout
 				toolLine(t, logs, "hello.txt")
 				toolLine(t, logs, "shell was here")
-				usage(t, c, s, 450, 55)
+				usage(t, w, c, s, 450, 55)
 			})
 		}
 	}
@@ -153,13 +155,44 @@ func toolLine(t *testing.T, logs, what string) {
 	t.Errorf("orch logs shows no tool call naming %q:\n%s", what, logs)
 }
 
-// usage checks what orch status says the CLI used.
-func usage(t *testing.T, c cli, s status, in, out int64) {
+// usage checks what orch status says the CLI used, in JSON and as text.
+func usage(t *testing.T, w *world, c cli, s status, in, out int64) {
 	t.Helper()
-	if c.tokens && (s.InputTokens != in || s.OutputTokens != out) {
-		t.Errorf("orch status: %d in / %d out tokens, want %d / %d", s.InputTokens, s.OutputTokens, in, out)
+	text := w.orch("status", "last").stdout
+	if c.tokens {
+		if s.InputTokens != in || s.OutputTokens != out {
+			t.Errorf("orch status: %d in / %d out tokens, want %d / %d", s.InputTokens, s.OutputTokens, in, out)
+		}
+		contains(t, "orch status", text, fmt.Sprintf("%d in / %d out tokens", in, out))
 	}
-	if c.cost && s.CostUSD <= 0 {
-		t.Errorf("orch status: cost $%v, want what %s reported", s.CostUSD, c.name)
+	if c.cost {
+		if s.CostUSD <= 0 {
+			t.Errorf("orch status: cost $%v, want what %s reported", s.CostUSD, c.name)
+		}
+		contains(t, "orch status", text, "$")
+	}
+	moneyShown(t, text)
+}
+
+var dollars = regexp.MustCompile(`\$([0-9][0-9.]*)`)
+
+// moneyShown fails on an amount printed with more than cents (or, under a
+// cent, more than 4 significant digits): $0.029849999999999998.
+func moneyShown(t *testing.T, text string) {
+	t.Helper()
+	var bad []string
+	for _, m := range dollars.FindAllStringSubmatch(text, -1) {
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			continue
+		}
+		_, decimals, _ := strings.Cut(m[1], ".")
+		significant := strings.TrimLeft(strings.ReplaceAll(m[1], ".", ""), "0")
+		if (v >= 0.01 && len(decimals) > 2) || (v < 0.01 && len(significant) > 4) {
+			bad = append(bad, m[0])
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("orch status prints %s: money is shown to the cent, or 4 significant digits under a cent\n%s", strings.Join(bad, ", "), text)
 	}
 }

@@ -121,7 +121,7 @@ agent:
 	events := w.orch("events", "last").stdout
 	decided(t, events, "edit", "answered by the person")
 	decided(t, events, "execute", "answered by the person")
-	usage(t, codexACP, w.status(), 450, 55)
+	usage(t, w, codexACP, w.status(), 450, 55)
 }
 
 // running is an orch command left running in the background.
