@@ -157,3 +157,41 @@ agent:
 	contains(t, "orch status", text, "$", " in / ", " out tokens")
 	moneyShown(t, text)
 }
+
+// TestCostLimit: what an ACP adapter reports it spent counts toward
+// limits.max_cost_usd: past it, orch gives no further GO and the run fails.
+func TestCostLimit(t *testing.T) {
+	if skipWhy != "" {
+		t.Skip(skipWhy)
+	}
+	t.Parallel()
+	w := newWorld(t, map[string]mockmodel.Script{"work": writeShell}, false)
+	w.write(map[string]string{"cuelist.yaml": `cuelist:
+  id: limited
+  defaults: {ack_timeout: 2m, standby_timeout: 2m, timeout: 3m}
+  limits: {max_cost_usd: 0.001}
+  cues:
+    - id: WORK
+      agents: [coder]
+    - id: MORE
+      agents: [coder]
+      dependencies: [WORK]
+---
+agent:
+  id: coder
+  protocol: acp
+  command: [claude-agent-acp]
+  prompt: |
+    ` + mockmodel.Marker("work") + ` Write hello.txt, then run a command.
+  permissions: {read: allow, edit: allow, execute: allow, default: deny}
+  provides: [text, summary]
+`}, true)
+	r := w.run("cuelist.yaml", 1)
+	contains(t, "orch run", r.stdout, "limit max_cost_usd reached")
+	for _, c := range w.status().Cues {
+		if c.ID == "MORE" && c.State == "completed" {
+			t.Errorf("MORE got its GO past the cost limit")
+		}
+	}
+	moneyShown(t, r.stdout)
+}
