@@ -353,3 +353,17 @@ func describe(reqs []mockmodel.Request) string {
 	}
 	return b.String()
 }
+
+// TestNoneLeftSees checks the check: a process carrying the marker is found.
+func TestNoneLeftSees(t *testing.T) {
+	marker := fmt.Sprintf("ORCH_CLIS_E2E=straggler-%d", time.Now().UnixNano())
+	cmd := exec.Command("sleep", "30")
+	cmd.Env = append(os.Environ(), marker)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	if left := processesWith(marker); len(left) != 1 || !strings.Contains(left[0], "sleep 30") {
+		t.Errorf("processesWith found %q, want the sleep", left)
+	}
+}
