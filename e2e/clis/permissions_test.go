@@ -73,23 +73,8 @@ func TestPermissionAsked(t *testing.T) {
 		{Text: "Done.\n{\"summary\": \"asked twice\"}", InputTokens: 200, OutputTokens: 15},
 	}
 	w := newWorld(t, map[string]mockmodel.Script{"work": script}, false)
-	w.write(map[string]string{"cuelist.yaml": `cuelist:
-  id: asked
-  defaults: {ack_timeout: 2m, standby_timeout: 2m, timeout: 3m}
-  cues:
-    - id: WORK
-      agents: [coder]
----
-agent:
-  id: coder
-  protocol: acp
-  command: [codex-acp]
-  env: {INITIAL_AGENT_MODE: read-only}
-  prompt: |
-    ` + mockmodel.Marker("work") + ` Write hello.txt, then run a command.
-  permissions: {default: ask}
-  provides: [text, summary]
-`}, true)
+	asking := cli{name: "codex-acp", agent: "protocol: acp\n  command: [codex-acp]\n  env: {INITIAL_AGENT_MODE: read-only}"}
+	w.write(map[string]string{"cuelist.yaml": oneCue(asking, "workdir", "{default: ask}")}, true)
 	run := w.start("run", "cuelist.yaml")
 	// The edit: its options are "Yes, proceed", "Yes, and don't ask again
 	// ..." and "No, and tell Codex ...": "Yes" names two of them.

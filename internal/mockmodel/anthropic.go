@@ -38,23 +38,7 @@ func (anthropic) toolResults(doc map[string]any) int {
 }
 
 func (anthropic) call(t Turn, a *answer) (*toolCall, error) {
-	req := a.req
-	if t.Write != nil {
-		name := pick(req.Tools, "Write")
-		if name == "" {
-			return nil, noTool("write a file", req)
-		}
-		path, err := absolute(t.Write.Path, req)
-		if err != nil {
-			return nil, err
-		}
-		return &toolCall{name: name, args: map[string]any{"file_path": path, "content": t.Write.Content}}, nil
-	}
-	name := pick(req.Tools, "Bash")
-	if name == "" {
-		return nil, noTool("run a shell command", req)
-	}
-	return &toolCall{name: name, args: map[string]any{"command": t.Shell, "description": "Run the scripted command"}}, nil
+	return namedCall(t, a.req, "Write", "Bash")
 }
 
 func (h anthropic) aux(w http.ResponseWriter, a *answer) {

@@ -53,23 +53,7 @@ func (gemini) toolResults(doc map[string]any) int {
 }
 
 func (gemini) call(t Turn, a *answer) (*toolCall, error) {
-	req := a.req
-	if t.Write != nil {
-		name := pick(req.Tools, "write_file")
-		if name == "" {
-			return nil, noTool("write a file", req)
-		}
-		path, err := absolute(t.Write.Path, req)
-		if err != nil {
-			return nil, err
-		}
-		return &toolCall{name: name, args: map[string]any{"file_path": path, "content": t.Write.Content}}, nil
-	}
-	name := pick(req.Tools, "run_shell_command")
-	if name == "" {
-		return nil, noTool("run a shell command", req)
-	}
-	return &toolCall{name: name, args: map[string]any{"command": t.Shell, "description": "Run the scripted command"}}, nil
+	return namedCall(t, a.req, "write_file", "run_shell_command")
 }
 
 func (h gemini) aux(w http.ResponseWriter, a *answer) {

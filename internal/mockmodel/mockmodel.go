@@ -301,6 +301,28 @@ func pick(offered []string, names ...string) string {
 	return ""
 }
 
+// namedCall is a turn's call of tools that take {file_path, content} and
+// {command, description}: claude's Write and Bash, gemini's write_file and
+// run_shell_command.
+func namedCall(t Turn, req *Request, write, shell string) (*toolCall, error) {
+	if t.Write != nil {
+		name := pick(req.Tools, write)
+		if name == "" {
+			return nil, noTool("write a file", req)
+		}
+		path, err := absolute(t.Write.Path, req)
+		if err != nil {
+			return nil, err
+		}
+		return &toolCall{name: name, args: map[string]any{"file_path": path, "content": t.Write.Content}}, nil
+	}
+	name := pick(req.Tools, shell)
+	if name == "" {
+		return nil, noTool("run a shell command", req)
+	}
+	return &toolCall{name: name, args: map[string]any{"command": t.Shell, "description": "Run the scripted command"}}, nil
+}
+
 func noTool(what string, req *Request) error {
 	return fmt.Errorf("the request offers no tool to %s (tools: %s)", what, strings.Join(req.Tools, ", "))
 }
