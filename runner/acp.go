@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,17 +24,23 @@ type acpDriver struct {
 	s *acpSession
 }
 
-// acpSession is one attempt's session: its turn's text, its workspace.
+// acpSession is one attempt's session: its turn's reply, its workspace.
 type acpSession struct {
 	a    *attempt
 	c    *acpConn
-	id   string
+	id   string // set as session/new's response comes
 	cwd  string
 	root *os.Root // the workspace: the agent's file reads and writes stay inside
 
-	mu      sync.Mutex
-	text    strings.Builder // the turn's agent_message_chunk text
-	partial []byte          // message text not yet logged (no newline yet)
+	// The streams logged line by line: the reply, the agent's thoughts, the
+	// user's message as the agent echoes it (update, on the reader).
+	message, thought, user *lineWriter
+
+	mu    sync.Mutex
+	reply tailText               // the turn's reply (agent_message_chunk text), its end
+	tools map[string]acpToolCall // the tool calls not finished, by id
+
+	usageMu sync.Mutex // one addUsage at a time: the reader's (usage_update) or the turn's end
 }
 
 func (d *acpDriver) warning(a *attempt) *failure {
@@ -59,23 +64,18 @@ func (d *acpDriver) standby(a *attempt) *failure {
 	if err != nil {
 		return failf("start", "opening the workspace %s: %v", cwd, err)
 	}
-	res, f := d.c.call(a, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, a.standbyTimeout())
+	s := newACPSession(a, d.c, cwd, root)
+	res, f := d.c.call(a, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, a.standbyTimeout(), s)
 	if f != nil {
 		root.Close()
 		return f
 	}
-	var r struct {
-		SessionID string `json:"sessionId"`
-	}
-	if json.Unmarshal(res, &r) != nil || r.SessionID == "" {
+	if s.id == "" {
 		root.Close()
 		d.c.fail(failf("malfunction", "session/new answered without a sessionId"))
 		return failf("malfunction", "session/new answered without a sessionId: %s", truncate(string(res), 80))
 	}
-	d.s = &acpSession{a: a, c: d.c, id: r.SessionID, cwd: cwd, root: root}
-	d.c.mu.Lock()
-	d.c.sessions[r.SessionID] = d.s
-	d.c.mu.Unlock()
+	d.s = s // registered by the reader as the response came (see acpConn.opening)
 	return nil
 }
 
@@ -120,7 +120,8 @@ func (d *acpDriver) cancel(turn chan *rpcMessage, f *failure, kill bool) *failur
 	d.s.a.note("session/cancel sent to %s: %s", d.s.a.agent.ID, f.reason)
 	_ = c.notify("session/cancel", map[string]string{"sessionId": d.s.id})
 	select {
-	case <-turn:
+	case m := <-turn:
+		d.s.turnUsage(m) // a cancelled turn cost what it cost
 	case <-c.done:
 	case <-time.After(c.h.grace):
 		kill = true
@@ -131,6 +132,14 @@ func (d *acpDriver) cancel(turn chan *rpcMessage, f *failure, kill bool) *failur
 	return f
 }
 
+func newACPSession(a *attempt, c *acpConn, cwd string, root *os.Root) *acpSession {
+	s := &acpSession{a: a, c: c, cwd: cwd, root: root, reply: tailText{max: MaxLine}, tools: map[string]acpToolCall{}}
+	s.message = a.logWriter("stdout")
+	s.thought = &lineWriter{emit: func(l string) { a.log("stdout", "thinking: "+l) }}
+	s.user = &lineWriter{emit: func(l string) { a.log("stdout", "user: "+l) }}
+	return s
+}
+
 // ended is how the turn's stop reason ends the attempt.
 func (s *acpSession) ended(m *rpcMessage) (map[string]any, *failure) {
 	s.flush()
@@ -139,16 +148,9 @@ func (s *acpSession) ended(m *rpcMessage) (map[string]any, *failure) {
 	}
 	var r struct {
 		StopReason string `json:"stopReason"`
-		// usage: the turn's tokens (ACP's session usage RFD, unstable)
-		Usage *struct {
-			InputTokens  int64 `json:"inputTokens"`
-			OutputTokens int64 `json:"outputTokens"`
-		} `json:"usage"`
 	}
 	_ = json.Unmarshal(m.Result, &r)
-	if u := r.Usage; u != nil && (u.InputTokens > 0 || u.OutputTokens > 0) {
-		s.a.r.addUsage(s.a, Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
-	}
+	s.turnUsage(m)
 	switch r.StopReason {
 	case "end_turn":
 		return s.outputs(), nil
@@ -161,11 +163,33 @@ func (s *acpSession) ended(m *rpcMessage) (map[string]any, *failure) {
 	return nil, failf("malfunction", "session/prompt answered with stop reason %q", r.StopReason)
 }
 
-// outputs are the turn's text and, for the other keys the agent provides,
-// the values in the last JSON object of its reply.
+// turnUsage counts the tokens of the prompt's response (its usage: the
+// unstable schema's, the session's totals), whatever the stop reason.
+func (s *acpSession) turnUsage(m *rpcMessage) {
+	if m == nil || m.Error != nil {
+		return
+	}
+	u := acpObject(m.Result).object("usage")
+	in, _ := u.number("inputTokens")
+	out, _ := u.number("outputTokens")
+	if in > 0 || out > 0 {
+		s.addUsage(Usage{InputTokens: int64(in), OutputTokens: int64(out)})
+	}
+}
+
+// addUsage counts usage the agent reported: from the reader (usage_update)
+// and from the attempt's goroutine (the prompt's response), one at a time.
+func (s *acpSession) addUsage(u Usage) {
+	s.usageMu.Lock()
+	defer s.usageMu.Unlock()
+	s.a.r.addUsage(s.a, u)
+}
+
+// outputs are the turn's reply (its end: see tailText) and, for the other
+// keys the agent provides, the values in the last JSON object of its reply.
 func (s *acpSession) outputs() map[string]any {
 	s.mu.Lock()
-	text := s.text.String()
+	text := s.reply.String()
 	s.mu.Unlock()
 	return replyOutputs(s.a.agent, text)
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/spec"
 )
@@ -49,17 +51,23 @@ type acpConn struct {
 	token string
 	p     *proc.Process
 
-	wmu sync.Mutex // one writer at a time
+	wmu  sync.Mutex    // one writer at a time
+	asks *rate.Limiter // the permission requests put to the person (guardrails.message_rate)
 
 	mu       sync.Mutex
 	next     int
 	pending  map[string]chan *rpcMessage // calls waiting for their response, by id
 	sessions map[string]*acpSession      // by session id
-	last     *attempt                    // its stderr is logged as this attempt's
-	broken   *failure
-	done     chan struct{} // closed when broken
-	once     sync.Once
-	closed   chan struct{}
+	// opening are the sessions whose session/new is waiting for its
+	// response, by request id: the reader registers one as its response
+	// comes, before the updates the agent sends right after it.
+	opening map[string]*acpSession
+	last    *attempt // its stderr is logged as this attempt's
+	broken  *failure
+	idle    bool          // the run ended with no session open: see acpIdleExit
+	done    chan struct{} // closed when broken
+	once    sync.Once
+	closed  chan struct{}
 }
 
 // acpConns are the ACP agents' processes of a run, by agent.
@@ -104,6 +112,12 @@ func (cs *acpConns) conn(a *attempt) (*acpConn, *failure) {
 	return c, nil
 }
 
+// acpIdleExit is how long an ACP process whose sessions are all over gets
+// to exit after EOF on its stdin before orch stops it: claude-code-acp and
+// codex-acp do not exit on EOF, and the run's end should not wait
+// kill_grace for them (which stays the grace of a stop during a turn).
+const acpIdleExit = 100 * time.Millisecond
+
 // closeAll ends every ACP process of the run: EOF on stdin, then its
 // process group is stopped and swept.
 func (cs *acpConns) closeAll() {
@@ -116,6 +130,9 @@ func (cs *acpConns) closeAll() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			c.mu.Lock()
+			c.idle = len(c.sessions) == 0
+			c.mu.Unlock()
 			c.fail(failf("stopped", "the run ended"))
 			<-c.closed
 		}()
@@ -126,8 +143,9 @@ func (cs *acpConns) closeAll() {
 func startACP(a *attempt) (*acpConn, *failure) {
 	h := a.r
 	c := &acpConn{h: h, agent: a.agent, token: fmt.Sprintf("%s/acp/%s/%s", h.id, a.agent.ID, NewRunID()),
-		pending: map[string]chan *rpcMessage{}, sessions: map[string]*acpSession{}, last: a,
-		done: make(chan struct{}), closed: make(chan struct{})}
+		pending: map[string]chan *rpcMessage{}, sessions: map[string]*acpSession{}, opening: map[string]*acpSession{}, last: a,
+		done: make(chan struct{}), closed: make(chan struct{}),
+		asks: rate.NewLimiter(rate.Limit(h.messageRate()), h.messageRate())}
 	s, err := proc.NewStdio(true)
 	if err != nil {
 		return nil, failf("start", "%v", err)
@@ -155,8 +173,9 @@ func (c *acpConn) initialize(a *attempt) *failure {
 
 // call sends a request and waits for its response within timeout, or for
 // the attempt to be stopped (then the call is abandoned: the caller decides).
-func (c *acpConn) call(a *attempt, method string, params any, timeout time.Duration) (json.RawMessage, *failure) {
-	id, ch, f := c.request(method, params)
+// With opening, the request is session/new for that session.
+func (c *acpConn) call(a *attempt, method string, params any, timeout time.Duration, opening ...*acpSession) (json.RawMessage, *failure) {
+	id, ch, f := c.request(method, params, opening...)
 	if f != nil {
 		return nil, f
 	}
@@ -181,7 +200,7 @@ func (c *acpConn) call(a *attempt, method string, params any, timeout time.Durat
 }
 
 // request sends a call and returns the channel its response comes on.
-func (c *acpConn) request(method string, params any) (string, chan *rpcMessage, *failure) {
+func (c *acpConn) request(method string, params any, opening ...*acpSession) (string, chan *rpcMessage, *failure) {
 	c.mu.Lock()
 	if c.broken != nil {
 		defer c.mu.Unlock()
@@ -191,6 +210,9 @@ func (c *acpConn) request(method string, params any) (string, chan *rpcMessage, 
 	id := strconv.Itoa(c.next)
 	ch := make(chan *rpcMessage, 1)
 	c.pending[id] = ch
+	for _, s := range opening {
+		c.opening[id] = s
+	}
 	c.mu.Unlock()
 	raw, _ := json.Marshal(params)
 	return id, ch, c.send(rpcMessage{JSONRPC: "2.0", ID: json.RawMessage(id), Method: method, Params: raw})
@@ -199,6 +221,7 @@ func (c *acpConn) request(method string, params any) (string, chan *rpcMessage, 
 func (c *acpConn) forget(id string) {
 	c.mu.Lock()
 	delete(c.pending, id)
+	delete(c.opening, id)
 	c.mu.Unlock()
 }
 
@@ -296,6 +319,13 @@ func (c *acpConn) route(m *rpcMessage) *failure {
 		c.mu.Lock()
 		ch := c.pending[string(m.ID)]
 		delete(c.pending, string(m.ID))
+		if s := c.opening[string(m.ID)]; s != nil {
+			delete(c.opening, string(m.ID))
+			if id := acpObject(m.Result).str("sessionId"); id != "" && m.Error == nil {
+				s.id = id
+				c.sessions[id] = s
+			}
+		}
 		c.mu.Unlock()
 		if ch == nil {
 			return failf("malfunction", "the agent sent a response to no request (id %s)", m.ID)
@@ -364,9 +394,15 @@ func (c *acpConn) fail(f *failure) {
 func (c *acpConn) stop() {
 	defer close(c.closed)
 	_ = c.p.Stdin().Close()
+	wait := c.h.grace
+	c.mu.Lock()
+	if c.idle {
+		wait = min(wait, acpIdleExit)
+	}
+	c.mu.Unlock()
 	select {
 	case <-c.p.Done():
-	case <-time.After(c.h.grace):
+	case <-time.After(wait):
 	}
 	c.p.Terminate(c.h.grace)
 	_, escaped := c.p.Sweep(c.h.grace, true)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/orch-cli/orch/protocols"
@@ -110,19 +109,17 @@ type permOption struct {
 // option; ask puts the options, as the agent gave them, to the person.
 // Every decision is an event.
 func (s *acpSession) permission(params json.RawMessage) any {
-	var p struct {
-		ToolCall struct {
-			Title string `json:"title"`
-			Kind  string `json:"kind"`
-		} `json:"toolCall"`
-		Options []permOption `json:"options"`
-	}
-	_ = json.Unmarshal(params, &p)
-	a, kind := s.a, p.ToolCall.Kind
+	p := acpObject(params)
+	var options []permOption
+	_ = json.Unmarshal(p["options"], &options)
+	// The request's ToolCallUpdate may leave out what the tool_call said
+	// (claude-code-acp sends no kind): merged with what the session knows.
+	tc := s.known(p.object("toolCall"))
+	a, kind := s.a, tc.kind
 	if kind == "" {
 		kind = "other"
 	}
-	what := fmt.Sprintf("%s %q", kind, p.ToolCall.Title)
+	what := fmt.Sprintf("%s %q", kind, tc.title)
 	policy := a.agent.Permissions[kind]
 	if policy == "" {
 		policy = a.agent.Permissions["default"]
@@ -131,9 +128,9 @@ func (s *acpSession) permission(params json.RawMessage) any {
 		policy = "ask"
 	}
 	pick := func(want string) *permOption {
-		for i := range p.Options {
-			if p.Options[i].Kind == want {
-				return &p.Options[i]
+		for i := range options {
+			if options[i].Kind == want {
+				return &options[i]
 			}
 		}
 		return nil
@@ -154,49 +151,54 @@ func (s *acpSession) permission(params json.RawMessage) any {
 		}
 		// only an "always" option allows it: that is for a person to pick
 	}
-	return s.askPerson(what, p.Options)
+	return s.askPerson(what, options)
 }
 
-// askPerson puts a permission request to the person (an orch question) and
-// waits for the answer: an option's number, id or name.
+// askPerson puts a permission request to the person (an orch question with
+// the request's options) and waits for the answer, which names an option
+// (PickOption checks it where it is given). An agent that asks faster than
+// guardrails.message_rate (the rate of a jsonl agent's question.ask)
+// malfunctions: a flood of questions must not reach the person.
 func (s *acpSession) askPerson(what string, options []permOption) any {
-	a := s.a
+	a, c := s.a, s.c
+	if len(options) == 0 {
+		a.note("permission for %s: cancelled (the request offers no option to pick)", what)
+		return cancelledOutcome()
+	}
+	if !c.asks.Allow() {
+		f := failf("malfunction", "the agent asked more than %d permission questions a second (guardrails.message_rate)", a.r.messageRate())
+		a.note("permission for %s: cancelled (%s)", what, f.reason)
+		c.fail(f)
+		return cancelledOutcome()
+	}
 	var q strings.Builder
 	fmt.Fprintf(&q, "%s asks permission for %s. Answer with one of:", a.agent.ID, what)
+	choices := make([]QuestionOption, len(options))
 	for i, o := range options {
 		fmt.Fprintf(&q, "\n  %d) %s [%s]", i+1, o.Name, o.Kind)
+		choices[i] = QuestionOption{ID: o.OptionID, Name: o.Name, Kind: o.Kind}
 	}
 	answers := make(chan string, 1)
-	if f := a.r.askPerson(a, protocols.QuestionAsk{CueID: a.cue.ID, Question: q.String(), Complexity: "quick"},
+	if f := a.r.askPerson(a, protocols.QuestionAsk{CueID: a.cue.ID, Question: q.String(), Complexity: "quick"}, choices,
 		func(text string) { answers <- text }); f != nil {
 		a.note("permission for %s: cancelled (the question could not be asked: %s)", what, f.reason)
 		return cancelledOutcome()
 	}
 	select {
 	case text := <-answers:
-		if o := matchOption(options, text); o != nil {
+		i, err := PickOption(choices, text)
+		if err == nil && i >= 0 {
+			o := options[i]
 			a.note("permission for %s: %s (%s, answered by the person)", what, o.Name, o.OptionID)
 			return selected(o.OptionID)
 		}
-		a.note("permission for %s: cancelled (the answer %q names no option)", what, text)
+		// an agent (the parent the question went to) answered otherwise
+		a.note("permission for %s: cancelled (%v)", what, err)
 	case <-a.ended:
 		a.note("permission for %s: cancelled (the attempt ended)", what)
-	case <-s.c.done:
+	case <-c.done:
 	}
 	return cancelledOutcome()
-}
-
-func matchOption(options []permOption, answer string) *permOption {
-	answer = strings.TrimSpace(answer)
-	if n, err := strconv.Atoi(answer); err == nil && n >= 1 && n <= len(options) {
-		return &options[n-1]
-	}
-	for i, o := range options {
-		if strings.EqualFold(answer, o.OptionID) || strings.EqualFold(answer, o.Name) {
-			return &options[i]
-		}
-	}
-	return nil
 }
 
 func selected(id string) any {
@@ -206,84 +208,3 @@ func selected(id string) any {
 func cancelledOutcome() any {
 	return map[string]any{"outcome": map[string]string{"outcome": "cancelled"}}
 }
-
-// update logs a session/update as the attempt's output: message text as
-// it is (line by line), anything else as a one-line summary.
-func (s *acpSession) update(params json.RawMessage) {
-	var p struct {
-		Update struct {
-			Kind    string `json:"sessionUpdate"`
-			Content struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-			Title    string            `json:"title"`
-			ToolKind string            `json:"kind"`
-			Status   string            `json:"status"`
-			ID       string            `json:"toolCallId"`
-			Entries  []json.RawMessage `json:"entries"`
-			// usage_update (ACP's session usage RFD, unstable): the
-			// session's cost so far
-			Cost *struct {
-				Amount   float64 `json:"amount"`
-				Currency string  `json:"currency"`
-			} `json:"cost"`
-		} `json:"update"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return
-	}
-	u := p.Update
-	switch u.Kind {
-	case "agent_message_chunk":
-		s.mu.Lock()
-		s.text.WriteString(u.Content.Text)
-		s.partial = append(s.partial, u.Content.Text...)
-		var lines []string
-		for {
-			i := strings.IndexByte(string(s.partial), '\n')
-			if i < 0 {
-				break
-			}
-			lines = append(lines, string(s.partial[:i]))
-			s.partial = s.partial[i+1:]
-		}
-		s.mu.Unlock()
-		for _, l := range lines {
-			s.a.log("stdout", l)
-		}
-	case "agent_thought_chunk":
-		s.a.log("stdout", "thinking: "+oneLine(u.Content.Text))
-	case "tool_call":
-		s.a.log("stdout", fmt.Sprintf("tool: %s [%s] %s", oneLine(u.Title), u.ToolKind, u.Status))
-	case "tool_call_update":
-		if u.Status != "" {
-			s.a.log("stdout", fmt.Sprintf("tool %s: %s", u.ID, u.Status))
-		}
-	case "plan":
-		s.a.log("stdout", fmt.Sprintf("plan: %d entries", len(u.Entries)))
-	case "user_message_chunk":
-	case "usage_update":
-		// A session serves one attempt: its cost so far is the attempt's.
-		if c := u.Cost; c != nil && (c.Currency == "USD" || c.Currency == "") {
-			s.a.r.addUsage(s.a, Usage{CostUSD: c.Amount})
-		} else if c != nil {
-			s.a.log("stdout", fmt.Sprintf("usage: cost %g %s (not counted: orch counts USD)", c.Amount, c.Currency))
-		}
-	default:
-		s.a.log("stdout", "update: "+u.Kind)
-	}
-}
-
-// flush logs the message text still waiting for its newline.
-func (s *acpSession) flush() {
-	s.mu.Lock()
-	rest := string(s.partial)
-	s.partial = nil
-	s.mu.Unlock()
-	if rest != "" {
-		s.a.log("stdout", rest)
-	}
-}
-
-func oneLine(s string) string { return truncate(strings.Join(strings.Fields(s), " "), 200) }

@@ -441,7 +441,7 @@ func TestCostExhaustedStopsBeforeNextGo(t *testing.T) {
 `, scriptAgent(t, "a", ""), scriptAgent(t, "b", ""))
 	rec := newMemRecorder()
 	res := runCollab(t, o, rec, nil)
-	if res.State != RunFailed || !strings.Contains(res.Reason, "limit max_cost_usd reached ($1.75 of $1.5 used)") {
+	if res.State != RunFailed || !strings.Contains(res.Reason, "limit max_cost_usd reached ($1.75 of $1.50 used)") {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	if len(rec.of(EvExhausted)) != 1 {

@@ -26,6 +26,9 @@ type QuestionData struct {
 	Complexity string    `json:"complexity"` // quick or deep
 	To         string    `json:"to"`         // "person", or the id of the parent agent it went to
 	Deadline   time.Time `json:"deadline"`   // when it becomes unanswered
+	// Options are the answers it takes (an ACP permission request's):
+	// orch answer checks an answer against them (PickOption).
+	Options []QuestionOption `json:"options,omitempty"`
 }
 
 // AnswerData is the data of EvQuestionClosed.
@@ -196,6 +199,13 @@ func (p TaskStartedData) redacted(d *Redactor) EventData {
 
 func (p QuestionData) redacted(d *Redactor) EventData {
 	p.ID, p.Question, p.Complexity, p.To = d.Text(p.ID), d.Text(p.Question), d.Text(p.Complexity), d.Text(p.To)
+	if !d.none() && p.Options != nil {
+		options := make([]QuestionOption, len(p.Options))
+		for i, o := range p.Options {
+			options[i] = QuestionOption{ID: d.Text(o.ID), Name: d.Text(o.Name), Kind: d.Text(o.Kind)}
+		}
+		p.Options = options
+	}
 	return p
 }
 

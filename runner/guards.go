@@ -227,7 +227,7 @@ func exhaustedData(l *sched.Limit) ExhaustedData {
 	case "max_credits":
 		return ExhaustedData{Limit: l.Name, Used: strconv.FormatFloat(l.Credits, 'f', -1, 64), Max: strconv.FormatFloat(l.MaxCredits, 'f', -1, 64)}
 	case "max_cost_usd":
-		return ExhaustedData{Limit: l.Name, Used: "$" + strconv.FormatFloat(l.CostUSD, 'f', -1, 64), Max: "$" + strconv.FormatFloat(l.MaxCostUSD, 'f', -1, 64)}
+		return ExhaustedData{Limit: l.Name, Used: FormatUSD(l.CostUSD), Max: FormatUSD(l.MaxCostUSD)}
 	}
 	return ExhaustedData{Limit: l.Name, Used: l.Used.Round(time.Millisecond).String(), Max: l.Max.String()}
 }

@@ -44,7 +44,8 @@ type hostServices interface {
 	serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure
 	// askPerson asks a question for an agent that is not a jsonl one (an
 	// ACP permission request): deliver gets the answer.
-	askPerson(a *attempt, b protocols.QuestionAsk, deliver func(answer string)) *failure
+	// The answer is one of options when there are some (PickOption).
+	askPerson(a *attempt, b protocols.QuestionAsk, options []QuestionOption, deliver func(answer string)) *failure
 	// withdrawQuestions closes the open questions of an attempt that ended.
 	withdrawQuestions(a *attempt)
 	// endWatch ends the blackboard watch of an attempt that ended.

@@ -19,6 +19,8 @@ type QuestionPrompt struct {
 	Agent      string // who asks
 	Cue        string // the task it asks for (a cue, or a child task CUE/1)
 	Deadline   time.Time
+	// Options are the answers it takes (see PickOption); none: any answer.
+	Options []QuestionOption
 }
 
 // A question.ask bubbles up the task tree: to the nearest ancestor agent
@@ -34,6 +36,8 @@ type openQuestion struct {
 	// deliver takes the answer of a question asked for an agent that does
 	// not speak the cue protocol (askPerson); nil: question.answer is sent.
 	deliver func(answer string)
+	options []QuestionOption // the answers it takes; none: any
+	asker   *attempt
 }
 
 type question = sched.Question[*attempt]
@@ -51,6 +55,7 @@ type askRequest struct {
 	att     *attempt
 	msg     protocols.Message
 	body    protocols.QuestionAsk
+	options []QuestionOption
 	deliver func(answer string) // nil: the answer is a question.answer to msg
 	reply   chan askReply
 }
@@ -69,13 +74,13 @@ func (q askRequest) serveOn(ctx context.Context, r *run) {
 		to = qn.To.agent.ID
 	}
 	r.emit(Event{Type: EvQuestion, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
-		Data: QuestionData{ID: qn.ID, Question: q.body.Question, Complexity: q.body.Complexity, To: to, Deadline: qn.Deadline.UTC()}})
+		Data: QuestionData{ID: qn.ID, Question: q.body.Question, Complexity: q.body.Complexity, To: to, Deadline: qn.Deadline.UTC(), Options: q.options}})
 	if err := r.flush(ctx); err != nil {
 		r.tasks.Answer(qn.ID) // not recorded: it was never asked
 		q.reply <- askReply{err: err}
 		return
 	}
-	oq := &openQuestion{ask: q.msg, body: q.body, deliver: q.deliver}
+	oq := &openQuestion{ask: q.msg, body: q.body, deliver: q.deliver, options: q.options, asker: a}
 	r.openQuestions[qn.ID] = oq
 	rep := askReply{q: qn}
 	if qn.WithPerson() {
@@ -114,6 +119,10 @@ type answerRequest struct {
 }
 
 func (q answerRequest) serveOn(ctx context.Context, r *run) {
+	if q.by == "person" && r.refused(q.id, q.text, "the terminal") {
+		q.reply <- true // still open: the prompt checked the answer, so only in theory
+		return
+	}
 	qn, ok := r.tasks.Answer(q.id)
 	if ok {
 		r.answered(qn, q.text, q.by)
@@ -128,9 +137,10 @@ func (r *run) ask(a *attempt, msg protocols.Message, b protocols.QuestionAsk) *f
 	return r.askQuestion(askRequest{att: a, msg: msg, body: b})
 }
 
-// askPerson asks a question whose answer goes to deliver (see hostServices).
-func (r *run) askPerson(a *attempt, b protocols.QuestionAsk, deliver func(string)) *failure {
-	return r.askQuestion(askRequest{att: a, body: b, deliver: deliver})
+// askPerson asks a question whose answer goes to deliver (see hostServices):
+// one of options when there are some.
+func (r *run) askPerson(a *attempt, b protocols.QuestionAsk, options []QuestionOption, deliver func(string)) *failure {
+	return r.askQuestion(askRequest{att: a, body: b, options: options, deliver: deliver})
 }
 
 func (r *run) askQuestion(req askRequest) *failure {
@@ -202,7 +212,7 @@ func (r *run) toPerson(oq *openQuestion, q question, deadline time.Time) {
 	ctx, cancel := context.WithCancel(context.Background())
 	oq.cancel = cancel
 	p := QuestionPrompt{ID: q.ID, Complexity: oq.body.Complexity, Question: r.redact.Text(oq.body.Question), Agent: q.Asker.agent.ID,
-		Cue: q.Asker.cue.ID, Deadline: deadline}
+		Cue: q.Asker.cue.ID, Deadline: deadline, Options: oq.options}
 	go func() {
 		if answer, ok := r.opts.Ask(ctx, p); ok {
 			r.answer(q.ID, answer, "person")
@@ -244,6 +254,9 @@ func (r *run) answered(q question, text, by string) {
 
 // answerFromPerson is orch answer RUN QID TEXT, arriving through the store.
 func (r *run) answerFromPerson(id, text string) {
+	if r.refused(id, text, "orch answer") {
+		return
+	}
 	q, withAgent, ok := r.tasks.PersonAnswers(id)
 	switch {
 	case !ok:
@@ -254,6 +267,25 @@ func (r *run) answerFromPerson(id, text string) {
 	default:
 		r.answered(q, text, "person")
 	}
+}
+
+// refused says whether the person's answer to an open question with
+// options names none of them (PickOption, which orch answer and the
+// terminal prompt ran already): then the question stays open, and a note
+// says why the answer was not taken.
+func (r *run) refused(id, text, from string) bool {
+	oq := r.openQuestions[id]
+	if oq == nil {
+		return false
+	}
+	_, err := PickOption(oq.options, text)
+	if err == nil {
+		return false
+	}
+	a := oq.asker
+	r.emit(Event{Type: EvNote, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+		Reason: fmt.Sprintf("%s %s: %v; the question stays open", from, id, err)})
+	return true
 }
 
 // expireQuestions fails the askers of the questions nobody answered in time.

@@ -17,10 +17,18 @@ const Shell = "/bin/sh"
 // from here: not found in PATH, not in the agent's workdir, or not executable.
 type MissingCommand struct {
 	Agent   *Agent
-	Field   string // JSON pointer below the agent: /command/0, /run, /prepare/0, /ready_check/0
-	Name    string // the program as the spec names it (Shell for run:)
-	Problem string // why it cannot start, with where orch looked
+	Field   string // JSON pointer below the agent: /command/0, /run, /prepare/0, /ready_check/0, /protocol
+	Name    string // the program as the spec names it (Shell for run:; the CLI of protocol: claude-code or codex)
+	Problem string // why it cannot start, with where orch looked, and how to install it when orch knows
 	Hint    string // the same for a diagnostic: the place, not every directory of PATH
+}
+
+// installCommands say how to install the coding CLIs orch knows, by the
+// program's name.
+var installCommands = map[string]string{
+	"claude": "npm install -g @anthropic-ai/claude-code",
+	"codex":  "npm install -g @openai/codex",
+	"gemini": "npm install -g @google/gemini-cli",
 }
 
 func (m MissingCommand) String() string {
@@ -28,8 +36,11 @@ func (m MissingCommand) String() string {
 }
 
 func (m MissingCommand) what() string {
-	if m.Field == "/run" {
+	switch m.Field {
+	case "/run":
 		return fmt.Sprintf("the shell %q (for run:)", m.Name)
+	case "/protocol":
+		return fmt.Sprintf("the program %q (protocol: %s runs it when there is no command)", m.Name, m.Agent.Protocol)
 	}
 	return fmt.Sprintf("%s %q", strings.Trim(strings.TrimSuffix(m.Field, "/0"), "/"), m.Name)
 }
@@ -54,13 +65,21 @@ func MissingCommands(agents []*Agent) []MissingCommand {
 				}
 			}
 			if r.problem != "" {
-				out = append(out, MissingCommand{Agent: a, Field: field, Name: name, Problem: r.problem, Hint: r.hint})
+				m := MissingCommand{Agent: a, Field: field, Name: name, Problem: r.problem, Hint: r.hint}
+				if install := installCommands[name]; install != "" {
+					m.Problem += "; install it with: " + install
+					m.Hint += "; install it with: " + install
+				}
+				out = append(out, m)
 			}
 		}
-		if a.Run != "" {
+		switch {
+		case a.Run != "":
 			check("/run", Shell)
-		} else if len(a.Command) > 0 {
+		case len(a.Command) > 0:
 			check("/command/0", a.Command[0])
+		case CLIProtocols[a.Protocol] != "": // claude-code, codex: the CLI itself
+			check("/protocol", CLIProtocols[a.Protocol])
 		}
 		if a.Protocol != "jsonl" { // a jsonl agent ignores them (Check says so)
 			if len(a.Prepare) > 0 {

@@ -26,10 +26,18 @@ words of TEXT are joined with spaces.
 Only a question asked of the person can be answered here: one asked of an
 agent (the parent of the asker) is that agent's to answer or to pass up.
 
+A question with options (an ACP agent's permission request) takes an
+answer that names one: its number, id or name, whatever the case, or the
+start of one that no other option shares. Any other answer is refused at
+once with the options listed (exit 1): nothing is delivered, the question
+stays open.
+
 orch answer waits up to --wait for the delivery; if the owner has not
 delivered it by then, the answer stays queued and orch answer exits 0.`,
 		Example: `  orch answer last q1 yes, use PostgreSQL
-  orch answer 3f9a q3 "ship it" --wait 30s`,
+  orch answer 3f9a q3 "ship it" --wait 30s
+  orch answer last q2 2            # the second option of a permission request
+  orch answer last q2 yes          # the option "Yes, proceed"`,
 		Args:              argsBetween(3, -1),
 		ValidArgsFunction: completeAnswer,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -64,6 +72,16 @@ func answer(ctx context.Context, io *streams, db *store.DB, id, qid, text string
 	case q.To != "person":
 		return fmt.Errorf("question %s of run %s was asked of agent %s, not of you: %s answers it or passes it up to you", qid, id, q.To, q.To)
 	}
+	// A question with options takes an answer that names one: checked here,
+	// where the answer is given (the run checks it again on delivery).
+	picked, err := runner.PickOption(q.Options, text)
+	if err != nil {
+		return fmt.Errorf("question %s of run %s is still open, nothing was delivered: %v", qid, id, err)
+	}
+	how := ""
+	if picked >= 0 {
+		how = " (" + q.Options[picked].Name + ")"
+	}
 	r, err := db.Run(ctx, id)
 	if err != nil {
 		return err
@@ -87,7 +105,7 @@ func answer(ctx context.Context, io *streams, db *store.DB, id, qid, text string
 		}
 		switch {
 		case q.State == runner.QuestionAnswered:
-			fmt.Fprintf(io.out, "%s answered: delivered to %s (cue %s)\n", qid, q.Agent, q.Cue)
+			fmt.Fprintf(io.out, "%s answered%s: delivered to %s (cue %s)\n", qid, how, q.Agent, q.Cue)
 			return nil
 		case q.State != store.QuestionOpen:
 			return fmt.Errorf("question %s of run %s was %s before the answer reached %s%s", qid, id, q.State, q.Agent, closedHow(q))

@@ -24,9 +24,25 @@ func (p *liveProgress) question(ctx context.Context, q runner.QuestionPrompt) (s
 	for _, l := range strings.Split(strings.TrimRight(q.Question, "\n"), "\n") {
 		text = append(text, "  "+printable(l))
 	}
-	line, ok := p.ask1(ctx, text, "  answer (Enter alone leaves it for orch answer): ")
-	line = strings.TrimSpace(line)
-	return line, ok && line != ""
+	for {
+		line, ok := p.ask1(ctx, text, "  answer (Enter alone leaves it for orch answer): ")
+		line = strings.TrimSpace(line)
+		if !ok || line == "" {
+			return line, false
+		}
+		// A question with options takes an answer naming one: asked again.
+		_, err := runner.PickOption(q.Options, line)
+		if err == nil {
+			return line, true
+		}
+		var lines []string
+		for _, l := range strings.Split(err.Error(), "\n") {
+			lines = append(lines, "  "+printable(l))
+		}
+		p.mu.Lock()
+		p.above(lines...)
+		p.mu.Unlock()
+	}
 }
 
 // ask1 shows a prompt in the block and returns the line typed; ok is false

@@ -39,6 +39,27 @@ func TestTerminalQuestionPrompt(t *testing.T) {
 	}
 }
 
+// At the terminal, a question with options (an ACP permission request)
+// takes an answer that names one: an answer that names none is refused there
+// with the options listed, and the question is asked again.
+func TestTerminalQuestionOptions(t *testing.T) {
+	in, typed := io.Pipe()
+	var out syncBuffer
+	p := newLiveProgress(&out, liveOptions{promptR: in})
+	defer p.stop()
+	q := runner.QuestionPrompt{ID: "q1", Complexity: "quick", Question: "codex asks permission for edit", Agent: "codex", Cue: "c",
+		Options: []runner.QuestionOption{{ID: "approved", Name: "Yes, proceed"}, {ID: "abort", Name: "No"}}}
+	go func() { _, _ = io.WriteString(typed, "maybe\nYES\n") }()
+	answer, ok := p.question(context.Background(), q)
+	if !ok || answer != "YES" {
+		t.Fatalf("answer %q %v", answer, ok)
+	}
+	shown := out.String()
+	if !strings.Contains(shown, `the answer "maybe" names none of the options`) || !strings.Contains(shown, "1) Yes, proceed (id approved)") {
+		t.Errorf("the refusal and the options are not shown:\n%s", shown)
+	}
+}
+
 // notify: summary shows the person's questions as one line now and then,
 // never one by one; questions for agents and other events pass through.
 func TestSummaryNotify(t *testing.T) {

@@ -207,3 +207,32 @@ func TestServeEscalationAck(t *testing.T) {
 		t.Errorf("a second ack: %d %s", code, body)
 	}
 }
+
+// TestServeAnswerChecksOptions: the web inbox and the API answer a question
+// with options as orch answer does: an answer that names no option is
+// refused at once (409) with the options listed, nothing is queued for the
+// run's owner and the question stays open.
+func TestServeAnswerChecksOptions(t *testing.T) {
+	srv, w := serveFixture(t, "")
+	appendEvents(t, w,
+		`{"run_id":"live","type":"run/started","data":{"cuelist":"l","cues":[{"id":"A","agents":["a"]}],`+liveOwner()+`}}`,
+		`{"run_id":"live","type":"question/asked","cue":"A","agent":"a","attempt":1,"data":{"id":"q1","question":"a asks permission for edit","complexity":"quick","to":"person",`+
+			`"options":[{"id":"approved","name":"Yes, proceed","kind":"allow_once"},{"id":"abort","name":"No","kind":"reject_once"}]}}`,
+	)
+	code, body := post(t, srv.URL+"/api/runs/live/answer", `{"question":"q1","answer":"maybe"}`)
+	if code != 409 || !strings.Contains(body, `the answer \"maybe\" names none of the options`) ||
+		!strings.Contains(body, `1) Yes, proceed (id approved)`) || !strings.Contains(body, `2) No (id abort)`) {
+		t.Errorf("POST a bad answer: %d %s", code, body)
+	}
+	code, body = post(t, srv.URL+"/api/runs/live/answer", `{"question":"q1","answer":"a"}`)
+	if code != 409 || !strings.Contains(body, `could be any of options 1 (Yes, proceed), 2 (No)`) {
+		t.Errorf("POST an ambiguous answer: %d %s", code, body)
+	}
+	ctx := context.Background()
+	if cmds, err := w.Commands(ctx, "live"); err != nil || len(cmds) != 0 {
+		t.Errorf("a refused answer was queued for the owner: %+v %v", cmds, err)
+	}
+	if q, err := w.Question(ctx, "live", "q1"); err != nil || q.State != store.QuestionOpen {
+		t.Errorf("q1 is %q (%v), want open", q.State, err)
+	}
+}

@@ -137,6 +137,8 @@ type runJSON struct {
 	Completed int     `json:"completed"`
 	Failed    int     `json:"failed"`
 	Questions int     `json:"open_questions"`
+	Credits   float64 `json:"credits"`
+	Used              // what the agents reported they used: the page's cost column
 }
 
 func showRuns(ctx context.Context, io *streams, db *store.DB, opts *statusOptions) (bool, error) {
@@ -153,7 +155,7 @@ func showRuns(ctx context.Context, io *streams, db *store.DB, opts *statusOption
 		for _, r := range runs {
 			out = append(out, runJSON{ID: r.ID, Cuelist: r.Cuelist, State: string(r.State), Reason: r.Reason,
 				StartedAt: timeJSON(r.StartedAt), EndedAt: timeJSON(r.EndedAt), Cues: r.Cues, Completed: r.Completed, Failed: r.Failed,
-				Questions: r.OpenQuestions})
+				Questions: r.OpenQuestions, Credits: r.Used.Credits, Used: usedJSON(r.Used)})
 		}
 		return false, writeJSON(io.out, out)
 	}

@@ -78,6 +78,8 @@ type questionJSON struct {
 	AskedAt    *string `json:"asked_at"`
 	ClosedAt   *string `json:"closed_at"`
 	Deadline   *string `json:"deadline"`
+	// Options are the answers it takes ({id, name, kind}); none: any.
+	Options []runner.QuestionOption `json:"options,omitempty"`
 }
 
 func questionsJSON(qs []store.QuestionDetail) []questionJSON {
@@ -85,7 +87,7 @@ func questionsJSON(qs []store.QuestionDetail) []questionJSON {
 	for _, q := range qs {
 		out = append(out, questionJSON{ID: q.ID, Cue: q.Cue, Agent: q.Agent, Attempt: q.Attempt, Question: q.Question,
 			Complexity: q.Complexity, To: q.To, State: q.State, Answer: q.Answer, By: q.By, Reason: q.Reason,
-			AskedAt: timeJSON(q.AskedAt), ClosedAt: timeJSON(q.ClosedAt), Deadline: timeJSON(q.Deadline)})
+			AskedAt: timeJSON(q.AskedAt), ClosedAt: timeJSON(q.ClosedAt), Deadline: timeJSON(q.Deadline), Options: q.Options})
 	}
 	return out
 }

@@ -16,15 +16,13 @@ import (
 func usedText(u runner.Usage) string {
 	var parts []string
 	if u.CostUSD > 0 {
-		parts = append(parts, costText(u.CostUSD))
+		parts = append(parts, runner.FormatUSD(u.CostUSD))
 	}
 	if u.InputTokens > 0 || u.OutputTokens > 0 {
 		parts = append(parts, fmt.Sprintf("%d in / %d out tokens", u.InputTokens, u.OutputTokens))
 	}
 	return strings.Join(parts, ", ")
 }
-
-func costText(usd float64) string { return "$" + strconv.FormatFloat(usd, 'f', -1, 64) }
 
 // printUsed lists what each cue's agents reported they used, when any did.
 func printUsed(w io.Writer, r *store.RunDetail) {
@@ -39,7 +37,7 @@ func printUsed(w io.Writer, r *store.RunDetail) {
 		if u == (runner.Usage{}) {
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%s\n", c.ID, costText(u.CostUSD), u.InputTokens, u.OutputTokens, strconv.FormatFloat(u.Credits, 'f', -1, 64))
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%s\n", c.ID, runner.FormatUSD(u.CostUSD), u.InputTokens, u.OutputTokens, strconv.FormatFloat(u.Credits, 'f', -1, 64))
 	}
 	_ = tw.Flush()
 }

@@ -285,7 +285,7 @@ func exhaustedData(l *sched.Limit) runner.ExhaustedData {
 	case "max_credits":
 		return runner.ExhaustedData{Limit: l.Name, Used: fmt.Sprint(l.Credits), Max: fmt.Sprint(l.MaxCredits)}
 	case "max_cost_usd":
-		return runner.ExhaustedData{Limit: l.Name, Used: fmt.Sprintf("$%v", l.CostUSD), Max: fmt.Sprintf("$%v", l.MaxCostUSD)}
+		return runner.ExhaustedData{Limit: l.Name, Used: runner.FormatUSD(l.CostUSD), Max: runner.FormatUSD(l.MaxCostUSD)}
 	}
 	return runner.ExhaustedData{Limit: l.Name, Used: l.Used.Round(time.Millisecond).String(), Max: l.Max.String()}
 }

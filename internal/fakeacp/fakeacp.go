@@ -2,21 +2,31 @@
 
 // Package fakeacp is a scripted Agent Client Protocol agent (JSON-RPC 2.0 on
 // stdio) for orch's own tests and examples, standard library only: it
-// behaves well or misbehaves in one named way.
+// behaves well or misbehaves in one named way. Like the real adapters
+// (claude-code-acp, codex-acp), it does not exit when its stdin closes: it
+// waits to be stopped.
 //
-//	fake-acp MODE [ARG]
+//	fake-acp MODE [ARG...]
 //
-// Modes: ok (a happy turn: its reply echoes the prompt's first line and ends
-// with {"summary": ...}), permission KIND (asks permission for a tool of
-// that kind, then reports the outcome), stop REASON (ends the turn with
-// that stop reason), hang (never ends a turn unless cancelled), hang-hard
-// (ignores session/cancel too), silent (never answers initialize), flood N
-// (N message lines), crash (exits 3 in the turn), escape (leaves a setsid
-// grandchild, sleep 300, whose pid it writes to ARG), garbage (a line that is
-// not JSON), unknown-method (calls terminal/create), stray-response (answers
-// a request never made), huge-line (a line over 10 MiB), fs FILE (writes
-// FILE in its cwd, reads it back, tries to read /etc/hostname and FILE.missing:
-// it reports the outcomes).
+// Modes: ok (a happy turn as claude-code-acp sends it: a tool call whose
+// content is an array, its update, a plan, the reply, which echoes the
+// prompt's first line and ends with {"summary": ...}, the session's cost in
+// a usage_update and the turn's tokens in the prompt response), updates
+// (every session update and content kind of the ACP schema, then a reply),
+// permission KIND [codex] (a tool call of that kind, then a permission
+// request for it without the kind, as claude-code-acp asks; with codex the
+// options are codex-acp's "Yes, proceed" and "No"; it reports the outcome),
+// ask-flood N (N permission requests at once), big MIB (a reply of MIB MiB,
+// in lines of 100 bytes, sent in 64 KiB chunks), stop REASON (ends the turn
+// with that stop reason), hang (never ends a turn unless cancelled; the
+// cancelled turn reports its usage), hang-hard (ignores session/cancel too),
+// silent (never answers initialize), flood N (N message lines), crash
+// (exits 3 in the turn), escape (leaves a setsid grandchild, sleep 300,
+// whose pid it writes to ARG), garbage (a line that is not JSON),
+// unknown-method (calls terminal/create), stray-response (answers a request
+// never made), huge-line (a line over 10 MiB), fs FILE (writes FILE in its
+// cwd, reads it back, tries to read /etc/hostname and FILE.missing: it
+// reports the outcomes). With FAKE_ACP_PIDFILE set, it writes its pid there.
 package fakeacp
 
 import (
@@ -30,6 +40,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 type msg struct {
@@ -43,6 +54,7 @@ type msg struct {
 
 type agent struct {
 	mode, arg string
+	args      []string
 	wmu       sync.Mutex
 	mu        sync.Mutex
 	next      int
@@ -58,9 +70,12 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: fake-acp MODE [ARG]")
 		return 2
 	}
+	if path := os.Getenv("FAKE_ACP_PIDFILE"); path != "" {
+		_ = os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())), 0o644)
+	}
 	a := &agent{mode: args[0], waiting: map[string]chan msg{}, cancels: map[string]chan struct{}{}, cwd: map[string]string{}}
 	if len(args) > 1 {
-		a.arg = args[1]
+		a.arg, a.args = args[1], args[1:]
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -72,6 +87,8 @@ func Main(args []string) int {
 		}
 		a.handle(m)
 	}
+	// stdin closed: like claude-code-acp and codex-acp, go on until stopped
+	time.Sleep(time.Hour)
 	return 0
 }
 
@@ -121,6 +138,9 @@ func (a *agent) handle(m msg) {
 		a.cancels[id] = make(chan struct{}, 1)
 		a.mu.Unlock()
 		a.send(map[string]any{"id": m.ID, "result": map[string]any{"sessionId": id}})
+		// as claude-code-acp does, right after the session is made
+		a.update(id, map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": []any{
+			map[string]any{"name": "review", "description": "Review the changes"}}})
 	case "session/prompt":
 		text := ""
 		if len(p.Prompt) > 0 {
@@ -141,9 +161,16 @@ func (a *agent) handle(m msg) {
 }
 
 func (a *agent) say(session, text string) {
-	a.send(map[string]any{"method": "session/update", "params": map[string]any{"sessionId": session,
-		"update": map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": text}}}})
+	a.update(session, map[string]any{"sessionUpdate": "agent_message_chunk", "content": text0(text)})
 }
+
+// update sends one session/update notification.
+func (a *agent) update(session string, u map[string]any) {
+	a.send(map[string]any{"method": "session/update", "params": map[string]any{"sessionId": session, "update": u}})
+}
+
+// text0 is a text content block.
+func text0(text string) map[string]any { return map[string]any{"type": "text", "text": text} }
 
 func (a *agent) call(method string, params any) msg {
 	a.mu.Lock()
@@ -167,43 +194,40 @@ func (a *agent) turn(id json.RawMessage, session, prompt string) {
 	first, _, _ := strings.Cut(prompt, "\n")
 	switch a.mode {
 	case "ok":
-		a.send(map[string]any{"method": "session/update", "params": map[string]any{"sessionId": session,
-			"update": map[string]any{"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read the code", "kind": "read", "status": "pending"}}})
-		a.send(map[string]any{"method": "session/update", "params": map[string]any{"sessionId": session,
-			"update": map[string]any{"sessionUpdate": "plan", "entries": []any{map[string]any{"content": "do it"}}}}})
-		a.say(session, "Working on: "+first+"\n")
-		a.say(session, "Done.\n```json\n{\"summary\": \"did ")
-		a.say(session, "it\"}\n```")
-		// the session usage RFD's reports: the session's cost, the turn's tokens
-		a.send(map[string]any{"method": "session/update", "params": map[string]any{"sessionId": session,
-			"update": map[string]any{"sessionUpdate": "usage_update", "used": 1200, "size": 200000,
-				"cost": map[string]any{"amount": 0.02, "currency": "USD"}}}})
-		a.send(map[string]any{"id": id, "result": map[string]any{"stopReason": "end_turn",
-			"usage": map[string]any{"inputTokens": 1000, "outputTokens": 200, "totalTokens": 1200}}})
+		a.okTurn(id, session, first, cwd)
+	case "updates":
+		a.everyUpdate(session, cwd)
+		a.say(session, `every update sent {"summary": "updates"}`)
+		a.end(id, "end_turn")
 	case "permission":
-		r := a.call("session/request_permission", map[string]any{"sessionId": session,
-			"toolCall": map[string]any{"toolCallId": "t1", "title": "Run the tests", "kind": a.arg},
-			"options": []any{
-				map[string]any{"optionId": "yes", "name": "Allow", "kind": "allow_once"},
-				map[string]any{"optionId": "yes-always", "name": "Always allow", "kind": "allow_always"},
-				map[string]any{"optionId": "no", "name": "Reject", "kind": "reject_once"},
-			}})
-		var res struct {
-			Outcome struct {
-				Outcome  string `json:"outcome"`
-				OptionID string `json:"optionId"`
-			} `json:"outcome"`
+		outcome := a.permission(session, "t1", "Write notes.txt", a.arg, len(a.args) > 1 && a.args[1] == "codex")
+		a.say(session, fmt.Sprintf("permission: %s\n{\"summary\": \"asked\"}", outcome))
+		a.end(id, "end_turn")
+	case "ask-flood":
+		n, _ := strconv.Atoi(a.arg)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a.permission(session, fmt.Sprintf("t%d", i), fmt.Sprintf("Run step %d", i), "execute", false)
+			}()
 		}
-		_ = json.Unmarshal(r.Result, &res)
-		a.say(session, fmt.Sprintf("permission: %s %s\n{\"summary\": \"asked\"}", res.Outcome.Outcome, res.Outcome.OptionID))
+		wg.Wait()
+		a.say(session, `asked {"summary": "flooded"}`)
+		a.end(id, "end_turn")
+	case "big":
+		a.bigReply(session, a.arg)
 		a.end(id, "end_turn")
 	case "stop":
 		a.say(session, "stopping\n")
 		a.end(id, a.arg)
 	case "hang":
 		a.say(session, "hanging\n")
+		a.usage(session, 0.004321)
 		<-cancel
-		a.end(id, "cancelled")
+		a.send(map[string]any{"id": id, "result": map[string]any{"stopReason": "cancelled",
+			"usage": map[string]any{"inputTokens": 700, "outputTokens": 70, "totalTokens": 770}}})
 	case "hang-hard":
 		a.say(session, "hanging hard\n")
 		select {}

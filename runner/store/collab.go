@@ -169,9 +169,14 @@ func (t *txn) projectTaskStarted(rec *record) error {
 
 func (t *txn) projectQuestion(rec *record) error {
 	ev, q := &rec.ev, rec.ev.Data.(runner.QuestionData)
-	_, err := t.exec(`INSERT INTO questions (run_id, qid, cue_id, agent_id, attempt, question, complexity, asked_to, deadline, asked_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ev.RunID, q.ID, ev.Cue, ev.Agent, ev.Attempt, q.Question, q.Complexity, q.To, micros(q.Deadline), rec.at)
+	options := "[]"
+	if len(q.Options) > 0 {
+		b, _ := json.Marshal(q.Options) // strings only: always marshals
+		options = string(b)
+	}
+	_, err := t.exec(`INSERT INTO questions (run_id, qid, cue_id, agent_id, attempt, question, complexity, asked_to, deadline, asked_at, options)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ev.RunID, q.ID, ev.Cue, ev.Agent, ev.Attempt, q.Question, q.Complexity, q.To, micros(q.Deadline), rec.at, options)
 	switch {
 	case err == nil:
 		return nil

@@ -141,6 +141,10 @@ func TestQuestionProjection(t *testing.T) {
 	q3.At = at(12)
 	q4 := questionEvent(t, "r1", "q4", "CUE-100", "CUE-100-agent", "person")
 	q4.At = at(13)
+	options := []runner.QuestionOption{{ID: "approved", Name: "Yes, proceed", Kind: "allow_once"}, {ID: "abort", Name: "No", Kind: "reject_once"}}
+	d4 := q4.Data.(runner.QuestionData)
+	d4.Options = options
+	q4.Data = d4
 	appendOK(t, d, q1, q2, q3, q4)
 	answered := closeEvent(t, "r1", "q1", runner.QuestionAnswered, "postgres", "person", "")
 	answered.At = at(20)
@@ -157,7 +161,7 @@ func TestQuestionProjection(t *testing.T) {
 	}
 	want := QuestionDetail{ID: "q1", Cue: "CUE-100", Agent: "CUE-100-agent", Attempt: 1, Question: "Which database, q1?",
 		Complexity: "quick", To: "person", State: "answered", Answer: "postgres", By: "person", AskedAt: at(10), ClosedAt: at(20), Deadline: at(1800)}
-	if r.Questions[0] != want {
+	if !reflect.DeepEqual(r.Questions[0], want) {
 		t.Errorf("q1\n%+v\nwant\n%+v", r.Questions[0], want)
 	}
 	// An unanswered question keeps no answer, whatever the data said.
@@ -169,6 +173,10 @@ func TestQuestionProjection(t *testing.T) {
 	}
 	if q := r.Questions[3]; q.State != QuestionOpen || !q.ClosedAt.IsZero() {
 		t.Errorf("q4 %+v", q)
+	}
+	// The answers a question takes are kept with it, for orch answer to check.
+	if q, err := d.Question(ctx, "r1", "q4"); err != nil || !reflect.DeepEqual(q.Options, options) {
+		t.Errorf("q4's options %+v, %v", q.Options, err)
 	}
 	rec, err := d.LoadRun(ctx, "r1")
 	if err != nil || rec.Questions != 4 || !reflect.DeepEqual(rec.OpenQuestions, []string{"q4"}) {

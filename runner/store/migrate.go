@@ -77,6 +77,9 @@ var migrations = []string{
 	// not yet acknowledged across every run without reading every event.
 	`CREATE INDEX events_user_messages ON events (run_id, seq) WHERE type = 'message/user';
 	CREATE INDEX events_escalation_acks ON events (run_id, seq) WHERE type = 'escalation/acknowledged';`,
+	// v9: the answers a question takes (an ACP permission request's
+	// options), which orch answer checks an answer against.
+	`ALTER TABLE questions ADD COLUMN options TEXT NOT NULL DEFAULT '[]';`,
 }
 
 // schemaVersion is the schema version this build of orch writes.

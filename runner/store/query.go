@@ -24,7 +24,8 @@ type RunSummary struct {
 	Failed    int
 	Active    int // cues in warning, standby or go
 	// The counts above are of the plan's cues, not of child tasks.
-	OpenQuestions int // questions waiting for an answer
+	OpenQuestions int          // questions waiting for an answer
+	Used          runner.Usage // what the agents reported they used
 }
 
 // ErrNoRuns says the database holds no run at all, so no reference to one
@@ -92,13 +93,15 @@ func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 	}
 	rows, err := tx.QueryContext(ctx, `
 		WITH page AS (
-			SELECT id, cuelist, state, reason, started_at, ended_at, owner_pid, owner_host, owner_token, heartbeat_at FROM runs
+			SELECT id, cuelist, state, reason, started_at, ended_at, owner_pid, owner_host, owner_token, heartbeat_at,
+				cost_usd, input_tokens, output_tokens, credits FROM runs
 			ORDER BY started_at DESC, id DESC LIMIT ?)
 		SELECT p.id, p.cuelist, p.state, p.reason, p.started_at, p.ended_at,
 			p.owner_pid, p.owner_host, p.owner_token, p.heartbeat_at, count(c.cue_id),
 			coalesce(sum(c.state = 'completed'), 0), coalesce(sum(c.state = 'failed'), 0),
 			coalesce(sum(c.state IN ('warning', 'standby', 'go')), 0),
-			(SELECT count(*) FROM questions q WHERE q.run_id = p.id AND q.state = 'open')
+			(SELECT count(*) FROM questions q WHERE q.run_id = p.id AND q.state = 'open'),
+			p.cost_usd, p.input_tokens, p.output_tokens, p.credits
 		FROM page p LEFT JOIN cues c ON c.run_id = p.id AND c.parent = ''
 		GROUP BY p.id ORDER BY p.started_at DESC, p.id DESC`, limit)
 	if err != nil {
@@ -113,7 +116,8 @@ func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 		var pid int
 		var host, token string
 		if err := rows.Scan(&s.ID, &s.Cuelist, &s.State, &s.Reason, &started, &ended, &pid, &host, &token, &heartbeat,
-			&s.Cues, &s.Completed, &s.Failed, &s.Active, &s.OpenQuestions); err != nil {
+			&s.Cues, &s.Completed, &s.Failed, &s.Active, &s.OpenQuestions,
+			&s.Used.CostUSD, &s.Used.InputTokens, &s.Used.OutputTokens, &s.Used.Credits); err != nil {
 			return nil, 0, err
 		}
 		s.StartedAt, s.EndedAt = fromMicros(started), fromMicros(ended)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/orch-cli/orch/runner"
 )
 
 // QuestionOpen is the state of a question nobody has closed yet; the closed
@@ -26,8 +28,9 @@ type QuestionDetail struct {
 	By         string // who answered: "person" or an agent
 	Reason     string
 	AskedAt    time.Time
-	ClosedAt   time.Time // zero while open
-	Deadline   time.Time // when it becomes unanswered
+	ClosedAt   time.Time               // zero while open
+	Deadline   time.Time               // when it becomes unanswered
+	Options    []runner.QuestionOption // the answers it takes; none: any
 }
 
 // ErrNoQuestion is wrapped by Question's error when the run has no question
@@ -58,7 +61,7 @@ func (d *DB) Questions(ctx context.Context, runID string, openOnly bool) ([]Ques
 }
 
 const questionColumns = `SELECT qid, cue_id, agent_id, attempt, question, complexity, asked_to, state,
-	answer, answered_by, reason, asked_at, closed_at, deadline FROM questions`
+	answer, answered_by, reason, asked_at, closed_at, deadline, options FROM questions`
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -90,8 +93,12 @@ func questions(ctx context.Context, db querier, runID string, openOnly bool) ([]
 func scanQuestion(s interface{ Scan(...any) error }) (QuestionDetail, error) {
 	var q QuestionDetail
 	var asked, closed, deadline sql.NullInt64
+	var options string
 	err := s.Scan(&q.ID, &q.Cue, &q.Agent, &q.Attempt, &q.Question, &q.Complexity, &q.To, &q.State,
-		&q.Answer, &q.By, &q.Reason, &asked, &closed, &deadline)
+		&q.Answer, &q.By, &q.Reason, &asked, &closed, &deadline, &options)
 	q.AskedAt, q.ClosedAt, q.Deadline = fromMicros(asked), fromMicros(closed), fromMicros(deadline)
+	if err == nil && options != "[]" {
+		err = unmarshalColumn(options, &q.Options, "options")
+	}
 	return q, err
 }

@@ -95,8 +95,17 @@ window.orch = {};
     const b = end ? orch.ms(end) : Date.now();
     return orch.duration(b - a);
   };
+  // money is an amount of US dollars as orch prints it everywhere: to the
+  // cent, or to 4 significant digits under a cent (runner.FormatUSD).
+  orch.money = function (usd) {
+    if (usd > 0 && usd < 0.01) {
+      const s = usd.toFixed(3 - Math.floor(Math.log10(usd)));
+      if (Number(s) < 0.01) return "$" + s.replace(/0+$/, "");
+    }
+    return "$" + usd.toFixed(2);
+  };
   orch.cost = function (o) {
-    if (o && o.cost_usd > 0) return "$" + o.cost_usd.toFixed(o.cost_usd < 1 ? 4 : 2);
+    if (o && o.cost_usd > 0) return orch.money(o.cost_usd);
     if (o && o.credits > 0) return o.credits + " cr";
     return "";
   };
