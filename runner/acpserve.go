@@ -56,8 +56,9 @@ func (s *acpSession) readFile(params json.RawMessage) (any, *rpcError) {
 	}
 	f, err := s.root.Open(rel) // os.Root: no symlink leads out either
 	if errors.Is(err, fs.ErrNotExist) {
-		// ACP's "Resource not found": gemini --acp reads a file before it
-		// writes it and takes only this (or ENOENT) for "a new file".
+		// ACP's "Resource not found", as the schema says: what an agent
+		// that reads a file before writing it (gemini --acp) means to take
+		// for "a new file".
 		return nil, &rpcError{Code: acpResourceNotFound, Message: "Resource not found: " + p.Path}
 	}
 	if err != nil {
