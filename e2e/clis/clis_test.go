@@ -144,11 +144,21 @@ func followed(t *testing.T, w *world, script string, turns int) []mockmodel.Requ
 	return reqs
 }
 
-// toolLine fails unless a line of orch logs shows a tool call naming what.
+// toolLine fails unless orch logs shows a tool call naming what, in its
+// line ("tool: Write hello.txt [edit] completed") or in its content, the
+// indented lines below it ("  edit hello.txt: new file, 1 line").
 func toolLine(t *testing.T, logs, what string) {
 	t.Helper()
+	inTool := false
 	for _, l := range strings.Split(logs, "\n") {
-		if strings.Contains(l, "tool") && strings.Contains(l, what) {
+		_, text, _ := strings.Cut(l, "] ") // after [CUE agent#N stdout]
+		switch {
+		case strings.HasPrefix(text, "tool"):
+			inTool = true
+		case !strings.HasPrefix(text, "  "):
+			inTool = false
+		}
+		if inTool && strings.Contains(text, what) {
 			return
 		}
 	}
