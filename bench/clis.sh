@@ -81,6 +81,7 @@ for cli in $clis; do
 	cat >"$dir/cuelist.yaml" <<EOF
 cuelist:
   id: one
+  defaults: {ack_timeout: 60s}      # gemini takes seconds to answer initialize on a busy machine
   cues:
     - id: WORK
       agents: [coder]
