@@ -13,8 +13,8 @@
 //
 //	go test -tags clis_e2e -count=1 -v ./e2e/clis
 //
-// npm is needed to install the tools (the first run downloads about 600 MB
-// and takes a minute or two; later runs reuse the cache); without it the
-// tests skip, saying so. The CLIs run on a pinned Node (the node-linux-*
+// npm is needed to install the tools (the first run fills about 2 GB of
+// cache in a minute or two; later runs reuse it); without npm the tests
+// skip, saying so. CLIS_DUMP=DIR keeps every request the model answered. The CLIs run on a pinned Node (the node-linux-*
 // npm package), whatever Node the machine has.
 package clis
