@@ -57,6 +57,11 @@ cuelist:
 	case <-time.After(time.Minute): // a deadline, far under the grace: the run waited it
 		_ = cmd.Process.Kill()
 		<-done
+		if b, err := os.ReadFile(pidfile); err == nil { // orch killed: its agent is the test's to stop
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 		t.Fatalf("the run did not end within a minute: its end waits kill_grace (2m) for an agent that does not exit on EOF\n%s", out.String())
 	}
 	b, err := os.ReadFile(pidfile)

@@ -62,7 +62,9 @@ cuelist:
 		t.Errorf("no permission decision by the policy:\n%s", stdout)
 	}
 	_, logs, _ := runOrch(t, "", "logs", "--db", db, "last")
-	for _, want := range []string{"ACP Go Example Agent", "tool: Reading project files [read] pending", "tool call_2: completed"} {
+	// Its tool calls' content (an array) shows below them.
+	for _, want := range []string{"ACP Go Example Agent", "tool: Reading project files [read] pending (/project/README.md)",
+		"tool: Reading project files [read] completed\n", "  # My Project\n", "tool: Modifying critical configuration file [edit] completed\n"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the logs lack %q:\n%s", want, logs)
 		}
