@@ -54,6 +54,7 @@ func checkPlans(set *spec.Set) spec.Diagnostics {
 		tools := b.tools(p)
 		diags = append(diags, b.diags...)
 		diags = append(diags, conditionDiags(p, tools)...)
+		diags = append(diags, forEachDiags(p)...)
 	}
 	if len(set.Cuelists) > 0 && !lostCues(set) {
 		markMeant(set, agents, used)

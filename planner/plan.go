@@ -21,7 +21,7 @@ const DefaultEstimate = time.Minute
 // Plan is a compiled cuelist. It is never changed after Build returns.
 type Plan struct {
 	Cuelist   *spec.Cuelist
-	Agents    map[string]*spec.Agent // every agent the cues target, with their fallbacks and handoff_to receivers
+	Agents    map[string]*spec.Agent // every agent the cues target, with their fallbacks and handoff_to receivers, and the merges' resolvers
 	Cues      []*Cue                 // in file order
 	ByID      map[string]*Cue
 	Graph     graph.Graph[string, *Cue] // dependency, auto_follow and arbitration edges
@@ -124,6 +124,12 @@ func (b *builder) skeleton(cl *spec.Cuelist) *Plan {
 		for _, id := range sc.Agents {
 			b.addAgent(p, id)
 		}
+		if m := sc.Merge; m != nil && m.Agent != "" { // the resolver of its merge's conflicts
+			b.addAgent(p, m.Agent)
+		}
+	}
+	if m := cl.Defaults.Merge; m != nil && m.Agent != "" {
+		b.addAgent(p, m.Agent)
 	}
 	for _, c := range p.Cues {
 		if f := p.ByID[c.AutoFollow]; f != nil {

@@ -33,6 +33,8 @@
 // ready-made Go agent loop.
 package protocols
 
+import "encoding/json"
+
 // The message types, as in the message_type enum of schemas/message.schema.json.
 const (
 	// Cue phases: orch -> agent, and the agent's acknowledgements.
@@ -142,6 +144,9 @@ type Task struct {
 	// BlackboardEntries is the snapshot again with each key's version and
 	// author; Blackboard keeps the plain values for agents that read them.
 	BlackboardEntries map[string]BoardEntry `json:"blackboard_entries,omitempty"`
+	// Item is the item of a fan-out's task (a cue with for_each), as JSON;
+	// absent for any other task.
+	Item json.RawMessage `json:"item,omitempty"`
 }
 
 // taskJSON has Task's fields without its methods, so that Task.MarshalJSON

@@ -74,9 +74,13 @@ type attempt struct {
 	held    *wireMessage  // a request taken out of requests but not yet served (see serveWrites)
 	guard   loopGuard     // repeated messages (its own goroutine only)
 	// ws is a worktree agent's attempt's worktree, from before WARNING on
-	// (its own goroutine).
-	ws    *workspace
-	usage Usage // what it reported it used so far (its own goroutine only)
+	// (its own goroutine); a resolver's is its merge's.
+	ws *workspace
+	// resolving is the merge a resolver's attempt works for, and
+	// resolveTask its GO task (merge_resolver.go).
+	resolving   *merge
+	resolveTask *Task
+	usage       Usage // what it reported it used so far (its own goroutine only)
 	// inputs are its GO task's inputs, set before GO (its own goroutine):
 	// what its children inherit.
 	inputs map[string]any
@@ -163,10 +167,10 @@ func (a *attempt) run(ctx context.Context) {
 	a.r.withdrawQuestions(a)
 	a.r.endWatch(a)
 	pid, exit := d.close(a)
-	if fail == nil && a.ws != nil { // its processes are gone: its work is done
+	if fail == nil && a.ws != nil && a.resolving == nil { // its processes are gone: its work is done (a resolver's is the merge's to check)
 		outputs, fail = a.commitWorkspace(outputs)
 	}
-	if fail == nil {
+	if fail == nil && a.resolving == nil { // a resolver's outputs are no cue's
 		fail = a.checkContract(outputs)
 	}
 	if fail == nil && a.child == nil {
@@ -207,6 +211,9 @@ func (a *attempt) takeReply() *wireMessage {
 }
 
 func (a *attempt) phases(d driver) (map[string]any, *failure) {
+	if a.resolving != nil {
+		return a.resolverPhases(d)
+	}
 	if f := a.openWorkspace(); f != nil {
 		return nil, f
 	}

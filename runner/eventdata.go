@@ -137,6 +137,9 @@ type CueInfo struct {
 // CueStateData is the optional data of EvCueState.
 type CueStateData struct {
 	Outputs map[string]any `json:"outputs,omitempty"` // with completed: the cue's merged outputs
+	// Class is the class of a failure no attempt had: contract, for a
+	// fan-out whose list is not one.
+	Class string `json:"class,omitempty"`
 }
 
 // AttemptStartedData is the data of EvAttemptStarted.
@@ -277,7 +280,7 @@ func (p RunStartedData) redacted(d *Redactor) EventData {
 }
 
 func (p CueStateData) redacted(d *Redactor) EventData {
-	p.Outputs = d.object(p.Outputs)
+	p.Outputs, p.Class = d.object(p.Outputs), d.Text(p.Class)
 	return p
 }
 
@@ -353,5 +356,29 @@ type EscalationAckedData struct {
 
 func (p EscalationAckedData) redacted(d *Redactor) EventData {
 	p.ID, p.By = d.Text(p.ID), d.Text(p.By)
+	return p
+}
+
+// FanOutData is the data of EvFanOut: a for_each cue's items, in order.
+type FanOutData struct {
+	As    string       `json:"as"` // the item's name in prompts
+	Items []FanOutItem `json:"items"`
+}
+
+// FanOutItem is one item of a fan-out.
+type FanOutItem struct {
+	ID   string `json:"id"`   // its task id: CUE[0], or CUE[<id>]
+	Item any    `json:"item"` // the item
+}
+
+func (p FanOutData) redacted(d *Redactor) EventData {
+	if d.none() {
+		return p
+	}
+	items := make([]FanOutItem, len(p.Items))
+	for i, it := range p.Items {
+		items[i] = FanOutItem{ID: d.Text(it.ID), Item: d.maskValue(it.Item)}
+	}
+	p.As, p.Items = d.Text(p.As), items
 	return p
 }

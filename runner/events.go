@@ -109,6 +109,15 @@ const (
 	// the inbox and orch status's list. The escalation never blocked the
 	// agent; this only says someone saw it. Data: EscalationAckedData.
 	EvEscalationAcked = "escalation/acknowledged"
+	// EvFanOut records a for_each cue's expansion, before any item's GO:
+	// Cue is the for_each cue, Data (FanOutData) its items in order. The
+	// recorder creates a cue row per item (pending; parent the cue, kind
+	// "item", the item as its context): from then on an item's states and
+	// attempts are recorded as any cue's, with Cue set to the item's id. A
+	// later expansion of the same cue (orch retry after its list changed)
+	// takes the rows of the items it names back to pending, and marks the
+	// others' kind "dropped".
+	EvFanOut = "cue/expanded"
 )
 
 // Question states, in EvQuestionClosed.State (an open question has none).
@@ -168,6 +177,8 @@ var dataTypes = map[string]reflect.Type{
 	// Added later: kept at the end.
 	EvBlackboardConflict: reflect.TypeFor[BlackboardConflictData](),
 	EvEscalationAcked:    reflect.TypeFor[EscalationAckedData](),
+	EvFanOut:             reflect.TypeFor[FanOutData](),
+	EvMerge:              reflect.TypeFor[MergeData](),
 }
 
 // CheckEventData reports an error when data is not what an event of type

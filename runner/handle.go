@@ -28,6 +28,11 @@ type report struct {
 	outputs map[string]any
 	pid     int
 	exit    *int
+	// merge reports (repMerge, repMergeAnswer; merge.go): the merge, the
+	// round's end, the person's answer.
+	merge  *merge
+	merged sched.MergeReport
+	text   string
 }
 
 // failure is a classified reason an attempt did not complete.
@@ -50,9 +55,17 @@ func (r *run) handle(ctx context.Context, rep report) {
 		r.apply(ctx, nil)
 		return
 	}
+	if rep.merge != nil {
+		r.handleMerge(ctx, rep)
+		return
+	}
 	a := rep.att
 	if rep.reply != nil { // stored before anything is decided on it
 		r.emit(a.messageEvent("in", rep.reply))
+	}
+	if a.resolving != nil {
+		r.handleMerge(ctx, rep)
+		return
 	}
 	if r.atts[a.pos][a.slot] != a { // a stale report from an attempt already replaced
 		return

@@ -243,5 +243,5 @@ func protocolTask(t *Task) protocols.Task {
 	return protocols.Task{RunID: t.RunID, CueID: t.CueID, AgentID: t.AgentID, Attempt: t.Attempt, Inputs: t.Inputs,
 		Blackboard: t.Blackboard, Tools: t.Tools, HandoffContext: t.HandoffContext,
 		TaskID: t.TaskID, ParentTaskID: t.ParentTaskID, Depth: t.Depth, Workspace: t.Workspace,
-		BlackboardEntries: t.BlackboardEntries}
+		BlackboardEntries: t.BlackboardEntries, Item: t.Item}
 }

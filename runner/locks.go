@@ -13,10 +13,10 @@ import (
 // core decides it once per cue and subject), and tells the waiting agents
 // (escalation.conflict).
 func (r *run) conflict(dc sched.Decision) {
-	c, s := r.plan.Order[dc.Cue], dc.Subject
+	c, s := r.core.Cue(dc.Cue), dc.Subject
 	holders := make([]*planner.Cue, len(dc.Holders))
 	for i, pos := range dc.Holders {
-		holders[i] = r.plan.Order[pos]
+		holders[i] = r.core.Cue(pos)
 	}
 	cues := []string{}
 	agents := map[string]bool{}

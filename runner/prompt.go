@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -47,6 +48,14 @@ func promptData(t *Task) map[string]any {
 		entries[k] = map[string]any{"value": e.Value, "version": e.Version, "author": e.Author}
 	}
 	d["blackboard_entries"] = entries
+	if t.Item != nil { // a fan-out's item: {{.item}}, and {{.<as>}}
+		var v any
+		_ = json.Unmarshal(t.Item, &v)
+		d["item"] = v
+		if t.ItemName != "" {
+			d[t.ItemName] = v
+		}
+	}
 	return d
 }
 
@@ -63,6 +72,11 @@ func plainTask(b *strings.Builder, t *Task) {
 	fmt.Fprintf(b, "Task %s (run %s, attempt %d).", t.CueID, t.RunID, t.Attempt)
 	if t.ParentTaskID != "" {
 		fmt.Fprintf(b, " It was given by task %s (depth %d).", t.ParentTaskID, t.Depth)
+	}
+	if t.Item != nil { // a fan-out's item: what this task is for
+		var v any
+		_ = json.Unmarshal(t.Item, &v)
+		fmt.Fprintf(b, "\n\nIts item (%s): %s", cmp.Or(t.ItemName, "item"), promptValue(v))
 	}
 	section := func(title string, m map[string]any, note func(k string) string) {
 		if len(m) == 0 {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -33,6 +34,15 @@ func TestRenderPrompt(t *testing.T) {
 			}
 		})
 	}
+	// A fan-out's item: named by its as (and item) in a template, given in
+	// the plain rendering.
+	item := &Task{RunID: "r1", CueID: "IMPL[db]", Attempt: 1, Item: []byte(`{"id":"db","title":"Database"}`), ItemName: "task"}
+	if got, err := renderPrompt(&spec.Agent{}, "Implement {{.task.title}} ({{.item.id}})", item); err != nil || got != "Implement Database (db)" {
+		t.Errorf("an item's template: %q, %v", got, err)
+	}
+	if got, _ := renderPrompt(&spec.Agent{}, "", item); got != `Task IMPL[db] (run r1, attempt 1).`+"\n\n"+`Its item (task): {"id":"db","title":"Database"}` {
+		t.Errorf("an item's plain rendering: %q", got)
+	}
 	_, err := renderPrompt(&spec.Agent{Prompt: "{{.inputs.missing}}"}, "", task)
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("a missing input: got %v, want an error naming it", err)
@@ -51,5 +61,23 @@ func TestPromptBoardAuthors(t *testing.T) {
 	got, err = renderPrompt(&spec.Agent{Prompt: "{{.blackboard.plan}} by {{.blackboard_entries.plan.author}}"}, "", task)
 	if err != nil || got != "ok by researcher" {
 		t.Fatalf("template: got %q, %v", got, err)
+	}
+}
+
+// A fan-out's item reaches a plain agent as ORCH_ITEM (JSON), or, past
+// the size of one environment value, in a file named by ORCH_ITEM_FILE.
+func TestInputVarsItem(t *testing.T) {
+	dir := t.TempDir()
+	vars, err := inputVars(&Task{Item: []byte(`{"id":"db"}`), Inputs: map[string]any{"n": 1.0}}, dir)
+	if err != nil || strings.Join(vars, " ") != `ORCH_ITEM={"id":"db"} ORCH_INPUT_N=1` {
+		t.Errorf("vars %q, %v", vars, err)
+	}
+	big := `"` + strings.Repeat("x", maxEnvInput) + `"`
+	vars, err = inputVars(&Task{Item: []byte(big)}, dir)
+	if err != nil || len(vars) != 1 || !strings.HasPrefix(vars[0], "ORCH_ITEM_FILE=") {
+		t.Fatalf("vars of a big item %.80q, %v", vars, err)
+	}
+	if b, err := os.ReadFile(strings.TrimPrefix(vars[0], "ORCH_ITEM_FILE=")); err != nil || string(b) != big {
+		t.Errorf("the item's file holds %d bytes, %v", len(b), err)
 	}
 }

@@ -38,6 +38,9 @@ type openQuestion struct {
 	deliver func(answer string)
 	options []QuestionOption // the answers it takes; none: any
 	asker   *attempt
+	// expired, on the loop, tells a question's asker that is not an
+	// attempt at work (a merge's) that it was not answered in time.
+	expired func(reason string)
 }
 
 type question = sched.Question[*attempt]
@@ -295,11 +298,15 @@ func (r *run) expireQuestions(now time.Time) {
 	}
 	timeout := r.questionTimeout()
 	for _, q := range r.tasks.Due(now) {
-		r.closed(q)
+		oq := r.closed(q)
 		a := q.Asker
 		reason := fmt.Sprintf("question %s was not answered within %s", q.ID, timeout)
 		r.emit(Event{Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: QuestionUnanswered,
 			Reason: reason, Data: AnswerData{ID: q.ID}})
+		if oq.expired != nil {
+			oq.expired(reason)
+			continue
+		}
 		r.then(func() { a.fail(failf("unanswered", "%s", reason)) })
 	}
 }

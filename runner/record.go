@@ -247,6 +247,17 @@ type CueRecord struct {
 	ReachedGo     bool           // GO was sent for the cue in its latest try
 	Outputs       map[string]any // of a completed cue
 	Approved      bool           // a person said GO
+	// Parent, Kind: a child task's or a fan-out item's ("item"); Item is an
+	// item's item, and Position orders a fan-out's items as the run made
+	// them (item order).
+	Parent   string
+	Kind     string
+	Item     json.RawMessage
+	Position int
+	// ItemAttempts is, for a fan-out that expands afresh (orch retry), the
+	// highest attempt number each of its earlier items used: an item of
+	// the same id goes on numbering after it.
+	ItemAttempts map[string]int
 }
 
 // AttemptRef names one attempt of a cue.

@@ -90,6 +90,9 @@ type Result struct {
 	Reason  string
 	Waiting []string     // manual cues waiting for GO when the run paused
 	Cues    []CueOutcome // the plan's cues as the run left them, in plan order
+	// ResultBranch is where the worktree branches of a completed run were
+	// merged (nil: none).
+	ResultBranch *ResultBranch
 }
 
 // CueOutcome is where a run left one of its plan's cues.
@@ -102,7 +105,8 @@ type CueOutcome struct {
 // result is the run's outcome, with every plan cue's (what orch run prints
 // needs no read of the store).
 func (r *run) result(state RunState, reason string, waiting []string) *Result {
-	res := &Result{RunID: r.id, State: state, Reason: r.redact.Text(reason), Waiting: waiting, Cues: make([]CueOutcome, len(r.plan.Order))}
+	res := &Result{RunID: r.id, State: state, Reason: r.redact.Text(reason), Waiting: waiting, Cues: make([]CueOutcome, len(r.plan.Order)),
+		ResultBranch: r.resultBranch}
 	for i, c := range r.plan.Order {
 		st, why := r.core.State(i)
 		res.Cues[i] = CueOutcome{ID: c.ID, State: CueState(st), Reason: r.redact.Text(why)}
@@ -134,6 +138,7 @@ type run struct {
 	agents
 	requests
 	channels
+	merging
 }
 
 // scheduling is the loop's: the core and what the loop knows of attempts.
@@ -316,8 +321,10 @@ func (r *run) start(ctx context.Context) error {
 			r.emit(Event{Type: EvNote, Reason: fmt.Sprintf("stopped %d process(es) left running by the run's previous owner: pids %v", len(killed), killed)})
 		}
 		r.emit(Event{Type: EvRunState, State: string(RunRunning), Reason: fmt.Sprintf("continued by process %d on %s", os.Getpid(), host)})
-		for id, c := range rec.Cues {
-			r.restore(id, c)
+		for _, c := range r.plan.Order { // a fan-out's items are restored with it
+			if cr, ok := rec.Cues[c.ID]; ok {
+				r.restore(c.ID, cr, rec)
+			}
 		}
 		r.core.Begin(began)
 		r.apply(ctx, nil)
@@ -332,14 +339,24 @@ func (r *run) start(ctx context.Context) error {
 	return r.record(ctx, Event{Type: EvRunStarted, Data: data})
 }
 
-// restore gives the core a recorded cue (see sched.Core.Restore).
-func (r *run) restore(id string, c CueRecord) {
+// restore gives the core a recorded cue (see sched.Core.Restore), with
+// its items when it fanned out.
+func (r *run) restore(id string, c CueRecord, run *RunRecord) {
+	rec := r.recorded(c)
+	if r.plan.ByID[id].ForEach != nil {
+		rec.Items, rec.ItemAttempts = r.recordedItems(id, run), c.ItemAttempts
+	}
+	r.core.Restore(id, rec)
+}
+
+// recorded is a cue record as the core takes it back.
+func (r *run) recorded(c CueRecord) sched.Recorded {
 	rec := sched.Recorded{State: sched.State(c.State), Reason: c.Reason, Attempts: c.Attempts, AgentAttempts: c.AgentAttempts,
 		Outputs: r.redact.Restore(c.Outputs), Approved: c.Approved}
 	for _, a := range c.Running {
 		rec.Running = append(rec.Running, sched.Running{Agent: a.Agent, Number: a.Number})
 	}
-	r.core.Restore(id, rec)
+	return rec
 }
 
 // restoreTasks closes what the run's previous owner left open of its child
@@ -464,6 +481,9 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 		reason = strings.TrimPrefix(reason+"; stopped: "+join(stopped), "; ")
 		state = RunFailed
 	}
+	if why := r.core.ResultFailure(); why != "" { // its cues completed, their branches do not merge
+		state, reason = RunFailed, "the run's result could not be merged: "+why
+	}
 	r.waitActive(ctx)
 	if err := r.record(ctx, Event{Type: EvRunState, State: string(state), Reason: reason}); err != nil {
 		return nil, err
@@ -543,6 +563,7 @@ func (r *run) stopAll(ctx context.Context, why string) {
 // haltAttempts tells every attempt still running to stop, without waiting.
 func (r *run) haltAttempts(why string) {
 	r.core.Stopping()
+	r.haltMerges(why)
 	for _, atts := range r.atts {
 		for _, a := range atts {
 			if a != nil {

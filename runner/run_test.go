@@ -18,7 +18,7 @@ import (
 )
 
 // project writes files (scripts made executable) and compiles cuelist.yaml.
-func project(t *testing.T, files map[string]string) (*planner.Plan, string) {
+func project(t testing.TB, files map[string]string) (*planner.Plan, string) {
 	t.Helper()
 	dir := testfs.Write(t, files, 0o755)
 	_, p, diags, err := planner.Compile(filepath.Join(dir, "cuelist.yaml"), "", spec.LoadOptions{})

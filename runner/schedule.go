@@ -34,14 +34,10 @@ func (r *run) apply(ctx context.Context, rep *report) {
 }
 
 func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool {
-	c := r.plan.Order[d.Cue]
+	c := r.core.Cue(d.Cue)
 	switch d.Kind {
 	case sched.CueState:
-		ev := Event{Type: EvCueState, Cue: c.ID, State: string(d.State), Reason: d.Reason}
-		if d.State == sched.Completed {
-			ev.Data = CueStateData{Outputs: d.Outputs}
-		}
-		r.emit(ev)
+		r.emit(CueStateEvent(c.ID, d))
 	case sched.StartAttempt:
 		r.launch(ctx, d)
 	case sched.SendStandby:
@@ -88,6 +84,10 @@ func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool 
 		r.emit(Event{Type: EvManualGo, Cue: c.ID, Reason: d.Reason})
 	case sched.AskForGo:
 		r.askForGo(ctx, d.Cue)
+	case sched.Expand:
+		r.expand(d)
+	case sched.StartMerge, sched.ResolveMerge, sched.AskMerge, sched.ContinueMerge, sched.MergeEnded, sched.StopMerge:
+		r.applyMerge(ctx, d)
 	}
 	return true
 }
@@ -95,7 +95,7 @@ func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool 
 // launch records the attempt, then starts it: the number is committed first
 // so a crash never loses or reuses it.
 func (r *run) launch(ctx context.Context, d sched.Decision) {
-	c := r.plan.Order[d.Cue]
+	c := r.core.Cue(d.Cue)
 	n := r.nodeOf(r.tasks.Root(c.ID, d.Agent), nil)
 	a := newAttempt(r.host, c, d.Cue, d.Target, d.Agent, n, d.Attempt, r.reports)
 	r.tasks.Serve(n.ref, a)
@@ -190,7 +190,7 @@ func (l lookup) CooldownUntil(agent string) time.Time {
 // askForGo asks a person for GO on a terminal; the answer comes back as a
 // report.
 func (r *run) askForGo(ctx context.Context, pos int) {
-	c := r.plan.Order[pos]
+	c := r.core.Cue(pos)
 	go func() {
 		ok := r.opts.Approve(ctx, c.ID, c.Agents)
 		r.reports <- report{kind: repApproval, pos: pos, ok: ok}

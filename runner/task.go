@@ -42,6 +42,10 @@ type Task struct {
 	// (seed 004: "(by researcher)"); Blackboard keeps the values alone, as
 	// agents written before it read them.
 	BlackboardEntries map[string]protocols.BoardEntry `json:"blackboard_entries,omitempty"`
+	// Item is a fan-out item's task's item (for_each), as JSON; ItemName is
+	// what its prompt calls it (the for_each's as).
+	Item     json.RawMessage `json:"item,omitempty"`
+	ItemName string          `json:"-"`
 }
 
 // task builds attempt a's task (PlanTask) with the attempt's place in the
@@ -58,7 +62,7 @@ func (r *run) task(pos int, a *attempt) *Task {
 // Every engine builds its tasks with it (engine/temporal too), so an agent
 // is given the same task whichever runs it.
 func PlanTask(p *planner.Plan, core *sched.Core, pos int, runInputs map[string]any, agent string) *Task {
-	c := p.Order[pos]
+	c := core.Cue(pos) // a plan cue, or a fan-out's item (whose ancestors are its for_each cue's)
 	inputs := map[string]any{}
 	for k, v := range runInputs {
 		inputs[k] = v
@@ -80,7 +84,11 @@ func PlanTask(p *planner.Plan, core *sched.Core, pos int, runInputs map[string]a
 			tools = t.At(0)
 		}
 	}
-	return &Task{CueID: c.ID, AgentID: agent, Inputs: inputs, Tools: tools}
+	t := &Task{CueID: c.ID, AgentID: agent, Inputs: inputs, Tools: tools}
+	if v, name, ok := core.Item(pos); ok {
+		t.Item, t.ItemName = mustJSON(v), name
+	}
+	return t
 }
 
 // withBlackboard fills the task's blackboard snapshot with the board as it
@@ -155,6 +163,21 @@ func inputVars(t *Task, dir string) ([]string, error) {
 	sort.Strings(names)
 	var vars []string
 	total := 0
+	if t.Item != nil { // a fan-out's item, as JSON
+		if len(t.Item) <= maxEnvInput {
+			total += len("ORCH_ITEM") + len(t.Item)
+			vars = append(vars, "ORCH_ITEM="+string(t.Item))
+		} else {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, err
+			}
+			path := filepath.Join(dir, "ORCH_ITEM")
+			if err := os.WriteFile(path, t.Item, 0o600); err != nil {
+				return nil, err
+			}
+			vars = append(vars, "ORCH_ITEM_FILE="+path)
+		}
+	}
 	for _, k := range names {
 		switch v := t.Inputs[k].(type) {
 		case string, bool, float64, int64, int, json.Number:

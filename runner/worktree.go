@@ -20,10 +20,11 @@ import (
 // of its own, <repository>/.orch/worktrees/<run>/<cue>-<attempt>-<agent>
 // (the repository is the one holding the project root), on a new branch
 // orch/<run>/<cue>/<attempt>. It starts from the commit of the dependency
-// that used a worktree (the first in plan order, when several did), else
-// from the commit HEAD was at when the run started. At the end of a
-// successful attempt what the agent left uncommitted is committed on its
-// branch; the worktrees are removed when the run ends and the branches kept.
+// that used a worktree, or from the merge of their branches when several
+// did (merge.go), else from the commit HEAD was at when the run started. At
+// the end of a successful attempt what the agent left uncommitted is
+// committed on its branch; the worktrees are removed when the run ends and
+// the branches kept.
 
 // gitTimeout bounds one git command (a worktree of a large repository takes
 // a while to check out).
@@ -35,11 +36,14 @@ const WorkspaceWorktree = "worktree"
 
 // worktrees are the run's: where they go and what they start from.
 type worktrees struct {
-	repo  string     // the top level of the project's repository
-	dir   string     // the run's worktrees: <repo>/.orch/worktrees/<run>
-	head  string     // the commit HEAD was at when the run started
-	runID string     //
-	mu    sync.Mutex // worktree add and remove change the shared repository: one at a time
+	repo string // the top level of the project's repository
+	dir  string // the run's worktrees: <repo>/.orch/worktrees/<run>
+	head string // the commit HEAD was at when the run started
+	// headName is the branch checked out then (else head, short): what the
+	// run's result is ahead of.
+	headName string
+	runID    string     //
+	mu       sync.Mutex // worktree add and remove change the shared repository: one at a time
 }
 
 // workspace is one attempt's worktree.
@@ -76,7 +80,10 @@ func openWorktrees(runID, root string, agents []string) (*worktrees, error) {
 		return nil, fmt.Errorf("agent %s has workspace: worktree, but the repository %s has no commit to start worktrees from: %w",
 			strings.Join(agents, ", "), top, err)
 	}
-	w := &worktrees{repo: top, head: head, runID: runID, dir: filepath.Join(top, ".orch", "worktrees", runID)}
+	w := &worktrees{repo: top, head: head, headName: head[:12], runID: runID, dir: filepath.Join(top, ".orch", "worktrees", runID)}
+	if name, err := git(ctx, top, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil && name != "" {
+		w.headName = name
+	}
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the run's worktree directory: %w", err)
 	}
@@ -89,9 +96,10 @@ func openWorktrees(runID, root string, agents []string) (*worktrees, error) {
 }
 
 // branchPart makes a task id a branch name's part: a child's "/" and what
-// git refuses in a ref ("..", a trailing "." or ".lock") become "_".
+// git refuses in a ref ("..", a trailing "." or ".lock") become "_", and a
+// fan-out item's brackets (which git refuses) "@": CUE[0] is CUE@0.
 func branchPart(id string) string {
-	s := safeName(id)
+	s := strings.NewReplacer("[", "@", "]", "").Replace(safeName(id))
 	if strings.Contains(s, "..") || strings.HasSuffix(s, ".") || strings.HasSuffix(s, ".lock") {
 		s = strings.ReplaceAll(s, ".", "_")
 	}
@@ -164,8 +172,8 @@ func (ws *workspace) commit(runID, cue, agent string, attempt int) (string, erro
 		msg := fmt.Sprintf("orch: run %s, cue %s, attempt %d (%s)\n\nWhat agent %s left uncommitted at the end of its attempt.", runID, cue, attempt, agent, agent)
 		// orch's own identity, no hook and no signing: nothing may ask or
 		// depend on the person's configuration.
-		if _, err := git(ctx, ws.path, "-c", "user.name=orch", "-c", "user.email=orch@localhost", "-c", "commit.gpgsign=false",
-			"commit", "--quiet", "--no-verify", "--author=orch <orch@localhost>", "-m", msg); err != nil {
+		if _, err := git(ctx, ws.path, append(append([]string(nil), orchGit...),
+			"commit", "--quiet", "--no-verify", "--author=orch <orch@localhost>", "-m", msg)...); err != nil {
 			return "", err
 		}
 	}
@@ -195,6 +203,13 @@ func (w *worktrees) removeAll() []error {
 // git runs git with args in dir (argv, no shell) and returns its output,
 // trimmed; its error names the command and says what git said.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
+	out, _, err := runGit(ctx, dir, false, args...)
+	return out, err
+}
+
+// runGit runs git; with exit1 an exit status of 1 is no error but code 1
+// (git merge-tree's "conflicts").
+func runGit(ctx context.Context, dir string, exit1 bool, args ...string) (string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
@@ -203,6 +218,10 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if exit1 && errors.As(err, &exit) && exit.ExitCode() == 1 {
+			return strings.TrimSpace(out.String()), 1, nil
+		}
 		what := strings.TrimSpace(errOut.String())
 		if ctx.Err() != nil {
 			what = fmt.Sprintf("no answer in %s", gitTimeout)
@@ -210,9 +229,9 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 		if what == "" {
 			what = err.Error()
 		}
-		return "", fmt.Errorf("git %s (in %s): %s", strings.Join(args, " "), dir, what)
+		return "", -1, fmt.Errorf("git %s (in %s): %s", strings.Join(args, " "), dir, what)
 	}
-	return strings.TrimSpace(out.String()), nil
+	return strings.TrimSpace(out.String()), 0, nil
 }
 
 // gitEnv is orch's environment without what would point git elsewhere than

@@ -2,57 +2,17 @@ package runner
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"strings"
 	"time"
 
-	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner/sched"
 )
 
-// Outputs a worktree agent's successful attempt adds to its own.
+// Outputs a worktree agent's successful attempt adds to its own (a merge
+// reads them: sched.MergeSources).
 const (
-	OutputWorktreeBranch = "worktree_branch"
-	OutputWorktreeCommit = "worktree_commit"
+	OutputWorktreeBranch = sched.OutputWorktreeBranch
+	OutputWorktreeCommit = sched.OutputWorktreeCommit
 )
-
-// worktreeBase is where a worktree attempt at cue c starts: the commit (else
-// the branch) of the first dependency, in plan order, whose agent worked in
-// a worktree; "" (the run's HEAD) when none did. Work flows downstream; the
-// other dependencies' branches are not merged, and a note says so.
-func (r *run) worktreeBase(c *planner.Cue) (base, from string) {
-	type dep struct {
-		pos          int
-		id, ref, brn string
-	}
-	var deps []dep
-	for _, d := range c.Deps {
-		pos := r.core.Pos(d.ID)
-		out := r.core.Outputs(pos)
-		branch, _ := out[OutputWorktreeBranch].(string)
-		if branch == "" {
-			continue
-		}
-		ref, _ := out[OutputWorktreeCommit].(string)
-		if ref == "" {
-			ref = branch
-		}
-		deps = append(deps, dep{pos: pos, id: d.ID, ref: ref, brn: branch})
-	}
-	if len(deps) == 0 {
-		return "", ""
-	}
-	sort.Slice(deps, func(i, j int) bool { return deps[i].pos < deps[j].pos })
-	if len(deps) > 1 {
-		var others []string
-		for _, d := range deps[1:] {
-			others = append(others, d.id+" ("+d.brn+")")
-		}
-		r.emit(Event{Type: EvNote, Cue: c.ID, Reason: fmt.Sprintf("%s's worktree starts from %s's branch %s, the first of its dependencies in plan order that used one; %s not merged in",
-			c.ID, deps[0].id, deps[0].brn, strings.Join(others, ", "))})
-	}
-	return deps[0].ref, deps[0].id
-}
 
 // worktreePath is where the attempt's worktree is ("" for an agent without
 // one), known before it is created.

@@ -171,6 +171,7 @@ func (c *checker) cuelist(cl *Cuelist) {
 		c.cue(cl, g, cue, ids)
 	}
 	c.notify(cl)
+	c.merge(cl.Origin, "/defaults/merge", cl.Defaults.Merge, nil)
 	if gr := cl.Guardrails; gr.LoopWarn > 0 && gr.LoopBlock > 0 && gr.LoopWarn > gr.LoopBlock {
 		c.errorAt(cl.Origin, "/guardrails/loop_warn", "bad-value", "loop_warn (%d) must not be above loop_block (%d)", gr.LoopWarn, gr.LoopBlock)
 	}
@@ -239,8 +240,16 @@ func (c *checker) cue(cl *Cuelist, g *CueGraph, cue *Cue, ids []string) {
 	}
 	cueRef("/auto_follow", cue.AutoFollow, "auto_follow")
 	if cue.Prompt != "" {
-		c.prompt(cue.Origin, "/prompt", cue.Prompt)
+		var item []string
+		if cue.ForEach != nil {
+			item = []string{cue.ForEach.Name()}
+			if cue.ForEach.Name() != "item" {
+				item = append(item, "item")
+			}
+		}
+		c.prompt(cue.Origin, "/prompt", cue.Prompt, item...)
 	}
+	c.forEach(cue)
 	provided := map[string]bool{}
 	agentsUnsure := false // an agent unknown, or what it provides lost to an error
 	for i, id := range cue.Agents {
@@ -269,6 +278,7 @@ func (c *checker) cue(cl *Cuelist, g *CueGraph, cue *Cue, ids []string) {
 			}
 		}
 	}
+	c.merge(cue.Origin, "/merge", cue.Merge, cue)
 	for i, r := range cue.Claims {
 		if _, ok := cl.Resources[r]; !ok {
 			msg := fmt.Sprintf("cue %s claims undeclared resource %q", cue.ID, r)

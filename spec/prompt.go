@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -29,7 +30,9 @@ var promptFields = map[string]bool{"run_id": true, "cue_id": true, "agent_id": t
 
 // prompt checks the prompt at ptr below o: it must parse, and name only
 // the task's fields.
-func (c *checker) prompt(o Origin, ptr, text string) {
+// A fan-out's cue prompt may also name its item (extra: the item's name,
+// and item).
+func (c *checker) prompt(o Origin, ptr, text string, extra ...string) {
 	t, err := ParsePrompt("prompt", text)
 	if err != nil {
 		c.errorAt(o, ptr, "bad-template", "prompt is not a valid template: %s", strings.TrimPrefix(err.Error(), "template: "))
@@ -37,13 +40,15 @@ func (c *checker) prompt(o Origin, ptr, text string) {
 	}
 	var unknown []string
 	for _, f := range topFields(t) {
-		if !promptFields[f] {
+		if !promptFields[f] && !slices.Contains(extra, f) {
 			unknown = append(unknown, f)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		c.errorAt(o, ptr, "bad-template", "prompt names .%s, which the task never has (it has .run_id, .cue_id, .agent_id, .attempt, .inputs, .blackboard, .blackboard_entries and .handoff_context)", strings.Join(unknown, ", ."))
+		has := append([]string{"run_id", "cue_id", "agent_id", "attempt", "inputs", "blackboard", "blackboard_entries", "handoff_context"}, extra...)
+		last := len(has) - 1
+		c.errorAt(o, ptr, "bad-template", "prompt names .%s, which the task never has (it has .%s and .%s)", strings.Join(unknown, ", ."), strings.Join(has[:last], ", ."), has[last])
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/orch-cli/orch/internal/jsonschema"
+	"github.com/santhosh-tekuri/jsonschema/v5"
 	"gopkg.in/yaml.v3"
 
 	"github.com/orch-cli/orch/schemas"
@@ -37,21 +37,19 @@ func schemaFor(kind Kind) *kindSchema {
 	return ks
 }
 
-// compile builds the schema from the embedded files; LoadURL refuses anything
-// else, so compiling never touches the disk or the network. The bundled
-// schemas are part of orch and TestSchemasValidAgainstDraft checks them
-// against the draft's metaschema: checking them again in every process would
-// cost more than the rest of compiling them.
-func (ks *kindSchema) compile(kind Kind) { ks.compileChecked(kind, false) }
-
-// compileChecked is compile that checks the schema against the draft's
-// metaschema first when check is set.
-func (ks *kindSchema) compileChecked(kind Kind, check bool) {
+// compile builds the schema from the embedded files.
+func (ks *kindSchema) compile(kind Kind) {
 	b, err := schemas.Bundle(string(kind))
 	if err != nil {
 		ks.err = err
 		return
 	}
+	ks.compileBundle(kind, b)
+}
+
+// compileBundle builds the schema from its bundled document b; LoadURL
+// refuses anything else, so compiling never touches the disk or the network.
+func (ks *kindSchema) compileBundle(kind Kind, b []byte) {
 	if err := json.Unmarshal(b, &ks.raw); err != nil {
 		ks.err = err
 		return
@@ -61,7 +59,6 @@ func (ks *kindSchema) compileChecked(kind Kind, check bool) {
 	c.AssertFormat = true
 	c.Formats["duration"] = isDuration
 	c.Formats["size"] = isSize
-	c.SkipSchemaValidation = !check
 	c.LoadURL = func(url string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("orch does not load schemas from %s: all schemas are embedded", url)
 	}
@@ -101,20 +98,21 @@ func isSize(v any) bool {
 // validateSchema checks a document against its kind's schema and turns every
 // leaf error into a diagnostic at the exact key or value it is about.
 func validateSchema(doc *Document, poisoned map[string]bool, diags *Diagnostics) {
-	ks := schemaFor(doc.Kind)
+	ks := schemaOf(doc)
 	if ks.err != nil {
 		diags.Add(Error, doc.Pos(""), "", "internal", "compiling the embedded %s schema: %v", doc.Kind, ks.err)
 		return
 	}
-	var errs []*jsonschema.ValidationError
+	var errs []error
 	if cues, ok := bigCuelist(doc); ok {
 		errs = validateCuelistParallel(ks, doc, cues)
-	} else {
-		errs = validateOne(ks.schema, doc.value, "")
+	} else if err := validateOne(ks.schema, doc.value, ""); err != nil {
+		errs = []error{err}
 	}
-	for _, e := range errs {
-		if e.Message == "" && len(e.Causes) == 0 { // a non-validation failure
-			diags.Add(Error, doc.Pos(""), "", "schema", "%s", e.KeywordLocation)
+	for _, err := range errs {
+		e, ok := err.(*jsonschema.ValidationError)
+		if !ok { // not about the document: the schema's own loop, a Go type
+			diags.Add(Error, doc.Pos(""), "", "schema", "%v", err)
 			continue
 		}
 		for _, leaf := range leaves(e, nil) {
@@ -127,16 +125,14 @@ func validateSchema(doc *Document, poisoned map[string]bool, diags *Diagnostics)
 	}
 }
 
-// validateOne validates v and returns the error tree, with every instance
-// location prefixed by prefix (v's place in its document).
-func validateOne(s *jsonschema.Schema, v any, prefix string) []*jsonschema.ValidationError {
+// validateOne validates v and returns its error: a *ValidationError tree,
+// with every instance location prefixed by prefix (v's place in its
+// document), or an error that is not about v's contents.
+func validateOne(s *jsonschema.Schema, v any, prefix string) error {
 	err := s.Validate(v)
-	if err == nil {
-		return nil
-	}
 	ve, ok := err.(*jsonschema.ValidationError)
 	if !ok {
-		return []*jsonschema.ValidationError{{KeywordLocation: err.Error()}}
+		return err
 	}
 	if prefix != "" {
 		var walk func(*jsonschema.ValidationError)
@@ -148,7 +144,7 @@ func validateOne(s *jsonschema.Schema, v any, prefix string) []*jsonschema.Valid
 		}
 		walk(ve)
 	}
-	return []*jsonschema.ValidationError{ve}
+	return ve
 }
 
 // parallelCues is the size above which a cuelist's cues are validated in
@@ -167,7 +163,7 @@ func bigCuelist(doc *Document) ([]any, bool) {
 
 // validateCuelistParallel validates the cuelist with only its first cue, then
 // the other cues on every core. The errors are the same as one pass's.
-func validateCuelistParallel(ks *kindSchema, doc *Document, cues []any) []*jsonschema.ValidationError {
+func validateCuelistParallel(ks *kindSchema, doc *Document, cues []any) []error {
 	top := doc.value.(map[string]any)
 	head := make(map[string]any, len(top))
 	for k, v := range top {
@@ -179,17 +175,22 @@ func validateCuelistParallel(ks *kindSchema, doc *Document, cues []any) []*jsons
 	}
 	clHead["cues"] = cues[:1]
 	head["cuelist"] = clHead
-	errs := validateOne(ks.schema, head, "")
+	var errs []error
+	if err := validateOne(ks.schema, head, ""); err != nil {
+		errs = append(errs, err)
+	}
 
 	workers := min(runtime.GOMAXPROCS(0), 8)
-	results := make([][]*jsonschema.ValidationError, workers)
+	results := make([][]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 1 + w; i < len(cues); i += workers {
-				results[w] = append(results[w], validateOne(ks.cue, cues[i], Pointer("cuelist", "cues", i))...)
+				if err := validateOne(ks.cue, cues[i], Pointer("cuelist", "cues", i)); err != nil {
+					results[w] = append(results[w], err)
+				}
 			}
 		}()
 	}
@@ -237,7 +238,10 @@ func underPoisoned(ptr string, poisoned map[string]bool) bool {
 	}
 }
 
-// explain writes the diagnostic for one schema error, in the user's terms.
+// explain writes the diagnostic for one schema error, in the user's terms:
+// from where it is (the instance location), which keyword failed (the
+// keyword location) and the values involved (the keyword's in the schema,
+// the document's), never from the library's message.
 func explain(doc *Document, ks *kindSchema, e *jsonschema.ValidationError, diags *Diagnostics) {
 	ptr := e.InstanceLocation
 	keyword, schemaAt := splitKeyword(ks.raw, e.AbsoluteKeywordLocation)
@@ -246,7 +250,8 @@ func explain(doc *Document, ks *kindSchema, e *jsonschema.ValidationError, diags
 	at := doc.Pos(ptr)
 	if strings.Contains(e.KeywordLocation, "/propertyNames") {
 		// A key that is not a valid name: point at the key itself.
-		diags.Add(Error, doc.KeyPos(ptr), ptr, "invalid-key", "invalid key %q: %s", lastToken(ptr), describe(schemaAt, e.Message))
+		key := lastToken(ptr)
+		diags.Add(Error, doc.KeyPos(ptr), ptr, "invalid-key", "invalid key %q: %s", key, describe(schemaAt, keywordText(keyword, schemaAt, key)))
 		return
 	}
 	switch keyword {
@@ -281,7 +286,7 @@ func explain(doc *Document, ks *kindSchema, e *jsonschema.ValidationError, diags
 			}
 		}
 	case "type":
-		want, _, _ := strings.Cut(after(e.Message, "expected "), ", but got ")
+		want := strings.Join(schemaTypes(schemaAt), " or ")
 		hint := ""
 		if strings.Contains(want, "string") {
 			// YAML reads true, 8080 or null as non-strings: say how to keep them text.
@@ -292,6 +297,9 @@ func explain(doc *Document, ks *kindSchema, e *jsonschema.ValidationError, diags
 		diags.Add(Error, at, ptr, "wrong-type", "%s must be %s, not %s%s", nameOr(field, "document"), article(want), article(jsonType(value)), hint)
 	case "enum", "const":
 		opts, _ := schemaAt["enum"].([]any)
+		if keyword == "const" {
+			opts = []any{schemaAt["const"]}
+		}
 		var names []string
 		for _, o := range opts {
 			names = append(names, fmt.Sprint(o))
@@ -320,9 +328,9 @@ func explain(doc *Document, ks *kindSchema, e *jsonschema.ValidationError, diags
 			diags.Add(Error, at, ptr, "bad-size", "%s: %s is not a size (use a number with B, KiB, MiB or GiB, such as 512KiB or 10MiB)", nameOr(field, "value"), show(value))
 			return
 		}
-		diags.Add(Error, at, ptr, "bad-value", "%s: %s", nameOr(field, "value"), e.Message)
+		diags.Add(Error, at, ptr, "bad-value", "%s: %s", nameOr(field, "value"), keywordText(keyword, schemaAt, value))
 	case "pattern":
-		diags.Add(Error, at, ptr, "bad-value", "%s: %s is not valid: %s", nameOr(field, "value"), show(value), describe(schemaAt, e.Message))
+		diags.Add(Error, at, ptr, "bad-value", "%s: %s is not valid: %s", nameOr(field, "value"), show(value), describe(schemaAt, keywordText(keyword, schemaAt, value)))
 	case "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum":
 		bound := schemaAt[keyword]
 		rel := map[string]string{"minimum": "at least", "exclusiveMinimum": "above", "maximum": "at most", "exclusiveMaximum": "below"}[keyword]
@@ -332,7 +340,7 @@ func explain(doc *Document, ks *kindSchema, e *jsonschema.ValidationError, diags
 		n, _ := schemaAt[keyword].(float64)
 		diags.Add(Error, at, ptr, "bad-value", "%s needs at least %s", nameOr(field, "value"), plural(int(n), what))
 	default:
-		diags.Add(Error, at, ptr, "schema", "%s: %s", nameOr(field, "value"), e.Message)
+		diags.Add(Error, at, ptr, "schema", "%s: %s", nameOr(field, "value"), keywordText(keyword, schemaAt, value))
 	}
 }
 
@@ -457,13 +465,6 @@ func article(t string) string {
 		return "null"
 	}
 	return "a " + t
-}
-
-func after(s, prefix string) string {
-	if i := strings.Index(s, prefix); i >= 0 {
-		return s[i+len(prefix):]
-	}
-	return s
 }
 
 func nameOr(s, fallback string) string {

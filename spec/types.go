@@ -168,6 +168,9 @@ type Defaults struct {
 	// WarningLead: for a cue with no dependencies, how long before its GO
 	// its WARNING goes out (a cue's own warning_lead wins).
 	WarningLead Duration `json:"warning_lead,omitempty"`
+	// Merge is how worktree branches are merged where a cue has no merge:
+	// of its own, and for the run's result (spec/merge.go).
+	Merge *Merge `json:"merge,omitempty"`
 }
 
 // Cue is one coordinated action of a cuelist.
@@ -203,6 +206,11 @@ type Cue struct {
 	// children that completed under the cue's attempt into the cue's
 	// outputs (its agents' own outputs win a clash).
 	AcceptChildExports bool `json:"accept_child_exports,omitempty"`
+	// ForEach fans the cue out over a list: one task per item.
+	ForEach *ForEach `json:"for_each,omitempty"`
+	// Merge says how the worktree branches of the cue's dependencies are
+	// merged before it starts from them (spec/merge.go).
+	Merge *Merge `json:"merge,omitempty"`
 }
 
 // Manual reports whether a person must say GO.
@@ -285,6 +293,8 @@ func decodeCue(m map[string]any) *Cue {
 	c.ReadyCheck = stringList(m["ready_check"])
 	c.WarningLead = durationOf(m["warning_lead"])
 	c.AcceptChildExports, _ = m["accept_child_exports"].(bool)
+	c.ForEach = decodeForEach(m["for_each"])
+	c.Merge = decodeMerge(m["merge"])
 	return c
 }
 

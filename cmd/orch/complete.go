@@ -58,7 +58,7 @@ func completeCues(_ context.Context, r *store.RunDetail) []string {
 func completeWaitingCues(_ context.Context, r *store.RunDetail) []string {
 	var out []string
 	for _, c := range r.Cues {
-		if c.Parent != "" || c.Approved || c.State.Final() {
+		if c.Parent != "" && c.Kind != "item" || c.Approved || c.State.Final() {
 			continue
 		}
 		waiting := c.State == runner.CueStandby

@@ -31,6 +31,9 @@ func describeEvent(e runner.Event) string {
 	case runner.EvRunState:
 		return with("run " + e.State)
 	case runner.EvCueState:
+		if d, _ := e.Data.(runner.CueStateData); d.Class != "" { // a failure no attempt had (a fan-out's list)
+			return with(fmt.Sprintf("%s %s (%s)", e.Cue, e.State, d.Class))
+		}
 		return with(e.Cue + " " + e.State)
 	case runner.EvAttemptStarted:
 		d, _ := e.Data.(runner.AttemptStartedData) // nil data: the zero value
@@ -74,6 +77,16 @@ func describeEvent(e runner.Event) string {
 	case runner.EvNote:
 		who := strings.TrimSpace(e.Cue + " " + e.Agent)
 		return strings.TrimSpace(who + ": " + e.Reason)
+	case runner.EvFanOut:
+		d, _ := e.Data.(runner.FanOutData) // nil data: the zero value
+		ids := make([]string, len(d.Items))
+		for i, it := range d.Items {
+			ids[i] = it.ID
+		}
+		if len(ids) == 0 {
+			return e.Cue + " fans out into no items"
+		}
+		return fmt.Sprintf("%s fans out into %d item(s): %s", e.Cue, len(ids), shortList(ids, 5))
 	case runner.EvTaskStarted:
 		d, _ := e.Data.(runner.TaskStartedData) // nil data: the zero value
 		verb := "handed off to"
@@ -108,10 +121,15 @@ func describeEvent(e runner.Event) string {
 			return fmt.Sprintf("%s attempt %d: %s committed on %s (%s)", e.Cue, e.Attempt, e.Agent, d.Branch, shortSHA(d.Commit))
 		}
 		from := "HEAD"
-		if d.From != "" {
+		switch {
+		case strings.HasPrefix(d.From, "merge of "):
+			from = "the " + d.From
+		case d.From != "":
 			from = d.From + "'s branch"
 		}
 		return fmt.Sprintf("%s attempt %d: %s works in a worktree on %s, from %s (%s)", e.Cue, e.Attempt, e.Agent, d.Branch, from, shortSHA(d.Base))
+	case runner.EvMerge:
+		return describeMerge(e)
 	case runner.EvNotice:
 		d, _ := e.Data.(runner.NoticeData) // nil data: the zero value
 		what := strings.TrimSpace("notice " + d.Kind)

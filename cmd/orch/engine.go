@@ -19,7 +19,7 @@ import (
 )
 
 // The temporal engine lives in a second binary, orch-temporal, which holds
-// the Temporal client (gRPC, protobuf): linked into orch, they would make
+// the Temporal client (its SDK and API): linked into orch, they would make
 // every command bigger and slower to start. orch run --engine temporal (or
 // ORCH_ENGINE=temporal), orch worker, and orch go, answer, stop, bb set and
 // resume on a run recorded with a temporal block hand over to it, after

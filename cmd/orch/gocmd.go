@@ -85,7 +85,7 @@ func goCheck(ctx context.Context, db *store.DB, id, cue string) (*store.RunDetai
 	switch {
 	case c == nil:
 		return nil, usageError(fmt.Errorf("run %s has no cue %q", id, cue))
-	case c.Parent != "":
+	case c.Parent != "" && c.Kind != "item": // a fan-out's item waits for GO as a cue does
 		return nil, usageError(fmt.Errorf("%s is a child task (a %s of %s), started and stopped by its parent: orch go is for the cuelist's cues", cue, c.Kind, c.Parent))
 	case c.State.Final():
 		return nil, usageError(fmt.Errorf("cue %s of run %s is already %s", cue, id, c.State))

@@ -150,8 +150,10 @@ func saySilent(ctx context.Context, w io.Writer, db *store.DB, id, cue string, n
 	if err != nil {
 		return err
 	}
+	fans := fanOuts(r.Cues)
 	for _, c := range r.Cues {
-		if wrote[c.ID] || (cue != "" && c.ID != cue) || (cue == "" && c.GoAt.IsZero()) {
+		asked := c.ID == cue || c.Parent == cue && c.Kind == "item" // a fan-out's lines are its items'
+		if wrote[c.ID] || fans[c.ID] != nil || (cue != "" && !asked) || (cue == "" && c.GoAt.IsZero()) || c.Kind == "dropped" {
 			continue
 		}
 		if _, err := fmt.Fprintf(w, "%s: no output (%s)\n", c.ID, whySilent(c)); err != nil {

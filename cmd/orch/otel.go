@@ -12,8 +12,9 @@ import (
 // What is set and not followed is said once, on stderr, before the run.
 func newTracer(io *streams, force bool, cuelist string) *otelrun.Tracer {
 	cfg, warnings := otelrun.FromEnv(os.Getenv, force)
-	for _, w := range warnings {
+	tracer, more := otelrun.New(cfg, cuelist, versionString())
+	for _, w := range append(warnings, more...) {
 		fmt.Fprintln(io.err, "orch: warning: "+w)
 	}
-	return otelrun.New(cfg, cuelist, versionString())
+	return tracer
 }

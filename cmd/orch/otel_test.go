@@ -3,105 +3,14 @@
 package main
 
 import (
-	"encoding/json"
-	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/orch-cli/orch/internal/otlptest"
 )
-
-// otlpReceiver is an OTLP/HTTP collector on loopback that decodes what it
-// is sent as OTLP/JSON.
-type otlpReceiver struct {
-	mu       sync.Mutex
-	requests int
-	bad      []string
-	spans    []otlpSpan
-	headers  http.Header
-}
-
-type otlpSpan struct {
-	TraceID      string     `json:"traceId"`
-	SpanID       string     `json:"spanId"`
-	ParentSpanID string     `json:"parentSpanId"`
-	Name         string     `json:"name"`
-	Start        string     `json:"startTimeUnixNano"`
-	End          string     `json:"endTimeUnixNano"`
-	Attributes   []otlpAttr `json:"attributes"`
-	Events       []struct {
-		Name       string     `json:"name"`
-		Attributes []otlpAttr `json:"attributes"`
-	} `json:"events"`
-	Status struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"status"`
-}
-
-type otlpAttr struct {
-	Key   string         `json:"key"`
-	Value map[string]any `json:"value"`
-}
-
-func (s otlpSpan) attr(key string) any {
-	for _, a := range s.Attributes {
-		if a.Key == key {
-			for _, v := range a.Value {
-				return v
-			}
-		}
-	}
-	return nil
-}
-
-func (s otlpSpan) hasEvent(name string) bool {
-	for _, e := range s.Events {
-		if e.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.requests++
-	o.headers = r.Header.Clone()
-	var req struct {
-		ResourceSpans []struct {
-			Resource struct {
-				Attributes []otlpAttr `json:"attributes"`
-			} `json:"resource"`
-			ScopeSpans []struct {
-				Spans []otlpSpan `json:"spans"`
-			} `json:"scopeSpans"`
-		} `json:"resourceSpans"`
-	}
-	if r.URL.Path != "/v1/traces" || r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
-		o.bad = append(o.bad, r.Method+" "+r.URL.Path+" "+r.Header.Get("Content-Type"))
-		http.Error(w, "not OTLP/JSON traces", http.StatusBadRequest)
-		return
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		o.bad = append(o.bad, err.Error())
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	for _, rs := range req.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			o.spans = append(o.spans, ss.Spans...)
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, "{}")
-}
 
 // clearOtelEnv unsets the OTEL_* variables and TRACEPARENT the test's own
 // environment may have, so that each test says what is set.
@@ -129,42 +38,79 @@ agent:
   retry: {max_attempts: 2, backoff: 10ms}
 `
 
-// With OTEL_EXPORTER_OTLP_ENDPOINT set, a run is one trace: the run's span
-// is the root, each cue's span its child, each attempt's span its cue's;
-// the attempt that failed is an error with its reason; the cue phases are
-// events; and each agent saw a TRACEPARENT naming its attempt's span.
+// With OTEL_EXPORTER_OTLP_ENDPOINT set, a run is one trace, over each
+// protocol OTEL_EXPORTER_OTLP_PROTOCOL names (http/protobuf when unset):
+// the run's span is the root, each cue's span its child, each attempt's
+// span its cue's; the attempt that failed is an error with its reason; the
+// cue phases are events; each agent saw a TRACEPARENT naming its attempt's
+// span; OTEL_EXPORTER_OTLP_HEADERS and OTEL_SERVICE_NAME reached the
+// collector.
 func TestOtelExportsTheRunAsOneTrace(t *testing.T) {
-	clearOtelEnv(t)
-	rcv := &otlpReceiver{}
-	srv := httptest.NewServer(rcv)
-	defer srv.Close()
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
-	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20tok")
-	t.Setenv("OTEL_SERVICE_NAME", "ci-orch")
-	dir := notifyDir(t, map[string]string{"cuelist.yaml": tracedCuelist})
-	if code, out, errs := runOrch(t, dir, "run", "cuelist.yaml"); code != 0 {
-		t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
+	for _, protocol := range []string{"", "grpc", "http/json", "https"} {
+		name := protocol
+		if name == "" {
+			name = "unset"
+		}
+		t.Run(name, func(t *testing.T) {
+			clearOtelEnv(t)
+			rcv := &otlptest.Receiver{}
+			switch protocol {
+			case "grpc":
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.ServeGRPC(t))
+				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+			case "https":
+				// A collector behind TLS, trusted through OTEL_EXPORTER_OTLP_CERTIFICATE.
+				url, cert := rcv.ServeTLS(t)
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
+				t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", cert)
+			case "http/json":
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.ServeHTTPURL(t))
+				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+			default:
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.ServeHTTPURL(t))
+			}
+			compress := protocol == "" || protocol == "grpc"
+			if compress {
+				t.Setenv("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "gzip")
+			}
+			t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20tok")
+			t.Setenv("OTEL_SERVICE_NAME", "ci-orch")
+			dir := notifyDir(t, map[string]string{"cuelist.yaml": tracedCuelist})
+			if code, out, errs := runOrch(t, dir, "run", "cuelist.yaml"); code != 0 || strings.Contains(errs, "warning") {
+				t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
+			}
+			checkRunTrace(t, rcv, dir)
+			if rcv.Gzipped == 0 && compress {
+				t.Errorf("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=gzip: %d requests, none compressed", rcv.Requests)
+			}
+		})
 	}
+}
 
-	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
-	if len(rcv.bad) > 0 {
-		t.Fatalf("bad requests: %v", rcv.bad)
+func checkRunTrace(t *testing.T, rcv *otlptest.Receiver, dir string) {
+	t.Helper()
+	rcv.Mu.Lock()
+	defer rcv.Mu.Unlock()
+	if len(rcv.Bad) > 0 {
+		t.Fatalf("bad requests: %v", rcv.Bad)
 	}
-	if got := rcv.headers.Get("Authorization"); got != "Bearer tok" {
-		t.Errorf("Authorization header %q, want OTEL_EXPORTER_OTLP_HEADERS's", got)
+	if rcv.Auth != "Bearer tok" {
+		t.Errorf("Authorization header %q, want OTEL_EXPORTER_OTLP_HEADERS's", rcv.Auth)
 	}
-	var run otlpSpan
-	cues := map[string]otlpSpan{}
-	var attempts []otlpSpan
+	if rcv.Resource["service.name"] != "ci-orch" {
+		t.Errorf("resource %v: service.name is not OTEL_SERVICE_NAME's", rcv.Resource)
+	}
+	var run otlptest.Span
+	cues := map[string]otlptest.Span{}
+	var attempts []otlptest.Span
 	traces := map[string]bool{}
-	for _, s := range rcv.spans {
+	for _, s := range rcv.Spans {
 		traces[s.TraceID] = true
 		switch {
 		case strings.HasPrefix(s.Name, "run "):
 			run = s
 		case strings.HasPrefix(s.Name, "cue "):
-			cues[s.attr("orch.cue.id").(string)] = s
+			cues[s.Attr("orch.cue.id")] = s
 		case strings.HasPrefix(s.Name, "invoke_agent "):
 			attempts = append(attempts, s)
 		default:
@@ -174,44 +120,44 @@ func TestOtelExportsTheRunAsOneTrace(t *testing.T) {
 	if len(traces) != 1 {
 		t.Errorf("%d traces, want one", len(traces))
 	}
-	if run.SpanID == "" || run.ParentSpanID != "" || run.Status.Code != 1 || run.attr("orch.state") != "completed" {
+	if run.SpanID == "" || run.ParentSpanID != "" || run.StatusCode != 1 || run.Attr("orch.state") != "completed" {
 		t.Fatalf("the run's span is not a completed root: %+v", run)
 	}
 	if len(cues) != 2 || len(attempts) != 3 {
-		t.Fatalf("%d cue spans and %d attempt spans, want 2 and 3: %+v", len(cues), len(attempts), rcv.spans)
+		t.Fatalf("%d cue spans and %d attempt spans, want 2 and 3: %+v", len(cues), len(attempts), rcv.Spans)
 	}
 	for id, c := range cues {
 		if c.ParentSpanID != run.SpanID {
 			t.Errorf("cue %s's span's parent is %s, not the run's span %s", id, c.ParentSpanID, run.SpanID)
 		}
 		for _, phase := range []string{"warning", "standby", "go", "completed"} {
-			if !c.hasEvent(phase) {
+			if !c.HasEvent(phase) {
 				t.Errorf("cue %s's span has no %s event: %+v", id, phase, c.Events)
 			}
 		}
 	}
 	failed := 0
 	for _, a := range attempts {
-		cue := a.attr("orch.cue.id").(string)
+		cue := a.Attr("orch.cue.id")
 		if a.ParentSpanID != cues[cue].SpanID {
-			t.Errorf("attempt %s of %s: parent %s, not its cue's span %s", a.attr("orch.attempt"), cue, a.ParentSpanID, cues[cue].SpanID)
+			t.Errorf("attempt %s of %s: parent %s, not its cue's span %s", a.Attr("orch.attempt"), cue, a.ParentSpanID, cues[cue].SpanID)
 		}
-		if a.attr("gen_ai.operation.name") != "invoke_agent" || a.attr("gen_ai.agent.name") != a.attr("orch.agent.id") || a.attr("orch.run.id") != run.attr("orch.run.id") {
+		if a.Attr("gen_ai.operation.name") != "invoke_agent" || a.Attr("gen_ai.agent.name") != a.Attr("orch.agent.id") || a.Attr("orch.run.id") != run.Attr("orch.run.id") {
 			t.Errorf("attempt span attributes: %+v", a.Attributes)
 		}
-		if a.Status.Code == 2 {
+		if a.StatusCode == 2 {
 			failed++
-			if cue != "TEST" || !strings.Contains(a.Status.Message, "7") || a.attr("orch.failure_class") != "exit:7" {
-				t.Errorf("failed attempt: %s, status %+v, class %v", cue, a.Status, a.attr("orch.failure_class"))
+			if cue != "TEST" || !strings.Contains(a.StatusMessage, "7") || a.Attr("orch.failure_class") != "exit:7" {
+				t.Errorf("failed attempt: %s, status %q, class %v", cue, a.StatusMessage, a.Attr("orch.failure_class"))
 			}
 		}
 		// The agent saw TRACEPARENT 00-<trace id>-<its attempt span's id>-01.
-		seen, err := os.ReadFile(filepath.Join(dir, "tp-"+cue+"-"+a.attr("orch.attempt").(string)))
+		seen, err := os.ReadFile(filepath.Join(dir, "tp-"+cue+"-"+a.Attr("orch.attempt")))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := "00-" + a.TraceID + "-" + a.SpanID + "-01"; strings.TrimSpace(string(seen)) != want {
-			t.Errorf("%s attempt %s saw TRACEPARENT %q, want %q", cue, a.attr("orch.attempt"), seen, want)
+			t.Errorf("%s attempt %s saw TRACEPARENT %q, want %q", cue, a.Attr("orch.attempt"), seen, want)
 		}
 	}
 	if failed != 1 {
@@ -226,21 +172,20 @@ func TestOtelOffByDefault(t *testing.T) {
 	for _, env := range [][]string{nil, {"OTEL_SDK_DISABLED", "true"}, {"OTEL_TRACES_EXPORTER", "none"}} {
 		t.Run(strings.Join(env, "="), func(t *testing.T) {
 			clearOtelEnv(t)
-			rcv := &otlpReceiver{}
-			srv := httptest.NewServer(rcv)
-			defer srv.Close()
+			rcv := &otlptest.Receiver{}
+			url := rcv.ServeHTTPURL(t)
 			if env != nil {
-				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
 				t.Setenv(env[0], env[1])
 			}
 			dir := notifyDir(t, map[string]string{"cuelist.yaml": tracedCuelist})
 			if code, out, errs := runOrch(t, dir, "run", "cuelist.yaml"); code != 0 {
 				t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
 			}
-			rcv.mu.Lock()
-			defer rcv.mu.Unlock()
-			if rcv.requests != 0 {
-				t.Errorf("%d requests reached the receiver with OpenTelemetry off", rcv.requests)
+			rcv.Mu.Lock()
+			defer rcv.Mu.Unlock()
+			if rcv.Requests != 0 {
+				t.Errorf("%d requests reached the receiver with OpenTelemetry off", rcv.Requests)
 			}
 			seen, err := os.ReadFile(filepath.Join(dir, "tp-BUILD-1"))
 			if err != nil {
@@ -257,10 +202,8 @@ func TestOtelOffByDefault(t *testing.T) {
 // run it carries out, even where OTEL_TRACES_EXPORTER=none would not.
 func TestOtelFlagOnGo(t *testing.T) {
 	clearOtelEnv(t)
-	rcv := &otlpReceiver{}
-	srv := httptest.NewServer(rcv)
-	defer srv.Close()
-	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/v1/traces")
+	rcv := &otlptest.Receiver{}
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.ServeHTTPURL(t)+"/v1/traces")
 	t.Setenv("OTEL_TRACES_EXPORTER", "none")
 	dir := notifyDir(t, map[string]string{"cuelist.yaml": `cuelist:
   id: manual
@@ -272,18 +215,18 @@ agent: {id: ok, command: ["true"]}
 	if code, out, errs := runOrch(t, dir, "run", "cuelist.yaml"); code != exitPaused {
 		t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
 	}
-	rcv.mu.Lock()
-	if rcv.requests != 0 {
-		t.Errorf("orch run without --otel sent %d requests", rcv.requests)
+	rcv.Mu.Lock()
+	if rcv.Requests != 0 {
+		t.Errorf("orch run without --otel sent %d requests", rcv.Requests)
 	}
-	rcv.mu.Unlock()
+	rcv.Mu.Unlock()
 	if code, out, errs := runOrch(t, dir, "go", "last", "DEPLOY", "--otel"); code != 0 {
 		t.Fatalf("orch go: exit %d\n%s%s", code, out, errs)
 	}
-	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
+	rcv.Mu.Lock()
+	defer rcv.Mu.Unlock()
 	names := map[string]bool{}
-	for _, s := range rcv.spans {
+	for _, s := range rcv.Spans {
 		names[s.Name] = true
 	}
 	for _, want := range []string{"run manual", "cue DEPLOY", "invoke_agent ok"} {
@@ -293,27 +236,29 @@ agent: {id: ok, command: ["true"]}
 	}
 }
 
-// A collector nobody listens at does not fail the run: it completes (exit
-// 0) and one warning says the spans were not exported.
+// A collector nobody listens at does not fail the run, over either
+// protocol: it completes (exit 0) and one warning names the endpoint and
+// says the spans were not exported.
 func TestOtelUnreachableCollector(t *testing.T) {
-	clearOtelEnv(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // a port nobody listens on now
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+addr)
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-	dir := notifyDir(t, map[string]string{"cuelist.yaml": tracedCuelist})
-	code, out, errs := runOrch(t, dir, "run", "cuelist.yaml")
-	if code != 0 {
-		t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
-	}
-	if n := strings.Count(errs, "not exported"); n != 1 {
-		t.Errorf("%d warnings about spans not exported, want one:\n%s", n, errs)
-	}
-	if !strings.Contains(errs, "http://"+addr+"/v1/traces") || !strings.Contains(errs, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: orch sends OTLP as http/json only") {
-		t.Errorf("stderr does not name the endpoint and the protocol used:\n%s", errs)
+	for _, tc := range []struct{ protocol, path string }{{"http/protobuf", "/v1/traces"}, {"grpc", ""}} {
+		t.Run(tc.protocol, func(t *testing.T) {
+			clearOtelEnv(t)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := ln.Addr().String()
+			ln.Close() // a port nobody listens on now
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+addr)
+			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", tc.protocol)
+			dir := notifyDir(t, map[string]string{"cuelist.yaml": tracedCuelist})
+			code, out, errs := runOrch(t, dir, "run", "cuelist.yaml")
+			if code != 0 {
+				t.Fatalf("orch run: exit %d\n%s%s", code, out, errs)
+			}
+			if n := strings.Count(errs, "warning"); n != 1 || !strings.Contains(errs, "not exported to http://"+addr+tc.path+": ") {
+				t.Errorf("want one warning, about the spans not exported to http://%s%s:\n%s", addr, tc.path, errs)
+			}
+		})
 	}
 }

@@ -178,6 +178,16 @@ func (p *liveProgress) event(e runner.Event) {
 		}
 	case runner.EvNote, runner.EvCooldown, runner.EvManualGo, runner.EvTaskStarted, runner.EvQuestionClosed, runner.EvGuard:
 		p.above("  " + describeEvent(e))
+	case runner.EvFanOut: // each item is worked on by its cue's agents
+		d, _ := e.Data.(runner.FanOutData)
+		for _, it := range d.Items {
+			p.agents[it.ID] = p.agents[e.Cue]
+		}
+		p.above("  " + describeEvent(e))
+	case runner.EvMerge: // a merge's steps, but its checks of a resolution
+		if e.State != runner.MergeChecking {
+			p.above("  " + describeEvent(e))
+		}
 	case runner.EvAgentStatus:
 		if c := p.active[e.Cue]; c != nil {
 			d, _ := e.Data.(runner.StatusData)

@@ -29,6 +29,7 @@ type cueVerdict struct {
 	rerun bool   // back to pending: it runs again
 	keep  bool   // completed: kept with its outputs
 	why   string // for people
+	items *itemsPlan
 }
 
 // planRetry decides, for each cue of the run, whether it runs again. rec is
@@ -81,6 +82,12 @@ func planRetry(rec *runner.RunRecord, p *planner.Plan, now, then map[string]stri
 			if cr.Reason != "" {
 				v.why += ": " + oneLine(cr.Reason, 100)
 			}
+		case c.ForEach != nil && cr.State == runner.CueGo: // its items were at work
+			rp.continues = true
+			v.why = "it was fanning out when its run's owner stopped: its items that had not ended run, as orch resume would run them"
+			if v.items = itemsAgain(rec, c.ID, false, true); len(v.items.again) > 0 {
+				v.why += fmt.Sprintf("; its items that failed or were stopped run again: %s", shortList(v.items.again, 5))
+			}
 		case cr.State == runner.CueInterrupted || cr.State == runner.CueGo && !c.IsIdempotent():
 			rp.continues = true
 			v.why = fmt.Sprintf("it was in GO when its run's owner stopped and is not idempotent: it waits for orch go %s %s (or --rerun %s)", rec.ID, c.ID, c.ID)
@@ -90,6 +97,10 @@ func planRetry(rec *runner.RunRecord, p *planner.Plan, now, then map[string]stri
 		}
 		if v.rerun {
 			rp.rerun = append(rp.rerun, c.ID)
+			if c.ForEach != nil {
+				v.items = itemsAgain(rec, c.ID, isAsked || rerunsUpstream(p, c, rp.rerun), false)
+				v.why += v.items.why()
+			}
 		}
 		if v.keep {
 			rp.kept++
@@ -108,8 +119,8 @@ func sameCues(rec *runner.RunRecord, p *planner.Plan) error {
 			added = append(added, c.ID)
 		}
 	}
-	for id := range rec.Cues {
-		if !strings.Contains(id, "/") && p.ByID[id] == nil { // child tasks ("CUE/1") are the run's own
+	for id, c := range rec.Cues {
+		if c.Parent == "" && !strings.Contains(id, "/") && p.ByID[id] == nil { // child tasks ("CUE/1") and fan-out items ("CUE[0]") are the run's own
 			removed = append(removed, id)
 		}
 	}
@@ -144,6 +155,9 @@ func (rp *retryPlan) record(rec *runner.RunRecord) *runner.RunRecord {
 		c := rec.Cues[v.id]
 		out.Cues[v.id] = runner.CueRecord{State: runner.CuePending, Attempts: c.Attempts, AgentAttempts: map[string]int{}, Running: c.Running}
 	}
+	for _, v := range rp.verdicts {
+		v.items.record(out.Cues, v.id)
+	}
 	return &out
 }
 
@@ -163,6 +177,9 @@ type retryCueJSON struct {
 	Was    string `json:"was"`
 	Action string `json:"action"` // run, keep or continue
 	Why    string `json:"why"`
+	// ItemsAgain: a fan-out's items that run again (all of them when it
+	// expands again).
+	ItemsAgain []string `json:"items_again,omitempty"`
 }
 
 func (v cueVerdict) action() string {
@@ -186,7 +203,11 @@ func (rp *retryPlan) print(io *streams, rec *runner.RunRecord, output string, dr
 			out.Changed = []string{}
 		}
 		for _, v := range rp.verdicts {
-			out.Cues = append(out.Cues, retryCueJSON{ID: v.id, Was: string(v.was), Action: v.action(), Why: v.why})
+			cj := retryCueJSON{ID: v.id, Was: string(v.was), Action: v.action(), Why: v.why}
+			if v.items != nil {
+				cj.ItemsAgain = v.items.again
+			}
+			out.Cues = append(out.Cues, cj)
 		}
 		return writeJSON(io.out, out)
 	}

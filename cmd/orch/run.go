@@ -71,7 +71,10 @@ few thousand waiting lines, lines are counted, not shown, and a note says
 how many.
 
 Agents may hand off, spawn, ask, message and share the blackboard during
-GO (see the README); handoff artifact paths are relative to --root. A run
+GO (see the README); handoff artifact paths are relative to --root. A cue
+whose dependencies worked in git worktrees starts from the merge of their
+branches (its merge: policy handles conflicts), and a completed run's
+branches are merged into orch/<run>/result (orch land RUN). A run
 that reaches limits.max_credits or limits.max_duration is stopped and fails.
 
 Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),

@@ -163,29 +163,7 @@ func TestBrowserLiveRun(t *testing.T) {
 	const token = "t0ken"
 	base := serveDB(t, db, token).URL
 
-	bin := binaries(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "cuelist.yaml"), []byte(diamondCuelist), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command(filepath.Join(bin, "orch"), "run", "cuelist.yaml")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &out
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "ORCH_DB="+db, "NO_COLOR=1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var runErr error
-	exited := make(chan struct{})
-	go func() { runErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	run := startRun(t, diamondCuelist, db)
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/?token="+token+"#/")); err != nil {
 		t.Fatal(err)
@@ -246,15 +224,15 @@ func TestBrowserLiveRun(t *testing.T) {
 	waitJS(t, ctx, "D completed, live", node("D")+`.includes("s-completed")`, 2*time.Minute)
 	waitJS(t, ctx, "the run completed", `document.querySelector(".run h1 .badge").textContent === "completed"`, time.Minute)
 	select {
-	case <-exited:
-		if runErr != nil {
-			t.Fatalf("orch run: %v\n%s", runErr, out.String())
+	case <-run.exited:
+		if run.err != nil {
+			t.Fatalf("orch run: %v\n%s", run.err, run.out.String())
 		}
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("orch run did not end\n%s", out.String())
+		t.Fatalf("orch run did not end\n%s", run.out.String())
 	}
-	if !strings.Contains(out.String(), "q1 answered by person: PostgreSQL") {
-		t.Errorf("the run did not get the page's answer:\n%s", out.String())
+	if !strings.Contains(run.out.String(), "q1 answered by person: PostgreSQL") {
+		t.Errorf("the run did not get the page's answer:\n%s", run.out.String())
 	}
 
 	// A's panel: the output and the blackboard value, as text.
@@ -271,6 +249,42 @@ func TestBrowserLiveRun(t *testing.T) {
 	}
 	waitJS(t, ctx, "the timeline", `document.querySelectorAll(".timeline .bar").length >= 4`, time.Minute)
 	checkNoXSS(t, ctx)
+}
+
+// liveRun is an orch run started in the background by startRun.
+type liveRun struct {
+	dir    string        // its directory, holding cuelist.yaml
+	out    *bytes.Buffer // what it printed (read once exited is closed)
+	exited chan struct{}
+	err    error // how it exited
+}
+
+// startRun starts orch run of cuelist (written to cuelist.yaml in a new
+// directory) on the database db, the test binary's agents on its PATH; it
+// is killed at the test's end if still running.
+func startRun(t *testing.T, cuelist, db string) *liveRun {
+	t.Helper()
+	bin := binaries(t)
+	r := &liveRun{dir: t.TempDir(), out: &bytes.Buffer{}, exited: make(chan struct{})}
+	if err := os.WriteFile(filepath.Join(r.dir, "cuelist.yaml"), []byte(cuelist), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, "orch"), "run", "cuelist.yaml")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = r.dir, r.out, r.out
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "ORCH_DB="+db, "NO_COLOR=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.err = cmd.Wait(); close(r.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-r.exited:
+		default:
+			_ = cmd.Process.Kill()
+			<-r.exited
+		}
+	})
+	return r
 }
 
 // checkNoXSS: no script but the page's own, no img, and nothing ran.

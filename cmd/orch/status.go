@@ -39,7 +39,9 @@ func newStatusCmd(io *streams) *cobra.Command {
 		Long: `Without RUN: the most recent runs, newest first. With RUN (an id, a unique
 prefix of one, or "last"): the run's cues with their state, agents,
 attempts, phase times and the reason for anything that did not complete,
-and each failed attempt with the last lines its agent printed (--tail-lines).`,
+and each failed attempt with the last lines its agent printed (--tail-lines);
+the git branches its worktree attempts and merges left, and the run's
+result branch (orch land RUN brings it into yours).`,
 		Example: `  orch status
   orch status last
   orch status 3f9a --output json
@@ -194,9 +196,11 @@ type statusJSON struct {
 	Credits     float64               `json:"credits"`
 	Used
 	Worktrees []worktreeJSON `json:"worktrees"` // the branches the run's attempts worked on (kept after the run)
-	Owner     *ownerJSON     `json:"owner,omitempty"`
-	Waiting   []string       `json:"waiting_for_go,omitempty"`
-	Counts    map[string]int `json:"counts"`
+	// Result is where a completed run's worktree branches were merged.
+	Result  *runner.ResultBranch `json:"result,omitempty"`
+	Owner   *ownerJSON           `json:"owner,omitempty"`
+	Waiting []string             `json:"waiting_for_go,omitempty"`
+	Counts  map[string]int       `json:"counts"`
 }
 
 // Used is what the agents reported they used (their credits are shown apart).
@@ -242,6 +246,7 @@ type cueJSON struct {
 	Credits   float64        `json:"credits"`
 	Used
 	Reported *reportedJSON `json:"reported,omitempty"` // the state its agent last reported (status.report)
+	Items    *itemsJSON    `json:"items,omitempty"`    // a fan-out's (for_each) items: each is a cue with kind item
 }
 
 type attemptJSON struct {
@@ -271,20 +276,25 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	if err != nil {
 		return false, err
 	}
+	result, err := db.RunResult(ctx, r.ID)
+	if err != nil {
+		return false, err
+	}
 	if opts.output == "json" {
 		out := statusJSON{ID: r.ID, Cuelist: r.Cuelist, State: string(r.State), Reason: r.Reason, StartedAt: timeJSON(r.StartedAt),
 			EndedAt: timeJSON(r.EndedAt), Inputs: r.Inputs, Questions: questionsJSON(r.Questions), Escalations: escalationsJSON(r.Escalations), Conflicts: r.Conflicts,
-			Credits: r.Credits, Used: usedJSON(r.Used), Worktrees: []worktreeJSON{}, Counts: map[string]int{}}
+			Credits: r.Credits, Used: usedJSON(r.Used), Worktrees: []worktreeJSON{}, Result: result, Counts: map[string]int{}}
 		if out.Conflicts == nil {
 			out.Conflicts = []runner.ConflictData{}
 		}
 		if r.OwnerPID != 0 {
 			out.Owner = &ownerJSON{PID: r.OwnerPID, Host: r.OwnerHost}
 		}
+		fans := fanOuts(r.Cues)
 		for _, c := range r.Cues {
 			cj := cueJSON{ID: c.ID, Parent: c.Parent, Kind: c.Kind, Depth: c.Depth, TaskRef: c.TaskRef, State: string(c.State), Reason: c.Reason, Agents: c.Agents, After: c.After, WarningAt: timeJSON(c.WarningAt),
 				StandbyAt: timeJSON(c.StandbyAt), GoAt: timeJSON(c.GoAt), EndedAt: timeJSON(c.EndedAt), Outputs: c.Outputs, Attempts: []attemptJSON{},
-				Credits: c.Used().Credits, Used: usedJSON(c.Used()), Reported: reported[c.ID]}
+				Credits: c.Used().Credits, Used: usedJSON(c.Used()), Reported: reported[c.ID], Items: fans[c.ID]}
 			for _, a := range c.Attempts {
 				aj := attemptJSON{Number: a.Number, Agent: a.Agent, State: string(a.State), Reason: a.Reason,
 					Class: a.Class, ExitCode: a.ExitCode, StartedAt: timeJSON(a.StartedAt), EndedAt: timeJSON(a.EndedAt),
@@ -317,9 +327,13 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	if u := r.Used; u.CostUSD > 0 || u.InputTokens > 0 || u.OutputTokens > 0 {
 		fmt.Fprintf(io.out, ", %s", usedText(u))
 	}
+	if result != nil {
+		fmt.Fprintf(io.out, "\n%s", resultLine(result))
+	}
 	fmt.Fprint(io.out, "\n\n")
 	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CUE\tSTATE\tAGENTS\tATTEMPTS\tPREPARE\tGO\tTOOK\tREASON")
+	fans := fanOuts(r.Cues)
 	for _, row := range cueTree(r.Cues) {
 		c := row.cue
 		name := c.ID
@@ -327,7 +341,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 			name = row.prefix + c.ID + " " + c.Kind
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, c.State, strings.Join(c.Agents, ","), len(c.Attempts),
-			between(c.WarningAt, c.GoAt), ago0(c.GoAt, r.StartedAt), between(c.GoAt, c.EndedAt), oneLine(c.Reason, 80))
+			between(c.WarningAt, c.GoAt), ago0(c.GoAt, r.StartedAt), between(c.GoAt, c.EndedAt), oneLine(fanOutReason(fans[c.ID], c), 80))
 	}
 	_ = tw.Flush()
 	var failed []string

@@ -17,8 +17,9 @@ type treeRow struct {
 }
 
 // cueTree orders a run's cues for orch status: each plan cue in plan order,
-// followed by its child tasks (handoffs and spawns) as a tree, each level in
-// the order the children started. A child whose parent is missing (it
+// followed by its child tasks (handoffs and spawns) and a fan-out's items
+// as a tree, each level in the order the children started (items: in item
+// order). A child whose parent is missing (it
 // should not happen) is listed at the end rather than lost.
 func cueTree(cues []store.CueDetail) []treeRow {
 	children := map[string][]*store.CueDetail{}
@@ -30,6 +31,7 @@ func cueTree(cues []store.CueDetail) []treeRow {
 	for i := range cues {
 		c := &cues[i]
 		switch {
+		case c.Kind == "dropped": // an item of an earlier expansion: kept in the record, not the run's any more
 		case c.Parent == "":
 			roots = append(roots, c)
 		case ids[c.Parent]:

@@ -24,7 +24,7 @@ func stopCue(ctx context.Context, io *streams, db *store.DB, id, cue string, wai
 	switch {
 	case c == nil:
 		return usageError(fmt.Errorf("run %s has no cue %s (its cues: %s)", id, cue, strings.Join(planCues(r), ", ")))
-	case c.Parent != "":
+	case c.Parent != "" && c.Kind != "item": // a fan-out's item stops as a cue does
 		root := strings.SplitN(cue, "/", 2)[0]
 		return usageError(fmt.Errorf("%s is a task of cue %s in run %s: stop the cue (orch stop %s %s)", cue, root, id, id, root))
 	case r.State.Ended():
@@ -100,7 +100,8 @@ func planCues(r *store.RunDetail) []string {
 func subtree(r *store.RunDetail, cue string) []*store.CueDetail {
 	var out []*store.CueDetail
 	for i := range r.Cues {
-		if c := &r.Cues[i]; c.ID == cue || strings.HasPrefix(c.ID, cue+"/") {
+		// A fan-out's items (CUE[0]) and their children are under it too.
+		if c := &r.Cues[i]; c.ID == cue || strings.HasPrefix(c.ID, cue+"/") || strings.HasPrefix(c.ID, cue+"[") && c.Kind != "dropped" {
 			out = append(out, c)
 		}
 	}

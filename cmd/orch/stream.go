@@ -30,7 +30,7 @@ func (d *display) flags(cmd *cobra.Command, outputUsage string) {
 	cmd.Flags().BoolVar(&d.otel, "otel", false, otelUsage)
 }
 
-const otelUsage = "export the run as an OpenTelemetry trace (OTLP over http/json) to OTEL_EXPORTER_OTLP_ENDPOINT, else " + otelrun.DefaultEndpoint + "; setting that variable alone turns it on"
+const otelUsage = "export the run as an OpenTelemetry trace (OTLP, as OTEL_EXPORTER_OTLP_PROTOCOL says: http/protobuf by default, or grpc) to OTEL_EXPORTER_OTLP_ENDPOINT, else " + otelrun.DefaultEndpoint + "; setting that variable alone turns it on"
 
 const notifyUsage = "also send the run's notices (a person needed, failed, completed) as JSON to a webhook (http:// or https://) or on a command's stdin (split at spaces, no shell); repeatable"
 

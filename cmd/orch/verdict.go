@@ -31,6 +31,9 @@ func printVerdict(io *streams, db *store.DB, plan *planner.Plan, res *runner.Res
 		}
 	}
 	fmt.Fprintf(io.out, "run %s %s in %s: %s\n", res.RunID, res.State, shortDuration(took), strings.Join(parts, ", "))
+	if rb := res.ResultBranch; rb != nil {
+		fmt.Fprintf(io.out, "  %s (orch land %s brings it into your branch)\n", resultLine(rb), res.RunID)
+	}
 	if res.State != runner.RunCompleted && res.State != runner.RunPaused && !strings.HasPrefix(res.Reason, "failed: ") {
 		fmt.Fprintf(io.out, "  %s\n", res.Reason)
 	}

@@ -85,8 +85,9 @@ func (a *Activities) attempt(in AttemptInput) (*planner.Plan, *planner.Cue, *spe
 		return nil, nil, nil, err
 	}
 	ag := p.Agents[in.Agent]
+	id, _, _ := strings.Cut(in.Cue, "[") // a fan-out's item, CUE[0], is its cue's
 	for _, c := range p.Order {
-		if c.ID == in.Cue && ag != nil {
+		if c.ID == id && ag != nil && (id == in.Cue || c.ForEach != nil) {
 			return p, c, ag, nil
 		}
 	}

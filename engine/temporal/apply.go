@@ -36,14 +36,10 @@ func (w *wf) apply() {
 }
 
 func (w *wf) applyOne(d sched.Decision) {
-	c := w.plan.Order[d.Cue]
+	c := w.core.Cue(d.Cue) // a plan cue, or a fan-out's item
 	switch d.Kind {
 	case sched.CueState:
-		ev := runner.Event{Type: runner.EvCueState, Cue: c.ID, State: string(d.State), Reason: d.Reason}
-		if d.State == sched.Completed {
-			ev.Data = runner.CueStateData{Outputs: d.Outputs}
-		}
-		w.emit(ev)
+		w.emit(runner.CueStateEvent(c.ID, d))
 	case sched.StartAttempt:
 		w.emit(runner.Event{Type: runner.EvAttemptStarted, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
 			Data: runner.AttemptStartedData{Fallback: d.Fallback}})
@@ -91,6 +87,8 @@ func (w *wf) applyOne(d sched.Decision) {
 		w.conflict(d)
 	case sched.ManualGo:
 		w.emit(runner.Event{Type: runner.EvManualGo, Cue: c.ID, Reason: d.Reason})
+	case sched.Expand:
+		w.expand(c.ID, d)
 	}
 }
 
@@ -108,11 +106,11 @@ func (w *wf) writeBoard(key string, value json.RawMessage, author, cue string) {
 }
 
 func (w *wf) conflict(d sched.Decision) {
-	c, s := w.plan.Order[d.Cue], d.Subject
+	c, s := w.core.Cue(d.Cue), d.Subject
 	cues, agents := []string{}, map[string]bool{}
 	for _, pos := range d.Holders {
-		cues = append(cues, w.plan.Order[pos].ID)
-		for _, a := range w.plan.Order[pos].Agents {
+		cues = append(cues, w.core.Cue(pos).ID)
+		for _, a := range w.core.Cue(pos).Agents {
 			agents[a] = true
 		}
 	}
@@ -128,7 +126,7 @@ func (w *wf) conflict(d sched.Decision) {
 	data := runner.ConflictData{ConflictType: s.Kind, CuesInvolved: cues, AgentsInvolved: names, ResourceInQuestion: s.Name,
 		Capacity: d.Capacity, ProposedResolution: w.plan.Strategy}
 	if len(d.Holders) > 0 {
-		h := w.plan.Order[d.Holders[0]]
+		h := w.core.Cue(d.Holders[0])
 		data.Winner = h.ID
 		if len(h.Agents) > 0 {
 			data.SuggestedWinner = h.Agents[0]
@@ -176,7 +174,7 @@ func (w *wf) task(pos int, f *flight) *runner.Task {
 // phase runs one of the attempt's activities on its agent's queue; ok runs
 // when it succeeded (nil for GO: its success ends the attempt).
 func (w *wf) phase(f *flight, name string, task *runner.Task, ok func()) {
-	c := w.plan.Order[f.pos]
+	c := w.core.Cue(f.pos)
 	in := AttemptInput{RunID: w.in.RunID, Path: w.in.Path, SpecHash: w.in.SpecHash, Cue: c.ID, Agent: f.agent.ID, Attempt: f.number, Task: task}
 	f.busy = true
 	fut := workflow.ExecuteActivity(workflow.WithActivityOptions(f.actx, w.activityOptions(f, name)), name, in)
@@ -221,7 +219,7 @@ func (w *wf) activityFailure(f *flight, name string, err error) AttemptResult {
 // An agent's own failure is the activity's result, not an error, so it is
 // never retried here: orch's retry policy decides what happens next.
 func (w *wf) activityOptions(f *flight, name string) workflow.ActivityOptions {
-	c := w.plan.Order[f.pos]
+	c := w.core.Cue(f.pos)
 	d := w.plan.Cuelist.Defaults
 	timeout := firstDuration(d.StandbyTimeout.D(), runner.DefaultStandbyTimeout)
 	if name == ActivityGo {
@@ -260,7 +258,7 @@ func firstDuration(ds ...time.Duration) time.Duration {
 
 // ended records the attempt's end and tells the core.
 func (w *wf) ended(f *flight, res AttemptResult) {
-	c := w.plan.Order[f.pos]
+	c := w.core.Cue(f.pos)
 	// All of the attempt's lines, once, here: the follower skips an
 	// attempt whose lines the store has already (written before a crash).
 	w.log.addLogs(SeqLogs{Cue: c.ID, Agent: f.agent.ID, Attempt: f.number, Lines: res.Log})

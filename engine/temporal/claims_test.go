@@ -28,16 +28,7 @@ func TestClaimsWithinTheRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := runEnv(t, root)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r5", Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml")})
-	var res RunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	evs := events(t, env)
-	if res.State != "completed" {
-		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
-	}
+	evs := runCompleted(t, root, "c.yaml", "r5")
 	// At no point are both cues in GO.
 	inGo, conflicts := map[string]bool{}, 0
 	for _, e := range evs {

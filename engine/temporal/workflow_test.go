@@ -72,6 +72,23 @@ func events(t *testing.T, env *testsuite.TestWorkflowEnvironment) []runner.Event
 	}
 }
 
+// runCompleted runs the cuelist at path below root as run runID, with real
+// activities, checks it completed and returns its events.
+func runCompleted(t *testing.T, root, path, runID string) []runner.Event {
+	t.Helper()
+	env := runEnv(t, root)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: runID, Path: path, SpecHash: specHashOf(t, root, path)})
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	evs := events(t, env)
+	if res.State != "completed" {
+		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
+	}
+	return evs
+}
+
 // story renders the events a person reads in orch events, one a line.
 func story(evs []runner.Event) string {
 	var b strings.Builder

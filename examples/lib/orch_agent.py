@@ -111,6 +111,7 @@ class Task:
         self.parent_task_id = task.get("parent_task_id", "")
         self.depth = task.get("depth", 0)
         self.tools = task.get("tools") or []
+        self.item = task.get("item")  # a fan-out's item (the cue has for_each); None for any other task
         self.questions, self.announcements, self.messages = queue.Queue(), queue.Queue(), queue.Queue()
         self.broadcasts = queue.Queue()
         self.notices = queue.Queue()  # message.notice: messages it oversees (its children's, or routed through it)

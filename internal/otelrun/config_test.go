@@ -3,51 +3,56 @@ package otelrun
 import (
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
 )
 
 func envOf(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
 }
 
-// Which variables turn the export on, where it goes, and what is said
-// about what orch does not follow.
+// Which variables turn the export on, which protocol it speaks, where it
+// goes, and what is said about what orch does not follow.
 func TestFromEnv(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		env   map[string]string
-		force bool
-		url   string // "": off
-		warn  string
+		name     string
+		env      map[string]string
+		force    bool
+		endpoint string // "": off
+		protocol string
+		warn     string
 	}{
 		{name: "nothing set", env: nil},
 		{name: "only a service name", env: map[string]string{"OTEL_SERVICE_NAME": "x"}},
-		{name: "--otel alone", force: true, url: "http://localhost:4318/v1/traces"},
-		{name: "endpoint", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example:4318/"}, url: "https://c.example:4318/v1/traces"},
-		{name: "traces endpoint as given", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://b/otlp"}, url: "http://b/otlp"},
+		{name: "--otel alone", force: true, endpoint: "http://localhost:4318/v1/traces", protocol: ProtocolHTTPProtobuf},
+		{name: "--otel alone, grpc", env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, force: true, endpoint: "http://localhost:4317", protocol: ProtocolGRPC},
+		{name: "endpoint", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example:4318/"}, endpoint: "https://c.example:4318/v1/traces", protocol: ProtocolHTTPProtobuf},
+		{name: "traces endpoint as given", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://b/otlp"}, endpoint: "http://b/otlp", protocol: ProtocolHTTPProtobuf},
 		{name: "sdk disabled", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_SDK_DISABLED": "TRUE"}},
 		{name: "exporter none", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_TRACES_EXPORTER": "none"}},
-		{name: "--otel over none", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_TRACES_EXPORTER": "none"}, force: true, url: "http://a/v1/traces"},
-		{name: "grpc", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, url: "http://a/v1/traces",
-			warn: "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: orch sends OTLP as http/json only"},
-		{name: "zipkin", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_TRACES_EXPORTER": "zipkin"}, url: "http://a/v1/traces",
+		{name: "--otel over none", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_TRACES_EXPORTER": "none"}, force: true, endpoint: "http://a/v1/traces", protocol: ProtocolHTTPProtobuf},
+		{name: "grpc", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, endpoint: "http://a:4317", protocol: ProtocolGRPC},
+		{name: "http/json", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, endpoint: "http://a/v1/traces", protocol: ProtocolHTTPJSON},
+		{name: "traces protocol wins", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"},
+			endpoint: "http://a", protocol: ProtocolGRPC},
+		{name: "unknown protocol", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_EXPORTER_OTLP_PROTOCOL": "thrift"}, endpoint: "http://a/v1/traces", protocol: ProtocolHTTPProtobuf,
+			warn: "OTEL_EXPORTER_OTLP_PROTOCOL=thrift: not grpc, http/protobuf or http/json: http/protobuf is used"},
+		{name: "zipkin", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_TRACES_EXPORTER": "zipkin"}, endpoint: "http://a/v1/traces", protocol: ProtocolHTTPProtobuf,
 			warn: "OTEL_TRACES_EXPORTER=zipkin: orch exports traces with otlp only"},
 		{name: "no scheme", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"},
 			warn: `OpenTelemetry endpoint "collector:4318/v1/traces" is not an http:// or https:// URL`},
-		{name: "bad header", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_EXPORTER_OTLP_HEADERS": "tokenonly"}, url: "http://a/v1/traces",
-			warn: `OTEL_EXPORTER_OTLP_HEADERS: "tokenonly" is not key=value`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, warnings := FromEnv(envOf(tc.env), tc.force)
-			url := ""
+			endpoint, protocol := "", ""
 			if cfg != nil {
-				url = cfg.URL
+				endpoint, protocol = cfg.Endpoint, cfg.Protocol
 			}
-			if url != tc.url {
-				t.Errorf("URL %q, want %q", url, tc.url)
+			if endpoint != tc.endpoint || protocol != tc.protocol {
+				t.Errorf("endpoint %q over %q, want %q over %q", endpoint, protocol, tc.endpoint, tc.protocol)
 			}
 			if all := strings.Join(warnings, "\n"); tc.warn == "" && all != "" || !strings.Contains(all, tc.warn) {
 				t.Errorf("warnings %q, want %q", all, tc.warn)
@@ -56,36 +61,39 @@ func TestFromEnv(t *testing.T) {
 	}
 }
 
-// Headers, the timeout and the resource from their variables.
-func TestFromEnvDetails(t *testing.T) {
-	cfg, warnings := FromEnv(envOf(map[string]string{
-		"OTEL_EXPORTER_OTLP_ENDPOINT":       "http://a",
-		"OTEL_EXPORTER_OTLP_HEADERS":        "api-key=s%20ecret, x-team = ops",
-		"OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-team=dev",
-		"OTEL_EXPORTER_OTLP_TIMEOUT":        "2500",
-		"OTEL_RESOURCE_ATTRIBUTES":          "service.name=ignored,deployment.environment=ci%2Fmain",
-		"OTEL_SERVICE_NAME":                 "nightly",
-		"TRACEPARENT":                       "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-	}), false)
-	if len(warnings) > 0 {
-		t.Fatalf("warnings: %v", warnings)
+// The resource is the SDK's, from OTEL_RESOURCE_ATTRIBUTES (percent-decoded)
+// and OTEL_SERVICE_NAME, which wins; service.name is orch without them.
+func TestResourceFromEnv(t *testing.T) {
+	t.Setenv("OTEL_SERVICE_NAME", "")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "")
+	res, err := newResource()
+	if v, _ := res.Set().Value("service.name"); err != nil || v.AsString() != "orch" {
+		t.Errorf("default service.name %q (%v), want orch", v.AsString(), err)
 	}
-	if want := map[string]string{"api-key": "s ecret", "x-team": "dev"}; !reflect.DeepEqual(cfg.Headers, want) {
-		t.Errorf("headers %v, want %v", cfg.Headers, want)
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=ignored,deployment.environment=ci%2Fmain")
+	t.Setenv("OTEL_SERVICE_NAME", "nightly")
+	res, err = newResource()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if cfg.Timeout != 2500*time.Millisecond {
-		t.Errorf("timeout %s", cfg.Timeout)
+	for key, want := range map[attribute.Key]string{"service.name": "nightly", "deployment.environment": "ci/main", "telemetry.sdk.language": "go"} {
+		if v, _ := res.Set().Value(key); v.AsString() != want {
+			t.Errorf("%s = %q, want %q", key, v.AsString(), want)
+		}
 	}
-	if want := []Attr{{"service.name", "nightly"}, {"deployment.environment", "ci/main"}}; !reflect.DeepEqual(cfg.Resource, want) {
-		t.Errorf("resource %v, want %v", cfg.Resource, want)
-	}
-	// orch started inside a trace: the run's span is its child, and the
-	// agents' TRACEPARENT keeps its trace id.
-	tr := New(cfg, "c", "dev")
+}
+
+// What the SDK says of a malformed variable is a warning before the run,
+// without the variable's value (a header's may be a token).
+func TestSDKWarningsLeaveValuesOut(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "s3cr3t-token-only")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	cfg, _ := FromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}), false)
+	tr, warnings := New(cfg, "c", "dev")
 	defer tr.Finish()
-	env := tr.AgentEnv("CUE", "a", 1)
-	if len(env) != 1 || !strings.HasPrefix(env[0], "TRACEPARENT=00-0af7651916cd43dd8448eb211c80319c-") {
-		t.Errorf("agent env %v: not in orch's own trace", env)
+	all := strings.Join(warnings, "\n")
+	if !strings.Contains(all, "OpenTelemetry: parse headers") || strings.Contains(all, "s3cr3t") {
+		t.Errorf("warnings %q: want one about the headers, without their value", all)
 	}
 }
 
@@ -103,15 +111,20 @@ func TestFinishIsBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	tr := New(&Config{URL: srv.URL + "/v1/traces", Timeout: time.Hour, Resource: []Attr{{"service.name", "orch"}}}, "c", "dev")
+	env := map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": srv.URL + "/v1/traces"}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	cfg, _ := FromEnv(envOf(env), false)
+	tr, _ := New(cfg, "c", "dev")
 	warn := tr.Finish() // nothing began: nothing to send
 	if warn != "" {
 		t.Fatalf("warning with nothing to send: %s", warn)
 	}
-	tr = New(&Config{URL: srv.URL + "/v1/traces", Timeout: time.Hour, Resource: []Attr{{"service.name", "orch"}}}, "c", "dev")
+	tr, _ = New(cfg, "c", "dev")
 	tr.Event(runEvent("run/started"))
 	warn = tr.Finish()
-	if !strings.Contains(warn, "1 span(s) of the run were not exported") || !strings.Contains(warn, "gave up after waiting 50ms") {
+	if !strings.Contains(warn, "1 span(s) of the run were not exported to "+srv.URL+"/v1/traces") || !strings.Contains(warn, "gave up after waiting 50ms") {
 		t.Errorf("warning %q", warn)
 	}
 }

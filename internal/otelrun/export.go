@@ -1,131 +1,98 @@
 package otelrun
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-logr/logr"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// Bounds of exporting; variables for the tests.
-var (
-	exportInterval = 5 * time.Second // finished spans wait at most this long to be sent
-	exportWait     = 5 * time.Second // at the run's end, for the spans still to send
-)
+// exportWait bounds the wait at the run's end for the spans still to send
+// (a variable for the tests).
+var exportWait = 5 * time.Second
 
-// exportBatch is the most spans one request carries.
-const exportBatch = 512
-
-// exporter sends finished spans off the run's path: add only queues them;
-// one goroutine posts them every exportInterval, and at finish. A failed
-// request is not retried: its spans are counted as lost and the first
-// error is kept for the warning.
-type exporter struct {
-	cfg     *Config
-	version string
-	client  *http.Client
-
-	mu      sync.Mutex
-	pending []*span
-	lost    int
-	err     error
-
-	stop   chan struct{}
-	done   chan struct{}
-	ctx    context.Context // cancelled when finish has waited long enough
-	cancel context.CancelFunc
-}
-
-func newExporter(cfg *Config, version string) *exporter {
-	x := &exporter{cfg: cfg, version: version, client: &http.Client{},
-		stop: make(chan struct{}), done: make(chan struct{})}
-	x.ctx, x.cancel = context.WithCancel(context.Background())
-	go x.loop()
-	return x
-}
-
-func (x *exporter) add(s *span) {
-	x.mu.Lock()
-	x.pending = append(x.pending, s)
-	x.mu.Unlock()
-}
-
-func (x *exporter) loop() {
-	defer close(x.done)
-	tick := time.NewTicker(exportInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-tick.C:
-			x.sendPending()
-		case <-x.stop:
-			x.sendPending()
-			return
+// newExporter is the OTLP trace exporter cfg names. The exporters read the
+// OTEL_EXPORTER_OTLP_* variables themselves; orch only picks the protocol,
+// names the endpoint when no variable does (plain http on this machine, as
+// --otel promises), and turns retries off: the run's end waits at most
+// exportWait, and an exporter retrying after 5 s would spend it all on an
+// unreachable collector.
+func newExporter(cfg *Config) (sdktrace.SpanExporter, error) {
+	ctx := context.Background()
+	if cfg.Protocol == ProtocolGRPC {
+		opts := []otlptracegrpc.Option{otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false})}
+		if cfg.Default {
+			opts = append(opts, otlptracegrpc.WithEndpointURL(cfg.Endpoint))
 		}
+		return otlptracegrpc.New(ctx, opts...)
 	}
+	opts := []otlptracehttp.Option{otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}
+	if cfg.Default {
+		opts = append(opts, otlptracehttp.WithEndpointURL(cfg.Endpoint))
+	}
+	return otlptracehttp.New(ctx, opts...)
 }
 
-func (x *exporter) sendPending() {
-	x.mu.Lock()
-	spans := x.pending
-	x.pending = nil
-	x.mu.Unlock()
-	for len(spans) > 0 {
-		n := min(len(spans), exportBatch)
-		if err := x.send(spans[:n]); err != nil {
-			x.mu.Lock()
-			x.lost += n
-			if x.err == nil {
-				x.err = err
-			}
-			x.mu.Unlock()
-		}
-		spans = spans[n:]
-	}
+// newResource is the spans' resource: service.name orch unless
+// OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say otherwise (the SDK
+// reads them), and the SDK's own telemetry.sdk.* attributes.
+func newResource() (*resource.Resource, error) {
+	return resource.New(context.Background(),
+		resource.WithTelemetrySDK(),
+		resource.WithAttributes(attribute.String("service.name", "orch")),
+		resource.WithFromEnv(), // detected last: wins over the two above
+	)
 }
 
-func (x *exporter) send(spans []*span) error {
-	if x.ctx.Err() != nil {
-		return fmt.Errorf("gave up after waiting %s at the run's end", exportWait)
-	}
-	body, err := encode(x.cfg.Resource, x.version, spans)
+// delivery counts what reached the collector, and keeps the first error
+// for the warning: the exporter's, or one the SDK reported otherwise (a
+// certificate file it could not read, a malformed header).
+type delivery struct {
+	sdktrace.SpanExporter
+
+	mu    sync.Mutex
+	sent  int
+	err   error
+	setup []string // while the exporter is made: what the SDK said of its variables
+	ready bool
+}
+
+func (d *delivery) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	err := d.SpanExporter.ExportSpans(ctx, spans)
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if err != nil {
-		return err
+		d.noteLocked(err)
+	} else {
+		d.sent += len(spans)
 	}
-	ctx, cancel := context.WithTimeout(x.ctx, x.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.cfg.URL, bytes.NewReader(body))
-	if err != nil {
-		return err
+	return err
+}
+
+func (d *delivery) note(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.noteLocked(err)
+}
+
+func (d *delivery) noteLocked(err error) {
+	if !d.ready {
+		d.setup = append(d.setup, "OpenTelemetry: "+plainErr(err).Error())
+		return
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "orch/"+x.version)
-	for k, v := range x.cfg.Headers {
-		req.Header.Set(k, v)
+	if d.err == nil && err != nil {
+		d.err = plainErr(err)
 	}
-	resp, err := x.client.Do(req)
-	if err != nil {
-		if x.ctx.Err() != nil {
-			return fmt.Errorf("gave up after waiting %s at the run's end", exportWait)
-		}
-		return plainErr(err)
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	if resp.StatusCode/100 != 2 {
-		line, _, _ := strings.Cut(strings.TrimSpace(string(msg)), "\n")
-		if line != "" {
-			line = ": " + line
-		}
-		return fmt.Errorf("the collector answered %s%s", resp.Status, line)
-	}
-	return nil
 }
 
 // plainErr drops the URL net/http puts in its errors: the warning names
@@ -138,31 +105,50 @@ func plainErr(err error) error {
 	return err
 }
 
-// finish sends the spans still pending, waiting at most exportWait, and
-// returns a warning when some were not sent.
-func (x *exporter) finish() string {
-	close(x.stop)
-	select {
-	case <-x.done:
-	case <-time.After(exportWait):
-		x.cancel()
-		<-x.done // every request is bound to x.ctx: it ends at once
-	}
-	x.cancel()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.err == nil {
+// report says why spans were not sent, or "" when all were.
+func (d *delivery) report(ended int, endpoint string, gaveUp bool) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	lost := ended - d.sent
+	if lost <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("OpenTelemetry: %d span(s) of the run were not exported to %s: %v", x.lost, safeURL(x.cfg.URL), x.err)
+	why := d.err
+	switch {
+	case why != nil:
+	case gaveUp:
+		why = fmt.Errorf("gave up after waiting %s at the run's end", exportWait)
+	default:
+		why = errors.New("the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE)")
+	}
+	return fmt.Sprintf("OpenTelemetry: %d span(s) of the run were not exported to %s: %v", lost, safeURL(endpoint), why)
 }
 
-// safeURL is a URL without its user info and query (they may hold secrets).
-func safeURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "the endpoint"
-	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	return u.String()
+// setupDone ends the making of the exporter and returns what the SDK
+// reported meanwhile (an unreadable certificate, a malformed header), to
+// be said before the run.
+func (d *delivery) setupDone() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.ready = true
+	return d.setup
 }
+
+// quietSDK routes what the OpenTelemetry SDK reports process-wide to d
+// instead of its default logger on stderr: errors become warnings (their
+// key-value details are left out: a header's value may be a token), and
+// informational messages are dropped.
+func quietSDK(d *delivery) {
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(d.note))
+	otel.SetLogger(logr.New(errorSink{d}))
+}
+
+// errorSink is a logr.LogSink that keeps only errors, in d.
+type errorSink struct{ d *delivery }
+
+func (errorSink) Init(logr.RuntimeInfo)                   {}
+func (errorSink) Enabled(int) bool                        { return false }
+func (errorSink) Info(int, string, ...any)                {}
+func (s errorSink) WithValues(...any) logr.LogSink        { return s }
+func (s errorSink) WithName(string) logr.LogSink          { return s }
+func (s errorSink) Error(err error, msg string, _ ...any) { s.d.note(fmt.Errorf("%s: %w", msg, err)) }

@@ -1,41 +1,64 @@
 package otelrun
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/orch-cli/orch/runner"
 )
 
-// Tracer builds one run's spans from its events and hands the finished ones
-// to its exporter. A nil *Tracer does nothing.
+// Tracer builds one run's spans from its events with the OpenTelemetry SDK,
+// whose batch processor sends them. A nil *Tracer does nothing.
 //
 // An attempt's span id is known before its process starts (TRACEPARENT is
 // in the process's environment, and the runner shows the attempt's events
 // only after launching it): it is derived from the attempt's cue, agent and
 // number and a random seed of this tracer, so AgentEnv and Event agree
-// without sharing any state. Every other span id is random.
+// without sharing any state, and the SDK is handed it through its
+// IDGenerator when the attempt's span starts. Every other span id is random.
 type Tracer struct {
-	exp     *exporter
-	cuelist string
-	traceID [16]byte
-	parent  [8]byte // orch's own TRACEPARENT's span: the run span's parent
-	state   string  // orch's own TRACESTATE, passed on
-	seed    [16]byte
+	provider *sdktrace.TracerProvider
+	tracer   trace.Tracer
+	out      *delivery
+	endpoint string
+	cuelist  string
+	parent   context.Context // the run span's parent: orch's own TRACEPARENT, or none
+	traceID  trace.TraceID
+	state    trace.TraceState // orch's own TRACESTATE, passed on
+	seed     [16]byte
+	dropped  atomic.Bool // the sampler dropped the run's span: its agents' TRACEPARENT says so
 
 	mu          sync.Mutex
 	run         *span
 	runOpen     bool
-	cues        map[string]*span     // open cue (and child task) spans by cue or task id
-	attempts    map[attemptKey]*span // open attempt spans
-	lastAttempt map[string][8]byte   // a cue's or task's latest attempt span: its child tasks' parent
+	cues        map[string]*span             // open cue (and child task) spans by cue or task id
+	attempts    map[attemptKey]*span         // open attempt spans
+	lastAttempt map[string]trace.SpanContext // a cue's or task's latest attempt span: its child tasks' parent
+	ended       int                          // spans ended that the sampler kept: what should reach the collector
 	done        bool
+}
+
+// span is an SDK span and its orch.state, which Finish ends it with.
+type span struct {
+	trace.Span
+	state string
+}
+
+func (s *span) setState(state string) {
+	s.state = state
+	s.SetAttributes(attribute.String("orch.state", state))
 }
 
 type attemptKey struct {
@@ -43,22 +66,69 @@ type attemptKey struct {
 	number     int
 }
 
-// New returns the tracer of a run of cuelist; nil when cfg is nil.
-// version is orch's, for the instrumentation scope.
-func New(cfg *Config, cuelist, version string) *Tracer {
+// New returns the tracer of a run of cuelist; nil when cfg is nil, or when
+// the exporter cannot be made (warnings say why). version is orch's, for
+// the instrumentation scope. warnings are what the SDK said of the
+// OTEL_* variables, to be said before the run.
+func New(cfg *Config, cuelist, version string) (*Tracer, []string) {
 	if cfg == nil {
-		return nil
+		return nil, nil
 	}
-	t := &Tracer{exp: newExporter(cfg, version), cuelist: cuelist, state: cfg.TraceState,
-		cues: map[string]*span{}, attempts: map[attemptKey]*span{}, lastAttempt: map[string][8]byte{}}
+	out := &delivery{}
+	quietSDK(out)
+	exp, err := newExporter(cfg)
+	res, resErr := newResource() // with what it could read when it fails
+	warnings := out.setupDone()
+	if err != nil {
+		return nil, append(warnings, fmt.Sprintf("OpenTelemetry: %v: the run is not exported", err))
+	}
+	if resErr != nil {
+		warnings = append(warnings, fmt.Sprintf("OpenTelemetry: resource: %v", resErr))
+	}
+	out.SpanExporter = exp
+	return newTracer(cfg, cuelist, version, out, sdktrace.WithBatcher(out), sdktrace.WithResource(res)), warnings
+}
+
+// newTracer is New with the span processor and resource given (the tests
+// give an in-memory exporter).
+func newTracer(cfg *Config, cuelist, version string, out *delivery, opts ...sdktrace.TracerProviderOption) *Tracer {
+	t := &Tracer{out: out, endpoint: cfg.Endpoint, cuelist: cuelist, parent: context.Background(),
+		cues: map[string]*span{}, attempts: map[attemptKey]*span{}, lastAttempt: map[string]trace.SpanContext{}}
 	_, _ = rand.Read(t.seed[:])
-	if tid, sid, ok := parseTraceparent(cfg.Parent); ok {
-		t.traceID, t.parent = tid, sid
+	carrier := propagation.MapCarrier{"traceparent": cfg.Parent, "tracestate": cfg.TraceState}
+	parent := propagation.TraceContext{}.Extract(context.Background(), carrier)
+	if sc := trace.SpanContextFromContext(parent); sc.IsValid() {
+		t.parent, t.traceID, t.state = parent, sc.TraceID(), sc.TraceState()
 	} else {
-		t.state = "" // a trace state belongs to its traceparent
-		_, _ = rand.Read(t.traceID[:])
+		for !t.traceID.IsValid() {
+			_, _ = rand.Read(t.traceID[:])
+		}
 	}
+	opts = append(opts, sdktrace.WithIDGenerator(ids{t.traceID}))
+	t.provider = sdktrace.NewTracerProvider(opts...)
+	t.tracer = t.provider.Tracer("github.com/orch-cli/orch", trace.WithInstrumentationVersion(version))
 	return t
+}
+
+// ids is the tracer's IDGenerator: the run's trace id for its root span,
+// and the span id a context carries (an attempt's), else a random one.
+type ids struct{ traceID trace.TraceID }
+
+type presetSpanID struct{}
+
+func (g ids) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
+	return g.traceID, g.NewSpanID(ctx, g.traceID)
+}
+
+func (ids) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
+	if id, ok := ctx.Value(presetSpanID{}).(trace.SpanID); ok {
+		return id
+	}
+	var id trace.SpanID
+	for !id.IsValid() {
+		_, _ = rand.Read(id[:])
+	}
+	return id
 }
 
 // AgentEnv is the environment that makes an attempt's own spans children
@@ -67,21 +137,28 @@ func (t *Tracer) AgentEnv(cue, agent string, attempt int) []string {
 	if t == nil {
 		return nil
 	}
-	id := t.attemptSpanID(attemptKey{cue, agent, attempt})
-	env := []string{"TRACEPARENT=00-" + hex.EncodeToString(t.traceID[:]) + "-" + hex.EncodeToString(id[:]) + "-01"}
-	if t.state != "" {
-		env = append(env, "TRACESTATE="+t.state)
+	flags := trace.FlagsSampled
+	if t.dropped.Load() {
+		flags = 0 // the agent's spans go with the run's
+	}
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: t.traceID, SpanID: t.attemptSpanID(attemptKey{cue, agent, attempt}),
+		TraceFlags: flags, TraceState: t.state})
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), carrier)
+	env := []string{"TRACEPARENT=" + carrier.Get("traceparent")}
+	if ts := carrier.Get("tracestate"); ts != "" {
+		env = append(env, "TRACESTATE="+ts)
 	}
 	return env
 }
 
-func (t *Tracer) attemptSpanID(k attemptKey) [8]byte {
+func (t *Tracer) attemptSpanID(k attemptKey) trace.SpanID {
 	h := sha256.New()
 	h.Write(t.seed[:])
 	fmt.Fprintf(h, "%s\x00%s\x00%d", k.cue, k.agent, k.number)
-	var id [8]byte
+	var id trace.SpanID
 	copy(id[:], h.Sum(nil))
-	if id == ([8]byte{}) {
+	if !id.IsValid() {
 		id[7] = 1 // an all-zero span id is invalid
 	}
 	return id
@@ -102,21 +179,20 @@ func (t *Tracer) Event(e runner.Event) {
 	run := t.runSpan(e)
 	switch e.Type {
 	case runner.EvRunState:
-		run.set("orch.state", e.State)
-		run.addEvent(e.At, e.State, reasonAttr(e.Reason)...)
+		run.setState(e.State)
+		run.AddEvent(e.State, at(e.At), trace.WithAttributes(reasonAttr(e.Reason)...))
 		if runner.RunState(e.State).Ended() && t.runOpen {
-			t.end(run, e.At, e.State, e.Reason)
 			// What comes after the run's end is still parented by its
-			// span, and written to a copy nobody sends.
-			t.run = &span{traceID: run.traceID, id: run.id}
+			// span, which takes no more attributes or events.
+			t.end(run, e.At, e.State, e.Reason)
 			t.runOpen = false
 		}
 	case runner.EvTaskStarted:
 		t.taskSpan(e)
 	case runner.EvCueState:
 		c := t.cueSpan(e)
-		c.set("orch.state", e.State)
-		c.addEvent(e.At, e.State, reasonAttr(e.Reason)...)
+		c.setState(e.State)
+		c.AddEvent(e.State, at(e.At), trace.WithAttributes(reasonAttr(e.Reason)...))
 		if runner.CueState(e.State).Final() {
 			t.end(c, e.At, e.State, e.Reason)
 			delete(t.cues, e.Cue)
@@ -124,16 +200,16 @@ func (t *Tracer) Event(e runner.Event) {
 	case runner.EvAttemptStarted:
 		a := t.attemptSpan(e)
 		if d, _ := e.Data.(runner.AttemptStartedData); d.Fallback {
-			a.set("orch.fallback", true)
+			a.SetAttributes(attribute.Bool("orch.fallback", true))
 		}
 	case runner.EvAttemptEnded:
 		a := t.attemptSpan(e)
 		if d, ok := e.Data.(runner.AttemptEndedData); ok {
 			if d.Class != "" {
-				a.set("orch.failure_class", d.Class)
+				a.SetAttributes(attribute.String("orch.failure_class", d.Class))
 			}
 			if d.ExitCode != nil {
-				a.set("orch.exit_code", *d.ExitCode)
+				a.SetAttributes(attribute.Int("orch.exit_code", *d.ExitCode))
 			}
 		}
 		t.end(a, e.At, e.State, e.Reason)
@@ -143,19 +219,30 @@ func (t *Tracer) Event(e runner.Event) {
 	case runner.EvMessage, runner.EvBlackboard, runner.EvCueSpecs, runner.EvUserMessage:
 		// The protocol's traffic and bookkeeping: orch events has them.
 	default:
-		t.innermost(e).addEvent(e.At, e.Type, t.eventAttrs(e)...)
+		t.innermost(e).AddEvent(e.Type, at(e.At), trace.WithAttributes(t.eventAttrs(e)...))
 	}
+}
+
+func at(when time.Time) trace.EventOption { return trace.WithTimestamp(when) }
+
+// start begins a span at a recorded time, under parent.
+func (t *Tracer) start(parent context.Context, name string, kind trace.SpanKind, when time.Time, attrs ...attribute.KeyValue) *span {
+	_, s := t.tracer.Start(parent, name, trace.WithTimestamp(when), trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	return &span{Span: s}
+}
+
+func under(s trace.SpanContext) context.Context {
+	return trace.ContextWithSpanContext(context.Background(), s)
 }
 
 // runSpan is the run's span, begun by the first event this process sees
 // (run/started, or whatever a continued run records first).
 func (t *Tracer) runSpan(e runner.Event) *span {
 	if t.run == nil {
-		t.run = &span{traceID: t.traceID, id: randomSpanID(), parent: t.parent, traceState: t.state,
-			name: "run " + t.cuelist, kind: kindInternal, start: e.At}
-		t.run.set("orch.run.id", e.RunID)
-		t.run.set("orch.cuelist", t.cuelist)
+		t.run = t.start(t.parent, "run "+t.cuelist, trace.SpanKindInternal, e.At,
+			attribute.String("orch.run.id", e.RunID), attribute.String("orch.cuelist", t.cuelist))
 		t.runOpen = true
+		t.dropped.Store(!t.run.SpanContext().IsSampled())
 	}
 	return t.run
 }
@@ -164,9 +251,8 @@ func (t *Tracer) cueSpan(e runner.Event) *span {
 	if c, ok := t.cues[e.Cue]; ok {
 		return c
 	}
-	c := t.newSpan("cue "+e.Cue, kindInternal, randomSpanID(), t.run.id, e.At)
-	c.set("orch.run.id", e.RunID)
-	c.set("orch.cue.id", e.Cue)
+	c := t.start(under(t.run.SpanContext()), "cue "+e.Cue, trace.SpanKindInternal, e.At,
+		attribute.String("orch.run.id", e.RunID), attribute.String("orch.cue.id", e.Cue))
 	t.cues[e.Cue] = c
 	return c
 }
@@ -177,17 +263,14 @@ func (t *Tracer) taskSpan(e runner.Event) {
 	d, _ := e.Data.(runner.TaskStartedData)
 	parent, ok := t.lastAttempt[d.Parent]
 	if !ok {
-		parent = t.run.id
+		parent = t.run.SpanContext()
 		if p, open := t.cues[d.Parent]; open {
-			parent = p.id
+			parent = p.SpanContext()
 		}
 	}
-	c := t.newSpan("task "+e.Cue, kindInternal, randomSpanID(), parent, e.At)
-	c.set("orch.run.id", e.RunID)
-	c.set("orch.cue.id", e.Cue)
-	c.set("orch.task.kind", d.Kind)
-	c.set("orch.task.parent", d.Parent)
-	t.cues[e.Cue] = c
+	t.cues[e.Cue] = t.start(under(parent), "task "+e.Cue, trace.SpanKindInternal, e.At,
+		attribute.String("orch.run.id", e.RunID), attribute.String("orch.cue.id", e.Cue),
+		attribute.String("orch.task.kind", d.Kind), attribute.String("orch.task.parent", d.Parent))
 }
 
 func (t *Tracer) attemptSpan(e runner.Event) *span {
@@ -195,16 +278,15 @@ func (t *Tracer) attemptSpan(e runner.Event) *span {
 	if a, ok := t.attempts[k]; ok {
 		return a
 	}
-	// The GenAI semantic conventions' agent invocation.
-	a := t.newSpan("invoke_agent "+e.Agent, kindClient, t.attemptSpanID(k), t.cueSpan(e).id, e.At)
-	a.set("orch.run.id", e.RunID)
-	a.set("orch.cue.id", e.Cue)
-	a.set("orch.agent.id", e.Agent)
-	a.set("orch.attempt", e.Attempt)
-	a.set("gen_ai.operation.name", "invoke_agent")
-	a.set("gen_ai.agent.name", e.Agent)
+	// The GenAI semantic conventions' agent invocation, with the span id
+	// its agent's TRACEPARENT already named.
+	parent := context.WithValue(under(t.cueSpan(e).SpanContext()), presetSpanID{}, t.attemptSpanID(k))
+	a := t.start(parent, "invoke_agent "+e.Agent, trace.SpanKindClient, e.At,
+		attribute.String("orch.run.id", e.RunID), attribute.String("orch.cue.id", e.Cue),
+		attribute.String("orch.agent.id", e.Agent), attribute.Int("orch.attempt", e.Attempt),
+		attribute.String("gen_ai.operation.name", "invoke_agent"), attribute.String("gen_ai.agent.name", e.Agent))
 	t.attempts[k] = a
-	t.lastAttempt[e.Cue] = a.id
+	t.lastAttempt[e.Cue] = a.SpanContext()
 	return a
 }
 
@@ -215,24 +297,26 @@ func (t *Tracer) usage(e runner.Event) {
 		return
 	}
 	if a, open := t.attempts[attemptKey{e.Cue, e.Agent, e.Attempt}]; open {
-		setUsage(a, "gen_ai.usage.", d.InputTokens, d.OutputTokens, d.CostUSD, d.Credits)
+		a.SetAttributes(usageAttrs("gen_ai.usage.", d.InputTokens, d.OutputTokens, d.CostUSD, d.Credits)...)
 	}
-	setUsage(t.run, "orch.usage.", d.RunInputTokens, d.RunOutputTokens, d.RunCostUSD, d.RunTotal)
+	t.run.SetAttributes(usageAttrs("orch.usage.", d.RunInputTokens, d.RunOutputTokens, d.RunCostUSD, d.RunTotal)...)
 }
 
-func setUsage(s *span, tokens string, in, out int64, cost, credits float64) {
+func usageAttrs(tokens string, in, out int64, cost, credits float64) []attribute.KeyValue {
+	var attrs []attribute.KeyValue
 	if in > 0 {
-		s.set(tokens+"input_tokens", in)
+		attrs = append(attrs, attribute.Int64(tokens+"input_tokens", in))
 	}
 	if out > 0 {
-		s.set(tokens+"output_tokens", out)
+		attrs = append(attrs, attribute.Int64(tokens+"output_tokens", out))
 	}
 	if cost > 0 {
-		s.set("orch.cost_usd", cost)
+		attrs = append(attrs, attribute.Float64("orch.cost_usd", cost))
 	}
 	if credits > 0 {
-		s.set("orch.credits", credits)
+		attrs = append(attrs, attribute.Float64("orch.credits", credits))
 	}
+	return attrs
 }
 
 // innermost is the open span an event is about: its attempt's, its cue's,
@@ -247,60 +331,59 @@ func (t *Tracer) innermost(e runner.Event) *span {
 	return t.run
 }
 
-func (t *Tracer) eventAttrs(e runner.Event) []Attr {
-	var attrs []Attr
+func (t *Tracer) eventAttrs(e runner.Event) []attribute.KeyValue {
+	var attrs []attribute.KeyValue
 	if e.Cue != "" {
-		attrs = append(attrs, Attr{"orch.cue.id", e.Cue})
+		attrs = append(attrs, attribute.String("orch.cue.id", e.Cue))
 	}
 	if e.Agent != "" {
-		attrs = append(attrs, Attr{"orch.agent.id", e.Agent})
+		attrs = append(attrs, attribute.String("orch.agent.id", e.Agent))
 	}
 	if e.State != "" {
-		attrs = append(attrs, Attr{"orch.state", e.State})
+		attrs = append(attrs, attribute.String("orch.state", e.State))
 	}
 	if q, ok := e.Data.(runner.QuestionData); ok {
-		attrs = append(attrs, Attr{"orch.question.id", q.ID}, Attr{"orch.question.to", q.To})
+		attrs = append(attrs, attribute.String("orch.question.id", q.ID), attribute.String("orch.question.to", q.To))
 	}
 	if a, ok := e.Data.(runner.AnswerData); ok {
-		attrs = append(attrs, Attr{"orch.question.id", a.ID})
+		attrs = append(attrs, attribute.String("orch.question.id", a.ID))
 	}
 	return append(attrs, reasonAttr(e.Reason)...)
 }
 
-func reasonAttr(reason string) []Attr {
+func reasonAttr(reason string) []attribute.KeyValue {
 	if reason == "" {
 		return nil
 	}
-	return []Attr{{"orch.reason", reason}}
-}
-
-func (t *Tracer) newSpan(name string, kind int, id, parent [8]byte, start time.Time) *span {
-	return &span{traceID: t.traceID, id: id, parent: parent, traceState: t.state, name: name, kind: kind, start: start}
+	return []attribute.KeyValue{attribute.String("orch.reason", reason)}
 }
 
 // end ends a span in its final state: a failure is an error with its
 // reason, a completion is ok, anything else (stopped, skipped, blocked,
 // interrupted) leaves the status unset and says so in orch.state.
-func (t *Tracer) end(s *span, at time.Time, state, reason string) {
-	s.end = at
-	s.set("orch.state", state)
+func (t *Tracer) end(s *span, when time.Time, state, reason string) {
+	s.setState(state)
 	if reason != "" {
-		s.set("orch.reason", reason)
+		s.SetAttributes(attribute.String("orch.reason", reason))
 	}
 	switch state {
 	case "failed":
-		s.status, s.message = statusError, reason
-		if reason == "" {
-			s.message = "failed"
+		msg := reason
+		if msg == "" {
+			msg = "failed"
 		}
+		s.SetStatus(codes.Error, msg)
 	case "completed":
-		s.status = statusOK
+		s.SetStatus(codes.Ok, "")
 	}
-	t.exp.add(s) // the exporter's now: nothing changes it any more
+	if s.IsRecording() && s.SpanContext().IsSampled() {
+		t.ended++
+	}
+	s.End(trace.WithTimestamp(when)) // the batch processor's now
 }
 
 // Finish ends the spans still open (a paused run's, or when orch exits
-// early) as of now, and sends what is left, waiting a bounded time. It
+// early) as of now, and sends what is left, waiting at most exportWait. It
 // returns a warning for the person when spans could not be sent.
 func (t *Tracer) Finish() string {
 	if t == nil {
@@ -311,54 +394,25 @@ func (t *Tracer) Finish() string {
 		t.done = true
 		now := time.Now()
 		for _, a := range t.attempts {
-			a.addEvent(now, "orch exited")
+			a.AddEvent("orch exited", at(now))
 			t.end(a, now, "running", "")
 		}
 		for _, c := range t.cues {
-			c.addEvent(now, "orch exited")
-			t.end(c, now, stateOf(c), "")
+			c.AddEvent("orch exited", at(now))
+			t.end(c, now, c.state, "")
 		}
 		if t.run != nil && t.runOpen {
-			t.end(t.run, now, stateOf(t.run), "")
+			t.end(t.run, now, t.run.state, "")
 		}
 	}
+	ended := t.ended
 	t.mu.Unlock()
-	return t.exp.finish()
-}
-
-func stateOf(s *span) string {
-	for _, a := range s.attrs {
-		if a.Key == "orch.state" {
-			v, _ := a.Value.(string)
-			return v
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), exportWait)
+	defer cancel()
+	err := t.provider.Shutdown(ctx)
+	gaveUp := errors.Is(err, context.DeadlineExceeded)
+	if err != nil && !gaveUp {
+		t.out.note(err)
 	}
-	return ""
-}
-
-func randomSpanID() [8]byte {
-	var id [8]byte
-	for id == ([8]byte{}) {
-		_, _ = rand.Read(id[:])
-	}
-	return id
-}
-
-// parseTraceparent reads a W3C traceparent: version-traceid-spanid-flags.
-func parseTraceparent(s string) (trace [16]byte, span [8]byte, ok bool) {
-	parts := strings.Split(strings.TrimSpace(s), "-")
-	if len(parts) < 4 || len(parts[0]) != 2 || parts[0] == "ff" || len(parts[1]) != 32 || len(parts[2]) != 16 ||
-		(parts[0] == "00" && len(parts) != 4) {
-		return trace, span, false
-	}
-	if _, err := strconv.ParseUint(parts[0], 16, 8); err != nil {
-		return trace, span, false
-	}
-	if _, err := hex.Decode(trace[:], []byte(parts[1])); err != nil || strings.ToLower(parts[1]) != parts[1] {
-		return trace, span, false
-	}
-	if _, err := hex.Decode(span[:], []byte(parts[2])); err != nil || strings.ToLower(parts[2]) != parts[2] {
-		return trace, span, false
-	}
-	return trace, span, trace != [16]byte{} && span != [8]byte{}
+	return t.out.report(ended, t.endpoint, gaveUp)
 }

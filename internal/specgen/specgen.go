@@ -26,6 +26,9 @@ type Options struct {
 	AgentsInline bool // agents in the same file as the cuelist
 	OneAtATime   bool // agents serve one cue at a time (concurrency 1): every cue conflicts
 	NoProvides   bool // agents promise no outputs (for running commands such as /bin/true)
+	// ForEach writes one cue that fans out over Cues items (for_each, its
+	// first agent, max_items Cues) instead of Cues cues.
+	ForEach bool
 }
 
 // Defaults returns the options of the benchmarks: n cues, 3n edges,
@@ -65,6 +68,18 @@ func Cuelist(w io.Writer, o Options) error {
 		fmt.Fprintf(&b, "    res-%d: 2\n", r)
 	}
 	b.WriteString("  cues:\n")
+	if o.ForEach {
+		fmt.Fprintf(&b, "    - id: FAN\n      agents: [agent-0]\n      for_each:\n        max_items: %d\n        items: [", max(o.Cues, 1))
+		for i := 0; i < o.Cues; i++ {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%d", i)
+		}
+		b.WriteString("]\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	claimEvery := 0
 	if o.Claimers > 0 {
 		claimEvery = max(o.Cues/o.Claimers, 1)

@@ -19,6 +19,10 @@ func Mermaid(w io.Writer, p *planner.Plan) error {
 		if c.Description != "" {
 			label += "<br/>" + mermaidEscape(c.Description)
 		}
+		if c.ForEach != nil { // a fan-out: a double-edged node saying over what
+			fmt.Fprintf(&b, "  c%d[[\"%s<br/>%s\"]]\n", c.Index, label, mermaidEscape(forEachText(c.ForEach)))
+			continue
+		}
 		fmt.Fprintf(&b, "  c%d[\"%s\"]\n", c.Index, label)
 	}
 	var critical []string
@@ -66,7 +70,13 @@ func DOT(w io.Writer, p *planner.Plan) error {
 		if c.Description != "" {
 			label += "\n" + c.Description
 		}
+		if c.ForEach != nil { // a fan-out: a stacked box saying over what
+			label += "\n" + forEachText(c.ForEach)
+		}
 		attrs := []string{"label=" + dotID(label)}
+		if c.ForEach != nil {
+			attrs = append(attrs, "shape=box3d")
+		}
 		if c.Critical {
 			attrs = append(attrs, "color=red", "penwidth=2")
 		}

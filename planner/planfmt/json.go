@@ -42,6 +42,9 @@ type JSONCue struct {
 	Critical     bool     `json:"critical"`
 	Claims       []string `json:"claims"`
 	Outputs      []string `json:"outputs"`
+	// ForEach is a fan-out's list and bounds; its items become tasks
+	// CUE[0], CUE[1]... when it runs.
+	ForEach *JSONForEach `json:"for_each,omitempty"`
 }
 
 // JSONEdge is one edge of the DAG: dependency, auto_follow or arbitration.
@@ -86,7 +89,7 @@ func ToJSON(p *planner.Plan) JSONPlan {
 	for _, c := range p.Order {
 		jc := JSONCue{ID: c.ID, Description: c.Description, Agents: nonNil(c.Agents), Dependencies: ids(c.Deps), After: ids(c.After),
 			AutoFollow: c.AutoFollow, Go: goMode(c), Wave: c.Wave + 1, Priority: c.Priority, Estimate: c.Estimate.String(),
-			Remaining: c.Remaining.String(), Critical: c.Critical, Claims: nonNil(c.Claims), Outputs: nonNil(c.Outputs)}
+			Remaining: c.Remaining.String(), Critical: c.Critical, Claims: nonNil(c.Claims), Outputs: nonNil(c.Outputs), ForEach: forEachJSON(c)}
 		out.Cues = append(out.Cues, jc)
 	}
 	for _, e := range Edges(p) {
@@ -166,9 +169,10 @@ func ids(cues []*planner.Cue) []string {
 	return out
 }
 
-func nonNil(s []string) []string {
+// nonNil is s, or an empty list for nil (JSON [] rather than null).
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

@@ -15,26 +15,34 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func releasePlan(t *testing.T) *planner.Plan {
+func releasePlan(t *testing.T) *planner.Plan { return compilePlan(t, "release.yaml") }
+
+// TestGolden renders the release plan and a plan with fan-outs (for_each)
+// in every format.
+func TestGolden(t *testing.T) {
+	for _, name := range []string{"release", "fanout"} {
+		testGolden(t, name, compilePlan(t, name+".yaml"))
+	}
+}
+
+func compilePlan(t *testing.T, file string) *planner.Plan {
 	t.Helper()
-	set, p, diags, err := planner.Compile(filepath.Join("testdata", "release.yaml"), "", spec.LoadOptions{})
+	_, p, diags, err := planner.Compile(filepath.Join("testdata", file), "", spec.LoadOptions{})
 	if err != nil || p == nil {
 		t.Fatalf("compile: %v %v", err, diags)
 	}
-	_ = set
 	return p
 }
 
-func TestGolden(t *testing.T) {
-	p := releasePlan(t)
+func testGolden(t *testing.T, name string, p *planner.Plan) {
 	for _, tc := range []struct {
 		file   string
 		render func(*bytes.Buffer, *planner.Plan) error
 	}{
-		{"release.txt", func(b *bytes.Buffer, p *planner.Plan) error { return Text(b, p) }},
-		{"release.json", func(b *bytes.Buffer, p *planner.Plan) error { return JSON(b, p) }},
-		{"release.mmd", func(b *bytes.Buffer, p *planner.Plan) error { return Mermaid(b, p) }},
-		{"release.dot", func(b *bytes.Buffer, p *planner.Plan) error { return DOT(b, p) }},
+		{name + ".txt", func(b *bytes.Buffer, p *planner.Plan) error { return Text(b, p) }},
+		{name + ".json", func(b *bytes.Buffer, p *planner.Plan) error { return JSON(b, p) }},
+		{name + ".mmd", func(b *bytes.Buffer, p *planner.Plan) error { return Mermaid(b, p) }},
+		{name + ".dot", func(b *bytes.Buffer, p *planner.Plan) error { return DOT(b, p) }},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			var b bytes.Buffer

@@ -53,6 +53,9 @@ func Text(w io.Writer, p *planner.Plan) error {
 
 func cueNotes(c *planner.Cue) string {
 	var notes []string
+	if c.ForEach != nil {
+		notes = append(notes, forEachText(c.ForEach))
+	}
 	if c.Manual() {
 		notes = append(notes, "manual GO")
 	}

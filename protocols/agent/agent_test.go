@@ -328,6 +328,19 @@ func TestInput(t *testing.T) {
 	}
 }
 
+// A fan-out's task carries its item; ItemInto decodes it, and says when a
+// task has none.
+func TestItemInto(t *testing.T) {
+	task := &agent.Task{Task: protocols.Task{Item: []byte(`{"id":"db","title":"Database"}`)}}
+	var item struct{ ID, Title string }
+	if ok, err := task.ItemInto(&item); !ok || err != nil || item.ID != "db" || item.Title != "Database" {
+		t.Errorf("ItemInto = %v, %v: %+v", ok, err, item)
+	}
+	if ok, err := (&agent.Task{}).ItemInto(&item); ok || err != nil {
+		t.Errorf("ItemInto of a task without an item = %v, %v", ok, err)
+	}
+}
+
 // An agent is a handler; Run does the protocol on stdin and stdout.
 func ExampleRun() {
 	agent.Run(func(ctx context.Context, t *agent.Task) (map[string]any, error) {

@@ -106,6 +106,16 @@ func (t *Task) Input(key string) string {
 	return string(b)
 }
 
+// ItemInto decodes the task's fan-out item (a cue with for_each: the item
+// this task is for) into v, as encoding/json does; false when the task is
+// not a fan-out's item.
+func (t *Task) ItemInto(v any) (bool, error) {
+	if t.Item == nil {
+		return false, nil
+	}
+	return true, json.Unmarshal(t.Item, v)
+}
+
 // Logf writes a line to the agent's log (stderr), never to stdout, which
 // carries only protocol messages.
 func (t *Task) Logf(format string, args ...any) {

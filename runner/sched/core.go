@@ -70,6 +70,7 @@ type Core struct {
 	// (zero: cleared), which the store may not have yet: they win over
 	// Lookup.CooldownUntil.
 	cooldowns map[string]time.Time
+	merges    merges // worktree branches merged at fan-in and into the result (merge.go)
 }
 
 // cue is one cue's progress in the run.
@@ -87,6 +88,13 @@ type cue struct {
 	holding  []Subject // what the cue holds while in GO
 	warnedAt time.Time // when it went into WARNING (this process)
 	goAt     time.Time // when it went into GO (this process)
+
+	fan    *fanOut // a for_each cue, once expanded (fanout.go)
+	parent *cue    // an item of a fan-out: its for_each cue
+	item   int     // an item: its index in the list
+	// itemAttempts: a for_each cue expanding afresh, the attempt numbers
+	// its earlier items used (by id), which its new ones continue.
+	itemAttempts map[string]int
 }
 
 // phase is where one target agent of a cue is.
@@ -190,7 +198,8 @@ func (c *Core) Outputs(pos int) map[string]any { return c.cues[pos].outputs }
 func (c *Core) WithOutputs() planner.CueSet { return c.withOutputs }
 
 // Finished reports whether every cue has reached a final state.
-func (c *Core) Finished() bool { return c.finals == len(c.cues) }
+// The run's result merge, once started, must end first.
+func (c *Core) Finished() bool { return c.finals == len(c.cues) && c.merges.active == 0 }
 
 // WakeAt is when the core wants Wake called (zero: never).
 func (c *Core) WakeAt() time.Time { return c.wakeAt }
@@ -226,7 +235,7 @@ func (c *Core) Waiting() []string {
 // the running attempts (as the runner counts them) is a manual cue's agent
 // standing by for GO.
 func (c *Core) Stuck(running int) bool {
-	if !c.wakeAt.IsZero() || c.asking > 0 || c.touched.Len() > 0 {
+	if !c.wakeAt.IsZero() || c.asking > 0 || c.touched.Len() > 0 || c.merges.active > 0 {
 		return false
 	}
 	standingBy := 0
@@ -245,6 +254,7 @@ func (c *Core) Stuck(running int) bool {
 func (c *Core) StandDown(reason string) {
 	for _, cr := range c.cues {
 		if !cr.state.Final() && cr.state != Pending && cr.state != Interrupted {
+			c.stopMerge(cr, reason)
 			c.setState(cr, Pending, reason)
 		}
 	}
@@ -254,9 +264,11 @@ func (c *Core) StandDown(reason string) {
 func (c *Core) EndAll(s State, reason string) {
 	for _, cr := range c.cues {
 		if !cr.state.Final() {
+			c.stopItems(cr, fmt.Sprintf("cue %s is %s", cr.spec.ID, s))
 			c.endCue(cr, s, reason)
 		}
 	}
+	c.stopResult(reason)
 }
 
 // StopCue ends one cue stopped while the rest of the run goes on (orch stop
@@ -276,7 +288,9 @@ func (c *Core) StopCue(id, reason string) (bool, string) {
 		cr.asking = false
 		c.asking--
 	}
-	c.endCueWhy(cr, Stopped, reason, fmt.Sprintf("cue %s was stopped: %s", id, reason)) // who stopped it reaches its agents and their children
+	why := fmt.Sprintf("cue %s was stopped: %s", id, reason) // who stopped it reaches its agents and their children
+	c.stopItems(cr, why)
+	c.endCueWhy(cr, Stopped, reason, why)
 	return true, ""
 }
 
@@ -285,7 +299,7 @@ func (c *Core) StopCue(id, reason string) (bool, string) {
 func (c *Core) StoppedCues() []string {
 	var out []string
 	for _, cr := range c.cues {
-		if cr.state == Stopped && !c.stopping {
+		if cr.state == Stopped && !c.stopping && cr.parent == nil { // a stopped item fails its fan-out, which says so
 			out = append(out, cr.spec.ID)
 		}
 	}

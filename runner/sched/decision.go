@@ -86,6 +86,33 @@ const (
 	// CooldownCleared: record that Agent's cooldown ended at Until because
 	// its attempt at cue Cue succeeded (seed 004 §3: RecordSuccess).
 	CooldownCleared
+	// Expand: for_each cue Cue fans out into Items (their ids; Values, the
+	// items, in order), which are cues of the core from now on, at the
+	// positions after every cue before them. Recorded before any item's
+	// GO; Restored: the record has it already (a resumed run). Reason, when
+	// set, is a note (the list is empty).
+	Expand
+	// StartMerge: record attempt Attempt of MergeAgent at cue Cue, then
+	// merge Sources for merge MergeID (the cue's position, or ResultMerge)
+	// and report with Merged (merge.go).
+	StartMerge
+	// ResolveMerge: record and start attempt Attempt of resolver Agent at
+	// cue Cue, in merge MergeID's worktree (attempt N), given Problem;
+	// its end is reported with ResolverEnded.
+	ResolveMerge
+	// AskMerge: ask the person about Problem of merge MergeID (attempt
+	// Attempt); the answer comes with MergeAnswered or MergeUnanswered.
+	AskMerge
+	// ContinueMerge: check the resolution of merge MergeID (attempt
+	// Attempt; Agent: the resolver, nil for the person) and go on merging;
+	// report with Merged.
+	ContinueMerge
+	// MergeEnded: record the end of merge MergeID's attempt Attempt at cue
+	// Cue, in AttemptState with Class and Reason; Key: the commit it ended
+	// at.
+	MergeEnded
+	// StopMerge: stop merge MergeID's work (git, a resolver, a question).
+	StopMerge
 )
 
 // Decision is one thing the core decided. Which fields are set depends on
@@ -111,6 +138,12 @@ type Decision struct {
 	Subject      Subject
 	Capacity     int
 	Holders      []int
+	Items        []string
+	Values       []any
+	Restored     bool
+	MergeID      int           // merge decisions: the merge (a cue's position, or ResultMerge)
+	Sources      []MergeSource // StartMerge
+	Problem      *MergeProblem // ResolveMerge, AskMerge
 }
 
 // Subject is something cues hold while in GO: a resource (one unit per

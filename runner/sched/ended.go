@@ -162,7 +162,14 @@ func (c *Core) completeCue(cr *cue) {
 			cr.outputs[k] = v
 		}
 	}
-	if len(cr.outputs) > 0 {
+	c.finishCompleted(cr)
+}
+
+// finishCompleted records a cue completed with its outputs: they reach
+// the cues downstream (an item's reach them through its for_each cue's),
+// and its exports go to the blackboard first.
+func (c *Core) finishCompleted(cr *cue) {
+	if len(cr.outputs) > 0 && cr.parent == nil {
 		c.withOutputs.Add(cr.spec)
 	}
 	for _, key := range cr.spec.Exports {

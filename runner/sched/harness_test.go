@@ -70,7 +70,7 @@ func (h *harness) Conditions(cue string, keys []string) (map[string]json.RawMess
 
 func (h *harness) CooldownUntil(agent string) time.Time { return h.cool[agent] }
 
-func (h *harness) id(pos int) string { return h.plan.Order[pos].ID }
+func (h *harness) id(pos int) string { return h.core.Cue(pos).ID }
 
 func (h *harness) pos(id string) int {
 	p := h.core.Pos(id)
@@ -94,6 +94,9 @@ func (h *harness) render(d sched.Decision) string {
 	c := h.id(d.Cue)
 	switch d.Kind {
 	case sched.CueState:
+		if d.Class != "" {
+			return fmt.Sprintf("%s %s (%s): %s", c, d.State, d.Class, d.Reason)
+		}
 		if d.Reason != "" {
 			return fmt.Sprintf("%s %s: %s", c, d.State, d.Reason)
 		}
@@ -137,6 +140,15 @@ func (h *harness) render(d sched.Decision) string {
 		return fmt.Sprintf("ask %s", c)
 	case sched.CooldownCleared:
 		return fmt.Sprintf("cooldown %s cleared: %s", d.Agent.ID, d.Reason)
+	case sched.Expand:
+		restored := ""
+		if d.Restored {
+			restored = " (restored)"
+		}
+		if d.Reason != "" {
+			restored += ": " + d.Reason
+		}
+		return fmt.Sprintf("expand %s into [%s]%s", c, strings.Join(d.Items, " "), restored)
 	}
 	return fmt.Sprintf("decision %d", d.Kind)
 }

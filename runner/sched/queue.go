@@ -13,6 +13,9 @@ type cueQueue struct {
 func newCueQueue(n int) *cueQueue { return &cueQueue{in: make([]bool, n)} }
 
 func (q *cueQueue) push(pos int) {
+	if pos >= len(q.in) { // an item of a fan-out, added after the plan's cues
+		q.in = append(q.in, make([]bool, pos+1-len(q.in))...)
+	}
 	if !q.in[pos] {
 		q.in[pos] = true
 		heap.Push(q, pos)

@@ -12,6 +12,13 @@ type Recorded struct {
 	Running       []Running      // attempts recorded as running
 	Outputs       map[string]any
 	Approved      bool
+	// Items is a for_each cue's recorded expansion, in item order (nil: it
+	// had not expanded, or expands afresh).
+	Items []RecordedItem
+	// ItemAttempts: the highest attempt number of each item of an earlier
+	// expansion, for a fan-out that expands afresh (attempt numbers of an
+	// item of the same id continue).
+	ItemAttempts map[string]int
 }
 
 // Running names an attempt recorded as running.
@@ -32,6 +39,15 @@ func (c *Core) Restore(id string, rec Recorded) {
 	if cr == nil {
 		return
 	}
+	if cr.spec.ForEach != nil {
+		c.restoreFanOut(cr, rec)
+		return
+	}
+	c.restoreCue(cr, rec)
+}
+
+// restoreCue takes one cue (or a fan-out's item) back (see Restore).
+func (c *Core) restoreCue(cr *cue, rec Recorded) {
 	cr.attempts, cr.approved = rec.Attempts, rec.Approved
 	for _, a := range rec.Running {
 		c.decide(Decision{Kind: AttemptInterrupted, Cue: cr.pos, Attempt: a.Number, Agent: c.plan.Agents[a.Agent], Key: a.Agent})
@@ -39,7 +55,7 @@ func (c *Core) Restore(id string, rec Recorded) {
 	switch rec.State {
 	case Completed, Skipped, Failed, Blocked:
 		cr.state, cr.reason, cr.outputs = rec.State, rec.Reason, rec.Outputs
-		if len(rec.Outputs) > 0 {
+		if len(rec.Outputs) > 0 && cr.parent == nil { // an item's reach the cues downstream through its for_each cue's
 			c.withOutputs.Add(cr.spec)
 		}
 		return

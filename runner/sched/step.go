@@ -18,6 +18,7 @@ func (c *Core) Advance(now time.Time) {
 		for c.step(now, cr) {
 		}
 	}
+	c.startResult()
 }
 
 // touch marks a cue to be looked at by the next advance.
@@ -55,6 +56,9 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 		c.endCue(cr, Blocked, fmt.Sprintf("dependency %s %s", dep, why))
 		return false
 	}
+	if cr.spec.ForEach != nil {
+		return c.stepFanOut(cr)
+	}
 	switch cr.state {
 	case Interrupted:
 		if !cr.approved {
@@ -66,9 +70,15 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 		if !c.warnable(cr) {
 			return false // a dependency's change touches it again
 		}
+		if cr.parent != nil && !c.fanAdmitsWarning(cr) {
+			return false // woken when an item of its fan-out moves on
+		}
 		if c.prepared >= c.cfg.Parallel {
 			c.waitWarn.push(cr.pos)
 			return false
+		}
+		if cr.parent != nil {
+			cr.parent.fan.prepared++
 		}
 		cr.warnedAt = now
 		why := ""
@@ -86,11 +96,15 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 				c.wakeNoLaterThan(at, cr) // its WARNING goes out warning_lead before its GO
 				return false
 			}
-			if why, ok := c.conditionFails(cr); !ok {
+			if c.mergeStarted(cr) { // its conditions held
+			} else if why, ok := c.conditionFails(cr); !ok {
 				return false // the board could not be read: the run ends
 			} else if why != "" {
 				c.endCue(cr, Skipped, why)
 				return false
+			}
+			if !c.merged(cr) {
+				return false // the merge of its dependencies' branches reports, and touches it
 			}
 			c.setState(cr, Standby, "")
 			for i := range cr.targets {
@@ -113,6 +127,9 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 			c.askForGo(cr)
 			return false
 		}
+		if cr.parent != nil && !c.fanAdmitsGo(cr) {
+			return false // woken when an item of its fan-out leaves GO
+		}
 		if c.inGo >= c.cfg.Parallel {
 			c.waitGo.push(cr.pos)
 			return false
@@ -125,6 +142,10 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 		}
 		c.freePrepared()
 		c.inGo++
+		if cr.parent != nil {
+			c.itemLeft(cr, Standby)
+			cr.parent.fan.inGo++
+		}
 		cr.goAt = now
 		c.setState(cr, Go, "")
 		for i := range cr.targets {
@@ -351,12 +372,16 @@ func (c *Core) endCueWhy(cr *cue, s State, reason, stopWhy string) {
 			c.decide(Decision{Kind: StopAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Reason: stopWhy})
 		}
 	}
-	switch cr.state {
-	case Warning, Standby:
+	c.stopMerge(cr, stopWhy)
+	switch {
+	case cr.state == Warning || cr.state == Standby:
 		c.freePrepared()
-	case Go:
+	case cr.state == Go && cr.fan == nil: // a for_each cue holds no GO slot: its items do
 		c.freeGo()
 		c.release(cr)
+	}
+	if cr.parent != nil {
+		c.itemLeft(cr, cr.state)
 	}
 	if (cr.spec.Manual() || cr.state == Interrupted) && !cr.approved {
 		c.unapproved--
@@ -370,6 +395,16 @@ func (c *Core) endCueWhy(cr *cue, s State, reason, stopWhy string) {
 		d.Outputs = cr.outputs
 	}
 	c.decide(d)
+	if cr.parent != nil {
+		c.itemEnded(cr)
+	}
+}
+
+// endCueClass is endCue for a cue that fails without an attempt (a
+// fan-out's list that is not one), recording the failure's class.
+func (c *Core) endCueClass(cr *cue, s State, reason, class string) {
+	c.endCue(cr, s, reason)
+	c.out[len(c.out)-1].Class = class
 }
 
 // warningLead is how long before its GO a cue with no dependencies gets

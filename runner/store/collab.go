@@ -25,6 +25,8 @@ func checkCollab(ev runner.Event) (payload any, err error) {
 	switch ev.Type {
 	case runner.EvTaskStarted:
 		return prepareTaskStarted(ev)
+	case runner.EvFanOut:
+		return prepareFanOut(ev)
 	case runner.EvQuestion:
 		if err := needAttempt(ev); err != nil {
 			return nil, err
@@ -122,6 +124,8 @@ func (t *txn) projectCollab(rec *record) (ok bool, err error) {
 	switch ev.Type {
 	case runner.EvTaskStarted:
 		return true, t.projectTaskStarted(rec)
+	case runner.EvFanOut:
+		return true, t.projectFanOut(rec)
 	case runner.EvQuestion:
 		return true, t.projectQuestion(rec)
 	case runner.EvQuestionClosed:

@@ -34,10 +34,11 @@ type RunDetail struct {
 // spawned agent: Parent is set); times are zero until it gets there.
 type CueDetail struct {
 	ID        string
-	Parent    string // the task that started it; "" for a plan cue
-	Kind      string // handoff or spawn; "" for a plan cue
-	Depth     int    // 0 for a plan cue, 1 for its children, ...
-	TaskRef   string // the task_id the sender of a handoff gave
+	Parent    string          // the task that started it; "" for a plan cue
+	Kind      string          // handoff or spawn; item for a fan-out's item (dropped: of an earlier expansion); "" for a plan cue
+	Item      json.RawMessage // an item's item
+	Depth     int             // 0 for a plan cue, 1 for its children, ...
+	TaskRef   string          // the task_id the sender of a handoff gave
 	Agents    []string
 	After     []string // the cues it waits for (recorded from schema 6 on)
 	Manual    bool     // a person says GO
@@ -139,7 +140,7 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	}
 
 	rows, err := tx.QueryContext(ctx, `SELECT cue_id, agents, after_cues, manual, state, reason, warning_at, standby_at, go_at,
-			ended_at, outputs, approved, parent, kind, depth, task_ref
+			ended_at, outputs, approved, parent, kind, depth, task_ref, CASE kind WHEN 'item' THEN context END
 		FROM cues WHERE run_id = ? ORDER BY position`, id)
 	if err != nil {
 		return nil, err
@@ -149,11 +150,14 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	for rows.Next() {
 		var c CueDetail
 		var agents, after string
-		var outputs sql.NullString
+		var outputs, item sql.NullString
 		var warning, standby, goAt, ended sql.NullInt64
 		if err := rows.Scan(&c.ID, &agents, &after, &c.Manual, &c.State, &c.Reason, &warning, &standby, &goAt, &ended,
-			&outputs, &c.Approved, &c.Parent, &c.Kind, &c.Depth, &c.TaskRef); err != nil {
+			&outputs, &c.Approved, &c.Parent, &c.Kind, &c.Depth, &c.TaskRef, &item); err != nil {
 			return nil, err
+		}
+		if item.Valid {
+			c.Item = json.RawMessage(item.String)
 		}
 		c.WarningAt, c.StandbyAt, c.GoAt, c.EndedAt = fromMicros(warning), fromMicros(standby), fromMicros(goAt), fromMicros(ended)
 		if err := unmarshalColumn(agents, &c.Agents, "agents"); err != nil {
@@ -312,8 +316,14 @@ func (d *DB) LoadRun(ctx context.Context, runID string) (*runner.RunRecord, erro
 		if c.Parent == "" { // the plan's cues; children are in Cues only
 			rec.Started.Cues = append(rec.Started.Cues, runner.CueInfo{ID: c.ID, Agents: c.Agents, After: c.After, Manual: c.Manual})
 		}
+		if c.Kind == "dropped" {
+			continue // an item of an earlier expansion: its record stays, the run has no such task any more
+		}
 		cr := runner.CueRecord{State: c.State, Reason: c.Reason, Approved: c.Approved, AgentAttempts: map[string]int{},
-			ReachedGo: c.State == runner.CueGo}
+			ReachedGo: c.State == runner.CueGo, Parent: c.Parent, Kind: c.Kind, Item: c.Item}
+		if c.Kind == "item" {
+			cr.Position = len(rec.Cues) // the rows come in the order the run made them
+		}
 		for _, a := range c.Attempts {
 			cr.Attempts = max(cr.Attempts, a.Number)
 			if a.State == runner.AttemptFailed {

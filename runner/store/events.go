@@ -79,9 +79,9 @@ func (d *DB) Logs(ctx context.Context, runID, cue string, afterID int64, limit i
 	if cue == "" {
 		rows, err = d.sql.QueryContext(ctx, cols+`WHERE run_id = ? AND id > ? ORDER BY id LIMIT ?`,
 			runID, afterID, limit)
-	} else {
-		rows, err = d.sql.QueryContext(ctx, cols+`WHERE run_id = ? AND cue_id = ? AND id > ? ORDER BY id LIMIT ?`,
-			runID, cue, afterID, limit)
+	} else { // the cue's lines, and its items' when it fanned out (CUE[...], between "CUE[" and "CUE\\")
+		rows, err = d.sql.QueryContext(ctx, cols+`WHERE run_id = ?1 AND (cue_id = ?2 OR cue_id > ?3 AND cue_id < ?4) AND id > ?5 ORDER BY id LIMIT ?6`,
+			runID, cue, cue+"[", cue+"\\", afterID, limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the output of run %s: %w", runID, d.plain(err))
@@ -108,10 +108,15 @@ func (d *DB) LogsTail(ctx context.Context, runID, cue string, n int) ([]LogRecor
 				SELECT *, row_number() OVER (PARTITION BY cue_id ORDER BY id DESC) AS back
 				FROM output WHERE run_id = ? AND id <= ?)
 			WHERE back <= ? ORDER BY id`, runID, last, n)
-	} else {
+	} else { // the cue, and each of its items when it fanned out, cut apart
 		rows, err = d.sql.QueryContext(ctx, `SELECT `+logColumns+` FROM (
-				SELECT * FROM output WHERE run_id = ? AND cue_id = ? AND id <= ? ORDER BY id DESC LIMIT ?)
-			ORDER BY id`, runID, cue, last, n)
+				SELECT `+logColumns+` FROM (SELECT * FROM output WHERE run_id = ?1 AND cue_id = ?2 AND id <= ?5 ORDER BY id DESC LIMIT ?6)
+				UNION ALL
+				SELECT `+logColumns+` FROM (
+					SELECT *, row_number() OVER (PARTITION BY cue_id ORDER BY id DESC) AS back
+					FROM output WHERE run_id = ?1 AND cue_id > ?3 AND cue_id < ?4 AND id <= ?5)
+				WHERE back <= ?6)
+			ORDER BY id`, runID, cue, cue+"[", cue+"\\", last, n)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading the output of run %s: %w", runID, d.plain(err))

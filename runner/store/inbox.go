@@ -79,7 +79,7 @@ func (d *DB) inbox(ctx context.Context) ([]InboxItem, error) {
 	rows, err = tx.QueryContext(ctx, `SELECT c.run_id, c.cue_id, c.agents, c.state, c.reason,
 			coalesce(c.standby_at, (SELECT max(e.at) FROM events e WHERE e.run_id = r.id)), `+inboxOwner+`
 		FROM runs r JOIN cues c ON c.run_id = r.id
-		WHERE r.state IN ('running', 'paused') AND c.parent = '' AND c.approved = 0 AND (c.state = 'interrupted'
+		WHERE r.state IN ('running', 'paused') AND (c.parent = '' OR c.kind = 'item') AND c.approved = 0 AND (c.state = 'interrupted'
 			OR c.manual = 1 AND (c.state = 'standby' OR r.state = 'paused' AND c.state IN ('pending', 'warning')))`)
 	if err != nil {
 		return nil, err

@@ -26,6 +26,7 @@ func main() {
 	flag.BoolVar(&o.NoProvides, "no-provides", false, "agents promise no outputs (for commands such as /bin/true)")
 	flag.BoolVar(&o.OneAtATime, "one-at-a-time", false, "agents serve one cue at a time (every cue on an agent conflicts)")
 	flag.IntVar(&o.MaxParallel, "max-parallel", o.MaxParallel, "max_parallel of the cuelist")
+	flag.BoolVar(&o.ForEach, "for-each", false, "one cue fanning out over -cues items (for_each) instead of -cues cues")
 	flag.Parse()
 	if o.Claimers < 0 {
 		o.Claimers = o.Cues / 10

@@ -106,6 +106,39 @@
     return id.length > max ? id.slice(0, max - 1) + "\u2026" : id;
   }
 
+  // countsText is a fan-out's items in a few characters: "2\u2713 1\u2717 1\u25b6 /5"
+  // (done, failed or stopped, running, of all).
+  orch.countsText = function (items) {
+    if (!items) return "";
+    const parts = [];
+    if (items.completed) parts.push(items.completed + "\u2713");
+    if (items.failed + items.stopped) parts.push((items.failed + items.stopped) + "\u2717");
+    if (items.running) parts.push(items.running + "\u25b6");
+    return parts.join(" ") + " /" + items.count;
+  };
+
+  // fanView is the cues the DAG draws: the plan's, and the items of each
+  // fan-out in open (their ids), each after its fan-out; the cues that
+  // waited for an open fan-out wait for its items instead (the fan-in).
+  orch.fanView = function (plan, all, open) {
+    const items = new Map(); // fan-out id -> its items (cues), in item order
+    for (const c of all) {
+      if (c.kind === "item" && open.has(c.parent)) {
+        if (!items.has(c.parent)) items.set(c.parent, []);
+        items.get(c.parent).push(c);
+      }
+    }
+    const ids = (id) => (items.get(id) || []).map((it) => it.id);
+    const out = [];
+    for (const c of plan) {
+      let after = c.after || [];
+      if (after.some((a) => items.has(a))) after = [].concat(...after.map((a) => (items.has(a) ? ids(a) : [a])));
+      out.push(Object.assign({}, c, { after: after }));
+      for (const it of items.get(c.id) || []) out.push(Object.assign({}, it, { after: [c.id] }));
+    }
+    return out;
+  };
+
   // draw builds the SVG once; it returns {svg, setPhase(id, state),
   // setCritical(ids)} and calls onPick(id) when a cue is clicked.
   orch.drawDAG = function (cues, onPick) {
@@ -123,9 +156,21 @@
     const byId = new Map();
     for (const nd of L.nodes) {
       const c = nd.cue;
-      let g;
+      let g, counts = null;
       if (compact) {
         g = orch.svg("rect", { x: nd.x, y: nd.y, width: s.w, height: s.h, rx: 3 }, orch.svg("title", { text: c.id }));
+      } else if (c.items) {
+        // A fan-out: a deck of cards with its items' counts; a click opens
+        // it into its items (or closes it).
+        counts = orch.svg("text", { class: "counts", x: 10, y: 29, text: orch.countsText(c.items) });
+        g = orch.svg("g", { transform: "translate(" + nd.x + "," + nd.y + ")" },
+          orch.svg("rect", { class: "deck", x: 4, y: -4, width: s.w, height: s.h, rx: 7 }),
+          orch.svg("rect", { width: s.w, height: s.h, rx: 7 }),
+          orch.svg("text", { x: 10, y: 14, text: label(c.id, 14) }),
+          orch.svg("text", { class: "toggle", x: s.w - 16, y: 14, text: c.open ? "\u2212" : "+" }),
+          counts,
+          orch.svg("title", { text: c.id + ": " + c.items.count + " items (click to " + (c.open ? "close" : "open") + ")" }));
+        g.setAttribute("data-fanout", c.id);
       } else {
         g = orch.svg("g", { transform: "translate(" + nd.x + "," + nd.y + ")" },
           orch.svg("rect", { width: s.w, height: s.h, rx: 7 }),
@@ -133,13 +178,13 @@
           orch.svg("title", { text: c.id }));
       }
       g.setAttribute("data-cue", c.id);
-      byId.set(c.id, { el: g, phase: orch.phase(c.state), crit: false, sel: false });
+      byId.set(c.id, { el: g, phase: orch.phase(c.state), crit: false, sel: false, counts: counts });
       frag.appendChild(g);
     }
     svg.appendChild(frag);
     svg.addEventListener("click", (ev) => {
       const t = ev.target.closest("[data-cue]");
-      if (t) onPick(t.getAttribute("data-cue"));
+      if (t) onPick(t.getAttribute("data-cue"), t.hasAttribute("data-fanout"));
     });
     const paint = (n) => n.el.setAttribute("class", "node s-" + n.phase + (n.crit ? " crit" : "") + (n.sel ? " sel" : ""));
     byId.forEach(paint);
@@ -147,6 +192,13 @@
       svg: svg,
       layout: L,
       has: (id) => byId.has(id),
+      // setCounts shows a fan-out's items' counts (false: it has none drawn).
+      setCounts(id, items) {
+        const n = byId.get(id);
+        if (!n || !n.counts) return false;
+        n.counts.textContent = orch.countsText(items);
+        return true;
+      },
       setPhase(id, state) {
         const n = byId.get(id);
         if (!n || n.phase === orch.phase(state)) return;

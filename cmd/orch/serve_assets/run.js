@@ -73,7 +73,13 @@
       const cues = new Map();
       const index = () => { cues.clear(); for (const c of status.cues || []) cues.set(c.id, c); };
       index();
-      const plan = (status.cues || []).filter((c) => !c.parent && !c.depth);
+      const plan = () => (status.cues || []).filter((c) => !c.parent && !c.depth);
+      // The fan-outs opened into their items (a click on one), and those
+      // the DAG draws as one (the cues that have items).
+      const open = new Set();
+      const fanouts = () => plan().filter((c) => c.items).map((c) => c.id).join(",");
+      let drawnFanouts = fanouts();
+      const view = () => orch.fanView(plan(), status.cues || [], open).map((c) => Object.assign(c, { open: open.has(c.id) }));
 
       const title = orch.el("h1", null);
       const facts = orch.el("div", { class: "facts" });
@@ -84,16 +90,31 @@
       const tlBox = orch.el("div", { class: "timeline" });
       const panelBox = orch.el("aside", { class: "panel", hidden: true });
       const panel = orch.cuePanel(panelBox, id, () => status, () => { panelBox.hidden = true; dag.select(null); });
-      const pick = (cue) => { panelBox.hidden = false; dag.select(cue); panel.show(cue); };
-      const dag = orch.drawDAG(plan, pick);
+      let selected = null;
+      const pick = (cue, fanout) => {
+        selected = cue;
+        panelBox.hidden = false; dag.select(cue); panel.show(cue);
+        if (fanout) { if (open.has(cue)) open.delete(cue); else open.add(cue); redraw(); }
+      };
+      let dag = orch.drawDAG(view(), pick);
       dagBox.appendChild(dag.svg);
+      // redraw lays the DAG out again: a fan-out opened or closed, or one
+      // that got its items.
+      const redraw = () => {
+        const next = orch.drawDAG(view(), pick);
+        dagBox.replaceChild(next.svg, dag.svg);
+        dag = next;
+        drawnFanouts = fanouts();
+        if (selected) dag.select(selected);
+        critical();
+      };
       const tl = timeline(tlBox);
 
       const header = () => {
         orch.clear(title).append(document.createTextNode("Run " + status.id + " "), orch.stateBadge(status.state));
         const counts = status.counts || {};
         const parts = [["cuelist", status.cuelist], ["started", orch.time(status.started_at)], ["took", orch.took(status.started_at, status.ended_at)],
-          ["cues", plan.length + " (" + Object.keys(counts).sort().map((k) => counts[k] + " " + orch.phaseName(k)).join(", ") + ")"],
+          ["cues", plan().length + " (" + Object.keys(counts).sort().map((k) => counts[k] + " " + orch.phaseName(k)).join(", ") + ")"],
           ["cost", orch.cost(status)], ["reason", status.reason]];
         orch.clear(facts).appendChild(orch.el("dl", null, parts.filter((p) => p[1]).map((p) => [orch.el("dt", null, p[0]), orch.el("dd", null, p[1])])));
         stop.hidden = status.state !== "running" && status.state !== "paused";
@@ -134,7 +155,11 @@
         if (closed || !r.ok) return;
         status = r.data;
         index();
-        for (const c of status.cues || []) dag.setPhase(c.id, c.state);
+        if (fanouts() !== drawnFanouts) redraw(); // a fan-out expanded: draw it as one, with its counts
+        for (const c of status.cues || []) {
+          dag.setPhase(c.id, c.state);
+          if (c.items) dag.setCounts(c.id, c.items);
+        }
         header();
         critical();
         panel.update();
@@ -143,7 +168,7 @@
       // The run's events come on the page's one stream (asked for above):
       // those that came while the page was drawn first.
       unfollow = orch.feed.events((ev) => {
-        if (ev.type === "cue/state" && ev.cue) {
+        if (ev.type === "cue/state" && ev.cue) { // an item not drawn (its fan-out closed) changes nothing drawn
           dag.setPhase(ev.cue, ev.state);
           const c = cues.get(ev.cue);
           if (c) c.state = ev.state;

@@ -14,8 +14,8 @@ What it uses of ACP, as a real agent (gemini --acp) would:
   planner      writes PLAN.md, ends with {"code_file": ..., "test_file": ...}
   implementer  reads PLAN.md, writes the file its prompt names
                ("Write the file NAME"), ends with {"summary": ...}
-  reviewer     reads PLAN.md and the files its prompt names (backticked),
-               ends with {"verdict": ...}
+  reviewer     reads PLAN.md and the files its prompt names (backticked) in
+               the merged tree, ends with {"verdict": ...}
 Logs go to stderr.
 """
 import json
@@ -151,11 +151,11 @@ def review(sid, prompt):
         if text is not None:
             found[name] = text
             say(sid, "Read %s: %d lines.\n" % (name, text.count("\n")))
-    good = "def slugify" in found.get("slug.py", "")
+    good = "def slugify" in found.get("slug.py", "") and "class SlugifyTest" in found.get("test_slug.py", "")
     missing = [n for n in names if n not in found]
     if missing:
-        say(sid, "Not in this worktree (on another branch: merge it before release): %s.\n" % ", ".join(missing))
-    say(sid, "slugify is implemented as planned.\n" if good else "slugify is missing.\n")
+        say(sid, "Missing from the merged tree: %s.\n" % ", ".join(missing))
+    say(sid, "slugify and its tests are there, as planned.\n" if good else "slugify or its tests are missing.\n")
     return {"verdict": "approve" if good else "changes requested"}
 
 

@@ -1,0 +1,130 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/sched"
+	"github.com/orch-cli/orch/spec"
+)
+
+// A resolver (a merge's on_conflict: agent) is an attempt of its agent at
+// the cue, of any protocol, that works in the merge's worktree — whatever
+// its own workspace says — with the conflict markers in place (or the tree
+// a verify command failed on). It goes through WARNING and STANDBY by
+// itself, as a child task does: it takes no GO slot. Its task's inputs hold
+// the run's inputs and merge, what it is to resolve (and, for a plain
+// agent's environment, merge_problem, merge_reason, merge_files and
+// merge_output); a coding agent's prompt says it in words, followed by
+// its own prompt: if it has one. What it leaves is checked by the merge
+// (no marker left) and committed there: not by the attempt.
+
+// startResolver records a resolver's attempt and starts it.
+func (r *run) startResolver(ctx context.Context, c *planner.Cue, d sched.Decision) {
+	m := r.merges[d.MergeID]
+	m.problem = d.Problem
+	agent := d.Agent
+	n := r.nodeOf(r.tasks.Root(c.ID+":merge", agent), nil) // a task of its own, beside the cue's agents'
+	rc := &planner.Cue{Cue: &spec.Cue{ID: c.ID, Agents: []string{agent.ID}, Timeout: c.Timeout, Prompt: m.resolverPrompt(agent, d.Problem)}}
+	a := newAttempt(r.host, rc, d.Cue, -1, agent, n, d.Attempt, r.reports)
+	a.resolving, a.ws = m, &workspace{path: m.tree.path, branch: m.tree.branch}
+	a.resolveTask = m.resolverTask(r, a, d.Problem)
+	r.tasks.Serve(n.ref, a)
+	r.emit(Event{Type: EvAttemptStarted, Cue: c.ID, Agent: agent.ID, Attempt: d.Attempt, Data: AttemptStartedData{}})
+	r.emit(m.event(MergeResolving, fmt.Sprintf("resolver %s (attempt %d) works in %s", agent.ID, d.Attempt, m.tree.path), MergeData{Path: m.tree.path}))
+	if speaks(agent) {
+		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, TargetAgents: rc.Agents, Attempt: a.number})
+	}
+	m.resolver = a
+	r.then(func() {
+		r.running++
+		r.active.Add(1)
+		go a.run(ctx)
+	})
+}
+
+// resolverPhases takes a resolver's attempt through WARNING and STANDBY
+// and into GO at once, recording its messages itself (no loop decides
+// them), as a child task's.
+func (a *attempt) resolverPhases(d driver) (map[string]any, *failure) {
+	r := a.r
+	if !a.trivial {
+		if f := d.warning(a); f != nil {
+			return nil, f
+		}
+		var events []Event
+		if m := a.takeReply(); m != nil {
+			events = append(events, a.messageEvent("in", m))
+		}
+		if speaks(a.agent) {
+			a.standbyMsg = r.wire(protocols.New(protocols.CoordStandby{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents}))
+			events = append(events, a.messageEvent("out", a.standbyMsg))
+		}
+		_ = r.publish(context0, events...)
+		if f := d.standby(a); f != nil {
+			return nil, f
+		}
+	}
+	if m := a.takeReply(); m != nil {
+		_ = r.publish(context0, a.messageEvent("in", m))
+	}
+	return a.work(d, a.resolveTask)
+}
+
+// resolverTask is a resolver's GO task: the run's inputs and what it is to
+// resolve.
+func (m *merge) resolverTask(r *run, a *attempt, p *sched.MergeProblem) *Task {
+	inputs := map[string]any{}
+	for k, v := range r.opts.Inputs {
+		inputs[k] = v
+	}
+	sources := make([]any, len(m.sources))
+	for i, s := range m.sources {
+		sources[i] = map[string]any{"task": s.Task, "branch": s.Branch, "commit": s.Commit}
+	}
+	inputs["merge"] = map[string]any{"for": m.tree.what, "branch": m.tree.branch, "worktree": m.tree.path, "problem": p.Kind,
+		"reason": p.Reason, "files": stringsAny(p.Files), "tasks": stringsAny(p.Tasks), "output": p.Output, "sources": sources,
+		"verify": stringsAny(m.verify)}
+	inputs["merge_problem"], inputs["merge_reason"] = p.Kind, p.Reason
+	inputs["merge_files"], inputs["merge_output"] = strings.Join(p.Files, "\n"), p.Output
+	tools := toolsOf(r.plan, a.agent.ID).At(0)
+	if tools == nil {
+		tools = []string{}
+	}
+	return &Task{RunID: r.id, CueID: a.cue.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools,
+		TaskID: a.cue.ID, Workspace: m.tree.path}
+}
+
+// resolverPrompt says in words what a coding agent resolving the merge is
+// to do, then gives its own prompt: if it has one (a template over the
+// task, as any prompt).
+func (m *merge) resolverPrompt(agent *spec.Agent, p *sched.MergeProblem) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are resolving a git merge for orch, in the worktree %s (branch %s): %s.\n\n", m.tree.path, m.tree.branch, p.Reason)
+	if p.Kind == "verify" {
+		fmt.Fprintf(&b, "The command %s fails on the merged tree. Its last lines:\n\n%s\n\nFix the tree so that it passes; orch runs it again.", quoteArgv(m.verify), p.Output)
+	} else {
+		fmt.Fprintf(&b, "Edit the files in conflict (%s) so that they keep what each side meant, and remove every conflict marker (the lines <<<<<<<, ======= and >>>>>>>). The branches that collided: %s.",
+			strings.Join(p.Files, ", "), strings.Join(p.Tasks, ", "))
+		if len(m.verify) > 0 {
+			fmt.Fprintf(&b, " Then %s must pass on the merged tree.", quoteArgv(m.verify))
+		}
+	}
+	b.WriteString(" Leave your changes in the worktree, committed or not: orch checks that no conflict marker is left and commits them. Do not abort the merge, reset, or check out another branch.")
+	text := strings.ReplaceAll(b.String(), "{{", `{{"{{"}}`) // literal text in a template
+	if agent.Prompt != "" {
+		text += "\n\n" + agent.Prompt
+	}
+	return text
+}
+
+func stringsAny(list []string) []any {
+	out := make([]any, len(list))
+	for i, s := range list {
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/sched"
+)
+
+// verifyTail is how many of the verify command's last lines a resolver (or
+// the person) is given; all of them are in the merge attempt's log.
+const verifyTail = 40
+
+// runVerify runs the merge's verify command (argv, no shell) in the merged
+// tree — the project root's place in the merge's worktree — as a process of
+// the merge's attempt: its own process group, the attempt's token, its
+// output in the attempt's log, its timeout the cue's. A failure is a
+// problem holding the command's last lines.
+func (m *merge) runVerify(ctx context.Context, r *run) (*sched.MergeProblem, error) {
+	a := m.att
+	r.sweeper.Begin(a.token) // what carries its token is the verify command's, while it runs
+	defer r.sweeper.End(a.token)
+	dir := (&workspace{path: m.tree.path}).dirFor(m.tree.w.repo, r.opts.ProjectRoot)
+	s, err := proc.NewStdio(false)
+	if err != nil {
+		return nil, err
+	}
+	tail := &lastLines{max: verifyTail}
+	writer := func(stream string) *lineWriter {
+		return &lineWriter{emit: func(line string) { a.log(stream, line); tail.add(line) }}
+	}
+	p, err := proc.Start(proc.Spec{Argv: m.verify, Dir: dir, Env: a.env(), Token: a.token, Stdio: s, Cgroup: r.sweeper.Cgroup(), Grace: r.grace})
+	if err != nil {
+		return &sched.MergeProblem{Kind: "verify", Reason: fmt.Sprintf("the verify command %s could not start: %v", quoteArgv(m.verify), err)}, nil
+	}
+	p.ReadOutput(logLines(writer("stdout")), logLines(writer("stderr")))
+	timer := time.NewTimer(m.timeout)
+	defer timer.Stop()
+	why := ""
+	select {
+	case <-p.Done():
+	case <-timer.C:
+		why = fmt.Sprintf("did not finish within %s", m.timeout)
+		p.Terminate(r.grace)
+	case <-ctx.Done():
+		p.Terminate(r.grace)
+	}
+	<-p.Done()
+	a.sweep(p, "verify", why != "" || ctx.Err() != nil)
+	p.WaitOutput()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if e := p.Exit(); why == "" && (e.Signaled || e.Code != 0) {
+		why = e.String()
+	}
+	if why == "" {
+		return nil, nil
+	}
+	return &sched.MergeProblem{Kind: "verify", Output: tail.String(),
+		Reason: fmt.Sprintf("the verify command %s %s on %s", quoteArgv(m.verify), why, m.tree.what)}, nil
+}
+
+// lastLines keeps the last max lines written to it.
+type lastLines struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+}
+
+func (l *lastLines) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(line) > 500 {
+		line = line[:500] + " …"
+	}
+	l.lines = append(l.lines, line)
+	if len(l.lines) > l.max {
+		l.lines = l.lines[len(l.lines)-l.max:]
+	}
+}
+
+func (l *lastLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
