@@ -263,9 +263,26 @@ type status struct {
 	} `json:"questions"`
 	Worktrees []struct {
 		Cue    string `json:"cue"`
+		Agent  string `json:"agent"`
 		Branch string `json:"branch"`
 		Commit string `json:"commit"`
 	} `json:"worktrees"`
+}
+
+// attemptBranch is the branch the cue's one attempt committed to (the run
+// also lists its result branch, which orch's merge made).
+func (s status) attemptBranch(t *testing.T, cue string) string {
+	t.Helper()
+	var found []string
+	for _, wt := range s.Worktrees {
+		if wt.Cue == cue && !strings.HasPrefix(wt.Agent, "orch:") && wt.Commit != "" {
+			found = append(found, wt.Branch)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%s's attempt branches: %q, want one committed (worktrees: %+v)", cue, found, s.Worktrees)
+	}
+	return found[0]
 }
 
 func (w *world) status() status {

@@ -11,8 +11,9 @@ import (
 
 // TestTeam is four CLIs on one feature, each in its own worktree: a plan
 // by claude -p, then the code by codex exec and the tests by
-// claude-agent-acp at once, then a review by gemini over ACP. The plan's
-// outputs reach the others' prompts; each branch holds what its CLI wrote.
+// claude-agent-acp at once, then a review by gemini over ACP, from the merge
+// of their branches. The plan's outputs reach the others' prompts; each
+// branch holds what its CLI wrote.
 func TestTeam(t *testing.T) {
 	if skipWhy != "" {
 		t.Skip(skipWhy)
@@ -102,24 +103,17 @@ agent:
 	s := w.status()
 
 	// Each branch holds what its CLI wrote, on top of what it started from.
-	branch := map[string]string{}
-	for _, wt := range s.Worktrees {
-		branch[wt.Cue] = wt.Branch
-	}
 	for cue, files := range map[string][]string{
 		"PLAN":   {"PLAN.md"},
 		"CODE":   {"PLAN.md", "slug.py"},
 		"TESTS":  {"PLAN.md", "test_slug.py"},
-		"REVIEW": {"PLAN.md", "slug.py"}, // started from CODE's branch, the first dependency
+		"REVIEW": {"PLAN.md", "slug.py", "test_slug.py"}, // started from the merge of CODE's and TESTS' branches
 	} {
-		if branch[cue] == "" {
-			t.Errorf("no worktree branch for %s: %+v", cue, s.Worktrees)
-			continue
-		}
-		tree := w.git("ls-tree", "--name-only", branch[cue])
+		b := s.attemptBranch(t, cue)
+		tree := w.git("ls-tree", "--name-only", b)
 		for _, f := range files {
 			if !strings.Contains(tree, f+"\n") {
-				t.Errorf("%s's branch %s lacks %s:\n%s", cue, branch[cue], f, tree)
+				t.Errorf("%s's branch %s lacks %s:\n%s", cue, b, f, tree)
 			}
 		}
 	}
