@@ -2,8 +2,10 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -38,6 +40,9 @@ func (s *acpSession) inside(path string) (string, *rpcError) {
 	return rel, nil
 }
 
+// acpResourceNotFound is ACP's error code for a missing session or file.
+const acpResourceNotFound = -32002
+
 func (s *acpSession) readFile(params json.RawMessage) (any, *rpcError) {
 	var p struct {
 		Path  string `json:"path"`
@@ -50,6 +55,12 @@ func (s *acpSession) readFile(params json.RawMessage) (any, *rpcError) {
 		return nil, rerr
 	}
 	f, err := s.root.Open(rel) // os.Root: no symlink leads out either
+	if errors.Is(err, fs.ErrNotExist) {
+		// ACP's "Resource not found", as the schema says: what an agent
+		// that reads a file before writing it (gemini --acp) means to take
+		// for "a new file".
+		return nil, &rpcError{Code: acpResourceNotFound, Message: "Resource not found: " + p.Path}
+	}
 	if err != nil {
 		return nil, &rpcError{Code: -32603, Message: err.Error()}
 	}

@@ -25,8 +25,8 @@
 // whose pid it writes to ARG), garbage (a line that is not JSON),
 // unknown-method (calls terminal/create), stray-response (answers a request
 // never made), huge-line (a line over 10 MiB), fs FILE (writes FILE in its
-// cwd, reads it back, and tries to read /etc/hostname: it reports both
-// outcomes). With FAKE_ACP_PIDFILE set, it writes its pid there.
+// cwd, reads it back, tries to read /etc/hostname and FILE.missing: it
+// reports the outcomes). With FAKE_ACP_PIDFILE set, it writes its pid there.
 package fakeacp
 
 import (
@@ -262,7 +262,8 @@ func (a *agent) turn(id json.RawMessage, session, prompt string) {
 		w := a.call("fs/write_text_file", map[string]any{"sessionId": session, "path": path, "content": "written by fake-acp\n"})
 		r := a.call("fs/read_text_file", map[string]any{"sessionId": session, "path": path})
 		o := a.call("fs/read_text_file", map[string]any{"sessionId": session, "path": "/etc/hostname"})
-		a.say(session, fmt.Sprintf("write: %s %s\nread: %s\noutside: %s\n{\"summary\": \"fs\"}", w.Result, w.Error, r.Result, o.Error))
+		n := a.call("fs/read_text_file", map[string]any{"sessionId": session, "path": path + ".missing"})
+		a.say(session, fmt.Sprintf("write: %s %s\nread: %s\noutside: %s\nmissing: %s\n{\"summary\": \"fs\"}", w.Result, w.Error, r.Result, o.Error, n.Error))
 		a.end(id, "end_turn")
 	default:
 		a.say(session, "unknown mode "+a.mode)

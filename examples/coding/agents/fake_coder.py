@@ -4,7 +4,7 @@ JSON-RPC 2.0, one message per line, on stdin and stdout. Python 3 standard
 library only, offline, deterministic: it plays the planner, an implementer
 or the reviewer of examples/coding, by the first line of its prompt.
 
-What it uses of ACP, as a real agent (gemini --experimental-acp) would:
+What it uses of ACP, as a real agent (gemini --acp) would:
   initialize, session/new (the cwd is the attempt's worktree),
   session/prompt, answered after session/update notifications
   (agent_message_chunk, plan, tool_call, usage_update), then a stopReason;
