@@ -331,7 +331,19 @@ func (a *attempt) agentDir() string {
 
 // timeouts for this attempt's phases.
 func (a *attempt) ackTimeout() time.Duration {
-	return firstPositive(a.r.plan.Cuelist.Defaults.AckTimeout.D(), DefaultAckTimeout)
+	return ackTimeout(a.r.plan.Cuelist, a.agent)
+}
+
+// ackTimeout is how long an agent has to acknowledge WARNING: the cuelist's
+// defaults.ack_timeout, else DefaultAckTimeout, or for an ACP agent, whose
+// WARNING starts a coding CLI that takes seconds to answer initialize,
+// DefaultACPStartTimeout.
+func ackTimeout(cl *spec.Cuelist, agent *spec.Agent) time.Duration {
+	def := DefaultAckTimeout
+	if agent.Protocol == "acp" {
+		def = DefaultACPStartTimeout
+	}
+	return firstPositive(cl.Defaults.AckTimeout.D(), def)
 }
 
 func (a *attempt) standbyTimeout() time.Duration {

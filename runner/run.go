@@ -21,12 +21,15 @@ import (
 
 // Defaults for what a cuelist does not say.
 const (
-	DefaultMaxParallel    = 4
-	DefaultAckTimeout     = 5 * time.Second
-	DefaultStandbyTimeout = time.Minute
-	DefaultTimeout        = 30 * time.Minute
-	DefaultKillGrace      = 5 * time.Second
-	MaxLine               = 1 << 20 // the longest protocol line or output line accepted
+	DefaultMaxParallel = 4
+	DefaultAckTimeout  = 5 * time.Second
+	// DefaultACPStartTimeout is an ACP agent's ack_timeout by default: real
+	// coding CLIs answer initialize in 2 to 5 s, more on a busy machine.
+	DefaultACPStartTimeout = 30 * time.Second
+	DefaultStandbyTimeout  = time.Minute
+	DefaultTimeout         = 30 * time.Minute
+	DefaultKillGrace       = 5 * time.Second
+	MaxLine                = 1 << 20 // the longest protocol line or output line accepted
 
 	commandPoll = 200 * time.Millisecond // how often the owner looks for orch go and orch stop
 )

@@ -201,7 +201,8 @@ func (r *running) wait(t *testing.T) int {
 
 // TestClaudeAsRoot checks the README's advice for root (a container):
 // claude refuses --permission-mode bypassPermissions, what default: allow
-// maps to, unless the agent has IS_SANDBOX=1.
+// maps to, unless the agent has IS_SANDBOX=1; orch says so before the run
+// starts.
 func TestClaudeAsRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("claude's refusal is for root only: run as root to check it")
@@ -213,8 +214,8 @@ func TestClaudeAsRoot(t *testing.T) {
 			w.write(map[string]string{"cuelist.yaml": strings.Replace(oneCue(claudeCode, "workdir", "{default: allow}"),
 				"protocol: claude-code", "protocol: claude-code"+env, 1)}, false)
 			if env == "" {
-				w.run("cuelist.yaml", 1)
-				contains(t, "orch logs", w.orch("logs", "last").stdout, "cannot be used with root/sudo privileges")
+				r := w.run("cuelist.yaml", 1)
+				contains(t, "orch run's refusal", r.stderr, "Claude Code refuses that as root unless IS_SANDBOX=1")
 				return
 			}
 			w.run("cuelist.yaml", 0)
