@@ -14,17 +14,25 @@ import (
 const checkpointEvery = 100 * time.Millisecond
 
 // checkpointer runs PASSIVE checkpoints while this handle has written since
-// the last one; a PASSIVE checkpoint never waits for readers or writers.
+// the last one; a PASSIVE checkpoint never waits for readers or writers. It
+// also checks that the file is still there (gone.go).
 func (d *DB) checkpointer() {
 	defer close(d.checkpointDone)
 	t := time.NewTicker(checkpointEvery)
 	defer t.Stop()
 	var last int64
+	var checked time.Time
 	for {
 		select {
 		case <-d.checkpointQuit:
 			return
 		case <-t.C:
+		}
+		if time.Since(checked) >= fileCheckEvery {
+			checked = time.Now()
+			if d.checkFile() != nil {
+				continue
+			}
 		}
 		if n := d.stats.transactions.Load(); n != last {
 			last = n
