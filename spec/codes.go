@@ -25,6 +25,7 @@ var Codes = map[string]string{
 	"file-too-large":      "a spec file is larger than the size limit",
 	"handoff-not-allowed": "the receiver of a handoff is not in the sender's handoff_to",
 	"internal":            "orch itself failed",
+	"input-var-clash":     "input names that are one ORCH_INPUT_ variable (they differ only in case or punctuation)",
 	"invalid-key":         "a mapping key is not a valid name",
 	"invalid-utf8":        "the file is not valid UTF-8",
 	"missing-command":     "an agent has neither command nor run",
