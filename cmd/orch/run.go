@@ -190,6 +190,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	var stream *streamPrinter
 	if show.stream {
 		stream = newStreamPrinter(prog.printAbove, color, ro.Plan)
+		stream.terminal = io.outTTY
 		ro.Recorder = streamRecorder{Recorder: ro.Recorder, s: stream}
 	}
 	bell := io.out // rung when a person is needed, on a terminal
