@@ -278,7 +278,7 @@ func (s *server) goCue(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	s.writing(w, r, func(ctx context.Context, io *streams, db *store.DB) error {
-		return goCue(ctx, io, db, db.Path(), id, req.Cue, display{}, false)
+		return goCue(ctx, io, db, db.Path(), id, req.Cue, display{}, false, 10*time.Second)
 	})
 }
 
