@@ -38,6 +38,7 @@ var Codes = map[string]string{
 	"schema":              "the document does not match its JSON Schema",
 	"self-reference":      "an agent refers to itself",
 	"too-deep":            "the document nests deeper than any real spec",
+	"too-many-nodes":      "the files hold more YAML nodes than any real spec",
 	"two-kinds":           "a document has two kind keys",
 	"unknown-agent":       "a reference names an agent that is not defined",
 	"unknown-cue":         "a reference names a cue that is not defined",

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -12,9 +11,18 @@ import (
 // made _. So keys that differ only in case or punctuation (a_b, A-B) would
 // be one variable, and one of the values would be lost: inputVarClashes
 // reports them.
-func InputVar(key string) string { return "ORCH_INPUT_" + nonEnvChar.ReplaceAllString(strings.ToUpper(key), "_") }
-
-var nonEnvChar = regexp.MustCompile(`[^A-Z0-9_]`)
+func InputVar(key string) string {
+	var b strings.Builder
+	b.Grow(len("ORCH_INPUT_") + len(key))
+	b.WriteString("ORCH_INPUT_")
+	for _, r := range strings.ToUpper(key) {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			r = '_'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
 // inputClashes are the groups of keys, among every input and provided key
 // of a cuelist, that share an InputVar.
