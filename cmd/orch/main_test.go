@@ -42,6 +42,8 @@ func TestMain(m *testing.M) {
 		"orch-bench-writer": func() { os.Exit(benchWriterMain(os.Args[1:])) },
 		// orch-hold-lock holds the database's write lock (lockholder_test.go).
 		"orch-hold-lock": func() { os.Exit(lockHolderMain(os.Args[1:])) },
+		// orch-idle-conns holds idle connections to a server (serve_guard_test.go).
+		"orch-idle-conns": func() { os.Exit(idleConnsMain(os.Args[1:])) },
 	})
 }
 

@@ -148,7 +148,8 @@ func startServe(tb testing.TB, path string) (string, int) {
 	for sc.Scan() {
 		if i := strings.Index(sc.Text(), "http://"); i >= 0 {
 			go func() { _, _ = io.Copy(io.Discard, out) }()
-			return strings.TrimSuffix(sc.Text()[i:], "/"), cmd.Process.Pid
+			url, _, _ := strings.Cut(sc.Text()[i:], "?") // reads need no token on loopback
+			return strings.TrimSuffix(url, "/"), cmd.Process.Pid
 		}
 	}
 	tb.Fatalf("orch serve printed no URL (%v)", sc.Err())
