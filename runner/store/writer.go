@@ -105,8 +105,8 @@ func (d *DB) send(ctx context.Context, r *request) error {
 	if d.closed {
 		return ErrClosed
 	}
-	if err := ctx.Err(); err != nil {
-		return err // never queue a write the caller has given up on
+	if ctx.Err() != nil {
+		return d.givenUp(ctx, false) // never queue a write the caller has given up on
 	}
 	d.unfinished.Add(1)
 	select {
@@ -115,7 +115,7 @@ func (d *DB) send(ctx context.Context, r *request) error {
 		return nil
 	case <-ctx.Done():
 		d.unfinished.Add(-1)
-		return ctx.Err()
+		return d.givenUp(ctx, false)
 	}
 }
 
@@ -180,11 +180,22 @@ func (d *DB) wait(ctx context.Context, r *request) error {
 			return err
 		default:
 		}
-		if since, ok := d.lockWait.waiting(); ok {
-			return fmt.Errorf("%w (the write may still be recorded)", d.lockedError(since, context.Cause(ctx)))
-		}
-		return fmt.Errorf("%w while waiting for the commit (the write may still be recorded)", context.Cause(ctx))
+		return d.givenUp(ctx, true)
 	}
+}
+
+// givenUp is the error of a write whose caller's ctx ended before it was
+// committed (queued: it may still be), saying why: another process's lock
+// when the writer is waiting for it.
+func (d *DB) givenUp(ctx context.Context, queued bool) error {
+	how := "not recorded"
+	if queued {
+		how = "the write may still be recorded"
+	}
+	if since, ok := d.lockWait.waiting(); ok {
+		return fmt.Errorf("%w (%s)", d.lockedError(since, context.Cause(ctx)), how)
+	}
+	return fmt.Errorf("%w while waiting for the commit (%s)", context.Cause(ctx), how)
 }
 
 // Append commits events, and their effect on the run's state, in one
