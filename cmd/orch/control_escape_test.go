@@ -68,15 +68,7 @@ agent:
   id: tree
   command: [sh, "`+script+`", "`+pidFile+`", `+tt.mode+`]
 `)
-				owner := c.start("run", file)
-				c.waitFor(60*time.Second, "the agent's 23 descendants", func() bool {
-					_, err := os.Stat(pidFile + ".ready")
-					return err == nil || owner.exited()
-				})
-				pids := readPidFile(pidFile)
-				if len(pids) != 24 {
-					t.Fatalf("the agent recorded %d pids, want 24 (itself and 23 descendants)\n%s", len(pids), owner.output())
-				}
+				owner, pids := c.startDescendants(file, pidFile)
 				var stopper *orchProc
 				if tt.stop != nil {
 					stopper = tt.stop(c, owner)
@@ -95,6 +87,23 @@ agent:
 			})
 		}
 	}
+}
+
+// startDescendants starts orch run file, whose agent runs descendants.sh,
+// and waits until the agent has started its 23 descendants; it returns the
+// owner and the 24 pids.
+func (c *ctl) startDescendants(file, pidFile string) (*orchProc, []int) {
+	c.t.Helper()
+	owner := c.start("run", file)
+	c.waitFor(60*time.Second, "the agent's 23 descendants", func() bool {
+		_, err := os.Stat(pidFile + ".ready")
+		return err == nil || owner.exited()
+	})
+	pids := readPidFile(pidFile)
+	if len(pids) != 24 {
+		c.t.Fatalf("the agent recorded %d pids, want 24 (itself and 23 descendants)\n%s", len(pids), owner.output())
+	}
+	return owner, pids
 }
 
 // readPidFile reads the pids descendants.sh wrote, one a line.
@@ -174,15 +183,7 @@ agent:
   id: other
   command: [sh, -c, 'while [ ! -e "@DIR@/other.done" ]; do sleep 0.05; done']
 `)
-			owner := c.start("run", file)
-			c.waitFor(60*time.Second, "the agent's 23 descendants", func() bool {
-				_, err := os.Stat(pidFile + ".ready")
-				return err == nil || owner.exited()
-			})
-			pids := readPidFile(pidFile)
-			if len(pids) != 24 {
-				t.Fatalf("the agent recorded %d pids, want 24\n%s", len(pids), owner.output())
-			}
+			owner, pids := c.startDescendants(file, pidFile)
 			c.mustOrch(0, "stop", "last", "TREE")
 			// A hang guard, not a measure: the sweeps look once a second.
 			deadline := time.Now().Add(20 * time.Second)

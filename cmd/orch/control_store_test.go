@@ -83,6 +83,17 @@ func (h *lockHolder) release(t *testing.T) {
 	}
 }
 
+// startInGo starts orch run file and waits until cue is in GO and its agent
+// has written its pid to pidFile (in the test's directory); it returns the
+// owner and the agent's pid.
+func (c *ctl) startInGo(file, cue, pidFile string) (*orchProc, []int) {
+	c.t.Helper()
+	owner := c.start("run", file)
+	c.waitInGo(owner, 30*time.Second, cue)
+	c.waitFor(10*time.Second, "the agent to write its pid", func() bool { _, err := os.Stat(c.path(pidFile)); return err == nil })
+	return owner, c.readPids(pidFile)
+}
+
 // setEnv sets (or replaces) one variable of the environment of the orch
 // processes the test starts.
 func (c *ctl) setEnv(key, value string) {
@@ -172,10 +183,7 @@ agent:
   id: chatty
   command: [sh, -c, 'echo $$ > "@DIR@/chatty.pid"; while [ ! -e "@DIR@/done" ]; do echo chatter; sleep 0.05; done']
 `)
-	owner := c.start("run", file)
-	c.waitInGo(owner, 30*time.Second, "CHATTY")
-	c.waitFor(10*time.Second, "the agent to write its pid", func() bool { _, err := os.Stat(c.path("chatty.pid")); return err == nil })
-	pids := c.readPids("chatty.pid")
+	owner, pids := c.startInGo(file, "CHATTY", "chatty.pid")
 	id := c.status("last").ID
 	h := c.holdLock()
 	held := time.Now()
@@ -223,10 +231,7 @@ agent:
   id: stubborn
   command: [sh, -c, 'trap "" TERM INT; echo $$ > "@DIR@/stubborn.pid"; while :; do echo still here; sleep 0.05; done']
 `)
-			owner := c.start("run", file)
-			c.waitInGo(owner, 30*time.Second, "STUBBORN")
-			c.waitFor(10*time.Second, "the agent to write its pid", func() bool { _, err := os.Stat(c.path("stubborn.pid")); return err == nil })
-			pids := c.readPids("stubborn.pid")
+			owner, pids := c.startInGo(file, "STUBBORN", "stubborn.pid")
 			h := c.holdLock()
 			time.Sleep(1500 * time.Millisecond) // the owner's writes now wait for the lock
 			owner.signal(sig)
@@ -277,10 +282,8 @@ agent:
   id: quick
   command: [sh, -c, 'while [ ! -e "@DIR@/go" ]; do sleep 0.02; done']
 `)
-			owner := c.start("run", file)
-			c.waitInGo(owner, 30*time.Second, "LONG", "QUICK")
-			c.waitFor(10*time.Second, "the agent to write its pid", func() bool { _, err := os.Stat(c.path("long.pid")); return err == nil })
-			pids := c.readPids("long.pid")
+			owner, pids := c.startInGo(file, "LONG", "long.pid")
+			c.waitInGo(owner, 30*time.Second, "QUICK")
 			gone := c.db
 			if what == "directory" {
 				gone = dir
@@ -328,10 +331,7 @@ agent:
   id: chatty
   command: [sh, -c, 'echo $$ > "@DIR@/chatty.pid"; while :; do echo chatter; sleep 0.01; done']
 `)
-	owner := c.start("run", file)
-	c.waitInGo(owner, 30*time.Second, "CHATTY")
-	c.waitFor(10*time.Second, "the agent to write its pid", func() bool { _, err := os.Stat(c.path("chatty.pid")); return err == nil })
-	pids := c.readPids("chatty.pid")
+	owner, pids := c.startInGo(file, "CHATTY", "chatty.pid")
 	if err := errors.Join(os.Truncate(c.db, 0), os.Truncate(c.db+"-wal", 0)); err != nil {
 		t.Fatal(err)
 	}

@@ -25,12 +25,7 @@ import (
 // connection closed), with it it goes through; reads need none, and a
 // foreign Host is still refused (DNS rebinding). Issue 27, item 8.
 func TestServeLoopbackToken(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "orch.db")
-	w, err := store.Open(db, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	db := emptyDB(t)
 	u := serveDBAs(t, db, "s3cret", true, nil).URL
 	if code, _ := get(t, u+"/api/runs"); code != 200 {
 		t.Errorf("a read without the token on loopback: %d, want 200", code)
@@ -66,7 +61,7 @@ type serveProc struct {
 
 // startServeProc starts orch serve (this test binary as orch) with args
 // and reads the URL it prints.
-func startServeProc(t *testing.T, db string, args ...string) *serveProc {
+func startServeProc(t testing.TB, db string, args ...string) *serveProc {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -95,16 +90,23 @@ func startServeProc(t *testing.T, db string, args ...string) *serveProc {
 	return nil
 }
 
-// TestServeTokenPerStart: orch serve on loopback generates a token at each
-// start and prints it in its URL; a POST needs it. --no-token goes without,
-// and is refused off loopback.
-func TestServeTokenPerStart(t *testing.T) {
+// emptyDB makes a run database with no runs.
+func emptyDB(t *testing.T) string {
+	t.Helper()
 	db := filepath.Join(t.TempDir(), "orch.db")
 	w, err := store.Open(db, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
+	return db
+}
+
+// TestServeTokenPerStart: orch serve on loopback generates a token at each
+// start and prints it in its URL; a POST needs it. --no-token goes without,
+// and is refused off loopback.
+func TestServeTokenPerStart(t *testing.T) {
+	db := emptyDB(t)
 	a, b := startServeProc(t, db), startServeProc(t, db)
 	if len(a.token) < 32 || a.token == b.token {
 		t.Fatalf("tokens printed: %q and %q, want a new one at each start", a.token, b.token)
@@ -169,12 +171,7 @@ func idleConnsMain(args []string) int {
 // answers. Issue 27, item 7. The wait is a hang guard; the time taken is
 // logged.
 func TestServeIdleConnections(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "orch.db")
-	w, err := store.Open(db, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	db := emptyDB(t)
 	s := startServeProc(t, db)
 	addr := strings.TrimPrefix(s.base, "http://")
 	exe, err := os.Executable()
