@@ -44,7 +44,13 @@ func (d *DB) checkpointer() {
 func (d *DB) checkpoint() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := d.sql.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); checkpointFailed(err) {
+	var busy, frames, copied int64
+	err := d.sql.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+	if checkpointFailed(err) {
 		d.setFault(fmt.Errorf("checkpointing %s: %w", d.path, d.plain(err)))
+		return
+	}
+	if err == nil && copied > 0 {
+		d.hadHeader.Store(true) // pages are in the file now: see checkFile
 	}
 }

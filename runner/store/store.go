@@ -198,6 +198,7 @@ func open(path string, opts Options) (*DB, error) {
 		abandoned:      make(chan struct{}),
 		file:           file,
 	}
+	d.hadHeader.Store(file.Size() >= headerSize)
 	go d.writer()
 	go d.checkpointer()
 	return d, nil
