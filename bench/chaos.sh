@@ -14,6 +14,14 @@
 #                   (needs root: skipped otherwise)
 #   immutable-db    chattr +i on the database files while the agent is
 #                   chatty (skipped where chattr does not work)
+#   lock-held       another process (python3's sqlite3) takes the database's
+#                   write lock and keeps it; orch's lock timeout is 3s
+#                   (ORCH_LOCK_TIMEOUT): the time is from the lock taken
+#   lock-SIGTERM    the same with a lock timeout of 5m, and SIGTERM sent to
+#                   orch 1s after the lock was taken: it must end within
+#                   kill_grace + 2s all the same
+#   db-deleted      the database's directory is deleted (rm -rf) under the
+#                   live run
 # each with a cgroup per run (where the machine allows one) and without
 # (ORCH_NO_CGROUP=1: the subreaper's tree sweeps). Per case it prints the
 # survivors (of the agent and its 23 descendants, and the chatty agent's
@@ -23,7 +31,8 @@
 # orch resume; for normal-end and go-timeout: from the moment the agent's
 # descendants all run) and orch's exit status. It never hangs itself and
 # leaves nothing behind.
-#   bench/chaos.sh [MODE...]   (MODE: cgroup, tree-sweep; default both)
+#   bench/chaos.sh [MODE...]   (MODE: cgroup, tree-sweep; default both;
+#                               CHAOS_CASES="lock-held db-deleted" runs those)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 modes=${*:-cgroup tree-sweep}
@@ -47,8 +56,9 @@ alive() {
 	done
 }
 
-mounts=() immutable=()
+mounts=() immutable=() holders=()
 cleanup() {
+	for h in "${holders[@]}"; do kill "$h" 2>/dev/null; done
 	for d in "$tmp"/*/; do
 		alive "$d" | xargs -r kill -9 2>/dev/null
 	done
@@ -115,6 +125,10 @@ run_case() {
 	EOF
 	local -a env=(ORCH_DB="$d/db/orch.db")
 	[ "$mode" = tree-sweep ] && env+=(ORCH_NO_CGROUP=1)
+	case $kind in
+	lock-held) env+=(ORCH_LOCK_TIMEOUT=3s) ;;
+	lock-SIGTERM) env+=(ORCH_LOCK_TIMEOUT=5m) ;;
+	esac
 	env "${env[@]}" "$orch" run "$d/cuelist.yaml" >"$d/out" 2>&1 &
 	pid=$!
 	for _ in $(seq 1200); do
@@ -144,6 +158,23 @@ run_case() {
 		sleep 0.3
 		for f in "$d"/db/orch.db*; do chattr +i "$f" && immutable+=("$f"); done
 		t0=$(now) ;;
+	lock-held | lock-SIGTERM)
+		python3 -c 'import os, sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+c.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+while time.sleep(0.05) or os.getppid() != 1: pass' "$d/db/orch.db" >"$d/lock.out" 2>&1 &
+		holders+=($!)
+		for _ in $(seq 200); do grep -q held "$d/lock.out" 2>/dev/null && break; sleep 0.05; done
+		t0=$(now)
+		if [ "$kind" = lock-SIGTERM ]; then
+			sleep 1
+			kill -TERM "$pid"
+			t0=$(now)
+		fi ;;
+	db-deleted)
+		rm -rf "$d/db"
+		t0=$(now) ;;
 	esac
 	if ! waitexit "$pid" "$limit"; then
 		hung=yes
@@ -164,7 +195,8 @@ run_case() {
 	local survivors
 	survivors=$(alive "$d" | wc -l)
 	[ "$hung" = yes ] && exit_time=-
-	case $kind in disk-full | immutable-db) note+="$(grep -v '^\s*$' "$d/out" | tail -1 | cut -c1-90)" ;; esac
+	case $kind in disk-full | immutable-db | lock-* | db-deleted) note+="$(grep '^orch: ' "$d/out" | tail -1 | cut -c1-110)" ;; esac
+	for h in "${holders[@]}"; do kill "$h" 2>/dev/null; done
 	printf '%-13s %-10s %9s %5s %9s %5s  %s\n' "$kind" "$mode" "$survivors" "$hung" "$exit_time" "$code" "$note"
 	alive "$d" | xargs -r kill -9 2>/dev/null
 	for f in "$d"/db/orch.db*; do chattr -i "$f" 2>/dev/null; done
@@ -180,7 +212,7 @@ run_case() {
 }
 
 for mode in $modes; do
-	for kind in normal-end go-timeout SIGINT SIGTERM orch-stop kill9-stop kill9-resume disk-full immutable-db; do
+	for kind in ${CHAOS_CASES:-normal-end go-timeout SIGINT SIGTERM orch-stop kill9-stop kill9-resume disk-full immutable-db lock-held lock-SIGTERM db-deleted}; do
 		run_case "$kind" "$mode"
 	done
 done

@@ -43,6 +43,7 @@ func (b *brokenRecord) get() error {
 func (r *recording) recordFailed(err error) error {
 	if r.broken.err.CompareAndSwap(nil, &RecordError{RunID: r.runID, Err: err}) {
 		close(r.broken.done)
+		r.storeWaits.cancel(err) // nothing more waits for the store
 	}
 	return r.broken.err.Load()
 }

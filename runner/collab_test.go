@@ -508,3 +508,29 @@ func TestFloodIsThrottled(t *testing.T) {
 		t.Error("no guard warning for the flood")
 	}
 }
+
+// TestStatusReportFloodIsThrottled: status.report, the type agents report
+// their state with, counts against message_rate as the other status.*
+// messages do (issue 27, item 11); nothing is lost, so the last state
+// reported is the one kept.
+func TestStatusReportFloodIsThrottled(t *testing.T) {
+	o := collab(t, `  guardrails: {message_rate: 100, loop_warn: 100000, loop_block: 100000}
+  cues:
+    - id: F
+      agents: [a]
+      inputs: {script: [{repeat: {times: 300, step: {report_status: {state: working, progress: 0.5, detail: busy}}}}, {report_status: {state: working, progress: 0.9, detail: last}}]}
+`, scriptAgent(t, "a", ""))
+	rec := newMemRecorder()
+	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+		t.Fatalf("run %s: %s: %s", res.State, res.Reason, reasonOf(rec, "F"))
+	}
+	if len(rec.of(EvGuard)) == 0 {
+		t.Error("no guard warning for 301 status reports against a rate of 100/s")
+	}
+	reports := rec.of(EvAgentStatus)
+	var last StatusData
+	asData(reports[len(reports)-1].Data, &last)
+	if len(reports) != 301 || last.Detail != "last" {
+		t.Errorf("%d of 301 reports recorded, the last %+v", len(reports), last)
+	}
+}

@@ -131,12 +131,14 @@ func (a *attempt) loopVerdict(ap *agentProcess, msg protocols.Message, n int) (b
 }
 
 // rateLimited says which requests count against an agent's message rate:
-// those that reach another agent or the person. Blackboard and memory
-// requests are storage; a flood of them is slowed by the store itself.
+// those that reach another agent or the person (an agent's state, reported
+// with status.report, is an event each). Blackboard and memory requests are
+// storage; a flood of them is slowed by the store itself.
 func rateLimited(t string) bool {
 	switch t {
 	case protocols.TypeMessageSend, protocols.TypeMessageUser, protocols.TypeDiscoveryReport, protocols.TypeQuestionAsk,
-		protocols.TypeStatusUpdate, protocols.TypeStatusUsage, protocols.TypeEscalationConflict, protocols.TypeEscalationError:
+		protocols.TypeStatusReport, protocols.TypeStatusUpdate, protocols.TypeStatusUsage, protocols.TypeEscalationConflict,
+		protocols.TypeEscalationError:
 		return true
 	}
 	return false

@@ -23,10 +23,11 @@ const logRowCost = 100
 type logCap struct {
 	mu     sync.Mutex
 	log    func(LogLine)
-	head   int64 // budget of the lines logged as they come
-	tail   int64 // budget of the ring
-	spent  int64 // cost of the lines logged
-	closed bool  // see close
+	mask   *Redactor // a line longer than MaxLine is masked, then cut (cutLine)
+	head   int64     // budget of the lines logged as they come
+	tail   int64     // budget of the ring
+	spent  int64     // cost of the lines logged
+	closed bool      // see close
 	ring   []LogLine
 	first  int   // index of the oldest line in ring
 	held   int64 // cost of the lines in the ring
@@ -41,13 +42,16 @@ func (r *run) newLogCap() *logCap {
 	if max <= 0 {
 		max = DefaultMaxLog
 	}
-	return &logCap{log: r.rec.Log, head: max - max/2, tail: max / 2}
+	return &logCap{log: r.rec.Log, mask: r.redact, head: max - max/2, tail: max / 2}
 }
 
 func lineCost(l LogLine) int64 { return int64(len(l.Text)) + logRowCost }
 
 // add logs l, or keeps it for close.
 func (c *logCap) add(l LogLine) {
+	if len(l.Text) > MaxLine {
+		l.Text = cutLine(l.Text, c.mask)
+	}
 	cost := lineCost(l)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -176,14 +176,23 @@ func (a *attempt) sweep(p *proc.Process, step string, killed bool) {
 	}
 }
 
-// lineWriter turns an output stream into log lines; a line longer than
-// MaxLine is cut (the rest dropped, with a marker).
+// lineWriter turns an output stream into log lines. A line longer than
+// MaxLine is read on for secretSlack more bytes (the rest is dropped, with a
+// marker), so that the log can mask it, then cut it at MaxLine (logCap,
+// cutLine): a secret straddling the cut is masked whole.
 type lineWriter struct {
 	mu   sync.Mutex
 	emit func(string)
 	buf  []byte
 	cut  bool
 }
+
+// secretSlack is how far past MaxLine a line is kept until it is masked: a
+// secret up to that long straddling MaxLine is masked, not cut in two.
+const secretSlack = 64 << 10
+
+// cutMarker ends a line that was cut.
+const cutMarker = " [line cut at 1 MiB]"
 
 func (a *attempt) logWriter(stream string) *lineWriter {
 	return &lineWriter{emit: func(s string) { a.log(stream, s) }}
@@ -193,16 +202,17 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := len(p)
+	const limit = MaxLine + secretSlack
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		chunk := p
 		if i >= 0 {
 			chunk = p[:i]
 		}
-		if len(w.buf)+len(chunk) > MaxLine {
+		if len(w.buf)+len(chunk) > limit {
 			w.cut = true
 		}
-		if room := MaxLine - len(w.buf); room > 0 {
+		if room := limit - len(w.buf); room > 0 {
 			w.buf = append(w.buf, chunk[:min(len(chunk), room)]...)
 		}
 		if i < 0 {
@@ -217,10 +227,24 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 func (w *lineWriter) line() {
 	s := strings.TrimRight(string(w.buf), "\r")
 	if w.cut {
-		s += " [line cut at 1 MiB]"
+		s += cutMarker
 	}
 	w.emit(s)
 	w.buf, w.cut = w.buf[:0], false
+}
+
+// cutLine masks a line longer than MaxLine (lineWriter kept some more of
+// it), then cuts it at MaxLine: mask, then cut.
+func cutLine(text string, d *Redactor) string {
+	text, cut := strings.CutSuffix(text, cutMarker)
+	text = d.Text(text)
+	if len(text) > MaxLine {
+		text, cut = text[:MaxLine], true
+	}
+	if cut {
+		text += cutMarker
+	}
+	return text
 }
 
 // flush emits a last line without a newline.

@@ -22,6 +22,8 @@ type recording struct {
 	broken    brokenRecord // a recorder failure: the run cannot go on
 	beatAt    time.Time    // when the lease was last tried
 	beatOK    time.Time    // when it was last renewed
+
+	storeWaits // how long the run's writes may wait (storewait.go)
 }
 
 // emit queues events to commit with the next flush. The loop batches what

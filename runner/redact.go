@@ -234,6 +234,16 @@ func (d *Redactor) Restore(v map[string]any) map[string]any {
 	return m
 }
 
+// RestoreText puts back the secrets of a text masked elsewhere (a person's
+// answer, masked by orch answer before it was stored), from this process's
+// environment.
+func (d *Redactor) RestoreText(s string) string {
+	if d.none() {
+		return s
+	}
+	return d.restore.Replace(s)
+}
+
 func walkStrings(v any, f func(string) string) any {
 	switch v := v.(type) {
 	case string:

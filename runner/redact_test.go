@@ -4,6 +4,7 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -60,5 +61,34 @@ func TestResumeRestoresSecretInputs(t *testing.T) {
 	})
 	if res.State != RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+}
+
+// TestSecretAcrossTheLineCut: a secret that straddles the 1 MiB cut of an
+// output line is masked whole: the line is masked, then cut.
+func TestSecretAcrossTheLineCut(t *testing.T) {
+	const secret = "tok-straddle-0123456789abcdef"
+	t.Setenv("TEST_CUT_TOKEN", secret)
+	// The secret starts 10 bytes before the cut.
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + "  cues:\n    - {id: LONG, agents: [long]}\n",
+		"agents.yaml":  "agent: {id: long, command: [sh, print.sh]}\n",
+		"print.sh":     fmt.Sprintf("head -c %d /dev/zero | tr '\\0' x; printf '%%s' \"$TEST_CUT_TOKEN\"; head -c 5000 /dev/zero | tr '\\0' y; echo\n", MaxLine-10),
+	})
+	rec := newMemRecorder()
+	if res := runPlan(t, p, rec, nil); res.State != RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	var line string
+	for _, l := range rec.logs {
+		if len(l.Text) > len(line) {
+			line = l.Text
+		}
+	}
+	if !strings.HasSuffix(line, cutMarker) || len(line) != MaxLine+len(cutMarker) {
+		t.Fatalf("the long line was not cut at 1 MiB: %d bytes, ends %q", len(line), line[max(0, len(line)-40):])
+	}
+	if tail := line[MaxLine-40 : MaxLine]; strings.Contains(tail, secret[:9]) || !strings.Contains(tail, "[redacted") {
+		t.Errorf("the line ends %q: the secret was cut before it was masked", tail)
 	}
 }

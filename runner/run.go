@@ -202,6 +202,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	defer os.RemoveAll(r.workDir)
 	defer r.removeWorktrees() // once its agents are gone; the branches stay
+	defer r.storeWaits.cancel(errRunOver)
+	defer context.AfterFunc(ctx, r.boundAfterStop)()
 	if err := r.start(ctx); err != nil {
 		var re *RecordError
 		if opts.Resume == nil && errors.As(err, &re) { // there is no run to resume
@@ -261,7 +263,8 @@ func newRun(opts Options) (*run, error) {
 	}
 	r.workDir = dir
 	r.redact = RedactorFor(p)
-	r.rec = redactingRecorder{Recorder: opts.Recorder, d: r.redact}
+	r.storeWaits.init()
+	r.rec = redactingRecorder{Recorder: boundRecorder{Recorder: opts.Recorder, w: &r.storeWaits}, d: r.redact}
 	r.runID, r.observe = r.id, opts.Observe
 	if opts.Resume != nil { // the recorded inputs were redacted
 		r.opts.Inputs = r.redact.Restore(opts.Inputs)

@@ -221,7 +221,8 @@ func (r *run) commands(ctx context.Context) (stop string, moved bool) {
 				stop += ": " + cmd.Arg
 			}
 		case "answer":
-			r.answerFromPerson(cmd.Cue, cmd.Arg) // the answer is written to its agent off the loop
+			// orch answer stored it masked: its agent gets the secrets back
+			r.answerFromPerson(cmd.Cue, r.redact.RestoreText(cmd.Arg)) // written to its agent off the loop
 		case "status-request":
 			r.askStatus(cmd.Cue) // the requests are written off the loop
 		case "notify-mode":

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/sched"
+	"github.com/orch-cli/orch/spec"
 )
 
 // Task is what an agent gets at GO (DESIGN §4): inside coord.go for protocol
@@ -181,7 +181,7 @@ func inputVars(t *Task, dir string) ([]string, error) {
 	for _, k := range names {
 		switch v := t.Inputs[k].(type) {
 		case string, bool, float64, int64, int, json.Number:
-			name, value := "ORCH_INPUT_"+envName(k), scalar(v)
+			name, value := spec.InputVar(k), scalar(v)
 			if len(value) <= maxEnvInput && total+len(name)+len(value) <= maxEnvInputs {
 				total += len(name) + len(value)
 				vars = append(vars, name+"="+value)
@@ -190,7 +190,7 @@ func inputVars(t *Task, dir string) ([]string, error) {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return nil, err
 			}
-			path := filepath.Join(dir, envName(k))
+			path := filepath.Join(dir, strings.TrimPrefix(name, "ORCH_INPUT_"))
 			if err := os.WriteFile(path, []byte(value), 0o600); err != nil {
 				return nil, err
 			}
@@ -199,10 +199,6 @@ func inputVars(t *Task, dir string) ([]string, error) {
 	}
 	return vars, nil
 }
-
-var nonEnv = regexp.MustCompile(`[^A-Z0-9_]`)
-
-func envName(key string) string { return nonEnv.ReplaceAllString(strings.ToUpper(key), "_") }
 
 func scalar(v any) string {
 	switch v := v.(type) {

@@ -177,3 +177,11 @@ func isCode(s string) bool {
 	}
 	return true
 }
+
+func TestInputVar(t *testing.T) {
+	for key, want := range map[string]string{"a_b": "ORCH_INPUT_A_B", "A-B": "ORCH_INPUT_A_B", "café.x": "ORCH_INPUT_CAF__X", "k9": "ORCH_INPUT_K9"} {
+		if got := InputVar(key); got != want {
+			t.Errorf("InputVar(%q) = %q, want %q", key, got, want)
+		}
+	}
+}

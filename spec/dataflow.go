@@ -44,6 +44,7 @@ func (c *checker) dataFlow(cl *Cuelist, g *CueGraph) {
 			own[v][b/64] |= 1 << (b % 64)
 		}
 	}
+	clashes, reported := c.inputClashes(cl), map[string]bool{}
 	for v, cue := range cl.Cues {
 		if unknown[v] {
 			continue // what reaches it is not known: the unknown name is the error
@@ -57,6 +58,9 @@ func (c *checker) dataFlow(cl *Cuelist, g *CueGraph) {
 			}
 			b, ok := keyBit[key]
 			return ok && avail[v][b/64]&(1<<(b%64)) != 0
+		}
+		for _, group := range clashes {
+			c.inputVarClash(cl, cue, group, has, reported)
 		}
 		for i, id := range cue.Agents {
 			a := c.agents[id]

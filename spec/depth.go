@@ -14,14 +14,26 @@ import "unicode/utf8"
 //
 // The limit is the converter's: the root is depth 0, and a collection at depth
 // MaxDepth+1 (the MaxDepth+2nd open one) is where both report.
-func checkDepth(f *File, diags *Diagnostics) bool {
-	s := depthScan{data: f.Data}
+//
+// It also counts the nodes (keys, values, items, collections) the parsers
+// would make: a load may hold at most limit, used of which by the files
+// before this one. yaml.v3 spends some 200 bytes on each node, so 8 MiB of
+// "[1,1,1,...]" or of "k1: v" lines would cost a gigabyte. It returns the
+// nodes counted.
+func checkDepth(f *File, diags *Diagnostics, limit, used int) (int, bool) {
+	s := depthScan{data: f.Data, nodesLeft: limit - used}
 	if s.scan() {
-		return true
+		return s.nodes, true
 	}
-	diags.Add(Error, Pos{File: f.Name, Line: s.line, Col: utf8.RuneCount(f.Data[s.lineStart:s.at]) + 1}, "", "too-deep",
-		"nesting deeper than %d levels", MaxDepth)
-	return false
+	pos := Pos{File: f.Name, Line: s.line, Col: utf8.RuneCount(f.Data[s.lineStart:s.at]) + 1}
+	if s.nodes > s.nodesLeft {
+		diags.Add(Error, pos, "", "too-many-nodes",
+			"more YAML nodes (keys, values, items) than orch reads in one load, %d, here; not parsed (far beyond any real spec; the limit grows with --max-file-size)",
+			limit)
+		return s.nodes, false
+	}
+	diags.Add(Error, pos, "", "too-deep", "nesting deeper than %d levels", MaxDepth)
+	return s.nodes, false
 }
 
 type blockLevel struct {
@@ -42,15 +54,28 @@ type depthScan struct {
 
 	scalarParent int // inside a block scalar: indentation of its parent (>= -1); -2 when not in one
 	scalarIndent int // its content indentation, 0 until the first non-blank line
+
+	nodes, nodesLeft int // nodes counted (about what a parser makes), and how many may be
 }
 
-// open counts one more collection starting at offset i; false when too deep.
+// node counts one more node starting at offset i; false when too many.
+func (s *depthScan) countNode(i int) bool {
+	s.nodes++
+	if s.nodes > s.nodesLeft {
+		s.at = i
+		return false
+	}
+	return true
+}
+
+// open counts one more collection starting at offset i; false when too deep
+// (or too many nodes).
 func (s *depthScan) open(i int) bool {
 	if len(s.block)+s.flow >= MaxDepth+1 {
 		s.at = i
 		return false
 	}
-	return true
+	return s.countNode(i)
 }
 
 func (s *depthScan) scan() bool {
@@ -171,7 +196,7 @@ func (s *depthScan) blockNode(i, end int) bool {
 			continue
 		}
 		if k := s.keyEnd(i, end); k > 0 {
-			if !s.enter(col, false, i) {
+			if !s.enter(col, false, i) || !s.countNode(i) {
 				return false
 			}
 			return s.value(k, end)
@@ -237,6 +262,11 @@ func (s *depthScan) value(i, end int) bool {
 	case '[', '{', '"', '\'':
 		s.node = true
 		return s.inline(i, end)
+	}
+	if !s.countNode(i) { // a scalar
+		return false
+	}
+	switch d[i] {
 	case '|', '>':
 		s.scalarParent, s.scalarIndent = -1, 0
 		if n := len(s.block); n > 0 {
@@ -306,11 +336,17 @@ func (s *depthScan) inline(i, end int) bool {
 			s.node = true // JSON-like {"a":"b"}
 		case (c == '"' || c == '\'') && s.node:
 			s.quote = c
+			if !s.countNode(i) {
+				return false
+			}
 		case (c == '&' || c == '!') && s.node:
 			for i+1 < end && !isBlank(d[i+1]) && d[i+1] != ',' && d[i+1] != '[' && d[i+1] != ']' && d[i+1] != '{' && d[i+1] != '}' {
 				i++
 			}
 		default:
+			if s.node && !s.countNode(i) { // a plain scalar starts
+				return false
+			}
 			s.node = false
 		}
 		i++

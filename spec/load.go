@@ -21,6 +21,12 @@ import (
 // kilobytes; a 10,000-cue cuelist is about a megabyte.
 const DefaultMaxFileSize = 8 << 20
 
+// bytesPerNode sets how many YAML nodes one load may hold: one per
+// bytesPerNode bytes of the size limit (8 MiB: 524,288, some 100 MiB of
+// parsed YAML), for all its files together. A 10,000-cue cuelist has about
+// 60,000; a file of "[1,1,1,...]" would have four million.
+const bytesPerNode = 32
+
 // LoadOptions tune Load.
 type LoadOptions struct {
 	MaxFileSize int64 // bytes per file; 0 means DefaultMaxFileSize
@@ -134,7 +140,7 @@ func Load(paths []string, opts LoadOptions) (*Set, Diagnostics, error) {
 func lostDocuments(diags Diagnostics) bool {
 	for _, d := range diags {
 		switch d.Code {
-		case "yaml-syntax", "file-too-large", "control-character", "invalid-utf8", "too-deep", "alias-bomb",
+		case "yaml-syntax", "file-too-large", "control-character", "invalid-utf8", "too-deep", "too-many-nodes", "alias-bomb",
 			"unreadable-file", "unknown-kind", "two-kinds": // a failed include is its cuelist's (includeFailed)
 			if d.Severity == Error {
 				return true
@@ -246,6 +252,7 @@ type loader struct {
 	diags Diagnostics
 	seen  map[string]bool // absolute paths already loaded
 	roots map[string]*projectRoot
+	nodes int // counted in the files loaded so far (checkDepth)
 
 	noIncludes bool // the fuzz target loads one file and never the disk
 }
@@ -280,9 +287,14 @@ func (l *loader) loadFile(r *projectRoot, rel, name string) error {
 func (l *loader) loadData(f *File, data []byte) {
 	f.Data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	l.set.Files = append(l.set.Files, f)
-	if !checkText(f, &l.diags) || !checkDepth(f, &l.diags) {
+	if !checkText(f, &l.diags) {
 		return
 	}
+	nodes, ok := checkDepth(f, &l.diags, int(l.opts.MaxFileSize/bytesPerNode), l.nodes)
+	if !ok {
+		return
+	}
+	l.nodes += nodes
 	l.parse(f)
 	for _, doc := range f.Docs {
 		if doc.Kind == KindCuelist && !l.noIncludes {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -90,7 +91,8 @@ func answer(ctx context.Context, io *streams, db *store.DB, id, qid, text string
 		return fmt.Errorf("run %s is %s: no orch process is running it to deliver the answer to %s (orch resume %s runs its cue %s again, and the question is asked again)",
 			id, r.State, q.Agent, id, q.Cue)
 	}
-	if _, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "answer", Cue: qid, Arg: text}); err != nil {
+	masked := runner.NewRedactor(os.Environ(), nil).Text(text) // the owner puts the secrets back
+	if _, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "answer", Cue: qid, Arg: masked}); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(wait)

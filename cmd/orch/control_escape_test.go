@@ -68,15 +68,7 @@ agent:
   id: tree
   command: [sh, "`+script+`", "`+pidFile+`", `+tt.mode+`]
 `)
-				owner := c.start("run", file)
-				c.waitFor(60*time.Second, "the agent's 23 descendants", func() bool {
-					_, err := os.Stat(pidFile + ".ready")
-					return err == nil || owner.exited()
-				})
-				pids := readPidFile(pidFile)
-				if len(pids) != 24 {
-					t.Fatalf("the agent recorded %d pids, want 24 (itself and 23 descendants)\n%s", len(pids), owner.output())
-				}
+				owner, pids := c.startDescendants(file, pidFile)
 				var stopper *orchProc
 				if tt.stop != nil {
 					stopper = tt.stop(c, owner)
@@ -95,6 +87,23 @@ agent:
 			})
 		}
 	}
+}
+
+// startDescendants starts orch run file, whose agent runs descendants.sh,
+// and waits until the agent has started its 23 descendants; it returns the
+// owner and the 24 pids.
+func (c *ctl) startDescendants(file, pidFile string) (*orchProc, []int) {
+	c.t.Helper()
+	owner := c.start("run", file)
+	c.waitFor(60*time.Second, "the agent's 23 descendants", func() bool {
+		_, err := os.Stat(pidFile + ".ready")
+		return err == nil || owner.exited()
+	})
+	pids := readPidFile(pidFile)
+	if len(pids) != 24 {
+		c.t.Fatalf("the agent recorded %d pids, want 24 (itself and 23 descendants)\n%s", len(pids), owner.output())
+	}
+	return owner, pids
 }
 
 // readPidFile reads the pids descendants.sh wrote, one a line.
@@ -128,4 +137,69 @@ func descendantsAlive(pids []int) []int {
 		}
 	}
 	return out
+}
+
+// TestControlStopCueNoSurvivors: orch stop RUN CUE stops one cue whose agent
+// left 23 descendants every way it can, while another cue goes on; once the
+// stop has returned, none of the descendants outlives the subtree for long,
+// with a cgroup and without one (issue 27, item 9: without a cgroup, the
+// env -i escapees lived until the whole run ended).
+func TestControlStopCueNoSurvivors(t *testing.T) {
+	t.Parallel()
+	script, err := filepath.Abs("../../runner/testdata/descendants.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cgroup := range []bool{true, false} {
+		name := "cgroup"
+		if !cgroup {
+			name = "tree-sweep"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := newCtl(t)
+			if !cgroup {
+				c.env = append(c.env, "ORCH_NO_CGROUP=1")
+			}
+			pidFile := c.path("pids")
+			t.Cleanup(func() {
+				for _, pid := range descendantsAlive(readPidFile(pidFile)) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			file := c.write("cuelist.yaml", `
+cuelist:
+  id: subtree
+  defaults: {ack_timeout: 10s, timeout: 10m, kill_grace: 1s}
+  cues:
+    - {id: TREE, agents: [tree]}
+    - {id: OTHER, agents: [other]}
+---
+agent:
+  id: tree
+  command: [sh, "`+script+`", "`+pidFile+`", hang]
+---
+agent:
+  id: other
+  command: [sh, -c, 'while [ ! -e "@DIR@/other.done" ]; do sleep 0.05; done']
+`)
+			owner, pids := c.startDescendants(file, pidFile)
+			c.mustOrch(0, "stop", "last", "TREE")
+			// A hang guard, not a measure: the sweeps look once a second.
+			deadline := time.Now().Add(20 * time.Second)
+			for len(descendantsAlive(pids)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			for _, pid := range descendantsAlive(pids) {
+				t.Errorf("survived the stop of its subtree (the run goes on): %s", describe(pid))
+			}
+			if owner.exited() {
+				t.Fatalf("the run ended with its subtree\n%s", owner.output())
+			}
+			c.write("other.done", "")
+			if code := owner.wait(60 * time.Second); code != 1 {
+				t.Errorf("orch run exited %d, want 1 (a cue was stopped)\n%s", code, owner.output())
+			}
+		})
+	}
 }

@@ -75,7 +75,7 @@ func newCtl(t *testing.T) *ctl {
 	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"orch", "fake-agent"} {
+	for _, name := range []string{"orch", "fake-agent", "orch-hold-lock"} {
 		if err := os.Symlink(exe, filepath.Join(bin, name)); err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -63,11 +64,35 @@ func openDB(cmd *cobra.Command, path string) (*store.DB, string, error) {
 		return nil, "", err
 	}
 	sync, _ := cmd.Flags().GetString("sync")
-	db, err := store.Open(abs, store.Options{Sync: sync})
+	lockTimeout, err := lockTimeout(cmd)
+	if err != nil {
+		return nil, "", err
+	}
+	db, err := store.Open(abs, store.Options{Sync: sync, LockTimeout: lockTimeout})
 	if err != nil {
 		return nil, "", damaged(path, err)
 	}
 	return db, abs, nil
+}
+
+// lockTimeout is how long a write waits for another process's lock:
+// --lock-timeout, else ORCH_LOCK_TIMEOUT, else the store's default.
+func lockTimeout(cmd *cobra.Command) (time.Duration, error) {
+	if f := cmd.Flag("lock-timeout"); f != nil && f.Changed {
+		d, _ := cmd.Flags().GetDuration("lock-timeout")
+		if d <= 0 {
+			return 0, usageError(fmt.Errorf("--lock-timeout %s: give a duration above zero, such as 30s", d))
+		}
+		return d, nil
+	}
+	if env := os.Getenv("ORCH_LOCK_TIMEOUT"); env != "" {
+		d, err := time.ParseDuration(env)
+		if err != nil || d <= 0 {
+			return 0, usageError(fmt.Errorf("ORCH_LOCK_TIMEOUT=%s: give a duration above zero, such as 30s", env))
+		}
+		return d, nil
+	}
+	return store.DefaultLockTimeout, nil
 }
 
 // openRunDB opens, creating it if need be, the database orch run records a

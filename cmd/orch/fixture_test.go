@@ -107,7 +107,7 @@ func eachLine(path string, f func([]byte) error) error {
 
 // own holds the run's lease as an owner does, and answers its questions'
 // answer commands as the runner does: the question is closed, answered by
-// the person, and the command done.
+// the person, and the command done; a go command sends the cue's GO.
 func own(ctx context.Context, db *store.DB, runID string, deliver bool, dur time.Duration) error {
 	host, _ := os.Hostname()
 	token := fmt.Sprintf("fixture-%d", os.Getpid())
@@ -140,6 +140,15 @@ func own(ctx context.Context, db *store.DB, runID string, deliver bool, dur time
 			return err
 		}
 		for _, c := range cmds {
+			if c.Kind == "go" { // GO sent at once
+				if err := db.Append(ctx, runner.Event{RunID: runID, Type: runner.EvCueState, Cue: c.Cue, State: string(runner.CueGo)}); err != nil {
+					return err
+				}
+				if err := db.CommandDone(ctx, c.ID); err != nil {
+					return err
+				}
+				continue
+			}
 			if c.Kind != "answer" {
 				continue
 			}

@@ -19,7 +19,9 @@ import (
 //     heap may pass it: a run never fails for it, the collector just works
 //     harder).
 //   - orch validate loads specs and exits: GOGC 400 trades memory for speed
-//     (a 10,000-cue spec still peaks near 100 MB).
+//     (a 10,000-cue spec still peaks near 100 MB), and the soft limit
+//     specSoftMemory keeps the biggest spec a load accepts (spec's node
+//     limit) under 256 MB; so does orch plan's, with Go's GOGC.
 //   - Every other command keeps Go's defaults.
 var gcPolicy = map[string]struct {
 	percent   int
@@ -28,10 +30,15 @@ var gcPolicy = map[string]struct {
 	"run":      {400, runSoftMemory},
 	"resume":   {400, runSoftMemory},
 	"go":       {400, runSoftMemory},
-	"validate": {400, 0},
+	"retry":    {400, runSoftMemory},
+	"validate": {400, specSoftMemory},
+	"plan":     {100, specSoftMemory},
 }
 
-const runSoftMemory = 64 << 20
+const (
+	runSoftMemory  = 64 << 20
+	specSoftMemory = 128 << 20
+)
 
 // setGCPolicy applies gcPolicy for the command about to run (the root's
 // PersistentPreRun).

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestGCPolicy: the collector is tuned for a run and for validate, by the
-// root command alone, and left alone elsewhere or when GOGC says otherwise.
+// TestGCPolicy: the collector is tuned for a run and for validate and plan,
+// by the root command alone, and left alone elsewhere or when GOGC says otherwise.
 func TestGCPolicy(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
@@ -20,7 +20,9 @@ func TestGCPolicy(t *testing.T) {
 	}{
 		{[]string{"run"}, "", 400, runSoftMemory},
 		{[]string{"resume"}, "", 400, runSoftMemory},
-		{[]string{"validate"}, "", 400, -1},
+		{[]string{"retry"}, "", 400, runSoftMemory},
+		{[]string{"validate"}, "", 400, specSoftMemory},
+		{[]string{"plan"}, "", 100, specSoftMemory},
 		{[]string{"status"}, "", 100, -1},
 		{[]string{"bb", "set"}, "", 100, -1},
 		{[]string{"run"}, "50", 100, runSoftMemory},

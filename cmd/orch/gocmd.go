@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,15 +20,20 @@ import (
 func newGoCmd(io *streams) *cobra.Command {
 	var show display
 	var allowSpecChange bool
+	wait := 10 * time.Second
 	cmd := &cobra.Command{
 		Use:   "go RUN CUE",
 		Short: "Say GO for a manual cue",
 		Long: `Say GO for a cue marked go: manual.
 
 If the run's owner is still running (it is doing other work while the cue
-stands by), the GO reaches it through the run database. If the run is
-paused (orch run exited 3 because nothing else could move), orch go
-continues the run itself, in the foreground, until it ends or pauses again.`,
+stands by), the GO reaches it through the run database: orch go waits up to
+--wait for the owner to take it and says what happened. A run stopped (or
+ended) before it could act on the GO is an error (exit 1), saying so; an
+owner that has not taken the GO by then still will, and orch go exits 0.
+If the run is paused (orch run exited 3 because nothing else could move),
+orch go continues the run itself, in the foreground, until it ends or
+pauses again.`,
 		Example: `  orch go last CUE-300
   orch go 3f9a CUE-300 --output json`,
 		Args:              argsBetween(2, 2),
@@ -42,31 +49,82 @@ continues the run itself, in the foreground, until it ends or pauses again.`,
 				if err := proc.Supported(); err != nil {
 					return err
 				}
-				return goCue(cmd.Context(), io, db, dbFile, id, args[1], show, allowSpecChange)
+				return goCue(cmd.Context(), io, db, dbFile, id, args[1], show, allowSpecChange, wait)
 			})
 		},
 	}
 	show.flags(cmd, "text or json (when the run continues here)")
 	cmd.Flags().BoolVar(&allowSpecChange, "allow-spec-change", false, "continue even if the cuelist's files changed since the run started")
+	cmd.Flags().DurationVar(&wait, "wait", wait, "how long to wait for a running run's owner to take the GO")
 	return cmd
 }
 
-func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue string, show display, allowSpecChange bool) error {
+func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue string, show display, allowSpecChange bool, wait time.Duration) error {
 	r, err := goCheck(ctx, db, id, cue)
 	if err != nil {
 		return err
 	}
 	if r.State == runner.RunRunning { // a live owner: it picks the GO up
-		if _, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "go", Cue: cue}); err != nil {
+		cmdID, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "go", Cue: cue})
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(io.out, "GO for %s sent to run %s (owner: pid %d on %s)\n", cue, id, r.OwnerPID, r.OwnerHost)
-		return nil
+		return goTaken(ctx, io, db, r, cue, cmdID, wait)
 	}
 	if err := db.Append(ctx, runner.Event{RunID: id, Type: runner.EvManualGo, Cue: cue, Reason: "orch go"}); err != nil {
 		return err
 	}
 	return continueRun(ctx, io, db, dbFile, id, show, allowSpecChange)
+}
+
+// goTaken waits up to wait for the owner of run r to take the GO for cue
+// (command cmdID) and act on it, and says what happened: a stop that reached
+// the run (or the cue) in the same moment wins over the GO, and orch go says
+// so instead of "sent".
+func goTaken(ctx context.Context, io *streams, db *store.DB, r *store.RunDetail, cue string, cmdID int64, wait time.Duration) error {
+	sent := fmt.Sprintf("GO for %s sent to run %s (owner: pid %d on %s)", cue, r.ID, r.OwnerPID, r.OwnerHost)
+	deadline := time.Now().Add(wait)
+	for {
+		cmds, err := db.Commands(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		taken := !slices.ContainsFunc(cmds, func(c runner.Command) bool { return c.ID == cmdID })
+		now, err := db.Run(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		var state runner.CueState
+		for _, c := range now.Cues {
+			if c.ID == cue {
+				state = c.State
+			}
+		}
+		waiting := state == runner.CuePending || state == runner.CueWarning || state == runner.CueStandby
+		switch {
+		case state == runner.CueStopped || waiting && now.State != runner.RunRunning:
+			why := string(now.State)
+			if now.Reason != "" {
+				why += ": " + now.Reason
+			}
+			return fmt.Errorf("the GO for %s did not take effect: run %s is %s and %s is %s", cue, r.ID, why, cue, state)
+		case taken && !waiting:
+			fmt.Fprintln(io.out, sent)
+			return nil
+		case time.Now().After(deadline):
+			if taken {
+				fmt.Fprintf(io.out, "%s; %s is still %s (its turn has not come)\n", sent, cue, state)
+			} else {
+				fmt.Fprintln(io.out, sent+"; the owner has not taken it yet, and will")
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // goCheck refuses a GO for a cue that cannot take one (none by that name, a

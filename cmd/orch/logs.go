@@ -17,6 +17,8 @@ type logsOptions struct {
 	tail       int
 	timestamps bool
 	output     string
+	raw        bool // the lines as written, terminal escapes included
+	terminal   bool // stdout is a terminal: escapes are shown as ^[ unless raw
 }
 
 func newLogsCmd(io *streams) *cobra.Command {
@@ -28,12 +30,18 @@ func newLogsCmd(io *streams) *cobra.Command {
 or of CUE, in the order they came, each as [CUE AGENT#ATTEMPT STREAM] LINE.
 A cue that got to GO and wrote nothing is said so on stderr.
 
+On a terminal, control characters in the lines (escape sequences that
+would set the window's title, move the cursor or recolour the text) are
+shown as ^X (ESC as ^[); --raw prints them as the agent wrote them, as
+orch logs always does into a pipe or a file.
+
 --output json prints one object a line: seq (the line's place in the
 database, increasing), time, cue, agent, attempt, stream and line.`,
 		Example: `  orch logs last
   orch logs last CUE-200 --tail 20
   orch logs 3f9a --follow --timestamps
-  orch logs last --output json | jq -r 'select(.stream=="stderr") | .line'`,
+  orch logs last --output json | jq -r 'select(.stream=="stderr") | .line'
+  orch logs last BUILD --raw         # the build's colours, on a terminal`,
 		Args:              argsBetween(1, 2),
 		ValidArgsFunction: completeRunThen(completeCues),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -43,6 +51,7 @@ database, increasing), time, cue, agent, attempt, stream and line.`,
 			if opts.tail < -1 {
 				return usageError(fmt.Errorf("--tail %d: want a number of lines, 0 or more", opts.tail))
 			}
+			opts.terminal = io.outTTY
 			return onRunReading(cmd, args[0], func(ctx context.Context, db *store.DB, _, id string) error {
 				cue := ""
 				if len(args) == 2 {
@@ -56,6 +65,7 @@ database, increasing), time, cue, agent, attempt, stream and line.`,
 	f.BoolVarP(&opts.follow, "follow", "f", false, "keep printing until the run ends (or pauses)")
 	f.IntVar(&opts.tail, "tail", -1, "only the last N lines of each cue (then, with --follow, what comes)")
 	f.BoolVarP(&opts.timestamps, "timestamps", "t", false, "begin each line with the time it was written")
+	f.BoolVar(&opts.raw, "raw", false, "print the lines' terminal escape sequences as written, also on a terminal")
 	outputFlag(cmd, &opts.output, "text", "text, or json: one object a line", textOrJSON)
 	return cmd
 }
@@ -123,7 +133,11 @@ func logWriter(w io.Writer, opts *logsOptions) func(store.LogRecord) error {
 		if opts.timestamps {
 			stamp = l.At.Local().Format("2006-01-02T15:04:05.000Z07:00") + " "
 		}
-		_, err := fmt.Fprintf(w, "%s[%s %s#%d %s] %s\n", stamp, l.Cue, l.Agent, l.Attempt, l.Stream, l.Text)
+		text := l.Text
+		if opts.terminal && !opts.raw {
+			text = terminalSafe(text)
+		}
+		_, err := fmt.Fprintf(w, "%s[%s %s#%d %s] %s\n", stamp, l.Cue, l.Agent, l.Attempt, l.Stream, text)
 		return err
 	}
 }

@@ -40,6 +40,10 @@ func TestMain(m *testing.M) {
 		"orch-fixture": func() { os.Exit(fixtureMain(os.Args[1:])) },
 		// orch-bench-writer appends events as fast as asked (serve_bench_test.go).
 		"orch-bench-writer": func() { os.Exit(benchWriterMain(os.Args[1:])) },
+		// orch-hold-lock holds the database's write lock (lockholder_test.go).
+		"orch-hold-lock": func() { os.Exit(lockHolderMain(os.Args[1:])) },
+		// orch-idle-conns holds idle connections to a server (serve_guard_test.go).
+		"orch-idle-conns": func() { os.Exit(idleConnsMain(os.Args[1:])) },
 	})
 }
 

@@ -81,8 +81,8 @@ func TestReadingCommandsOnReadOnlyDB(t *testing.T) {
 		}
 	}
 	code, _, stderr := runOrch(t, "", "bb", "set", "--run", "r1", "--db", dbFile, "plan", "x")
-	if code == exitOK || !strings.Contains(stderr, "cannot be opened") {
-		t.Errorf("orch bb set on a read-only file system: exit %d, stderr %q", code, stderr)
+	if code == exitOK || !strings.Contains(stderr, "the database "+dbFile+" is read-only") {
+		t.Errorf("orch bb set on a read-only file system: exit %d, stderr %q (want it to say the database is read-only)", code, stderr)
 	}
 }
 

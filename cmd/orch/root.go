@@ -37,6 +37,7 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.PersistentFlags().String("db", "", "run database (default $ORCH_DB, else orch.db in the nearest .orch/ directory here or above)")
 	root.PersistentFlags().String("sync", "normal", "database durability: normal, or full (fsync every commit: survives power loss)")
+	root.PersistentFlags().Duration("lock-timeout", 0, "how long a write waits for another process's lock on the database before orch gives up (default $ORCH_LOCK_TIMEOUT, else 10s)")
 	root.AddCommand(
 		newValidateCmd(io),
 		newPlanCmd(io),

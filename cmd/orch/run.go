@@ -193,6 +193,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	var stream *streamPrinter
 	if show.stream {
 		stream = newStreamPrinter(prog.printAbove, color, ro.Plan)
+		stream.terminal = io.outTTY
 		ro.Recorder = streamRecorder{Recorder: ro.Recorder, s: stream}
 	}
 	bell := io.out // rung when a person is needed, on a terminal
@@ -233,6 +234,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 		fmt.Fprintln(io.err, "orch: warning: "+traced)
 	}
 	if err != nil {
+		db.Abandon() // what is still queued would wait for the lock again
 		return notRecorded(err)
 	}
 	if output != "json" {
@@ -256,11 +258,19 @@ func notRecorded(err error) error {
 	if !errors.As(err, &re) {
 		return err
 	}
+	kept := "what was recorded is kept"
 	next := "once the database can be written again, orch resume " + re.RunID + " continues the run"
-	if errors.Is(err, runner.ErrLeaseLost) {
+	switch {
+	case errors.Is(err, runner.ErrLeaseLost):
 		next = "orch status " + re.RunID + " shows who runs it now"
+	case errors.Is(err, store.ErrGone):
+		kept = "the run's record went with the file"
+		next = "orch run starts the run again"
+	case errors.Is(err, store.ErrDamaged):
+		kept = "the damaged file cannot be continued from"
+		next = "move it and its -wal and -shm files aside (or restore them from a backup): orch run starts the run again"
 	}
-	return fmt.Errorf("%w\n  every agent was stopped and what was recorded is kept; %s", err, next)
+	return fmt.Errorf("%w\n  every agent was stopped; %s; %s", err, kept, next)
 }
 
 // runInputs applies --set key=value to the cuelist's inputs. Only declared

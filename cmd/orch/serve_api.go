@@ -30,6 +30,9 @@ type server struct {
 	cmd   *cobra.Command
 	db    *store.DB
 	token string
+	// openReads: reads need no token (on loopback, where the token guards
+	// what changes things); else, with a token, every request needs it.
+	openReads bool
 
 	once sync.Once
 	done chan struct{} // closed when the server shuts down: streams end
@@ -64,23 +67,30 @@ func (s *server) handler() http.Handler {
 	return s.guard(mux)
 }
 
-// guard lets a request through only with the token (when one is in force),
-// for this host (without a token: a loopback name, against DNS rebinding),
-// and, for one that changes something, from the same origin (CSRF).
+// guard lets a request through only with the token (when one is in force:
+// on loopback only for what changes something), for this host (on loopback:
+// a loopback name, against DNS rebinding), and, for one that changes
+// something, from the same origin (CSRF). A refused request's connection is
+// closed, not kept alive for the next.
 func (s *server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
-		if s.token != "" && !s.hasToken(r) {
-			httpError(w, http.StatusUnauthorized, "this server needs its token: Authorization: Bearer TOKEN, or ?token=TOKEN")
+		read := r.Method == http.MethodGet || r.Method == http.MethodHead
+		refuse := func(code int, msg string) {
+			w.Header().Set("Connection", "close")
+			httpError(w, code, msg)
+		}
+		if s.token != "" && !(read && s.openReads) && !s.hasToken(r) {
+			refuse(http.StatusUnauthorized, "this server needs its token (in the URL orch serve printed): Authorization: Bearer TOKEN, or ?token=TOKEN")
 			return
 		}
-		if s.token == "" && !isLoopback(hostOnly(r.Host)) {
-			httpError(w, http.StatusForbidden, fmt.Sprintf("host %q is not this machine's loopback", r.Host))
+		if (s.token == "" || s.openReads) && !isLoopback(hostOnly(r.Host)) {
+			refuse(http.StatusForbidden, fmt.Sprintf("host %q is not this machine's loopback", r.Host))
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
-			httpError(w, http.StatusForbidden, "cross-origin request refused")
+		if !read && !sameOrigin(r) {
+			refuse(http.StatusForbidden, "cross-origin request refused")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -278,7 +288,7 @@ func (s *server) goCue(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	s.writing(w, r, func(ctx context.Context, io *streams, db *store.DB) error {
-		return goCue(ctx, io, db, db.Path(), id, req.Cue, display{}, false)
+		return goCue(ctx, io, db, db.Path(), id, req.Cue, display{}, false, 10*time.Second)
 	})
 }
 

@@ -126,33 +126,11 @@ func buildServeDB(tb testing.TB, path string) {
 }
 
 // startServe starts orch serve (this test binary as orch) on path and
-// returns its URL and pid.
+// returns its URL (reads need no token on loopback) and pid.
 func startServe(tb testing.TB, path string) (string, int) {
 	tb.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd := exec.Command(exe, "serve", "--db", path, "--addr", "127.0.0.1:0")
-	cmd.Args[0] = "orch"
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if i := strings.Index(sc.Text(), "http://"); i >= 0 {
-			go func() { _, _ = io.Copy(io.Discard, out) }()
-			return strings.TrimSuffix(sc.Text()[i:], "/"), cmd.Process.Pid
-		}
-	}
-	tb.Fatalf("orch serve printed no URL (%v)", sc.Err())
-	return "", 0
+	p := startServeProc(tb, path)
+	return p.base, p.cmd.Process.Pid
 }
 
 // getBody GETs url and fails on anything but 200.

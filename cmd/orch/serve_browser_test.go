@@ -153,15 +153,16 @@ func jsonQuote(s string) string {
 	return string(b)
 }
 
-// TestBrowserLiveRun: with a token in force, the page shows a live run's
-// DAG (a node per cue, the edges), the question A asks in the inbox (as
-// text), answers it from there, and D's node turns completed as the run
-// goes on; the agent's <script> and onerror never run.
+// TestBrowserLiveRun: opened from the URL orch serve prints on loopback
+// (its token in it: reads need none, what changes things does), the page
+// shows a live run's DAG (a node per cue, the edges), the question A asks in
+// the inbox (as text), answers it from there, and D's node turns completed
+// as the run goes on; the agent's <script> and onerror never run.
 func TestBrowserLiveRun(t *testing.T) {
 	ctx := browser(t)
 	db := newDB(t)
 	const token = "t0ken"
-	base := serveDB(t, db, token).URL
+	base := serveDBAs(t, db, token, true, nil).URL
 
 	run := startRun(t, diamondCuelist, db)
 

@@ -56,6 +56,13 @@ func serveDB(t *testing.T, path, token string) *httptest.Server {
 // serveDBWith is serveDB with wrap (if not nil) around the server's handler.
 func serveDBWith(t *testing.T, path, token string, wrap func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
+	return serveDBAs(t, path, token, false, wrap)
+}
+
+// serveDBAs is serveDBWith; openReads as orch serve on loopback with a
+// token (the default): reads need no token, what changes things does.
+func serveDBAs(t *testing.T, path, token string, openReads bool, wrap func(http.Handler) http.Handler) *httptest.Server {
+	t.Helper()
 	ro, err := store.OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +74,7 @@ func serveDBWith(t *testing.T, path, token string, wrap func(http.Handler) http.
 	}
 	serve, _, _ := root.Find([]string{"serve"})
 	s := newServer(serve, ro, token)
+	s.openReads = openReads
 	h := s.handler()
 	if wrap != nil {
 		h = wrap(h)

@@ -61,9 +61,10 @@ const streamBuffer = 4096
 // progress display's printAbove, so that they never land inside its
 // redrawn block).
 type streamPrinter struct {
-	print func(string)
-	color bool
-	width int
+	print    func(string)
+	color    bool
+	width    int
+	terminal bool // control characters are shown as ^X (terminalSafe)
 
 	lines chan runner.LogLine
 	done  chan struct{}
@@ -137,7 +138,11 @@ func (s *streamPrinter) format(l runner.LogLine) string {
 	if s.color {
 		prefix = "\x1b[" + s.colorOf(l.Cue) + "m" + prefix + "\x1b[0m"
 	}
-	return prefix + " " + strings.TrimRight(l.Text, "\r\n")
+	text := strings.TrimRight(l.Text, "\r\n")
+	if s.terminal {
+		text = terminalSafe(text)
+	}
+	return prefix + " " + text
 }
 
 // colorOf gives each cue its colour; a child task ("CUE/1") has its cue's.

@@ -87,10 +87,15 @@ func truncate(s string, width int) string {
 // printable makes a line of agent output safe to show: control characters
 // (escape sequences that would move the cursor or recolour the terminal)
 // are shown as ^X, a tab as a space.
-func printable(s string) string {
+func printable(s string) string { return escapeControls(s, " ") }
+
+// terminalSafe is printable keeping tabs, for whole lines (orch logs).
+func terminalSafe(s string) string { return escapeControls(s, "\t") }
+
+func escapeControls(s, tab string) string {
 	clean := true
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+		if (r < 0x20 && (r != '\t' || tab != "\t")) || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
 			clean = false
 			break
 		}
@@ -102,7 +107,7 @@ func printable(s string) string {
 	for _, r := range s {
 		switch {
 		case r == '\t':
-			b.WriteByte(' ')
+			b.WriteString(tab)
 		case r < 0x20:
 			b.WriteByte('^')
 			b.WriteByte(byte(r) + '@')

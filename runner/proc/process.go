@@ -109,6 +109,9 @@ func Start(spec Spec) (*Process, error) {
 		s.Close()
 		return nil, startError(argv[0], spec.Dir, err)
 	}
+	if cg == nil { // with a cgroup, the leaf holds its descendants
+		notePipes(spec.Token, s.out, s.err)
+	}
 	p := &Process{cmd: cmd, pid: cmd.Process.Pid, stdin: s.in, done: make(chan struct{}), grace: spec.Grace, io: s, cg: cg}
 	p.output.Add(2)
 	go p.wait()

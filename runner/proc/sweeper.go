@@ -104,12 +104,20 @@ func (s *Sweeper) Stop() (inCgroup []int) {
 	liveTokens.Unlock()
 	for i := 0; i < 20 && s.sweep(); i++ {
 	}
+	forgetPipes(s.runID)
 	return s.cgroup.close()
 }
 
-// sweep kills the orphans that belong to this run's ended attempts, and
-// those without a token when no attempt runs, each with all its
-// descendants, and says so (killed). It reports whether it found any.
+// ended says whether token is of one of this run's attempts that has
+// ended. The caller holds liveTokens.
+func (s *Sweeper) ended(token string) bool {
+	return strings.HasPrefix(token, s.runID+"/") && !liveTokens.m[token]
+}
+
+// sweep kills the orphans that belong to this run's ended attempts (by
+// their token, or by the output pipe they hold), and those without a token
+// when no attempt runs, each with all its descendants, and says so
+// (killed). It reports whether it found any.
 func (s *Sweeper) sweep() bool {
 	found := orphans()
 	if len(found) == 0 {
@@ -118,13 +126,25 @@ func (s *Sweeper) sweep() bool {
 	liveTokens.Lock()
 	idle := len(liveTokens.m) == 0
 	var roots []int
+	var unknown []int // no token, while attempts run: whose?
 	for pid, token := range found {
 		switch {
-		case token == "" && idle, strings.HasPrefix(token, s.runID+"/") && !liveTokens.m[token]:
+		case token == "" && idle, s.ended(token):
 			roots = append(roots, pid)
+		case token == "":
+			unknown = append(unknown, pid)
 		}
 	}
 	liveTokens.Unlock()
+	for _, pid := range unknown { // the output pipe it holds may say (pipetokens.go)
+		if token := heldToken(pid); token != "" {
+			liveTokens.Lock()
+			if s.ended(token) {
+				roots = append(roots, pid)
+			}
+			liveTokens.Unlock()
+		}
+	}
 	if len(roots) == 0 {
 		return false
 	}

@@ -14,17 +14,25 @@ import (
 const checkpointEvery = 100 * time.Millisecond
 
 // checkpointer runs PASSIVE checkpoints while this handle has written since
-// the last one; a PASSIVE checkpoint never waits for readers or writers.
+// the last one; a PASSIVE checkpoint never waits for readers or writers. It
+// also checks that the file is still there (gone.go).
 func (d *DB) checkpointer() {
 	defer close(d.checkpointDone)
 	t := time.NewTicker(checkpointEvery)
 	defer t.Stop()
 	var last int64
+	var checked time.Time
 	for {
 		select {
 		case <-d.checkpointQuit:
 			return
 		case <-t.C:
+		}
+		if time.Since(checked) >= fileCheckEvery {
+			checked = time.Now()
+			if d.checkFile() != nil {
+				continue
+			}
 		}
 		if n := d.stats.transactions.Load(); n != last {
 			last = n
@@ -36,7 +44,13 @@ func (d *DB) checkpointer() {
 func (d *DB) checkpoint() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := d.sql.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); checkpointFailed(err) {
+	var busy, frames, copied int64
+	err := d.sql.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+	if checkpointFailed(err) {
 		d.setFault(fmt.Errorf("checkpointing %s: %w", d.path, d.plain(err)))
+		return
+	}
+	if err == nil && copied > 0 {
+		d.hadHeader.Store(true) // pages are in the file now: see checkFile
 	}
 }

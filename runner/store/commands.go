@@ -59,8 +59,11 @@ func (d *DB) CommandDone(ctx context.Context, id int64) error {
 	return nil
 }
 
+// A person's answer is kept once, masked by its run's owner, in its
+// question/answered event: the command that carried it keeps none.
 func (t *txn) commandDone(id int64) error {
-	res, err := t.exec(`UPDATE commands SET done_at = ? WHERE id = ? AND done_at IS NULL`, t.now.UnixMicro(), id)
+	res, err := t.exec(`UPDATE commands SET done_at = ?, arg = CASE kind WHEN 'answer' THEN '' ELSE arg END
+		WHERE id = ? AND done_at IS NULL`, t.now.UnixMicro(), id)
 	if err != nil || rowsAffected(res) > 0 {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // The run database holds agents' output and the blackboard, which may be
@@ -49,6 +50,19 @@ func createFile(path string) error {
 		}
 	}
 	return nil
+}
+
+// creationError says what createFile's error means for the database: the
+// disk full, or the file or its directory read-only, as SQLite's errors do
+// (sqlerr.go).
+func creationError(path string, err error) error {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("the disk holding the database %s is full: %w", path, err)
+	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("the database %s is read-only: %w", path, err)
+	}
+	return err
 }
 
 // private makes a file of the database 0600 if others may read or write it;

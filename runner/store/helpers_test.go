@@ -63,7 +63,7 @@ func appendOK(t testing.TB, d *DB, events ...runner.Event) {
 // tamper with what the store wrote.
 func rawDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", dsn(path, "NORMAL"))
+	db, err := sql.Open("sqlite", dsn(path, "NORMAL", busyTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}

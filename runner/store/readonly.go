@@ -78,7 +78,7 @@ func openReadOnly(path string) (*DB, error) {
 // SQLite to play back its hot journal (the first read does it). It sets no
 // journal mode and creates nothing: the file keeps what it committed.
 func rollBackHotJournal(abs string) error {
-	base, _, _ := strings.Cut(dsn(abs, "NORMAL"), "?")
+	base, _, _ := strings.Cut(dsn(abs, "NORMAL", busyTimeout), "?")
 	db, err := sql.Open("sqlite", base+fmt.Sprintf("?mode=rw&_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()))
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func readOnlyDSN(path string, immutable bool) string {
 	if immutable {
 		q = append(q, "immutable=1")
 	}
-	base, _, _ := strings.Cut(dsn(path, "NORMAL"), "?")
+	base, _, _ := strings.Cut(dsn(path, "NORMAL", busyTimeout), "?")
 	return base + "?" + strings.Join(q, "&")
 }
 

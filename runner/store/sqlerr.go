@@ -46,23 +46,31 @@ var ErrDamaged = errors.New("the database is damaged")
 type FileError struct {
 	Path string
 	Err  error // the driver's error
+	// Problem is what a look at the files found for an I/O error or a file
+	// SQLite could not open ("full", "read-only"; "": nothing), and Detail
+	// what it saw.
+	Problem, Detail string
 }
 
 func (e *FileError) Error() string {
 	var problem string
-	switch primaryCode(e.Err) {
-	case sqlite3.SQLITE_FULL:
+	switch code := primaryCode(e.Err); {
+	case code == sqlite3.SQLITE_FULL || e.Problem == "full":
 		problem = "the disk holding the database %s is full"
-	case sqlite3.SQLITE_READONLY:
+	case code == sqlite3.SQLITE_READONLY || e.Problem == "read-only":
 		problem = "the database %s is read-only"
-	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+	case code == sqlite3.SQLITE_CORRUPT, code == sqlite3.SQLITE_NOTADB:
 		problem = "the database %s is damaged"
-	case sqlite3.SQLITE_IOERR:
+	case code == sqlite3.SQLITE_IOERR:
 		problem = "the database %s could not be read or written (I/O error)"
 	default:
 		problem = "the database %s cannot be opened"
 	}
-	return fmt.Sprintf(problem, e.Path) + ": " + e.Err.Error()
+	msg := fmt.Sprintf(problem, e.Path)
+	if e.Detail != "" {
+		msg += " (" + e.Detail + ")"
+	}
+	return msg + ": " + e.Err.Error()
 }
 
 func (e *FileError) Unwrap() error { return e.Err }
@@ -86,9 +94,15 @@ func plain(err error, path string) error {
 		return err
 	}
 	switch primaryCode(err) {
-	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB,
-		sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN:
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		return &FileError{Path: path, Err: err}
+	case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN:
+		// SQLite's words for these ("disk I/O error", "unable to open
+		// database file") do not say that the disk is full or the file
+		// read-only: a look at the files may.
+		fe := &FileError{Path: path, Err: err}
+		fe.Problem, fe.Detail = whyUnwritable(path)
+		return fe
 	}
 	return err
 }

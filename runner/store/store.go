@@ -37,7 +37,8 @@ import (
 
 var _ runner.Recorder = (*DB)(nil)
 
-// busyTimeout is how long a connection waits for another process's lock.
+// busyTimeout is how long a reading connection waits for another
+// process's lock; writes wait for Options.LockTimeout (see lock.go).
 const busyTimeout = 10 * time.Second
 
 // ErrClosed is returned by the methods of a *DB after Close.
@@ -72,6 +73,9 @@ type Options struct {
 	// against a killed process) or "full" (fsync on every commit, durable
 	// against a power loss too).
 	Sync string
+	// LockTimeout is how long a write waits for another process's write
+	// lock before it fails with a *LockedError (0: DefaultLockTimeout).
+	LockTimeout time.Duration
 }
 
 // DB is an open run database. It is safe for concurrent use.
@@ -95,6 +99,13 @@ type DB struct {
 
 	faultMu sync.Mutex
 	fault   error // what made the database unusable: see fault.go
+
+	lockTimeout time.Duration // Options.LockTimeout
+	lockWait    lockWait      // the writer's wait for another process's lock
+	abandoned   chan struct{} // closed by Abandon
+	abandonOnce sync.Once
+	file        os.FileInfo // the file opened, which the path must go on naming (gone.go)
+	hadHeader   atomic.Bool // the file was seen with SQLite's header (gone.go)
 
 	// committing is held by whoever commits: the writer goroutine, or a
 	// caller committing its lone write itself (commitDirectly). It guards
@@ -147,14 +158,18 @@ func open(path string, opts Options) (*DB, error) {
 	default:
 		return nil, fmt.Errorf("unknown sync mode %q (want normal or full)", opts.Sync)
 	}
+	lockTimeout := opts.LockTimeout
+	if lockTimeout <= 0 {
+		lockTimeout = DefaultLockTimeout
+	}
 	if err := createFile(path); err != nil {
-		return nil, err
+		return nil, creationError(path, err)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(abs, syncMode))
+	db, err := sql.Open("sqlite", dsn(abs, syncMode, lockTimeout))
 	if err != nil {
 		return nil, err
 	}
@@ -162,9 +177,14 @@ func open(path string, opts Options) (*DB, error) {
 	// enough for the CLI and the runner.
 	db.SetMaxOpenConns(4)
 	db.SetMaxIdleConns(4)
-	if err := initialize(db); err != nil {
+	if err := initialize(db, lockTimeout); err != nil {
 		db.Close()
 		return nil, explain(err, path)
+	}
+	file, err := os.Stat(path)
+	if err != nil {
+		db.Close()
+		return nil, err
 	}
 	d := &DB{
 		path:           path,
@@ -174,7 +194,11 @@ func open(path string, opts Options) (*DB, error) {
 		checkpointQuit: make(chan struct{}),
 		checkpointDone: make(chan struct{}),
 		leaseVersion:   -1,
+		lockTimeout:    lockTimeout,
+		abandoned:      make(chan struct{}),
+		file:           file,
 	}
+	d.hadHeader.Store(file.Size() >= headerSize)
 	go d.writer()
 	go d.checkpointer()
 	return d, nil
@@ -184,8 +208,8 @@ func open(path string, opts Options) (*DB, error) {
 // that open a new file at once race to switch it to WAL mode, and SQLite
 // answers the losers SQLITE_BUSY at once (waiting there could deadlock), so
 // they try again for as long as the busy timeout would have waited.
-func initialize(db *sql.DB) error {
-	deadline := time.Now().Add(busyTimeout)
+func initialize(db *sql.DB, lockTimeout time.Duration) error {
+	deadline := time.Now().Add(lockTimeout)
 	for {
 		err := migrate(context.Background(), db)
 		if err == nil || primaryCode(err) != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
@@ -209,7 +233,7 @@ func explain(err error, path string) error {
 // write transaction take the write lock at BEGIN: a deferred transaction that
 // upgrades from reading to writing fails with SQLITE_BUSY (the busy timeout
 // cannot help it) as soon as another process has committed in between.
-func dsn(path, sync string) string {
+func dsn(path, sync string, lockTimeout time.Duration) string {
 	// The path is part of a URI: escape what SQLite would read as syntax
 	// ('?', '#', '%'); an absolute URI path starts with a slash.
 	p := filepath.ToSlash(path)
@@ -217,7 +241,7 @@ func dsn(path, sync string) string {
 		p = "/" + p
 	}
 	q := []string{
-		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()),
+		fmt.Sprintf("_pragma=busy_timeout(%d)", lockTimeout.Milliseconds()),
 		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous(" + sync + ")",
 		"_pragma=foreign_keys(1)",
@@ -242,7 +266,8 @@ func (d *DB) Close() error {
 		<-d.writerDone
 		close(d.checkpointQuit)
 		<-d.checkpointDone
-		if d.stats.transactions.Load() > 0 && d.faulted() == nil {
+		_ = d.checkFile()
+		if d.stats.transactions.Load() > 0 && d.faulted() == nil && !d.isAbandoned() {
 			d.checkpoint() // leave a short WAL behind
 		}
 		err := d.takeLogErr()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 const (
@@ -21,6 +22,10 @@ const (
 	// maxBatch caps the rows of one transaction, so that one commit stays
 	// short and a burst is spread over several.
 	maxBatch = 2000
+	// maxBatchBytes caps the agents' output and values of one transaction
+	// (a line may be 1 MiB): another process waits for a commit at most
+	// that long.
+	maxBatchBytes = 4 << 20
 )
 
 type requestKind int
@@ -66,6 +71,21 @@ func (r *request) rows() int {
 	return 1
 }
 
+// size is about how many bytes of text r writes beyond its rows.
+func (r *request) size() int {
+	switch r.kind {
+	case kindLog:
+		return len(r.line.Text)
+	case kindBlackboard:
+		n := 0
+		for _, p := range r.bb.puts {
+			n += len(p.Value)
+		}
+		return n
+	}
+	return 0
+}
+
 // writerStats counts what the writer committed; tests use it to see that
 // concurrent callers share transactions.
 type writerStats struct {
@@ -85,8 +105,8 @@ func (d *DB) send(ctx context.Context, r *request) error {
 	if d.closed {
 		return ErrClosed
 	}
-	if err := ctx.Err(); err != nil {
-		return err // never queue a write the caller has given up on
+	if ctx.Err() != nil {
+		return d.givenUp(ctx, false) // never queue a write the caller has given up on
 	}
 	d.unfinished.Add(1)
 	select {
@@ -95,7 +115,7 @@ func (d *DB) send(ctx context.Context, r *request) error {
 		return nil
 	case <-ctx.Done():
 		d.unfinished.Add(-1)
-		return ctx.Err()
+		return d.givenUp(ctx, false)
 	}
 }
 
@@ -127,7 +147,8 @@ func (d *DB) do(ctx context.Context, r *request) error {
 // here; a decision waits for its commit, so the run's critical path pays
 // them. Everything sent before r is committed first (the queue is empty), so
 // the order of writes holds. With other callers about, r goes through the
-// queue: there it shares a transaction with theirs.
+// queue: there it shares a transaction with theirs; so it does when another
+// process holds the write lock (only the writer waits for it).
 func (d *DB) commitDirectly(ctx context.Context, r *request) bool {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -138,8 +159,13 @@ func (d *DB) commitDirectly(ctx context.Context, r *request) bool {
 	if d.unfinished.Load() != 0 {
 		return false
 	}
+	batch := []*request{r}
+	bad, err := d.tryCommit(batch)
+	if errors.Is(err, errLockBusy) {
+		return false
+	}
 	d.stats.sent.Add(1)
-	d.commit([]*request{r})
+	d.settle(batch, bad, err)
 	return true
 }
 
@@ -154,8 +180,22 @@ func (d *DB) wait(ctx context.Context, r *request) error {
 			return err
 		default:
 		}
-		return fmt.Errorf("%w while waiting for the commit (the write may still be recorded)", ctx.Err())
+		return d.givenUp(ctx, true)
 	}
+}
+
+// givenUp is the error of a write whose caller's ctx ended before it was
+// committed (queued: it may still be), saying why: another process's lock
+// when the writer is waiting for it.
+func (d *DB) givenUp(ctx context.Context, queued bool) error {
+	how := "not recorded"
+	if queued {
+		how = "the write may still be recorded"
+	}
+	if since, ok := d.lockWait.waiting(); ok {
+		return fmt.Errorf("%w (%s)", d.lockedError(since, context.Cause(ctx)), how)
+	}
+	return fmt.Errorf("%w while waiting for the commit (%s)", context.Cause(ctx), how)
 }
 
 // Append commits events, and their effect on the run's state, in one
@@ -203,6 +243,9 @@ func (d *DB) Log(line runner.LogLine) {
 // Flush waits until everything queued before it is committed. It reports
 // the first line of output that could not be stored since the last Flush.
 func (d *DB) Flush(ctx context.Context) error {
+	if err := d.checkFile(); err != nil {
+		return err
+	}
 	if err := d.do(ctx, &request{kind: kindFlush}); err != nil {
 		return err
 	}
@@ -225,10 +268,11 @@ func (d *DB) takeLogErr() error {
 	return err
 }
 
-// writer commits what is queued. It takes up to maxBatch rows and commits
-// them in one transaction: while one transaction commits, the next batch
-// gathers, so the batches grow with the load by themselves. It shares the
-// write connection with commitDirectly through d.committing.
+// writer commits what is queued. It takes up to maxBatch rows (and
+// maxBatchBytes of text) and commits them in one transaction: while one
+// transaction commits, the next batch gathers, so the batches grow with
+// the load by themselves. It shares the write connection with
+// commitDirectly through d.committing.
 func (d *DB) writer() {
 	defer close(d.writerDone)
 	var batch []*request
@@ -237,17 +281,17 @@ func (d *DB) writer() {
 		// this batch.
 		d.committing.Lock()
 		batch = append(batch[:0], r)
-		rows := r.rows()
+		rows, size := r.rows(), r.size()
 		yielded := false
 	gather:
-		for rows < maxBatch {
+		for rows < maxBatch && size < maxBatchBytes {
 			select {
 			case r, ok := <-d.queue:
 				if !ok {
 					break gather
 				}
 				batch = append(batch, r)
-				rows += r.rows()
+				rows, size = rows+r.rows(), size+r.size()
 			default:
 				// Callers woken by the last commit are usually about to
 				// queue their next write: let them run once before BEGIN.
@@ -267,31 +311,58 @@ func (d *DB) writer() {
 	}
 }
 
-// commit writes batch and wakes its callers. When one request fails, it
-// alone gets the error and the others are tried again without it, so a bad
-// write never fails an innocent one; when the commit itself fails, or the
-// request failed because of the file or the disk (full, read-only, damaged:
-// the others would fail the same way, one retry each), every caller of the
-// batch gets the error.
+// commit writes batch and wakes its callers. While another process holds
+// the write lock it waits for it, for at most the lock timeout (see
+// lock.go): counted from the first write that found it taken, so the
+// writes queued behind one that timed out fail at their first try, until
+// the lock is free again.
 func (d *DB) commit(batch []*request) {
 	for len(batch) > 0 {
 		bad, err := d.tryCommit(batch)
-		if err == nil {
-			for _, r := range batch {
-				d.finish(r, nil)
+		if errors.Is(err, errLockBusy) {
+			if err = d.waitForLock(d.lockWait.start(time.Now())); err == nil {
+				continue
 			}
-			return
+		} else {
+			d.lockWait.end()
 		}
-		var fe *FileError
-		if bad < 0 || errors.As(d.plain(err), &fe) {
-			for _, r := range batch {
-				d.finish(r, err)
-			}
-			return
-		}
-		d.finish(batch[bad], err)
-		batch = slices.Delete(slices.Clone(batch), bad, bad+1)
+		batch = d.settle(batch, bad, err)
 	}
+}
+
+// waitForLock lets go of the write connection between two tries of
+// BEGIN IMMEDIATE (a read on it goes first), unless the write has waited
+// for the lock timeout or was abandoned.
+func (d *DB) waitForLock(since time.Time) error {
+	if d.isAbandoned() {
+		return ErrAbandoned
+	}
+	if time.Since(since) >= d.lockTimeout {
+		return d.lockedError(since, nil)
+	}
+	d.committing.Unlock()
+	runtime.Gosched()
+	d.committing.Lock()
+	return nil
+}
+
+// settle wakes the callers of batch that tryCommit answered with err (of
+// request bad; -1: of the transaction) and returns the requests to try
+// again. When one request fails, it alone gets the error and the others are
+// tried again without it, so a bad write never fails an innocent one; when
+// the commit itself fails, or the request failed because of the file or the
+// disk (full, read-only, damaged: the others would fail the same way, one
+// retry each), every caller of the batch gets the error.
+func (d *DB) settle(batch []*request, bad int, err error) []*request {
+	var fe *FileError
+	if err == nil || bad < 0 || errors.As(d.plain(err), &fe) {
+		for _, r := range batch {
+			d.finish(r, err)
+		}
+		return nil
+	}
+	d.finish(batch[bad], err)
+	return slices.Delete(slices.Clone(batch), bad, bad+1)
 }
 
 func (d *DB) finish(r *request, err error) {
@@ -305,11 +376,18 @@ func (d *DB) finish(r *request, err error) {
 	}
 }
 
+// errLockBusy: BEGIN IMMEDIATE found the write lock taken, for lockPoll.
+var errLockBusy = errors.New("the write lock is busy")
+
 // tryCommit applies batch in one transaction. It returns the index of the
-// request that failed, or -1 with the error of BEGIN or COMMIT.
+// request that failed, or -1 with the error of BEGIN or COMMIT; errLockBusy
+// when another process holds the write lock.
 func (d *DB) tryCommit(batch []*request) (int, error) {
 	if !slices.ContainsFunc(batch, func(r *request) bool { return r.kind != kindFlush }) {
 		return -1, nil
+	}
+	if d.isAbandoned() {
+		return -1, ErrAbandoned
 	}
 	// Not the callers' contexts: the batch is theirs together, and a commit
 	// that has begun should finish.
@@ -325,6 +403,9 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 	// another process's writer never turns this one's reads stale.
 	t := &txn{ctx: ctx, d: d, now: now()}
 	if _, err := t.exec("BEGIN IMMEDIATE"); err != nil {
+		if primaryCode(err) == sqlite3.SQLITE_BUSY {
+			return -1, errLockBusy
+		}
 		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
 	}
 	if err := t.knownRuns(); err != nil {
@@ -529,6 +610,12 @@ func (d *DB) writeConn(ctx context.Context) (*sql.Conn, error) {
 	}
 	conn, err := d.sql.Conn(ctx)
 	if err != nil {
+		return nil, err
+	}
+	// BEGIN IMMEDIATE waits for another process's lock this long at most
+	// (see lock.go); the writer then tries again.
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", lockPoll.Milliseconds())); err != nil {
+		conn.Close()
 		return nil, err
 	}
 	d.wconn = conn

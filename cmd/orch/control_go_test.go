@@ -1,0 +1,54 @@
+//go:build linux
+
+package main
+
+import (
+	"database/sql"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestControlGoRacesStop: orch go for a manual cue standing by reaches the
+// run in the same moment as a stop of the run. The stop wins, and orch go
+// says so and exits 1 instead of "GO sent" (issue 27, item 14).
+func TestControlGoRacesStop(t *testing.T) {
+	t.Parallel()
+	c := newCtl(t)
+	file := c.write("cuelist.yaml", `
+cuelist:
+  id: race
+  defaults: {kill_grace: 1s, timeout: 10m}
+  cues:
+    - {id: LONG, agents: [long]}
+    - {id: DEPLOY, agents: [deploy], go: manual}
+---
+agent:
+  id: long
+  command: [sh, -c, 'while :; do sleep 0.05; done']
+---
+agent:
+  id: deploy
+  command: [sh, -c, 'true']
+`)
+	owner := c.start("run", file)
+	c.waitStates(owner, 30*time.Second, map[string]string{"LONG": "go", "DEPLOY": "standby"})
+	id := c.status("last").ID
+	// A stop queued as orch stop queues it, and at once the GO.
+	db, err := sql.Open("sqlite", "file:"+c.db+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO commands (run_id, kind, cue_id, arg, created_at) VALUES (?, 'stop', '', 'from the test', ?)`,
+		id, time.Now().UnixMicro()); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := c.orch("go", id, "DEPLOY")
+	if code != 1 || strings.Contains(stdout, "GO for DEPLOY sent") || !strings.Contains(stderr, "the GO for DEPLOY did not take effect: run "+id+" is stopped") {
+		t.Errorf("orch go as the run was stopped: exit %d\n--- stdout\n%s--- stderr\n%s", code, stdout, stderr)
+	}
+	if code := owner.wait(60 * time.Second); code != 130 {
+		t.Errorf("orch run exited %d, want 130 (stopped)\n%s", code, owner.output())
+	}
+}
