@@ -21,7 +21,7 @@ func ParseOutputFile(data []byte) (map[string]any, error) { return parseOutputFi
 func WithBoard(t *Task, entries map[string]BlackboardEntry) *Task { return withBoard(t, entries, nil) }
 
 // Scalar is an environment variable's text for a scalar value.
-func Scalar(v any) string { return scalar(v) }
+func Scalar(v any) string { return spec.EnvValue(v) }
 
 // ContractFailure returns why outputs break the agent's provides contract
 // ("" when they do not).

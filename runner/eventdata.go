@@ -3,6 +3,8 @@ package runner
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/orch-cli/orch/runner/redact"
 )
 
 // The payloads of the event types (see dataTypes in events.go). Each has a
@@ -194,15 +196,15 @@ type BlackboardData struct {
 	MessageID string `json:"message_id,omitempty"`
 }
 
-func (p TaskStartedData) redacted(d *Redactor) EventData {
+func (p TaskStartedData) redacted(d *redact.Redactor) EventData {
 	p.Parent, p.Kind, p.TaskRef = d.Text(p.Parent), d.Text(p.Kind), d.Text(p.TaskRef)
-	p.Chain, p.Context = d.texts(p.Chain), d.object(p.Context)
+	p.Chain, p.Context = d.Texts(p.Chain), d.Object(p.Context)
 	return p
 }
 
-func (p QuestionData) redacted(d *Redactor) EventData {
+func (p QuestionData) redacted(d *redact.Redactor) EventData {
 	p.ID, p.Question, p.Complexity, p.To = d.Text(p.ID), d.Text(p.Question), d.Text(p.Complexity), d.Text(p.To)
-	if !d.none() && p.Options != nil {
+	if !d.None() && p.Options != nil {
 		options := make([]QuestionOption, len(p.Options))
 		for i, o := range p.Options {
 			options[i] = QuestionOption{ID: d.Text(o.ID), Name: d.Text(o.Name), Kind: d.Text(o.Kind)}
@@ -212,26 +214,26 @@ func (p QuestionData) redacted(d *Redactor) EventData {
 	return p
 }
 
-func (p AnswerData) redacted(d *Redactor) EventData {
+func (p AnswerData) redacted(d *redact.Redactor) EventData {
 	p.ID, p.Answer, p.By = d.Text(p.ID), d.Text(p.Answer), d.Text(p.By)
 	return p
 }
 
-func (p UsageData) redacted(*Redactor) EventData { return p }
+func (p UsageData) redacted(*redact.Redactor) EventData { return p }
 
-func (p ExhaustedData) redacted(d *Redactor) EventData {
+func (p ExhaustedData) redacted(d *redact.Redactor) EventData {
 	p.Limit, p.Used, p.Max = d.Text(p.Limit), d.Text(p.Used), d.Text(p.Max)
 	return p
 }
 
-func (p UserMessageData) redacted(d *Redactor) EventData {
+func (p UserMessageData) redacted(d *redact.Redactor) EventData {
 	p.Kind, p.From, p.To, p.Body = d.Text(p.Kind), d.Text(p.From), d.Text(p.To), d.JSON(p.Body)
 	p.FromTask, p.ToTask = d.Text(p.FromTask), d.Text(p.ToTask)
 	return p
 }
 
-func (p CueSpecsData) redacted(d *Redactor) EventData {
-	if d.none() || p.Hashes == nil {
+func (p CueSpecsData) redacted(d *redact.Redactor) EventData {
+	if d.None() || p.Hashes == nil {
 		return p
 	}
 	hashes := make(map[string]string, len(p.Hashes))
@@ -250,63 +252,63 @@ type NoticeData struct {
 	Tries   int    `json:"tries"`   // deliveries tried
 }
 
-func (p NoticeData) redacted(d *Redactor) EventData {
+func (p NoticeData) redacted(d *redact.Redactor) EventData {
 	p.Kind, p.Subject, p.To = d.Text(p.Kind), d.Text(p.Subject), d.Text(p.To)
 	return p
 }
 
-func (p RetriedData) redacted(d *Redactor) EventData {
+func (p RetriedData) redacted(d *redact.Redactor) EventData {
 	p.By, p.From = d.Text(p.By), d.Text(p.From)
-	p.Rerun, p.Asked, p.Stale = d.texts(p.Rerun), d.texts(p.Asked), d.texts(p.Stale)
+	p.Rerun, p.Asked, p.Stale = d.Texts(p.Rerun), d.Texts(p.Asked), d.Texts(p.Stale)
 	return p
 }
 
-func (p RunStartedData) redacted(d *Redactor) EventData {
+func (p RunStartedData) redacted(d *redact.Redactor) EventData {
 	p.Cuelist, p.SpecPath, p.SpecHash, p.Root = d.Text(p.Cuelist), d.Text(p.SpecPath), d.Text(p.SpecHash), d.Text(p.Root)
 	p.OwnerHost, p.OwnerToken = d.Text(p.OwnerHost), d.Text(p.OwnerToken)
-	p.Inputs = d.object(p.Inputs)
-	if !d.none() && p.Cues != nil {
+	p.Inputs = d.Object(p.Inputs)
+	if !d.None() && p.Cues != nil {
 		cues := make([]CueInfo, len(p.Cues))
 		for i, c := range p.Cues {
-			cues[i] = CueInfo{ID: d.Text(c.ID), Agents: d.texts(c.Agents), After: d.texts(c.After), Manual: c.Manual}
+			cues[i] = CueInfo{ID: d.Text(c.ID), Agents: d.Texts(c.Agents), After: d.Texts(c.After), Manual: c.Manual}
 		}
 		p.Cues = cues
 	}
-	if t := p.Temporal; t != nil && !d.none() {
+	if t := p.Temporal; t != nil && !d.None() {
 		p.Temporal = &TemporalRun{Address: d.Text(t.Address), Namespace: d.Text(t.Namespace), TaskQueue: d.Text(t.TaskQueue),
 			WorkflowID: d.Text(t.WorkflowID), Path: d.Text(t.Path)}
 	}
 	return p
 }
 
-func (p CueStateData) redacted(d *Redactor) EventData {
-	p.Outputs, p.Class = d.object(p.Outputs), d.Text(p.Class)
+func (p CueStateData) redacted(d *redact.Redactor) EventData {
+	p.Outputs, p.Class = d.Object(p.Outputs), d.Text(p.Class)
 	return p
 }
 
-func (p AttemptStartedData) redacted(*Redactor) EventData { return p }
+func (p AttemptStartedData) redacted(*redact.Redactor) EventData { return p }
 
-func (p AttemptEndedData) redacted(d *Redactor) EventData {
-	p.Class, p.Outputs = d.Text(p.Class), d.object(p.Outputs)
+func (p AttemptEndedData) redacted(d *redact.Redactor) EventData {
+	p.Class, p.Outputs = d.Text(p.Class), d.Object(p.Outputs)
 	return p
 }
 
-func (p MessageData) redacted(d *Redactor) EventData {
+func (p MessageData) redacted(d *redact.Redactor) EventData {
 	p.Direction, p.Type, p.ID, p.InReplyTo = d.Text(p.Direction), d.Text(p.Type), d.Text(p.ID), d.Text(p.InReplyTo)
 	p.Body = d.JSON(p.Body)
 	return p
 }
 
-func (p ConflictData) redacted(d *Redactor) EventData {
+func (p ConflictData) redacted(d *redact.Redactor) EventData {
 	p.ConflictType, p.ResourceInQuestion, p.ProposedResolution = d.Text(p.ConflictType), d.Text(p.ResourceInQuestion), d.Text(p.ProposedResolution)
 	p.Winner, p.SuggestedWinner, p.Reason = d.Text(p.Winner), d.Text(p.SuggestedWinner), d.Text(p.Reason)
-	p.CuesInvolved, p.AgentsInvolved = d.texts(p.CuesInvolved), d.texts(p.AgentsInvolved)
+	p.CuesInvolved, p.AgentsInvolved = d.Texts(p.CuesInvolved), d.Texts(p.AgentsInvolved)
 	return p
 }
 
-func (p CooldownData) redacted(*Redactor) EventData { return p }
+func (p CooldownData) redacted(*redact.Redactor) EventData { return p }
 
-func (p WorktreeData) redacted(d *Redactor) EventData {
+func (p WorktreeData) redacted(d *redact.Redactor) EventData {
 	p.Branch, p.Base, p.From, p.Path, p.Commit = d.Text(p.Branch), d.Text(p.Base), d.Text(p.From), d.Text(p.Path), d.Text(p.Commit)
 	return p
 }
@@ -322,17 +324,19 @@ type BlackboardConflictData struct {
 	MessageID       string `json:"message_id,omitempty"` // the blackboard.write refused, if an agent sent one
 }
 
-func (p BlackboardConflictData) redacted(d *Redactor) EventData {
+func (p BlackboardConflictData) redacted(d *redact.Redactor) EventData {
 	p.Key, p.Author, p.MessageID = d.Text(p.Key), d.Text(p.Author), d.Text(p.MessageID)
 	return p
 }
 
-func (p BlackboardData) redacted(d *Redactor) EventData {
+func (p BlackboardData) redacted(d *redact.Redactor) EventData {
 	p.Key, p.MessageID = d.Text(p.Key), d.Text(p.MessageID)
 	return p
 }
 
-func (p RawData) redacted(d *Redactor) EventData { return RawData{JSON: d.JSON(p.JSON), Err: p.Err} }
+func (p RawData) redacted(d *redact.Redactor) EventData {
+	return RawData{JSON: d.JSON(p.JSON), Err: p.Err}
+}
 
 // StatusData is the data of EvAgentStatus.
 type StatusData struct {
@@ -341,7 +345,7 @@ type StatusData struct {
 	Asked    bool    `json:"asked,omitempty"` // it answered a status.request
 }
 
-func (p StatusData) redacted(d *Redactor) EventData {
+func (p StatusData) redacted(d *redact.Redactor) EventData {
 	p.Detail = d.Text(p.Detail)
 	return p
 }
@@ -354,7 +358,7 @@ type EscalationAckedData struct {
 	By string `json:"by,omitempty"`
 }
 
-func (p EscalationAckedData) redacted(d *Redactor) EventData {
+func (p EscalationAckedData) redacted(d *redact.Redactor) EventData {
 	p.ID, p.By = d.Text(p.ID), d.Text(p.By)
 	return p
 }
@@ -371,13 +375,13 @@ type FanOutItem struct {
 	Item any    `json:"item"` // the item
 }
 
-func (p FanOutData) redacted(d *Redactor) EventData {
-	if d.none() {
+func (p FanOutData) redacted(d *redact.Redactor) EventData {
+	if d.None() {
 		return p
 	}
 	items := make([]FanOutItem, len(p.Items))
 	for i, it := range p.Items {
-		items[i] = FanOutItem{ID: d.Text(it.ID), Item: d.maskValue(it.Item)}
+		items[i] = FanOutItem{ID: d.Text(it.ID), Item: d.Value(it.Item)}
 	}
 	p.As, p.Items = d.Text(p.As), items
 	return p

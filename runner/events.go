@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"time"
+
+	"github.com/orch-cli/orch/runner/redact"
 )
 
 // A run's log is a sequence of Events. Each type's payload is one Go type of
@@ -150,7 +152,7 @@ type Event struct {
 // payload holds.
 type EventData interface {
 	// redacted returns a copy with the secrets d knows masked.
-	redacted(d *Redactor) EventData
+	redacted(d *redact.Redactor) EventData
 }
 
 // dataTypes maps each event type with a payload to that payload's type.

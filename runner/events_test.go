@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orch-cli/orch/runner/redact"
 )
 
 // filled returns a value of type t with every string it can hold set to s
@@ -107,7 +109,7 @@ func TestUndecodableEventData(t *testing.T) {
 // added without its redaction fails here).
 func TestEventDataRedacted(t *testing.T) {
 	const secret = "tok-0123456789-secret"
-	d := NewRedactor([]string{"API_TOKEN=" + secret}, nil)
+	d := redact.New([]string{"API_TOKEN=" + secret}, nil)
 	for typ, dt := range dataTypes {
 		data := filled(dt, "x "+secret+" y").Interface().(EventData)
 		before, _ := json.Marshal(data)

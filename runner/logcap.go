@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/orch-cli/orch/runner/redact"
 )
 
 // DefaultMaxLog is what one attempt's output may cost the store when the
@@ -23,11 +25,11 @@ const logRowCost = 100
 type logCap struct {
 	mu     sync.Mutex
 	log    func(LogLine)
-	mask   *Redactor // a line longer than MaxLine is masked, then cut (cutLine)
-	head   int64     // budget of the lines logged as they come
-	tail   int64     // budget of the ring
-	spent  int64     // cost of the lines logged
-	closed bool      // see close
+	mask   *redact.Redactor // a line longer than MaxLine is masked, then cut (cutLine)
+	head   int64            // budget of the lines logged as they come
+	tail   int64            // budget of the ring
+	spent  int64            // cost of the lines logged
+	closed bool             // see close
 	ring   []LogLine
 	first  int   // index of the oldest line in ring
 	held   int64 // cost of the lines in the ring

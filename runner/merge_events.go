@@ -1,5 +1,7 @@
 package runner
 
+import "github.com/orch-cli/orch/runner/redact"
+
 // EvMerge records a step of a merge of worktree branches: a cue's, before
 // it starts from them, or the run's result (Cue: the cue it is recorded at,
 // Result set). Agent and Attempt are the merge's own attempt (agent
@@ -56,9 +58,9 @@ type ResultBranch struct {
 	Ahead      int    `json:"ahead"`       // commits on Branch not on BaseCommit
 }
 
-func (p MergeData) redacted(d *Redactor) EventData {
+func (p MergeData) redacted(d *redact.Redactor) EventData {
 	p.Branch, p.Path, p.Task, p.Commit, p.Kept, p.Output = d.Text(p.Branch), d.Text(p.Path), d.Text(p.Task), d.Text(p.Commit), d.Text(p.Kept), d.Text(p.Output)
-	p.Files, p.Tasks = d.texts(p.Files), d.texts(p.Tasks)
+	p.Files, p.Tasks = d.Texts(p.Files), d.Texts(p.Tasks)
 	if len(p.Sources) > 0 {
 		sources := make([]MergeSource, len(p.Sources))
 		for i, s := range p.Sources {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -235,7 +236,7 @@ func (w *lineWriter) line() {
 
 // cutLine masks a line longer than MaxLine (lineWriter kept some more of
 // it), then cuts it at MaxLine: mask, then cut.
-func cutLine(text string, d *Redactor) string {
+func cutLine(text string, d *redact.Redactor) string {
 	text, cut := strings.CutSuffix(text, cutMarker)
 	text = d.Text(text)
 	if len(text) > MaxLine {

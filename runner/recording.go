@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/orch-cli/orch/runner/redact"
 )
 
 // recording is how the run records: decisions pending their commit, the
@@ -14,7 +16,7 @@ type recording struct {
 	runID     string
 	observe   func(Event) // Options.Observe
 	rec       Recorder
-	redact    *Redactor
+	redact    *redact.Redactor
 	observeMu sync.Mutex
 	pending   []Event      // decided, not yet committed
 	actions   []func()     // to do once pending is committed

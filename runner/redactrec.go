@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/orch-cli/orch/runner/redact"
 )
 
 // redactingRecorder is the one place where the runner's records are
@@ -12,13 +14,13 @@ import (
 // stored.
 type redactingRecorder struct {
 	Recorder
-	d *Redactor
+	d *redact.Redactor
 }
 
 func (r redactingRecorder) Append(ctx context.Context, events ...Event) error {
 	for i := range events {
 		events[i].Reason = r.d.Text(events[i].Reason)
-		if events[i].Data != nil && !r.d.none() {
+		if events[i].Data != nil && !r.d.None() {
 			events[i].Data = events[i].Data.redacted(r.d)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
@@ -262,7 +263,7 @@ func newRun(opts Options) (*run, error) {
 		return nil, fmt.Errorf("creating the run's work directory: %w", err)
 	}
 	r.workDir = dir
-	r.redact = RedactorFor(p)
+	r.redact = redact.ForPlan(p)
 	r.storeWaits.init()
 	r.rec = redactingRecorder{Recorder: boundRecorder{Recorder: opts.Recorder, w: &r.storeWaits}, d: r.redact}
 	r.runID, r.observe = r.id, opts.Observe

@@ -132,7 +132,7 @@ func (r *run) agentEnv(a *attempt) []string {
 		"ORCH_DB="+r.opts.DBPath,
 		"ORCH_ROOT="+r.opts.ProjectRoot,
 	)
-	if v := r.redact.secretsVar(); v != "" {
+	if v := r.redact.SecretsEnv(); v != "" {
 		env = append(env, v) // for orch bb set inside the agent
 	}
 	if r.opts.AgentEnv != nil {
@@ -181,7 +181,7 @@ func inputVars(t *Task, dir string) ([]string, error) {
 	for _, k := range names {
 		switch v := t.Inputs[k].(type) {
 		case string, bool, float64, int64, int, json.Number:
-			name, value := spec.InputVar(k), scalar(v)
+			name, value := spec.InputVar(k), spec.EnvValue(v)
 			if len(value) <= maxEnvInput && total+len(name)+len(value) <= maxEnvInputs {
 				total += len(name) + len(value)
 				vars = append(vars, name+"="+value)
@@ -198,16 +198,6 @@ func inputVars(t *Task, dir string) ([]string, error) {
 		}
 	}
 	return vars, nil
-}
-
-func scalar(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return fmt.Sprint(v)
 }
 
 // maxOutputFile bounds what an agent may write to ORCH_OUTPUT.
@@ -288,7 +278,7 @@ func (r *run) baseEnv(agent string, vars map[string]any) []string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		env = append(env, k+"="+scalar(vars[k]))
+		env = append(env, k+"="+spec.EnvValue(vars[k]))
 	}
 	if r.envCache == nil {
 		r.envCache = map[string][]string{}

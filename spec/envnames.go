@@ -3,8 +3,22 @@ package spec
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
+
+// EnvValue is a scalar value (an agent's env, a plain agent's input) as an
+// environment variable holds it: a string as it is, a number without an
+// exponent or trailing zeros, anything else as fmt prints it.
+func EnvValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
 
 // InputVar is the environment variable a plain agent gets an input in:
 // ORCH_INPUT_ and the key in upper case, every character but A-Z, 0-9 and _

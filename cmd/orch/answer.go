@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -91,7 +92,7 @@ func answer(ctx context.Context, io *streams, db *store.DB, id, qid, text string
 		return fmt.Errorf("run %s is %s: no orch process is running it to deliver the answer to %s (orch resume %s runs its cue %s again, and the question is asked again)",
 			id, r.State, q.Agent, id, q.Cue)
 	}
-	masked := runner.NewRedactor(os.Environ(), nil).Text(text) // the owner puts the secrets back
+	masked := redact.New(os.Environ(), nil).Text(text) // the owner puts the secrets back
 	if _, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "answer", Cue: qid, Arg: masked}); err != nil {
 		return err
 	}

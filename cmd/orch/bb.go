@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -164,7 +165,7 @@ refused.`,
 			defer db.Close()
 			if handled, err := handOverRecorded(cmd, io, db, id, []string{"run", "string"}, nil, func(flags []string) []string {
 				// VALUE as the JSON orch would store (--string applied), masked as here.
-				value = runner.NewRedactor(os.Environ(), nil).JSON(value)
+				value = redact.New(os.Environ(), nil).JSON(value)
 				return append(append([]string{"bb", "set"}, flags...), "--", id, args[0], string(value))
 			}); handled {
 				return err
@@ -218,7 +219,7 @@ func bbSet(ctx context.Context, db *store.DB, id, key string, value json.RawMess
 	// the secrets of its own environment, which an agent inherits from orch
 	// (the values of secret-looking names, and the names orch lists in
 	// ORCH_SECRETS), as the run's owner masks what it records.
-	value = runner.NewRedactor(os.Environ(), nil).JSON(value)
+	value = redact.New(os.Environ(), nil).JSON(value)
 	put := runner.BlackboardPut{Key: key, Value: value, Author: "person", IfVersion: ifVersion}
 	if agent := os.Getenv("ORCH_AGENT_ID"); agent != "" {
 		put.Author = agent

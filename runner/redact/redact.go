@@ -1,4 +1,8 @@
-package runner
+// Package redact masks secrets in everything orch records or prints: the
+// values of secret-looking environment variables and of declared secrets
+// become [redacted:NAME], which a run continued later puts back from its
+// own environment.
+package redact
 
 import (
 	"bytes"
@@ -10,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/spec"
 )
 
 // What counts as a secret (README, "Secrets"): the value of an environment
@@ -60,7 +65,7 @@ type Redactor struct {
 // NewRedactor finds the secrets in environ (NAME=VALUE entries): the values
 // of secret-looking names, of the names in declared, and of those listed in
 // environ's ORCH_SECRETS.
-func NewRedactor(environ []string, declared []string) *Redactor {
+func New(environ []string, declared []string) *Redactor {
 	vars := map[string]string{}
 	for _, kv := range environ {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -153,7 +158,7 @@ func jsonForms(v string) []string {
 
 // RedactorFor is the redactor of a run of p: orch's environment, the env
 // the agents' specs set, and the secrets the cuelist and its agents declare.
-func RedactorFor(p *planner.Plan) *Redactor {
+func ForPlan(p *planner.Plan) *Redactor {
 	environ := os.Environ()
 	var declared []string
 	if p.Cuelist != nil {
@@ -162,28 +167,29 @@ func RedactorFor(p *planner.Plan) *Redactor {
 	for _, a := range p.Agents {
 		declared = append(declared, a.Secrets...)
 		for k, v := range a.Env {
-			environ = append(environ, k+"="+scalar(v))
+			environ = append(environ, k+"="+spec.EnvValue(v))
 		}
 	}
 	sort.Strings(declared)
-	d := NewRedactor(environ, declared)
+	d := New(environ, declared)
 	d.declared = slices.Compact(declared)
 	return d
 }
 
-// secretsVar is ORCH_SECRETS=NAMES for an agent's environment, or "".
-func (d *Redactor) secretsVar() string {
+// SecretsEnv is ORCH_SECRETS=NAMES for an agent's environment, or "".
+func (d *Redactor) SecretsEnv() string {
 	if len(d.declared) == 0 {
 		return ""
 	}
 	return SecretsVar + "=" + strings.Join(d.declared, ",")
 }
 
-func (d *Redactor) none() bool { return d == nil || d.mask == nil }
+// None reports whether d masks nothing (no secret was found).
+func (d *Redactor) None() bool { return d == nil || d.mask == nil }
 
 // Text masks the secrets in s.
 func (d *Redactor) Text(s string) string {
-	if d.none() {
+	if d.None() {
 		return s
 	}
 	return d.mask.Replace(s)
@@ -192,7 +198,7 @@ func (d *Redactor) Text(s string) string {
 // JSON masks the secrets in a JSON value's strings (keys included), and
 // returns raw itself when it holds none.
 func (d *Redactor) JSON(raw json.RawMessage) json.RawMessage {
-	if d.none() || len(raw) == 0 {
+	if d.None() || len(raw) == 0 {
 		return raw
 	}
 	s := string(raw)
@@ -216,18 +222,10 @@ func (d *Redactor) JSON(raw json.RawMessage) json.RawMessage {
 	return b
 }
 
-// Value masks the secrets in every string of a JSON-like value (a copy).
-func (d *Redactor) Value(v any) any {
-	if d.none() {
-		return v
-	}
-	return walkStrings(v, d.mask.Replace)
-}
-
 // Restore puts back the secrets a recorded value had (a run's inputs, a
 // completed cue's outputs), from this process's environment.
 func (d *Redactor) Restore(v map[string]any) map[string]any {
-	if d.none() || v == nil {
+	if d.None() || v == nil {
 		return v
 	}
 	m, _ := walkStrings(v, d.restore.Replace).(map[string]any)
@@ -238,7 +236,7 @@ func (d *Redactor) Restore(v map[string]any) map[string]any {
 // answer, masked by orch answer before it was stored), from this process's
 // environment.
 func (d *Redactor) RestoreText(s string) string {
-	if d.none() {
+	if d.None() {
 		return s
 	}
 	return d.restore.Replace(s)
@@ -264,9 +262,9 @@ func walkStrings(v any, f func(string) string) any {
 	return v
 }
 
-// texts masks each string of a list (a copy; nil stays nil).
-func (d *Redactor) texts(list []string) []string {
-	if d.none() || list == nil {
+// Texts masks each string of a list (a copy; nil stays nil).
+func (d *Redactor) Texts(list []string) []string {
+	if d.None() || list == nil {
 		return list
 	}
 	out := make([]string, len(list))
@@ -276,18 +274,24 @@ func (d *Redactor) texts(list []string) []string {
 	return out
 }
 
-// object masks every string of a free-form object (inputs, outputs), keys
+// Object masks every string of a free-form object (inputs, outputs), keys
 // included (a copy; nil stays nil). A value of a Go type other than JSON's
 // own is masked through its JSON form.
-func (d *Redactor) object(m map[string]any) map[string]any {
-	if d.none() || m == nil {
+func (d *Redactor) Object(m map[string]any) map[string]any {
+	if d.None() || m == nil {
 		return m
 	}
-	out, _ := d.maskValue(m).(map[string]any)
+	out, _ := d.Value(m).(map[string]any)
 	return out
 }
 
-func (d *Redactor) maskValue(v any) any {
+// Value masks the secrets in every string of a value (a copy), map keys
+// included; a value of a Go type other than JSON's own is masked through
+// its JSON form.
+func (d *Redactor) Value(v any) any {
+	if d.None() {
+		return v
+	}
 	switch v := v.(type) {
 	case nil, bool, float64, json.Number, int, int64:
 		return v
@@ -296,13 +300,13 @@ func (d *Redactor) maskValue(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, x := range v {
-			out[d.mask.Replace(k)] = d.maskValue(x)
+			out[d.mask.Replace(k)] = d.Value(x)
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
-			out[i] = d.maskValue(x)
+			out[i] = d.Value(x)
 		}
 		return out
 	}
