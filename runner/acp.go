@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -173,13 +174,13 @@ func (s *acpSession) turnUsage(m *rpcMessage) {
 	in, _ := u.number("inputTokens")
 	out, _ := u.number("outputTokens")
 	if in > 0 || out > 0 {
-		s.addUsage(Usage{InputTokens: int64(in), OutputTokens: int64(out)})
+		s.addUsage(record.Usage{InputTokens: int64(in), OutputTokens: int64(out)})
 	}
 }
 
 // addUsage counts usage the agent reported: from the reader (usage_update)
 // and from the attempt's goroutine (the prompt's response), one at a time.
-func (s *acpSession) addUsage(u Usage) {
+func (s *acpSession) addUsage(u record.Usage) {
 	s.usageMu.Lock()
 	defer s.usageMu.Unlock()
 	s.a.r.addUsage(s.a, u)

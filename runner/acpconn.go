@@ -15,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -407,7 +408,7 @@ func (c *acpConn) stop() {
 	c.p.Terminate(c.h.grace)
 	_, escaped := c.p.Sweep(c.h.grace, true)
 	if len(escaped) > 0 {
-		c.h.publish(context.Background(), Event{RunID: c.h.id, At: time.Now().UTC(), Type: EvNote, Agent: c.agent.ID,
+		c.h.publish(context.Background(), record.Event{RunID: c.h.id, At: time.Now().UTC(), Type: record.EvNote, Agent: c.agent.ID,
 			Reason: fmt.Sprintf("%d process(es) of agent %s escaped its process group (setsid); stopped them: pids %v", len(escaped), c.agent.ID, escaped)})
 	}
 	c.p.WaitOutput()

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // serve answers one of the agent's requests for this session (on its own
@@ -174,10 +175,10 @@ func (s *acpSession) askPerson(what string, options []permOption) any {
 	}
 	var q strings.Builder
 	fmt.Fprintf(&q, "%s asks permission for %s. Answer with one of:", a.agent.ID, what)
-	choices := make([]QuestionOption, len(options))
+	choices := make([]record.QuestionOption, len(options))
 	for i, o := range options {
 		fmt.Fprintf(&q, "\n  %d) %s [%s]", i+1, o.Name, o.Kind)
-		choices[i] = QuestionOption{ID: o.OptionID, Name: o.Name, Kind: o.Kind}
+		choices[i] = record.QuestionOption{ID: o.OptionID, Name: o.Name, Kind: o.Kind}
 	}
 	answers := make(chan string, 1)
 	if f := a.r.askPerson(a, protocols.QuestionAsk{CueID: a.cue.ID, Question: q.String(), Complexity: "quick"}, choices,
@@ -187,7 +188,7 @@ func (s *acpSession) askPerson(what string, options []permOption) any {
 	}
 	select {
 	case text := <-answers:
-		i, err := PickOption(choices, text)
+		i, err := record.PickOption(choices, text)
 		if err == nil && i >= 0 {
 			o := options[i]
 			a.note("permission for %s: %s (%s, answered by the person)", what, o.Name, o.OptionID)

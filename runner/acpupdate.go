@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // How an ACP agent's session/update notifications become its output (orch
@@ -295,8 +297,8 @@ func (s *acpSession) usageUpdate(u acpFields) string {
 	switch currency := cost.str("currency"); {
 	case !ok:
 	case currency == "USD" || currency == "":
-		s.addUsage(Usage{CostUSD: amount})
-		line += ", cost " + FormatUSD(amount)
+		s.addUsage(record.Usage{CostUSD: amount})
+		line += ", cost " + record.FormatUSD(amount)
 	default:
 		line += fmt.Sprintf(", cost %g %s (not counted: orch counts USD)", amount, oneLine(currency))
 	}

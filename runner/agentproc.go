@@ -13,6 +13,7 @@ import (
 
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -148,7 +149,7 @@ func (ap *agentProcess) stop(gentle bool) {
 		ap.note(fmt.Sprintf("%d process(es) of agent %s escaped its process group (setsid); stopped them: pids %v", len(escaped), ap.agent.ID, escaped))
 	}
 	ap.p.WaitOutput() // its last lines of stderr are logged
-	ap.logs.close(LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr"})
+	ap.logs.close(record.LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr"})
 	ap.mu.Lock()
 	last := ap.last
 	ap.mu.Unlock()
@@ -159,7 +160,7 @@ func (ap *agentProcess) stop(gentle bool) {
 }
 
 func (ap *agentProcess) note(reason string) {
-	ap.r.publish(context.Background(), Event{RunID: ap.r.id, At: time.Now().UTC(), Type: EvNote, Agent: ap.agent.ID, Reason: reason})
+	ap.r.publish(context.Background(), record.Event{RunID: ap.r.id, At: time.Now().UTC(), Type: record.EvNote, Agent: ap.agent.ID, Reason: reason})
 }
 
 // read turns the agent's stdout into messages: replies go to the exchange
@@ -298,7 +299,7 @@ func (ap *agentProcess) logLine(text string) {
 		a.log("stderr", text)
 		return
 	}
-	ap.logs.add(LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr", At: time.Now().UTC(), Text: text})
+	ap.logs.add(record.LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr", At: time.Now().UTC(), Text: text})
 }
 
 // closeAgents ends every agent process the run started and waits until all

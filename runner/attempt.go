@@ -12,6 +12,7 @@ import (
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -80,7 +81,7 @@ type attempt struct {
 	// resolveTask its GO task (merge_resolver.go).
 	resolving   *merge
 	resolveTask *Task
-	usage       Usage // what it reported it used so far (its own goroutine only)
+	usage       record.Usage // what it reported it used so far (its own goroutine only)
 	// inputs are its GO task's inputs, set before GO (its own goroutine):
 	// what its children inherit.
 	inputs map[string]any
@@ -366,14 +367,14 @@ func firstPositive(ds ...time.Duration) time.Duration {
 // log records one line of the agent's output, within its budget.
 func (a *attempt) log(stream, text string) { a.logs.add(a.logLine(stream, text)) }
 
-func (a *attempt) logLine(stream, text string) LogLine {
-	return LogLine{RunID: a.r.id, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+func (a *attempt) logLine(stream, text string) record.LogLine {
+	return record.LogLine{RunID: a.r.id, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
 		Stream: stream, At: time.Now().UTC(), Text: text}
 }
 
 // note records something worth seeing about this attempt (not a decision:
 // a failure to record it does not stop the run).
 func (a *attempt) note(format string, args ...any) {
-	a.r.publish(context.Background(), Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvNote,
+	a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvNote,
 		Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, Reason: fmt.Sprintf(format, args...)})
 }

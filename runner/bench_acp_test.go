@@ -15,6 +15,7 @@ import (
 	"github.com/orch-cli/orch/internal/fakeacp"
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
@@ -80,7 +81,7 @@ func benchDriver(b *testing.B, protocol string) {
 			b.Fatal(err)
 		}
 		res, err := runner.Run(context.Background(), runner.Options{Plan: p, Recorder: db, DBPath: db.Path(), ProjectRoot: filepath.Dir(path)})
-		if err != nil || res.State != runner.RunCompleted {
+		if err != nil || res.State != record.RunCompleted {
 			b.Fatalf("run: %v %+v", err, res)
 		}
 		b.StopTimer()
@@ -90,15 +91,15 @@ func benchDriver(b *testing.B, protocol string) {
 		}
 		warned, went := map[string]time.Time{}, map[string]time.Time{}
 		for _, e := range events {
-			if e.Type != runner.EvCueState {
+			if e.Type != record.EvCueState {
 				continue
 			}
-			switch runner.CueState(e.State) {
-			case runner.CueWarning:
+			switch record.CueState(e.State) {
+			case record.CueWarning:
 				warned[e.Cue] = e.At
-			case runner.CueGo:
+			case record.CueGo:
 				went[e.Cue] = e.At
-			case runner.CueCompleted:
+			case record.CueCompleted:
 				turn = append(turn, e.At.Sub(went[e.Cue]))
 				e2e = append(e2e, e.At.Sub(warned[e.Cue]))
 			}

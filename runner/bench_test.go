@@ -18,6 +18,7 @@ import (
 	"github.com/orch-cli/orch/internal/specgen"
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
@@ -47,11 +48,11 @@ func runOnce(b *testing.B, p *planner.Plan) {
 	}
 	defer db.Close()
 	res, err := runner.Run(context.Background(), runner.Options{Plan: p, Recorder: db, DBPath: db.Path()})
-	if err != nil || res.State != runner.RunCompleted {
+	if err != nil || res.State != record.RunCompleted {
 		if res != nil {
 			if d, _ := db.Run(context.Background(), res.RunID); d != nil {
 				for _, c := range d.Cues {
-					if c.State == runner.CueFailed {
+					if c.State == record.CueFailed {
 						b.Logf("%s: %s", c.ID, c.Reason)
 						for _, a := range c.Attempts {
 							b.Logf("  attempt %d %s %s %s", a.Number, a.State, a.Class, a.Reason)
@@ -107,7 +108,7 @@ func BenchmarkRunChainParts(b *testing.B) {
 		opts.Plan = p
 		start := time.Now()
 		res, err := runner.Run(context.Background(), opts)
-		if err != nil || res.State != runner.RunCompleted {
+		if err != nil || res.State != record.RunCompleted {
 			b.Fatalf("run: %v %+v", err, res)
 		}
 		return time.Since(start)
@@ -188,7 +189,7 @@ func benchProtocol(b *testing.B, parallel int) {
 			b.Fatal(err)
 		}
 		res, err := runner.Run(context.Background(), runner.Options{Plan: p, Recorder: db, DBPath: db.Path()})
-		if err != nil || res.State != runner.RunCompleted {
+		if err != nil || res.State != record.RunCompleted {
 			b.Fatalf("run: %v %+v", err, res)
 		}
 		b.StopTimer()
@@ -199,10 +200,10 @@ func benchProtocol(b *testing.B, parallel int) {
 		sent := map[string]time.Time{}
 		exchanges := map[string]time.Duration{}
 		for _, e := range events {
-			if e.Type != runner.EvMessage {
+			if e.Type != record.EvMessage {
 				continue
 			}
-			m := e.Data.(runner.MessageData)
+			m := e.Data.(record.MessageData)
 			switch {
 			case m.Direction == "out":
 				sent[e.Cue+m.Type] = e.At

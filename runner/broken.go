@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // RecordError ends a run that could not be recorded: a write to the store
@@ -67,7 +69,7 @@ func (r *run) abandon(ctx context.Context, err error) error {
 // could not be renewed for longer than it lasts (another process may take
 // the run over by now: this one must stop).
 func (r *run) renewLease(ctx context.Context) error {
-	if time.Since(r.beatAt) < HeartbeatEvery {
+	if time.Since(r.beatAt) < record.HeartbeatEvery {
 		return nil
 	}
 	r.beatAt = time.Now()
@@ -76,11 +78,11 @@ func (r *run) renewLease(ctx context.Context) error {
 	case err == nil:
 		r.beatOK = r.beatAt
 		return nil
-	case errors.Is(err, ErrLeaseLost):
+	case errors.Is(err, record.ErrLeaseLost):
 		return r.recordFailed(err)
 	case r.beatOK.IsZero():
 		r.beatOK = r.beatAt // the first try: the lease was taken at the start
-	case time.Since(r.beatOK) >= LeaseTTL-HeartbeatEvery:
+	case time.Since(r.beatOK) >= record.LeaseTTL-record.HeartbeatEvery:
 		return r.recordFailed(fmt.Errorf("renewing the run's lease: %w", err))
 	}
 	return nil // tried again at the next beat; the lease outlives a few
@@ -93,7 +95,7 @@ func (r *run) renewLease(ctx context.Context) error {
 func (r *run) watchOutputLog() (stop func()) {
 	quit := make(chan struct{})
 	go func() {
-		tick := time.NewTicker(HeartbeatEvery)
+		tick := time.NewTicker(record.HeartbeatEvery)
 		defer tick.Stop()
 		for {
 			select {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // The hub's channels beyond requests and answers (seed 003 P2): who is at
@@ -130,7 +131,7 @@ func (r *run) notifyModeFromPerson(cue, mode string) {
 	switch mode {
 	case NotifyImmediate, NotifySummary, NotifySilent:
 	default:
-		r.emit(Event{Type: EvNote, Cue: cue, Reason: fmt.Sprintf("orch notify-mode: unknown mode %q (immediate, summary or silent): nothing changed", mode)})
+		r.emit(record.Event{Type: record.EvNote, Cue: cue, Reason: fmt.Sprintf("orch notify-mode: unknown mode %q (immediate, summary or silent): nothing changed", mode)})
 		return
 	}
 	r.setMode(true, cue, mode)
@@ -138,7 +139,7 @@ func (r *run) notifyModeFromPerson(cue, mode string) {
 	if cue != "" {
 		subtree = "cue " + cue + " and everything under it"
 	}
-	r.emit(Event{Type: EvNote, Cue: cue, Reason: fmt.Sprintf("orch notify-mode: notices reach parents %s in %s", modeWords(mode), subtree)})
+	r.emit(record.Event{Type: record.EvNote, Cue: cue, Reason: fmt.Sprintf("orch notify-mode: notices reach parents %s in %s", modeWords(mode), subtree)})
 }
 
 func modeWords(mode string) string {
@@ -230,8 +231,8 @@ func (r *run) report(a *attempt, ap *agentProcess, msg protocols.Message, st Age
 	a.mu.Lock()
 	a.status = st
 	a.mu.Unlock()
-	_ = r.publish(context0, Event{RunID: r.id, At: time.Now().UTC(), Type: EvAgentStatus, Cue: a.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, State: st.State, Data: StatusData{Progress: st.Progress, Detail: st.Detail, Asked: msg.InReplyTo != ""}})
+	_ = r.publish(context0, record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvAgentStatus, Cue: a.cue.ID, Agent: a.agent.ID,
+		Attempt: a.number, State: st.State, Data: record.StatusData{Progress: st.Progress, Detail: st.Detail, Asked: msg.InReplyTo != ""}})
 	return nil
 }
 
@@ -251,7 +252,7 @@ func (r *run) askStatus(cue string) {
 // escalate shows an escalation to the person at once: a line in the run's
 // output; high and critical ones also as a notice of kind needed (the
 // bell, the notify: block), and they stay in orch status's attention list.
-func (r *run) escalate(a *attempt, severity, what string, detail any) Event {
+func (r *run) escalate(a *attempt, severity, what string, detail any) record.Event {
 	if severity == "" {
 		severity = "medium"
 	}

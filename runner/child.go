@@ -7,6 +7,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
@@ -35,7 +36,7 @@ type child struct {
 
 // childResult is how a child ended.
 type childResult struct {
-	status  CueState // completed, failed or stopped
+	status  record.CueState // completed, failed or stopped
 	outputs map[string]any
 	reason  string
 }
@@ -47,7 +48,7 @@ func (r *run) newChild(parent *attempt, kind string, agent *spec.Agent, req prot
 	if kind == "spawn" {
 		given = inputs
 	}
-	n, err := r.newTask(parent, agent, kind, TaskStartedData{TaskRef: taskRef, Context: given})
+	n, err := r.newTask(parent, agent, kind, record.TaskStartedData{TaskRef: taskRef, Context: given})
 	if err != nil {
 		return nil, err
 	}
@@ -94,13 +95,13 @@ func (c *child) run() {
 	defer close(c.done)
 	res := c.attempts()
 	r, n := c.r, c.node
-	ev := Event{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: n.id, State: string(res.status), Reason: res.reason}
-	if res.status == CueCompleted {
-		ev.Data = CueStateData{Outputs: res.outputs}
+	ev := record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvCueState, Cue: n.id, State: string(res.status), Reason: res.reason}
+	if res.status == record.CueCompleted {
+		ev.Data = record.CueStateData{Outputs: res.outputs}
 	}
 	_ = r.publish(context0, ev)
 	r.endTask(n, string(res.status))
-	if res.status == CueCompleted {
+	if res.status == record.CueCompleted {
 		c.exportToCue(res.outputs)
 	}
 	c.parent.mu.Lock()
@@ -119,7 +120,7 @@ func (c *child) attempts() childResult {
 	agent := c.node.agent
 	for tries := 1; ; tries++ {
 		if c.halted() {
-			return childResult{status: CueStopped, reason: c.why}
+			return childResult{status: record.CueStopped, reason: c.why}
 		}
 		rep := c.attempt(tries)
 		r := c.r
@@ -130,15 +131,15 @@ func (c *child) attempts() childResult {
 		}
 		step := r.childEnded(c.node, tries, end)
 		a := rep.att
-		events := []Event{{RunID: r.id, At: time.Now().UTC(), Type: EvAttemptEnded, Cue: c.node.id, Agent: agent.ID, Attempt: a.number,
+		events := []record.Event{{RunID: r.id, At: time.Now().UTC(), Type: record.EvAttemptEnded, Cue: c.node.id, Agent: agent.ID, Attempt: a.number,
 			State: string(step.Attempt), Reason: end.Reason,
-			Data: AttemptEndedData{Class: end.Class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs}}}
+			Data: record.AttemptEndedData{Class: end.Class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs}}}
 		if rep.reply != nil {
-			events = append([]Event{a.messageEvent("in", rep.reply)}, events...)
+			events = append([]record.Event{a.messageEvent("in", rep.reply)}, events...)
 		}
 		_ = r.publish(context0, events...)
 		if !step.Retry {
-			res := childResult{status: CueState(step.End), reason: step.Reason}
+			res := childResult{status: record.CueState(step.End), reason: step.Reason}
 			if step.End == sched.Completed {
 				res.outputs = end.Outputs
 			}
@@ -156,9 +157,9 @@ func (c *child) attempt(number int) report {
 	r, n := c.r, c.node
 	a := newAttempt(r.host, c.cue, -1, 0, n.agent, n, number, c.reports)
 	a.child = c
-	events := []Event{
-		{RunID: r.id, At: time.Now().UTC(), Type: EvAttemptStarted, Cue: n.id, Agent: n.agent.ID, Attempt: number, Data: AttemptStartedData{}},
-		{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: n.id, State: string(CueWarning)},
+	events := []record.Event{
+		{RunID: r.id, At: time.Now().UTC(), Type: record.EvAttemptStarted, Cue: n.id, Agent: n.agent.ID, Attempt: number, Data: record.AttemptStartedData{}},
+		{RunID: r.id, At: time.Now().UTC(), Type: record.EvCueState, Cue: n.id, State: string(record.CueWarning)},
 	}
 	if speaks(n.agent) {
 		a.warning = r.wire(protocols.New(protocols.CoordWarning{RunID: r.id, CueID: n.id, TargetAgents: []string{n.agent.ID}, Attempt: number}))
@@ -247,7 +248,7 @@ func (a *attempt) childPhases(d driver) (map[string]any, *failure) {
 		if f := d.warning(a); f != nil {
 			return nil, f
 		}
-		events := a.replyEvents(Event{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: id, State: string(CueStandby)})
+		events := a.replyEvents(record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvCueState, Cue: id, State: string(record.CueStandby)})
 		if speaks(a.agent) {
 			a.standbyMsg = r.wire(protocols.New(protocols.CoordStandby{RunID: r.id, CueID: id, TargetAgents: []string{a.agent.ID}}))
 			events = append(events, a.messageEvent("out", a.standbyMsg))
@@ -257,14 +258,14 @@ func (a *attempt) childPhases(d driver) (map[string]any, *failure) {
 			return nil, f
 		}
 	}
-	_ = r.publish(context0, a.replyEvents(Event{RunID: r.id, At: time.Now().UTC(), Type: EvCueState, Cue: id, State: string(CueGo)})...)
+	_ = r.publish(context0, a.replyEvents(record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvCueState, Cue: id, State: string(record.CueGo)})...)
 	return a.work(d, a.child.task(a))
 }
 
 // replyEvents is ev preceded by the record of the agent's last answer, if any.
-func (a *attempt) replyEvents(ev Event) []Event {
+func (a *attempt) replyEvents(ev record.Event) []record.Event {
 	if m := a.takeReply(); m != nil {
-		return []Event{a.messageEvent("in", m), ev}
+		return []record.Event{a.messageEvent("in", m), ev}
 	}
-	return []Event{ev}
+	return []record.Event{ev}
 }

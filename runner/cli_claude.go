@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // protocol: claude-code runs Claude Code headless:
@@ -86,7 +88,7 @@ func claudeEvent(s *cliStream, line []byte) error {
 		}
 	case "result":
 		s.setSession(m.SessionID)
-		u := Usage{InputTokens: m.Usage.InputTokens + m.Usage.CacheCreation + m.Usage.CacheRead, OutputTokens: m.Usage.OutputTokens}
+		u := record.Usage{InputTokens: m.Usage.InputTokens + m.Usage.CacheCreation + m.Usage.CacheRead, OutputTokens: m.Usage.OutputTokens}
 		if m.TotalCostUSD != nil {
 			u.CostUSD = *m.TotalCostUSD
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // protocol: codex runs Codex headless:
@@ -73,7 +75,7 @@ func codexEvent(s *cliStream, line []byte) error {
 	case "item.started", "item.updated", "item.completed":
 		codexItem(s, &m)
 	case "turn.completed":
-		s.a.r.addUsage(s.a, Usage{InputTokens: m.Usage.InputTokens, OutputTokens: m.Usage.OutputTokens}) // codex reports no cost
+		s.a.r.addUsage(s.a, record.Usage{InputTokens: m.Usage.InputTokens, OutputTokens: m.Usage.OutputTokens}) // codex reports no cost
 		s.mu.Lock()
 		text := s.text
 		s.mu.Unlock()

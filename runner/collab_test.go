@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // scriptAgent returns an agent document running scriptagent; extra is more
@@ -48,9 +50,9 @@ func runCollab(t *testing.T, o *Options, rec *memRecorder, mod func(*Options)) *
 // outputsOf returns the outputs a cue (or child task) completed with.
 func outputsOf(t *testing.T, rec *memRecorder, cue string) map[string]any {
 	t.Helper()
-	for _, e := range rec.of(EvCueState) {
-		if e.Cue == cue && e.State == string(CueCompleted) {
-			var d CueStateData
+	for _, e := range rec.of(record.EvCueState) {
+		if e.Cue == cue && e.State == string(record.CueCompleted) {
+			var d record.CueStateData
 			asData(e.Data, &d)
 			return d.Outputs
 		}
@@ -76,18 +78,18 @@ func TestHandoffRunsChildAndReturnsResult(t *testing.T) {
           - handoff: {to: helper, task_id: T-1, context: {task_description: sum, script: [{output: {sum: 3}}]}}
 `, scriptAgent(t, "lead", "handoff_to: [helper]"), scriptAgent(t, "helper", "requires: [task_description], provides: [sum]"))
 	rec := newMemRecorder()
-	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+	if res := runCollab(t, o, rec, nil); res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	got := outputsOf(t, rec, "LEAD")["handoff_helper"]
 	if field(got, "status") != "completed" || field(got, "outputs", "sum") != float64(3) {
 		t.Errorf("handoff result: %v", got)
 	}
-	started := rec.of(EvTaskStarted)
+	started := rec.of(record.EvTaskStarted)
 	if len(started) != 1 || started[0].Cue != "LEAD/1" || started[0].Agent != "helper" {
 		t.Fatalf("task/started: %+v", started)
 	}
-	var d TaskStartedData
+	var d record.TaskStartedData
 	asData(started[0].Data, &d)
 	if d.Parent != "LEAD" || d.Kind != "handoff" || d.TaskRef != "T-1" || d.Depth != 1 || strings.Join(d.Chain, ",") != "lead,helper" ||
 		d.Context["task_description"] != "sum" {
@@ -97,7 +99,7 @@ func TestHandoffRunsChildAndReturnsResult(t *testing.T) {
 		t.Error("the child's outputs are not recorded")
 	}
 	var attempts []string
-	for _, e := range rec.of(EvAttemptStarted) {
+	for _, e := range rec.of(record.EvAttemptStarted) {
 		attempts = append(attempts, fmt.Sprintf("%s:%s:%d", e.Cue, e.Agent, e.Attempt))
 	}
 	if strings.Join(attempts, " ") != "LEAD:lead:1 LEAD/1:helper:1" {
@@ -131,12 +133,12 @@ func TestHandoffRefusals(t *testing.T) {
 			o := collab(t, tc.guard+"  cues:\n    - {id: C, agents: [lead], inputs: {script: ["+tc.script+"]}}\n",
 				scriptAgent(t, "lead", tc.lead), scriptAgent(t, "helper", tc.helper), scriptAgent(t, "other", ""), scriptAgent(t, "helper2", ""))
 			rec := newMemRecorder()
-			if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+			if res := runCollab(t, o, rec, nil); res.State != record.RunCompleted {
 				t.Fatalf("run %s: %s", res.State, res.Reason)
 			}
 			var results []map[string]any
-			for _, e := range rec.of(EvMessage) {
-				var d MessageData
+			for _, e := range rec.of(record.EvMessage) {
+				var d record.MessageData
 				asData(e.Data, &d)
 				if d.Type == "handoff.result" {
 					var m map[string]any
@@ -172,27 +174,27 @@ func TestQuestionAnsweredByParent(t *testing.T) {
           - handoff: {to: helper, task_id: T, context: {script: [{ask: {question: "which port?", complexity: quick}}, {output: {}}]}}
 `, scriptAgent(t, "lead", "handoff_to: [helper]"), scriptAgent(t, "helper", ""))
 	rec := newMemRecorder()
-	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+	if res := runCollab(t, o, rec, nil); res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	if got := field(outputsOf(t, rec, "C")["handoff_helper"], "outputs", "answer"); got != "use port 8080" {
 		t.Errorf("the child's answer: %v", got)
 	}
-	asked := rec.of(EvQuestion)
+	asked := rec.of(record.EvQuestion)
 	if len(asked) != 1 {
 		t.Fatalf("questions: %+v", asked)
 	}
-	var q QuestionData
+	var q record.QuestionData
 	asData(asked[0].Data, &q)
 	if q.ID != "q1" || q.To != "lead" || q.Complexity != "quick" || asked[0].Cue != "C/1" {
 		t.Errorf("question: %+v on %s", q, asked[0].Cue)
 	}
-	closed := rec.of(EvQuestionClosed)
-	var a AnswerData
+	closed := rec.of(record.EvQuestionClosed)
+	var a record.AnswerData
 	if len(closed) == 1 {
 		asData(closed[0].Data, &a)
 	}
-	if len(closed) != 1 || closed[0].State != QuestionAnswered || a.By != "lead" || a.Answer != "use port 8080" {
+	if len(closed) != 1 || closed[0].State != record.QuestionAnswered || a.By != "lead" || a.Answer != "use port 8080" {
 		t.Errorf("closed: %+v %+v", closed, a)
 	}
 }
@@ -217,7 +219,7 @@ func TestQuestionBubblesToPerson(t *testing.T) {
 				return "yes, ship", true
 			}
 		})
-		if res.State != RunCompleted {
+		if res.State != record.RunCompleted {
 			t.Fatalf("run %s: %s", res.State, res.Reason)
 		}
 		// The helper asks the lead (q1), the lead passes it up (q2, to the person).
@@ -231,14 +233,14 @@ func TestQuestionBubblesToPerson(t *testing.T) {
 	t.Run("orch answer", func(t *testing.T) {
 		rec := newMemRecorder()
 		go func() { // what orch answer does: a command through the store, once q2 is open
-			for len(rec.of(EvQuestion)) < 2 {
+			for len(rec.of(record.EvQuestion)) < 2 {
 				time.Sleep(10 * time.Millisecond)
 			}
 			rec.mu.Lock()
-			rec.commands = append(rec.commands, Command{ID: 1, RunID: rec.events[0].RunID, Kind: "answer", Cue: "q2", Arg: "go ahead"})
+			rec.commands = append(rec.commands, record.Command{ID: 1, RunID: rec.events[0].RunID, Kind: "answer", Cue: "q2", Arg: "go ahead"})
 			rec.mu.Unlock()
 		}()
-		if res := runCollab(t, collab(t, cuelist, agents...), rec, nil); res.State != RunCompleted {
+		if res := runCollab(t, collab(t, cuelist, agents...), rec, nil); res.State != record.RunCompleted {
 			t.Fatalf("run %s: %s", res.State, res.Reason)
 		}
 		if got := field(outputsOf(t, rec, "C")["handoff_helper"], "outputs", "answer"); got != "go ahead" {
@@ -254,14 +256,14 @@ func TestQuestionTimeoutFailsAsker(t *testing.T) {
 `, scriptAgent(t, "asker", ""))
 	rec := newMemRecorder()
 	res := runCollab(t, o, rec, nil)
-	if res.State != RunFailed || !strings.Contains(reasonOf(rec, "C"), "question q1 was not answered within 300ms") {
+	if res.State != record.RunFailed || !strings.Contains(reasonOf(rec, "C"), "question q1 was not answered within 300ms") {
 		t.Fatalf("run %s: %s / %s", res.State, res.Reason, reasonOf(rec, "C"))
 	}
-	if closed := rec.of(EvQuestionClosed); len(closed) != 1 || closed[0].State != QuestionUnanswered {
+	if closed := rec.of(record.EvQuestionClosed); len(closed) != 1 || closed[0].State != record.QuestionUnanswered {
 		t.Errorf("closed: %+v", closed)
 	}
-	ended := rec.of(EvAttemptEnded)
-	var d AttemptEndedData
+	ended := rec.of(record.EvAttemptEnded)
+	var d record.AttemptEndedData
 	asData(ended[len(ended)-1].Data, &d)
 	if d.Class != "unanswered" {
 		t.Errorf("class %q", d.Class)
@@ -280,7 +282,7 @@ func TestSiblingMessages(t *testing.T) {
       inputs: {script: [{await_key: listening}, {send: {to: listener, body: {hello: 1}}}, {send: {to: quick, body: late}}, {send: {to: nobody, body: x}}]}
 `, scriptAgent(t, "quick", ""), scriptAgent(t, "listener", ""), scriptAgent(t, "talker", ""))
 	rec := newMemRecorder()
-	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+	if res := runCollab(t, o, rec, nil); res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	got := outputsOf(t, rec, "LISTEN")["received"]
@@ -293,8 +295,8 @@ func TestSiblingMessages(t *testing.T) {
 		t.Errorf("sends: %v", out)
 	}
 	var notices []string
-	for _, e := range rec.of(EvUserMessage) {
-		var d UserMessageData
+	for _, e := range rec.of(record.EvUserMessage) {
+		var d record.UserMessageData
 		asData(e.Data, &d)
 		notices = append(notices, d.Kind+":"+d.From+"->"+d.To)
 	}
@@ -315,7 +317,7 @@ func TestSpawnAndAnnounce(t *testing.T) {
           - await_announcements: 2
 `, scriptAgent(t, "lead", "handoff_to: [researcher]"), scriptAgent(t, "researcher", "requires: [topic]"))
 	rec := newMemRecorder()
-	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+	if res := runCollab(t, o, rec, nil); res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	out := outputsOf(t, rec, "LEAD")
@@ -341,10 +343,10 @@ func TestParentEndStopsChildren(t *testing.T) {
       inputs: {script: [{spawn: {agent: sleeper, inputs: {script: [{sleep: 30s}]}}}, {output: {done: true}}]}
 `, scriptAgent(t, "lead", "handoff_to: [sleeper]"), scriptAgent(t, "sleeper", ""))
 	rec := newMemRecorder()
-	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+	if res := runCollab(t, o, rec, nil); res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
-	if s := rec.cueStates()["LEAD/1"]; s != string(CueStopped) {
+	if s := rec.cueStates()["LEAD/1"]; s != string(record.CueStopped) {
 		t.Errorf("the child is %q, want stopped", s)
 	}
 }
@@ -358,17 +360,17 @@ func TestCascadeStopReachesChildren(t *testing.T) {
 	rec := newMemRecorder()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for len(rec.of(EvTaskStarted)) == 0 || rec.cueStates()["LEAD/1"] != string(CueGo) {
+		for len(rec.of(record.EvTaskStarted)) == 0 || rec.cueStates()["LEAD/1"] != string(record.CueGo) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		cancel()
 	}()
 	res, err := Run(ctx, Options{Plan: o.Plan, Recorder: rec, KillGrace: 300 * time.Millisecond})
-	if err != nil || res.State != RunStopped {
+	if err != nil || res.State != record.RunStopped {
 		t.Fatalf("run %v %v", res, err)
 	}
 	states := rec.cueStates()
-	if states["LEAD"] != string(CueStopped) || states["LEAD/1"] != string(CueStopped) {
+	if states["LEAD"] != string(record.CueStopped) || states["LEAD/1"] != string(record.CueStopped) {
 		t.Errorf("states %v", states)
 	}
 }
@@ -388,14 +390,14 @@ func TestLoopGuardThresholds(t *testing.T) {
 		t.Errorf("reason %q", r)
 	}
 	count := map[string]int{}
-	for _, e := range rec.of(EvGuard) {
+	for _, e := range rec.of(record.EvGuard) {
 		count[e.Cue]++
 	}
 	// warnings at 3 and 4; blocks at 5 and 6; SEVEN: those and the failure
 	if count["FOUR"] != 2 || count["SIX"] != 4 || count["SEVEN"] != 5 || count["WRITES"] != 4 {
 		t.Errorf("guard events %v", count)
 	}
-	board, _ := rec.Blackboard(context.Background(), rec.of(EvGuard)[0].RunID)
+	board, _ := rec.Blackboard(context.Background(), rec.of(record.EvGuard)[0].RunID)
 	if board["w"].Version != 4 || board["w2"].Version != 1 { // the 5th and 6th writes were blocked
 		t.Errorf("board %v", board)
 	}
@@ -409,20 +411,20 @@ func TestCreditsExhaustedStopsBeforeNextGo(t *testing.T) {
 `, scriptAgent(t, "a", ""), scriptAgent(t, "b", ""))
 	rec := newMemRecorder()
 	res := runCollab(t, o, rec, nil)
-	if res.State != RunFailed || !strings.Contains(res.Reason, "limit max_credits reached (12 of 10 used)") {
+	if res.State != record.RunFailed || !strings.Contains(res.Reason, "limit max_credits reached (12 of 10 used)") {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
-	if len(rec.of(EvExhausted)) != 1 {
-		t.Errorf("exhausted events: %v", rec.of(EvExhausted))
+	if len(rec.of(record.EvExhausted)) != 1 {
+		t.Errorf("exhausted events: %v", rec.of(record.EvExhausted))
 	}
-	for _, e := range rec.of(EvCueState) {
-		if e.Cue == "NEXT" && e.State == string(CueGo) {
+	for _, e := range rec.of(record.EvCueState) {
+		if e.Cue == "NEXT" && e.State == string(record.CueGo) {
 			t.Error("NEXT got GO after the credits ran out")
 		}
 	}
 	var totals []float64
-	for _, e := range rec.of(EvUsage) {
-		var d UsageData
+	for _, e := range rec.of(record.EvUsage) {
+		var d record.UsageData
 		asData(e.Data, &d)
 		totals = append(totals, d.RunTotal)
 	}
@@ -441,23 +443,23 @@ func TestCostExhaustedStopsBeforeNextGo(t *testing.T) {
 `, scriptAgent(t, "a", ""), scriptAgent(t, "b", ""))
 	rec := newMemRecorder()
 	res := runCollab(t, o, rec, nil)
-	if res.State != RunFailed || !strings.Contains(res.Reason, "limit max_cost_usd reached ($1.75 of $1.50 used)") {
+	if res.State != record.RunFailed || !strings.Contains(res.Reason, "limit max_cost_usd reached ($1.75 of $1.50 used)") {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
-	if len(rec.of(EvExhausted)) != 1 {
-		t.Errorf("exhausted events: %v", rec.of(EvExhausted))
+	if len(rec.of(record.EvExhausted)) != 1 {
+		t.Errorf("exhausted events: %v", rec.of(record.EvExhausted))
 	}
-	for _, e := range rec.of(EvCueState) {
-		if e.Cue == "NEXT" && e.State == string(CueGo) {
+	for _, e := range rec.of(record.EvCueState) {
+		if e.Cue == "NEXT" && e.State == string(record.CueGo) {
 			t.Error("NEXT got GO after the cost limit was reached")
 		}
 	}
-	var last UsageData
-	for _, e := range rec.of(EvUsage) {
+	var last record.UsageData
+	for _, e := range rec.of(record.EvUsage) {
 		asData(e.Data, &last)
 	}
 	// The second report leaves input_tokens out: the attempt's total stays.
-	if want := (UsageData{Credits: 3, RunTotal: 3, CostUSD: 1.75, InputTokens: 100, OutputTokens: 40,
+	if want := (record.UsageData{Credits: 3, RunTotal: 3, CostUSD: 1.75, InputTokens: 100, OutputTokens: 40,
 		RunCostUSD: 1.75, RunInputTokens: 100, RunOutputTokens: 40}); last != want {
 		t.Errorf("last usage %+v, want %+v", last, want)
 	}
@@ -470,10 +472,10 @@ func TestMaxDuration(t *testing.T) {
 `, scriptAgent(t, "a", ""))
 	rec := newMemRecorder()
 	res := runCollab(t, o, rec, nil)
-	if res.State != RunFailed || !strings.Contains(res.Reason, "limit max_duration reached") {
+	if res.State != record.RunFailed || !strings.Contains(res.Reason, "limit max_duration reached") {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
-	if s := rec.cueStates()["SLOW"]; s != string(CueStopped) {
+	if s := rec.cueStates()["SLOW"]; s != string(record.CueStopped) {
 		t.Errorf("SLOW is %q, want stopped", s)
 	}
 }
@@ -484,7 +486,7 @@ func TestMemoryThroughProtocol(t *testing.T) {
     - {id: R, agents: [a], dependencies: [W], inputs: {script: [{memory_search: vpn}]}}
 `, scriptAgent(t, "a", ""))
 	rec := newMemRecorder()
-	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+	if res := runCollab(t, o, rec, nil); res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	if got := fmt.Sprint(outputsOf(t, rec, "R")["memory"]); got != "[k1]" {
@@ -498,13 +500,13 @@ func TestFloodIsThrottled(t *testing.T) {
     - {id: F, agents: [a], inputs: {script: [{flood: 600}]}}
 `, scriptAgent(t, "a", ""))
 	rec := newMemRecorder()
-	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+	if res := runCollab(t, o, rec, nil); res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
-	if len(rec.of(EvUserMessage)) != 600 {
-		t.Errorf("%d of 600 messages recorded", len(rec.of(EvUserMessage)))
+	if len(rec.of(record.EvUserMessage)) != 600 {
+		t.Errorf("%d of 600 messages recorded", len(rec.of(record.EvUserMessage)))
 	}
-	if len(rec.of(EvGuard)) == 0 {
+	if len(rec.of(record.EvGuard)) == 0 {
 		t.Error("no guard warning for the flood")
 	}
 }
@@ -521,14 +523,14 @@ func TestStatusReportFloodIsThrottled(t *testing.T) {
       inputs: {script: [{repeat: {times: 300, step: {report_status: {state: working, progress: 0.5, detail: busy}}}}, {report_status: {state: working, progress: 0.9, detail: last}}]}
 `, scriptAgent(t, "a", ""))
 	rec := newMemRecorder()
-	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+	if res := runCollab(t, o, rec, nil); res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s: %s", res.State, res.Reason, reasonOf(rec, "F"))
 	}
-	if len(rec.of(EvGuard)) == 0 {
+	if len(rec.of(record.EvGuard)) == 0 {
 		t.Error("no guard warning for 301 status reports against a rate of 100/s")
 	}
-	reports := rec.of(EvAgentStatus)
-	var last StatusData
+	reports := rec.of(record.EvAgentStatus)
+	var last record.StatusData
 	asData(reports[len(reports)-1].Data, &last)
 	if len(reports) != 301 || last.Detail != "last" {
 		t.Errorf("%d of 301 reports recorded, the last %+v", len(reports), last)

@@ -27,11 +27,9 @@
 //     lock; after each, the loop says whether it retries and when, or how
 //     it ended (sched.Core.ChildEnded), and the child records that, then
 //     waits or ends.
-//   - events (events.go, eventdata.go): every change of a run is an Event
-//     whose Data is one of a sealed set of payload types, encoded once by
-//     the recorder and decoded once by readers (DecodeEventData).
-//   - the Recorder (record.go): where everything is recorded, the
-//     composition of four roles (EventLog, Board, Memory, Control);
-//     runner/store is the SQLite one. runner never imports the store: its
-//     tests use an in-memory fake.
+//   - the record (runner/record): the events, the states, EventFor (how
+//     each decision of the core is recorded, in every engine) and the
+//     Recorder's roles; runner/store is the SQLite Recorder. runner never
+//     imports the store: its tests use an in-memory fake. Everything
+//     recorded passes through redactingRecorder (runner/redact's masks).
 package runner

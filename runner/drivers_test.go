@@ -4,6 +4,8 @@ package runner
 
 import (
 	"testing"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // echoDriver is a protocol added the way a new one is: a driver and its
@@ -36,15 +38,15 @@ func TestAProtocolIsADriver(t *testing.T) {
 	p.Agents["echo"].Protocol = "test-echo" // spec knows only its own protocols
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, nil)
-	if res.State != RunCompleted {
+	if res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	wantStates(t, rec, map[string]string{"A": "completed", "B": "completed"})
-	if got := res.Cues[0]; got.State != CueCompleted {
+	if got := res.Cues[0]; got.State != record.CueCompleted {
 		t.Errorf("A: %+v", got)
 	}
 	// The command would fail: the driver ran the attempts, not a process.
-	if n := len(rec.of(EvMessage)); n != 0 {
+	if n := len(rec.of(record.EvMessage)); n != 0 {
 		t.Errorf("%d protocol messages recorded for an agent whose driver does not speak", n)
 	}
 }

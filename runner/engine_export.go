@@ -1,6 +1,9 @@
 package runner
 
-import "github.com/orch-cli/orch/spec"
+import (
+	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/spec"
+)
 
 // What another engine (engine/temporal) needs to run one attempt of a plain
 // agent the way this runner does, without the rest of the runner: the task's
@@ -18,7 +21,9 @@ func InputVars(t *Task, dir string) ([]string, error) { return inputVars(t, dir)
 func ParseOutputFile(data []byte) (map[string]any, error) { return parseOutputFile(data) }
 
 // WithBoard fills the task's blackboard snapshot from entries.
-func WithBoard(t *Task, entries map[string]BlackboardEntry) *Task { return withBoard(t, entries, nil) }
+func WithBoard(t *Task, entries map[string]record.BlackboardEntry) *Task {
+	return withBoard(t, entries, nil)
+}
 
 // Scalar is an environment variable's text for a scalar value.
 func Scalar(v any) string { return spec.EnvValue(v) }

@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
-	"strconv"
 	"time"
 
 	"golang.org/x/time/rate"
 
 	"github.com/orch-cli/orch/protocols"
-	"github.com/orch-cli/orch/runner/sched"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -113,7 +112,7 @@ func (a *attempt) loopVerdict(ap *agentProcess, msg protocols.Message, n int) (b
 		return false, nil
 	}
 	warn, block, fail := l.warn, l.block, l.fail
-	ev := Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvGuard, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number}
+	ev := record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvGuard, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number}
 	switch {
 	case n >= fail:
 		ev.Reason = fmt.Sprintf("loop detected: %s sent the same %s %d times (loop_fail %d)", a.agent.ID, msg.Type, n, fail)
@@ -175,7 +174,7 @@ func (ap *agentProcess) throttle(msg protocols.Message) {
 		ap.mu.Unlock()
 		reason := fmt.Sprintf("%s sends more than %d messages a second: throttled (%d messages held back so far)",
 			ap.agent.ID, ap.r.messageRate(), ap.throttled)
-		ev := Event{RunID: ap.r.id, At: time.Now().UTC(), Type: EvGuard, Agent: ap.agent.ID, Reason: reason}
+		ev := record.Event{RunID: ap.r.id, At: time.Now().UTC(), Type: record.EvGuard, Agent: ap.agent.ID, Reason: reason}
 		if a != nil {
 			ev.Cue, ev.Attempt = a.cue.ID, a.number
 		}
@@ -184,52 +183,4 @@ func (ap *agentProcess) throttle(msg protocols.Message) {
 		go func() { _ = ap.send(a, warning) }() // never on the reader: the agent may not be reading its stdin
 	}
 	time.Sleep(delay)
-}
-
-// Usage is what an attempt has used so far, as a driver reports it: each
-// field is the attempt's total (not an increment). A field left zero keeps
-// the total reported before, so a driver may report cost and tokens apart.
-type Usage struct {
-	CostUSD      float64
-	InputTokens  int64
-	OutputTokens int64
-	Credits      float64
-}
-
-// merged is u with the fields it leaves zero taken from before.
-func (u Usage) merged(before Usage) Usage {
-	if u.CostUSD == 0 {
-		u.CostUSD = before.CostUSD
-	}
-	if u.InputTokens == 0 {
-		u.InputTokens = before.InputTokens
-	}
-	if u.OutputTokens == 0 {
-		u.OutputTokens = before.OutputTokens
-	}
-	if u.Credits == 0 {
-		u.Credits = before.Credits
-	}
-	return u
-}
-
-func (u Usage) minus(v Usage) Usage {
-	return Usage{CostUSD: u.CostUSD - v.CostUSD, InputTokens: u.InputTokens - v.InputTokens,
-		OutputTokens: u.OutputTokens - v.OutputTokens, Credits: u.Credits - v.Credits}
-}
-
-func (u Usage) plus(v Usage) Usage {
-	return Usage{CostUSD: u.CostUSD + v.CostUSD, InputTokens: u.InputTokens + v.InputTokens,
-		OutputTokens: u.OutputTokens + v.OutputTokens, Credits: u.Credits + v.Credits}
-}
-
-// exhaustedData is the record of the limit the run ran out of.
-func exhaustedData(l *sched.Limit) ExhaustedData {
-	switch l.Name {
-	case "max_credits":
-		return ExhaustedData{Limit: l.Name, Used: strconv.FormatFloat(l.Credits, 'f', -1, 64), Max: strconv.FormatFloat(l.MaxCredits, 'f', -1, 64)}
-	case "max_cost_usd":
-		return ExhaustedData{Limit: l.Name, Used: FormatUSD(l.CostUSD), Max: FormatUSD(l.MaxCostUSD)}
-	}
-	return ExhaustedData{Limit: l.Name, Used: l.Used.Round(time.Millisecond).String(), Max: l.Max.String()}
 }

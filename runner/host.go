@@ -8,6 +8,7 @@ import (
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // host is what an attempt, its driver and its agent's process see of the
@@ -31,11 +32,11 @@ type host struct {
 // recording, the agents' processes, and the hub that serves their requests.
 type hostServices interface {
 	// publish records events now and shows them (notes, messages).
-	publish(ctx context.Context, events ...Event) error
+	publish(ctx context.Context, events ...record.Event) error
 	// newLogCap budgets an attempt's output in the store.
 	newLogCap() *logCap
 	// blackboard reads the run's board as it is now.
-	blackboard() (map[string]BlackboardEntry, error)
+	blackboard() (map[string]record.BlackboardEntry, error)
 	// agentEnv is the environment an agent's processes start with.
 	agentEnv(a *attempt) []string
 	// agentProc returns a protocol agent's process, started at first use.
@@ -45,7 +46,7 @@ type hostServices interface {
 	// askPerson asks a question for an agent that is not a jsonl one (an
 	// ACP permission request): deliver gets the answer.
 	// The answer is one of options when there are some (PickOption).
-	askPerson(a *attempt, b protocols.QuestionAsk, options []QuestionOption, deliver func(answer string)) *failure
+	askPerson(a *attempt, b protocols.QuestionAsk, options []record.QuestionOption, deliver func(answer string)) *failure
 	// withdrawQuestions closes the open questions of an attempt that ended.
 	withdrawQuestions(a *attempt)
 	// endWatch ends the blackboard watch of an attempt that ended.
@@ -55,7 +56,7 @@ type hostServices interface {
 	// addUsage records what an attempt reported it used so far (cost,
 	// tokens, credits: its totals) and counts it toward the run's limits.
 	// Drivers call it from the attempt's goroutine.
-	addUsage(a *attempt, u Usage)
+	addUsage(a *attempt, u record.Usage)
 	loopGuard() loopLimits
 	messageRate() int
 	wire(msg protocols.Message) *wireMessage

@@ -7,6 +7,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // serve handles a message an agent sent during its attempt that is not the
@@ -34,7 +35,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 	in := a.messageEvent("in", withheld(wm))
 	repeats := a.guard.add(msg) // counted first: a blocked message does not reach the person
 	ev, forPerson := r.forPerson(a, msg)
-	events := []Event{in}
+	events := []record.Event{in}
 	if forPerson && !r.loopGuard().blocks(repeats) {
 		events = append(events, ev) // one commit for the message and what the person sees
 	}
@@ -74,7 +75,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		if !a.allows("memory") {
 			return refuse("memory.write: %s", a.denied("memory"))
 		}
-		item := MemoryItem{Key: b.Key, Text: b.Text, Tags: b.Tags, Agent: a.agent.ID, RunID: r.id, At: time.Now().UTC()}
+		item := record.MemoryItem{Key: b.Key, Text: b.Text, Tags: b.Tags, Agent: a.agent.ID, RunID: r.id, At: time.Now().UTC()}
 		if err := r.rec.MemoryWrite(context0, item); err != nil {
 			return refuse("memory.write failed: %v", err)
 		}
@@ -93,7 +94,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		}
 		return r.searchMemory(a, ap, msg, b)
 	case protocols.StatusUsage:
-		a.r.addUsage(a, Usage{Credits: b.Credits, CostUSD: b.CostUSD, InputTokens: b.InputTokens, OutputTokens: b.OutputTokens})
+		a.r.addUsage(a, record.Usage{Credits: b.Credits, CostUSD: b.CostUSD, InputTokens: b.InputTokens, OutputTokens: b.OutputTokens})
 		return nil
 	case protocols.StatusReport:
 		return r.report(a, ap, msg, AgentStatus{State: b.State, Progress: b.Progress, Detail: b.Detail})
@@ -188,7 +189,7 @@ func (r *run) serveRepeat(a *attempt, ap *agentProcess, wm *wireMessage, n int) 
 // writeBatch stores the writes of batch and acknowledges each in order.
 func (r *run) writeBatch(a *attempt, ap *agentProcess, batch []protocols.Message) *failure {
 	first := batch[0]
-	puts := make([]BlackboardPut, 0, len(batch))
+	puts := make([]record.BlackboardPut, 0, len(batch))
 	replies := make([]protocols.Message, len(batch))
 	for i, m := range batch {
 		b := m.Body.(protocols.BlackboardWrite)
@@ -201,7 +202,7 @@ func (r *run) writeBatch(a *attempt, ap *agentProcess, batch []protocols.Message
 			replies[i] = protocols.Reply(m, protocols.ProtocolError{Reason: "blackboard.write: the key is empty"})
 			continue
 		}
-		puts = append(puts, BlackboardPut{Key: b.Key, Value: json.RawMessage(raw), Author: a.agent.ID,
+		puts = append(puts, record.BlackboardPut{Key: b.Key, Value: json.RawMessage(raw), Author: a.agent.ID,
 			Cue: a.cue.ID, Attempt: a.number, MessageID: m.ID, IfVersion: b.ExpectedVersion})
 	}
 	written, err := r.writeBoard(context0, puts)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 func init() {
@@ -193,9 +194,9 @@ func (a *attempt) recordMessage(dir string, msg protocols.Message, raw []byte) e
 }
 
 // messageEvent is the record of a message of this attempt.
-func (a *attempt) messageEvent(dir string, m *wireMessage) Event {
-	data := MessageData{Direction: dir, Type: m.msg.Type, ID: m.msg.ID, InReplyTo: m.msg.InReplyTo, Body: json.RawMessage(trimNewline(m.raw))}
-	return Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvMessage, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, Data: data}
+func (a *attempt) messageEvent(dir string, m *wireMessage) record.Event {
+	data := record.MessageData{Direction: dir, Type: m.msg.Type, ID: m.msg.ID, InReplyTo: m.msg.InReplyTo, Body: json.RawMessage(trimNewline(m.raw))}
+	return record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvMessage, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, Data: data}
 }
 
 // tellStopped tells a halted attempt's agent to stop (coord.stop, recorded)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/orch-cli/orch/internal/fakeagent"
 	"github.com/orch-cli/orch/internal/scriptagent"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // TestMain lets the test binary be a scripted jsonl agent: with
@@ -51,13 +52,13 @@ func TestJSONLHappyPathAndBlackboard(t *testing.T) {
 	})
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, nil)
-	if res.State != RunCompleted {
+	if res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	var types []string
-	for _, e := range rec.of(EvMessage) {
+	for _, e := range rec.of(record.EvMessage) {
 		if e.Cue == "ONE" {
-			var d MessageData
+			var d record.MessageData
 			asData(e.Data, &d)
 			types = append(types, d.Direction+":"+d.Type)
 		}
@@ -82,7 +83,7 @@ func TestPythonEchoAgent(t *testing.T) {
 		"agents.yaml":  fmt.Sprintf("agent: {id: py, protocol: jsonl, command: [python3, %q]}\n", script),
 	})
 	rec := newMemRecorder()
-	if res := runPlan(t, p, rec, nil); res.State != RunCompleted {
+	if res := runPlan(t, p, rec, nil); res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 }
@@ -123,11 +124,11 @@ func TestAgentFaults(t *testing.T) {
 			})
 			rec := newMemRecorder()
 			res := runPlan(t, p, rec, nil)
-			if res.State != RunFailed {
+			if res.State != record.RunFailed {
 				t.Fatalf("run %s", res.State)
 			}
-			ended := rec.of(EvAttemptEnded)
-			var d AttemptEndedData
+			ended := rec.of(record.EvAttemptEnded)
+			var d record.AttemptEndedData
 			asData(ended[0].Data, &d)
 			if d.Class != tt.class || !strings.Contains(ended[0].Reason, tt.reason) {
 				t.Errorf("attempt ended %s: %q, want %s: %q", d.Class, ended[0].Reason, tt.class, tt.reason)
@@ -152,7 +153,7 @@ func TestRetriableTaskFailedRetries(t *testing.T) {
 	})
 	rec := newMemRecorder()
 	runPlan(t, p, rec, nil)
-	if n := len(rec.of(EvAttemptEnded)); n != 2 {
+	if n := len(rec.of(record.EvAttemptEnded)); n != 2 {
 		t.Errorf("%d attempts, want 2 (task.failed retriable is retried)", n)
 	}
 }

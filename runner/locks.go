@@ -1,49 +1,14 @@
 package runner
 
 import (
-	"fmt"
-	"sort"
-
-	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
-// conflict records that a cue waits for a subject other cues hold (the
-// core decides it once per cue and subject), and tells the waiting agents
-// (escalation.conflict).
-func (r *run) conflict(dc sched.Decision) {
-	c, s := r.core.Cue(dc.Cue), dc.Subject
-	holders := make([]*planner.Cue, len(dc.Holders))
-	for i, pos := range dc.Holders {
-		holders[i] = r.core.Cue(pos)
-	}
-	cues := []string{}
-	agents := map[string]bool{}
-	for _, h := range append(holders, c) {
-		cues = append(cues, h.ID)
-		for _, a := range h.Agents {
-			agents[a] = true
-		}
-	}
-	d := ConflictData{ConflictType: s.Kind, CuesInvolved: cues, AgentsInvolved: sortedKeys(agents), ResourceInQuestion: s.Name,
-		Capacity: dc.Capacity, ProposedResolution: r.plan.Strategy}
-	if len(holders) > 0 {
-		d.Winner = holders[0].ID
-		if len(holders[0].Agents) > 0 {
-			d.SuggestedWinner = holders[0].Agents[0]
-		}
-	}
-	holding := make([]string, len(holders))
-	for i, h := range holders {
-		holding[i] = h.ID
-	}
-	d.Reason = fmt.Sprintf("%s %s is held by %s (capacity %d): %s waits in STANDBY until it is free",
-		s.Kind, s.Name, join(holding), d.Capacity, c.ID)
-	if r.plan.Strategy == "fcfs" {
-		d.Reason = "first come, first served: " + d.Reason
-	}
-	r.emit(Event{Type: EvConflict, Cue: c.ID, Reason: d.Reason, Data: d})
+// tellConflict tells the agents of a cue that waits for a subject other
+// cues hold (EventFor records it) what holds it: escalation.conflict.
+func (r *run) tellConflict(dc sched.Decision, d record.ConflictData) {
 	for _, a := range r.atts[dc.Cue] {
 		if a != nil && speaks(a.agent) {
 			m := r.outbound(a, protocols.EscalationConflict{ConflictType: d.ConflictType, CuesInvolved: d.CuesInvolved,
@@ -63,13 +28,4 @@ func (r *run) tell(a *attempt, m *wireMessage) {
 	if ap != nil && ap.healthy() {
 		go func() { _ = ap.write(m.msg) }()
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

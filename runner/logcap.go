@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/redact"
 )
 
@@ -24,13 +25,13 @@ const logRowCost = 100
 // budget, and memory holds at most half of it.
 type logCap struct {
 	mu     sync.Mutex
-	log    func(LogLine)
+	log    func(record.LogLine)
 	mask   *redact.Redactor // a line longer than MaxLine is masked, then cut (cutLine)
 	head   int64            // budget of the lines logged as they come
 	tail   int64            // budget of the ring
 	spent  int64            // cost of the lines logged
 	closed bool             // see close
-	ring   []LogLine
+	ring   []record.LogLine
 	first  int   // index of the oldest line in ring
 	held   int64 // cost of the lines in the ring
 	// dropped since the last close: lines and bytes of text
@@ -47,10 +48,10 @@ func (r *run) newLogCap() *logCap {
 	return &logCap{log: r.rec.Log, mask: r.redact, head: max - max/2, tail: max / 2}
 }
 
-func lineCost(l LogLine) int64 { return int64(len(l.Text)) + logRowCost }
+func lineCost(l record.LogLine) int64 { return int64(len(l.Text)) + logRowCost }
 
 // add logs l, or keeps it for close.
-func (c *logCap) add(l LogLine) {
+func (c *logCap) add(l record.LogLine) {
 	if len(l.Text) > MaxLine {
 		l.Text = cutLine(l.Text, c.mask)
 	}
@@ -71,7 +72,7 @@ func (c *logCap) add(l LogLine) {
 	c.held += cost
 	for c.held > c.tail && c.first < len(c.ring) {
 		old := c.ring[c.first]
-		c.ring[c.first] = LogLine{}
+		c.ring[c.first] = record.LogLine{}
 		c.first++
 		c.held -= lineCost(old)
 		c.droppedLines++
@@ -87,7 +88,7 @@ func (c *logCap) add(l LogLine) {
 // line that comes later (a jsonl agent's stderr, after its attempt ended)
 // is logged while the budget lasts, and dropped past it; the next close
 // says so.
-func (c *logCap) close(note LogLine) {
+func (c *logCap) close(note record.LogLine) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.droppedLines > 0 {

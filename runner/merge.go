@@ -8,6 +8,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
@@ -22,7 +23,7 @@ import (
 // sched.ResultMerge), and the run's result once merged. The loop's.
 type merging struct {
 	merges       map[int]*merge
-	resultBranch *ResultBranch
+	resultBranch *record.ResultBranch
 }
 
 // merge is one merge as the loop carries it out.
@@ -41,7 +42,7 @@ type merge struct {
 	// pending is the source whose merge stopped at a conflict (the rounds'
 	// goroutines, one after the other).
 	pending *sched.MergeSource
-	result  *ResultBranch // the result merge, once done
+	result  *record.ResultBranch // the result merge, once done
 }
 
 // mergeAgent stands for orch itself in the records of a merge's attempt.
@@ -70,7 +71,7 @@ func (r *run) applyMerge(ctx context.Context, d sched.Decision) {
 		if d.Agent != nil {
 			by = d.Agent.ID
 		}
-		r.emit(m.event(MergeChecking, "checking the resolution by "+by, MergeData{}))
+		r.emit(m.event(record.MergeChecking, "checking the resolution by "+by, record.MergeData{}))
 		r.then(func() { r.mergeRound(m, by) })
 	case sched.StopMerge:
 		m := r.merges[d.MergeID]
@@ -100,18 +101,18 @@ func (r *run) startMerge(ctx context.Context, c *planner.Cue, d sched.Decision) 
 		r.merges = map[int]*merge{}
 	}
 	r.merges[m.id] = m
-	r.emit(Event{Type: EvAttemptStarted, Cue: c.ID, Agent: mergeAgent.ID, Attempt: d.Attempt, Data: AttemptStartedData{}})
+	r.emit(record.Event{Type: record.EvAttemptStarted, Cue: c.ID, Agent: mergeAgent.ID, Attempt: d.Attempt, Data: record.AttemptStartedData{}})
 	if r.host.worktrees == nil { // no agent of the plan works in a worktree: no branch can have come
 		r.then(func() { r.sendMergeReport(m, sched.MergeReport{Err: "the run has no git repository to merge in"}) })
 		return
 	}
 	m.tree = r.host.worktrees.mergeTree(d.MergeID, c.ID, r.resultBranchName())
-	data := MergeData{Path: m.tree.path}
+	data := record.MergeData{Path: m.tree.path}
 	for _, s := range d.Sources {
-		data.Sources = append(data.Sources, MergeSource(s))
+		data.Sources = append(data.Sources, record.MergeSource(s))
 	}
 	what := fmt.Sprintf("merging the branches of %s for %s", sourceTasks(d.Sources), m.tree.what)
-	r.emit(m.event(MergeStarted, what, data))
+	r.emit(m.event(record.MergeStarted, what, data))
 	r.then(func() { r.mergeRound(m, "") })
 }
 
@@ -173,8 +174,8 @@ func (r *run) askMerge(c *planner.Cue, d sched.Decision) {
 	text := m.questionText(d.Problem)
 	q := r.tasks.AskPerson(time.Now(), m.att, r.questionTimeout())
 	m.question = q.ID
-	r.emit(Event{Type: EvQuestion, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.number,
-		Data: QuestionData{ID: q.ID, Question: text, Complexity: "deep", To: "person", Deadline: q.Deadline.UTC()}})
+	r.emit(record.Event{Type: record.EvQuestion, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.number,
+		Data: record.QuestionData{ID: q.ID, Question: text, Complexity: "deep", To: "person", Deadline: q.Deadline.UTC()}})
 	oq := &openQuestion{body: protocols.QuestionAsk{Question: text, Complexity: "deep"},
 		deliver: func(answer string) {
 			select {
@@ -192,8 +193,8 @@ func (r *run) withdrawMergeQuestion(m *merge) {
 	a := m.att
 	for _, q := range r.tasks.Withdraw(a) {
 		r.closed(q)
-		r.emit(Event{Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: QuestionWithdrawn,
-			Reason: "the merge it was about ended", Data: AnswerData{ID: q.ID}})
+		r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: record.QuestionWithdrawn,
+			Reason: "the merge it was about ended", Data: record.AnswerData{ID: q.ID}})
 	}
 }
 
@@ -203,28 +204,28 @@ func (r *run) mergeEnded(d sched.Decision) {
 	m := r.merges[d.MergeID]
 	c := r.core.Cue(d.Cue)
 	r.withdrawMergeQuestion(m)
-	state := MergeCompleted
+	state := record.MergeCompleted
 	var outputs map[string]any
-	data := MergeData{}
+	data := record.MergeData{}
 	switch d.AttemptState {
 	case sched.AttemptCompleted:
 		outputs = map[string]any{"merge_branch": m.tree.branch, "merge_commit": d.Key}
 		data.Commit, data.Result = d.Key, m.result
-		r.emit(Event{Type: EvWorktree, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.number,
-			Data: WorktreeData{Branch: m.tree.branch, Base: m.sources[0].Commit, From: "merge of " + sourceTasks(m.sources), Path: m.tree.path, Commit: d.Key}})
+		r.emit(record.Event{Type: record.EvWorktree, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.number,
+			Data: record.WorktreeData{Branch: m.tree.branch, Base: m.sources[0].Commit, From: "merge of " + sourceTasks(m.sources), Path: m.tree.path, Commit: d.Key}})
 		if m.id == sched.ResultMerge {
 			r.resultBranch = m.result
 		}
 	case sched.AttemptStopped:
-		state = MergeStopped
+		state = record.MergeStopped
 	default:
-		state = MergeFailed
+		state = record.MergeFailed
 	}
 	if m.tree != nil {
 		r.emit(m.event(state, d.Reason, data))
 	}
-	r.emit(Event{Type: EvAttemptEnded, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.number, State: string(d.AttemptState), Reason: d.Reason,
-		Data: AttemptEndedData{Class: d.Class, Outputs: outputs}})
+	r.emit(record.Event{Type: record.EvAttemptEnded, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.number, State: string(d.AttemptState), Reason: d.Reason,
+		Data: record.AttemptEndedData{Class: d.Class, Outputs: outputs}})
 	a := m.att
 	r.then(func() { a.logs.close(a.logLine("stderr", "")) })
 }
@@ -248,14 +249,14 @@ func (r *run) haltMerges(why string) {
 }
 
 // event is an EvMerge of the merge's attempt, in state with reason.
-func (m *merge) event(state, reason string, data MergeData) Event {
+func (m *merge) event(state, reason string, data record.MergeData) record.Event {
 	data.Branch = m.tree.branch
-	return Event{RunID: m.att.r.id, At: time.Now().UTC(), Type: EvMerge, Cue: m.att.cue.ID, Agent: mergeAgent.ID, Attempt: m.att.number, State: state, Reason: reason, Data: data}
+	return record.Event{RunID: m.att.r.id, At: time.Now().UTC(), Type: record.EvMerge, Cue: m.att.cue.ID, Agent: mergeAgent.ID, Attempt: m.att.number, State: state, Reason: reason, Data: data}
 }
 
 // note records a step the round's goroutine took (not a decision: its
 // failure to be recorded does not stop the merge).
-func (m *merge) note(state, reason string, data MergeData) {
+func (m *merge) note(state, reason string, data record.MergeData) {
 	_ = m.att.r.publish(context.Background(), m.event(state, reason, data))
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
@@ -83,10 +84,10 @@ func (m *merge) round(ctx context.Context, r *run, by string) sched.MergeReport 
 		if p, err := m.runVerify(ctx, r); err != nil {
 			return fail(err)
 		} else if p != nil {
-			m.note(MergeVerifyFailed, p.Reason, MergeData{Output: p.Output})
+			m.note(record.MergeVerifyFailed, p.Reason, record.MergeData{Output: p.Output})
 			return sched.MergeReport{Problem: p}
 		}
-		m.note(MergeVerified, quoteArgv(m.verify)+" passed", MergeData{})
+		m.note(record.MergeVerified, quoteArgv(m.verify)+" passed", record.MergeData{})
 	}
 	commit, err := t.git(ctx, "rev-parse", "--verify", "HEAD")
 	if err != nil {
@@ -147,7 +148,7 @@ func (t *mergeTree) keep(ctx context.Context, m *merge, what string) error {
 	if _, err := t.git(ctx, "branch", "--force", kept, commit); err != nil {
 		return err
 	}
-	m.note(MergeKept, what+": kept on "+kept, MergeData{Commit: commit, Kept: kept})
+	m.note(record.MergeKept, what+": kept on "+kept, record.MergeData{Commit: commit, Kept: kept})
 	return nil
 }
 
@@ -240,14 +241,14 @@ func (t *mergeTree) mergeAll(ctx context.Context, m *merge, heads []sched.MergeS
 			m.pending = &src
 			p := &sched.MergeProblem{Kind: "conflict", Files: files, Tasks: t.collided(ctx, heads[:i+1], s, files)}
 			p.Reason = fmt.Sprintf("merging %s's branch %s into %s conflicts in %s (%s collided)", s.Task, s.Branch, t.what, strings.Join(files, ", "), andList(p.Tasks))
-			m.note(MergeConflict, p.Reason, MergeData{Task: s.Task, Files: files, Tasks: p.Tasks})
+			m.note(record.MergeConflict, p.Reason, record.MergeData{Task: s.Task, Files: files, Tasks: p.Tasks})
 			return p, nil
 		}
 		if _, err := t.git(ctx, "commit", "--quiet", "--no-verify", "-m", fmt.Sprintf("orch: merge %s's branch %s (%s)", s.Task, s.Branch, t.what)); err != nil {
 			return nil, err
 		}
 		commit, _ := t.git(ctx, "rev-parse", "--verify", "HEAD")
-		m.note(MergeMerged, fmt.Sprintf("merged %s's branch %s", s.Task, s.Branch), MergeData{Task: s.Task, Commit: commit})
+		m.note(record.MergeMerged, fmt.Sprintf("merged %s's branch %s", s.Task, s.Branch), record.MergeData{Task: s.Task, Commit: commit})
 	}
 	return nil, t.octopus(ctx, heads)
 }
@@ -300,7 +301,7 @@ func (t *mergeTree) keepBranch(ctx context.Context, m *merge, commit string) err
 	if _, err := t.git(ctx, "branch", "--force", kept, commit); err != nil {
 		return err
 	}
-	m.note(MergeKept, "the merge's branch held another merge: kept on "+kept, MergeData{Commit: commit, Kept: kept})
+	m.note(record.MergeKept, "the merge's branch held another merge: kept on "+kept, record.MergeData{Commit: commit, Kept: kept})
 	return nil
 }
 
@@ -332,7 +333,7 @@ func (t *mergeTree) resolved(ctx context.Context, m *merge, by string) (*sched.M
 			Reason: fmt.Sprintf("conflict markers remain in %s (%s)", strings.Join(marked, ", "), t.path)}, nil
 	}
 	if !inMerge && len(changed) == 0 {
-		m.note(MergeResolved, "resolved by "+by+" (nothing left to commit)", MergeData{})
+		m.note(record.MergeResolved, "resolved by "+by+" (nothing left to commit)", record.MergeData{})
 		return nil, nil
 	}
 	if _, err := t.git(ctx, "add", "--all", "--", "."); err != nil {
@@ -346,7 +347,7 @@ func (t *mergeTree) resolved(ctx context.Context, m *merge, by string) (*sched.M
 		return nil, err
 	}
 	commit, _ := t.git(ctx, "rev-parse", "--verify", "HEAD")
-	m.note(MergeResolved, "resolved by "+by, MergeData{Commit: commit})
+	m.note(record.MergeResolved, "resolved by "+by, record.MergeData{Commit: commit})
 	return nil, nil
 }
 
@@ -423,9 +424,9 @@ func (t *mergeTree) isAncestor(ctx context.Context, a, b string) bool {
 
 // resultBranch says where the run's result stands against the commit the
 // run started from.
-func (t *mergeTree) resultBranch(ctx context.Context, commit string) *ResultBranch {
+func (t *mergeTree) resultBranch(ctx context.Context, commit string) *record.ResultBranch {
 	w := t.w
-	rb := &ResultBranch{Branch: t.branch, Commit: commit, Base: w.headName, BaseCommit: w.head}
+	rb := &record.ResultBranch{Branch: t.branch, Commit: commit, Base: w.headName, BaseCommit: w.head}
 	if n, err := t.git(ctx, "rev-list", "--count", w.head+".."+commit); err == nil {
 		rb.Ahead, _ = strconv.Atoi(n)
 	}

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"testing"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // A verify command whose work goes on in a process it orphaned (a pyenv
@@ -12,7 +14,7 @@ func TestMergeVerifyOrphanSpared(t *testing.T) {
 		`      merge: {on_conflict: fail, verify: [sh, -c, '(sh -c "sleep 1.5; touch verified" &); i=0; while [ ! -e verified ] && [ $i -lt 60 ]; do sleep 0.1; i=$((i+1)); done; test -e verified']}`, "")
 	res, rec := run(t, nil)
 	wantStates(t, rec, map[string]string{"C": "completed"})
-	if res.State != RunCompleted {
+	if res.State != record.RunCompleted {
 		t.Errorf("run %s: %s", res.State, res.Reason)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
@@ -33,8 +34,8 @@ func (r *run) startResolver(ctx context.Context, c *planner.Cue, d sched.Decisio
 	a.resolving, a.ws = m, &workspace{path: m.tree.path, branch: m.tree.branch}
 	a.resolveTask = m.resolverTask(r, a, d.Problem)
 	r.tasks.Serve(n.ref, a)
-	r.emit(Event{Type: EvAttemptStarted, Cue: c.ID, Agent: agent.ID, Attempt: d.Attempt, Data: AttemptStartedData{}})
-	r.emit(m.event(MergeResolving, fmt.Sprintf("resolver %s (attempt %d) works in %s", agent.ID, d.Attempt, m.tree.path), MergeData{Path: m.tree.path}))
+	r.emit(record.Event{Type: record.EvAttemptStarted, Cue: c.ID, Agent: agent.ID, Attempt: d.Attempt, Data: record.AttemptStartedData{}})
+	r.emit(m.event(record.MergeResolving, fmt.Sprintf("resolver %s (attempt %d) works in %s", agent.ID, d.Attempt, m.tree.path), record.MergeData{Path: m.tree.path}))
 	if speaks(agent) {
 		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, TargetAgents: rc.Agents, Attempt: a.number})
 	}
@@ -55,7 +56,7 @@ func (a *attempt) resolverPhases(d driver) (map[string]any, *failure) {
 		if f := d.warning(a); f != nil {
 			return nil, f
 		}
-		var events []Event
+		var events []record.Event
 		if m := a.takeReply(); m != nil {
 			events = append(events, a.messageEvent("in", m))
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
@@ -59,9 +60,9 @@ func mustGit(t *testing.T, dir string, args ...string) string {
 }
 
 // mergeEnd is the end of merge attempts (orch:merge) at cue, in order.
-func mergeEnds(rec *memRecorder, cue string) []Event {
-	var out []Event
-	for _, e := range rec.of(EvAttemptEnded) {
+func mergeEnds(rec *memRecorder, cue string) []record.Event {
+	var out []record.Event
+	for _, e := range rec.of(record.EvAttemptEnded) {
 		if e.Cue == cue && e.Agent == sched.MergeAgent {
 			out = append(out, e)
 		}
@@ -101,7 +102,7 @@ func TestMergeCleanAtFanIn(t *testing.T) {
 		t.Fatalf("merge attempts at C: %+v", ends)
 	}
 	var states []string
-	for _, e := range rec.of(EvMerge) {
+	for _, e := range rec.of(record.EvMerge) {
 		if e.Cue == "C" && e.Attempt == 2 {
 			states = append(states, e.State)
 		}
@@ -138,14 +139,14 @@ func TestMergeConflictFails(t *testing.T) {
 		}
 	}
 	ends := mergeEnds(rec, "C")
-	if len(ends) != 1 || ends[0].State != "failed" || ends[0].Data.(AttemptEndedData).Class != sched.ClassMergeConflict {
+	if len(ends) != 1 || ends[0].State != "failed" || ends[0].Data.(record.AttemptEndedData).Class != sched.ClassMergeConflict {
 		t.Errorf("merge attempts: %+v", ends)
 	}
 	// Every branch stays; the run has no result.
 	for _, b := range []string{"A/1", "B/1", "C/merge"} {
 		mustGit(t, dir, "rev-parse", "--verify", "orch/"+res.RunID+"/"+b)
 	}
-	if res.ResultBranch != nil || res.State != RunFailed {
+	if res.ResultBranch != nil || res.State != record.RunFailed {
 		t.Errorf("run %s, result %+v", res.State, res.ResultBranch)
 	}
 }
@@ -170,8 +171,8 @@ agent: {id: fixer, env: {OUT: "`+out+`"}, run: "printf '%s\\n' \"$ORCH_INPUT_MER
 	if f := mustGit(t, dir, "show", "orch/"+id+"/C/1:f.txt"); f != "both" {
 		t.Errorf("C started from f.txt %q", f)
 	}
-	var resolver []Event
-	for _, e := range rec.of(EvAttemptEnded) {
+	var resolver []record.Event
+	for _, e := range rec.of(record.EvAttemptEnded) {
 		if e.Cue == "C" && e.Agent == "fixer" {
 			resolver = append(resolver, e)
 		}
@@ -192,7 +193,7 @@ func TestMergeResolverLeavesMarkers(t *testing.T) {
 	if why := reasonOf(rec, "C"); !strings.HasPrefix(why, "orch:merge: resolver fixer: conflict markers remain in f.txt") {
 		t.Errorf("C failed with %q", why)
 	}
-	if ends := mergeEnds(rec, "C"); len(ends) != 1 || ends[0].Data.(AttemptEndedData).Class != sched.ClassMergeConflict {
+	if ends := mergeEnds(rec, "C"); len(ends) != 1 || ends[0].Data.(record.AttemptEndedData).Class != sched.ClassMergeConflict {
 		t.Errorf("merge attempts: %+v", ends)
 	}
 }
@@ -212,8 +213,8 @@ agent: {id: fixer, env: {OUT: "`+out+`"}, run: "printf '%s|%s' \"$ORCH_INPUT_MER
 		t.Errorf("the merge holds f.txt %q", f)
 	}
 	var states []string
-	for _, e := range rec.of(EvMerge) {
-		if e.Cue == "C" && e.Data.(MergeData).Branch == "orch/"+res.RunID+"/C/merge" {
+	for _, e := range rec.of(record.EvMerge) {
+		if e.Cue == "C" && e.Data.(record.MergeData).Branch == "orch/"+res.RunID+"/C/merge" {
 			states = append(states, e.State)
 		}
 	}
@@ -281,8 +282,8 @@ func TestMergeConflictAsksThePerson(t *testing.T) {
 		t.Errorf("C started from f.txt %q", f)
 	}
 	var closed []string
-	for _, e := range rec.of(EvQuestionClosed) {
-		closed = append(closed, e.State+":"+e.Data.(AnswerData).Answer)
+	for _, e := range rec.of(record.EvQuestionClosed) {
+		closed = append(closed, e.State+":"+e.Data.(record.AnswerData).Answer)
 	}
 	if strings.Join(closed, " ") != "answered:resolved answered:resolved" {
 		t.Errorf("questions closed: %v", closed)
@@ -321,7 +322,7 @@ agent: {id: plain, run: "true"}
 	mustGit(t, dir, "branch", "-m", "trunk")
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, func(o *Options) { o.ProjectRoot = dir })
-	if res.State != RunCompleted {
+	if res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	rb := res.ResultBranch
@@ -336,9 +337,9 @@ agent: {id: plain, run: "true"}
 	if len(ends) != 1 || ends[0].Attempt != 2 || ends[0].State != "completed" {
 		t.Errorf("result merge attempts: %+v", ends)
 	}
-	var result *ResultBranch
-	for _, e := range rec.of(EvMerge) {
-		if d := e.Data.(MergeData); d.Result != nil {
+	var result *record.ResultBranch
+	for _, e := range rec.of(record.EvMerge) {
+		if d := e.Data.(record.MergeData); d.Result != nil {
 			result = d.Result
 		}
 	}
@@ -365,7 +366,7 @@ agent: {id: impl-b, run: "` + writeB + `", workspace: worktree}
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, func(o *Options) { o.ProjectRoot = dir })
 	wantStates(t, rec, map[string]string{"A": "completed", "B": "completed"})
-	if res.State != RunFailed || res.Reason != "the run's result could not be merged: merging B's branch orch/"+res.RunID+"/B/1 into the run's result conflicts in f.txt (A and B collided) (on_conflict: fail)" {
+	if res.State != record.RunFailed || res.Reason != "the run's result could not be merged: merging B's branch orch/"+res.RunID+"/B/1 into the run's result conflicts in f.txt (A and B collided) (on_conflict: fail)" {
 		t.Errorf("run %s: %q", res.State, res.Reason)
 	}
 }

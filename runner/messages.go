@@ -10,6 +10,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -154,7 +155,7 @@ func (r *run) notifyRouter(a *attempt, via, to *node, body any, private bool) {
 			return
 		}
 	}
-	r.publishUser(a, UserMessageData{Kind: "notice", To: to.agent.ID, FromTask: a.node.id, ToTask: to.id, Routed: true, Private: private}, body)
+	r.publishUser(a, record.UserMessageData{Kind: "notice", To: to.agent.ID, FromTask: a.node.id, ToTask: to.id, Routed: true, Private: private}, body)
 }
 
 // notifyParentOf is notifyParent for a message to a sibling, which may be
@@ -172,7 +173,7 @@ func (r *run) notifyParentOf(a *attempt, kind string, to *node, body any, privat
 			return
 		}
 	}
-	r.publishUser(a, UserMessageData{Kind: "notice", To: to.agent.ID, FromTask: a.node.id, ToTask: to.id, Private: true}, nil)
+	r.publishUser(a, record.UserMessageData{Kind: "notice", To: to.agent.ID, FromTask: a.node.id, ToTask: to.id, Private: true}, nil)
 }
 
 // notifyParent tells a task's parent what it sent (visible, not a relay): a
@@ -197,14 +198,14 @@ func (r *run) notifyParent(a *attempt, kind, to string, body any) {
 // forPerson is the record of what a request shows the person: a
 // message.user, or the discovery.report of a task whose parent is the person
 // (or is not at work to take it).
-func (r *run) forPerson(a *attempt, msg protocols.Message) (Event, bool) {
+func (r *run) forPerson(a *attempt, msg protocols.Message) (record.Event, bool) {
 	switch b := msg.Body.(type) {
 	case protocols.MessageUser:
 		return r.userEvent(a, "message", "", b.Body), true
 	case protocols.DiscoveryReport:
 		if parent := a.node.parent; parent != nil {
 			if p, _ := r.workingAttempt(parent); p != nil {
-				return Event{}, false
+				return record.Event{}, false
 			}
 		}
 		return r.userEvent(a, "discovery", "", discoveryBody(b)), true
@@ -220,7 +221,7 @@ func (r *run) forPerson(a *attempt, msg protocols.Message) (Event, bool) {
 		}
 		return r.escalate(a, b.Severity, what, nil), true
 	}
-	return Event{}, false
+	return record.Event{}, false
 }
 
 // discovery goes to the parent at work without interrupting it: a notice.
@@ -246,23 +247,23 @@ func (r *run) toUser(a *attempt, kind, to string, body any) {
 	_ = r.publish(context.Background(), r.userEvent(a, kind, to, body))
 }
 
-func (r *run) userEvent(a *attempt, kind, to string, body any) Event {
-	return r.userEventOf(a, UserMessageData{Kind: kind, To: to}, body)
+func (r *run) userEvent(a *attempt, kind, to string, body any) record.Event {
+	return r.userEventOf(a, record.UserMessageData{Kind: kind, To: to}, body)
 }
 
 // publishUser records data, with body, for the person.
-func (r *run) publishUser(a *attempt, data UserMessageData, body any) {
+func (r *run) publishUser(a *attempt, data record.UserMessageData, body any) {
 	_ = r.publish(context.Background(), r.userEventOf(a, data, body))
 }
 
-func (r *run) userEventOf(a *attempt, data UserMessageData, body any) Event {
+func (r *run) userEventOf(a *attempt, data record.UserMessageData, body any) record.Event {
 	data.From = a.agent.ID
 	if body != nil {
 		if raw, err := json.Marshal(body); err == nil {
 			data.Body = json.RawMessage(raw)
 		}
 	}
-	return Event{RunID: r.id, At: time.Now().UTC(), Type: EvUserMessage, Cue: a.cue.ID,
+	return record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvUserMessage, Cue: a.cue.ID,
 		Agent: a.agent.ID, Attempt: a.number, Data: data}
 }
 

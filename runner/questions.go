@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
@@ -20,7 +21,7 @@ type QuestionPrompt struct {
 	Cue        string // the task it asks for (a cue, or a child task CUE/1)
 	Deadline   time.Time
 	// Options are the answers it takes (see PickOption); none: any answer.
-	Options []QuestionOption
+	Options []record.QuestionOption
 }
 
 // A question.ask bubbles up the task tree: to the nearest ancestor agent
@@ -36,7 +37,7 @@ type openQuestion struct {
 	// deliver takes the answer of a question asked for an agent that does
 	// not speak the cue protocol (askPerson); nil: question.answer is sent.
 	deliver func(answer string)
-	options []QuestionOption // the answers it takes; none: any
+	options []record.QuestionOption // the answers it takes; none: any
 	asker   *attempt
 	// expired, on the loop, tells a question's asker that is not an
 	// attempt at work (a merge's) that it was not answered in time.
@@ -58,7 +59,7 @@ type askRequest struct {
 	att     *attempt
 	msg     protocols.Message
 	body    protocols.QuestionAsk
-	options []QuestionOption
+	options []record.QuestionOption
 	deliver func(answer string) // nil: the answer is a question.answer to msg
 	reply   chan askReply
 }
@@ -76,8 +77,8 @@ func (q askRequest) serveOn(ctx context.Context, r *run) {
 	if !qn.WithPerson() {
 		to = qn.To.agent.ID
 	}
-	r.emit(Event{Type: EvQuestion, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
-		Data: QuestionData{ID: qn.ID, Question: q.body.Question, Complexity: q.body.Complexity, To: to, Deadline: qn.Deadline.UTC(), Options: q.options}})
+	r.emit(record.Event{Type: record.EvQuestion, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+		Data: record.QuestionData{ID: qn.ID, Question: q.body.Question, Complexity: q.body.Complexity, To: to, Deadline: qn.Deadline.UTC(), Options: q.options}})
 	if err := r.flush(ctx); err != nil {
 		r.tasks.Answer(qn.ID) // not recorded: it was never asked
 		q.reply <- askReply{err: err}
@@ -142,7 +143,7 @@ func (r *run) ask(a *attempt, msg protocols.Message, b protocols.QuestionAsk) *f
 
 // askPerson asks a question whose answer goes to deliver (see hostServices):
 // one of options when there are some.
-func (r *run) askPerson(a *attempt, b protocols.QuestionAsk, options []QuestionOption, deliver func(string)) *failure {
+func (r *run) askPerson(a *attempt, b protocols.QuestionAsk, options []record.QuestionOption, deliver func(string)) *failure {
 	return r.askQuestion(askRequest{att: a, body: b, options: options, deliver: deliver})
 }
 
@@ -245,8 +246,8 @@ func (r *run) closed(q question) *openQuestion {
 func (r *run) answered(q question, text, by string) {
 	oq := r.closed(q)
 	a := q.Asker
-	r.emit(Event{Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: QuestionAnswered,
-		Data: AnswerData{ID: q.ID, Answer: text, By: by}})
+	r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: record.QuestionAnswered,
+		Data: record.AnswerData{ID: q.ID, Answer: text, By: by}})
 	if deliver := oq.deliver; deliver != nil {
 		r.then(func() { go deliver(text) })
 		return
@@ -265,7 +266,7 @@ func (r *run) answerFromPerson(id, text string) {
 	case !ok:
 	case withAgent:
 		a := q.Asker
-		r.emit(Event{Type: EvNote, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+		r.emit(record.Event{Type: record.EvNote, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
 			Reason: fmt.Sprintf("orch answer %s: the question is with agent %s, which answers it (the person's answer is not used)", id, q.To.agent.ID)})
 	default:
 		r.answered(q, text, "person")
@@ -281,12 +282,12 @@ func (r *run) refused(id, text, from string) bool {
 	if oq == nil {
 		return false
 	}
-	_, err := PickOption(oq.options, text)
+	_, err := record.PickOption(oq.options, text)
 	if err == nil {
 		return false
 	}
 	a := oq.asker
-	r.emit(Event{Type: EvNote, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	r.emit(record.Event{Type: record.EvNote, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
 		Reason: fmt.Sprintf("%s %s: %v; the question stays open", from, id, err)})
 	return true
 }
@@ -301,8 +302,8 @@ func (r *run) expireQuestions(now time.Time) {
 		oq := r.closed(q)
 		a := q.Asker
 		reason := fmt.Sprintf("question %s was not answered within %s", q.ID, timeout)
-		r.emit(Event{Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: QuestionUnanswered,
-			Reason: reason, Data: AnswerData{ID: q.ID}})
+		r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: record.QuestionUnanswered,
+			Reason: reason, Data: record.AnswerData{ID: q.ID}})
 		if oq.expired != nil {
 			oq.expired(reason)
 			continue
@@ -322,8 +323,8 @@ func (q withdrawRequest) serveOn(ctx context.Context, r *run) {
 	if qs := r.tasks.Withdraw(a); len(qs) > 0 {
 		for _, qn := range qs {
 			r.closed(qn)
-			r.emit(Event{Type: EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: QuestionWithdrawn,
-				Reason: "its asker's attempt ended", Data: AnswerData{ID: qn.ID}})
+			r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: record.QuestionWithdrawn,
+				Reason: "its asker's attempt ended", Data: record.AnswerData{ID: qn.ID}})
 		}
 		_ = r.flush(ctx)
 	}

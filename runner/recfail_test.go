@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // errInjected stands for what a store says when it cannot write.
@@ -38,7 +40,7 @@ func (f *failingRecorder) hit() bool {
 	return f.calls >= f.from
 }
 
-func (f *failingRecorder) Append(ctx context.Context, events ...Event) error {
+func (f *failingRecorder) Append(ctx context.Context, events ...record.Event) error {
 	switch f.kind {
 	case "append":
 		if f.hit() {
@@ -46,7 +48,7 @@ func (f *failingRecorder) Append(ctx context.Context, events ...Event) error {
 		}
 	case "decision": // the commits that start attempts
 		for _, e := range events {
-			if e.Type == EvAttemptStarted {
+			if e.Type == record.EvAttemptStarted {
 				if f.hit() {
 					return errInjected
 				}
@@ -55,7 +57,7 @@ func (f *failingRecorder) Append(ctx context.Context, events ...Event) error {
 		}
 	case "attempt": // what attempts record themselves: an agent's blackboard.read
 		for _, e := range events {
-			if e.Type == EvMessage && strings.Contains(dataJSON(e.Data), `"message_type":"blackboard.read"`) {
+			if e.Type == record.EvMessage && strings.Contains(dataJSON(e.Data), `"message_type":"blackboard.read"`) {
 				if f.hit() {
 					return errInjected
 				}
@@ -66,7 +68,7 @@ func (f *failingRecorder) Append(ctx context.Context, events ...Event) error {
 	return f.memRecorder.Append(ctx, events...)
 }
 
-func (f *failingRecorder) BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) ([]BlackboardWritten, error) {
+func (f *failingRecorder) BlackboardWriteMany(ctx context.Context, runID string, puts []record.BlackboardPut) ([]record.BlackboardWritten, error) {
 	if f.kind == "board" && f.hit() {
 		return nil, errInjected
 	}
@@ -75,7 +77,7 @@ func (f *failingRecorder) BlackboardWriteMany(ctx context.Context, runID string,
 
 // Log loses the line, as a store does that cannot write it: the next
 // Flush says so.
-func (f *failingRecorder) Log(l LogLine) {
+func (f *failingRecorder) Log(l record.LogLine) {
 	if f.kind == "log" && f.hit() {
 		f.mu.Lock()
 		f.logErr = errInjected
@@ -95,7 +97,7 @@ func (f *failingRecorder) Flush(ctx context.Context) error {
 
 func (f *failingRecorder) Heartbeat(context.Context, string, string) error {
 	if f.kind == "lease" && f.hit() {
-		return ErrLeaseLost
+		return record.ErrLeaseLost
 	}
 	return nil
 }
@@ -115,7 +117,7 @@ func TestRecorderFailureEndsTheRun(t *testing.T) {
 		{"attempt", 1, errInjected.Error()},
 		{"board", 1, errInjected.Error()},
 		{"log", 20, errInjected.Error()},
-		{"lease", 2, ErrLeaseLost.Error()},
+		{"lease", 2, record.ErrLeaseLost.Error()},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			step := func(cue string) string {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/redact"
 )
 
@@ -14,23 +15,23 @@ import (
 // goroutines; broken may be set by any.
 type recording struct {
 	runID     string
-	observe   func(Event) // Options.Observe
-	rec       Recorder
+	observe   func(record.Event) // Options.Observe
+	rec       record.Recorder
 	redact    *redact.Redactor
 	observeMu sync.Mutex
-	pending   []Event      // decided, not yet committed
-	actions   []func()     // to do once pending is committed
-	goes      []func()     // GO orders, carried out after the actions (see flush)
-	broken    brokenRecord // a recorder failure: the run cannot go on
-	beatAt    time.Time    // when the lease was last tried
-	beatOK    time.Time    // when it was last renewed
+	pending   []record.Event // decided, not yet committed
+	actions   []func()       // to do once pending is committed
+	goes      []func()       // GO orders, carried out after the actions (see flush)
+	broken    brokenRecord   // a recorder failure: the run cannot go on
+	beatAt    time.Time      // when the lease was last tried
+	beatOK    time.Time      // when it was last renewed
 
 	storeWaits // how long the run's writes may wait (storewait.go)
 }
 
 // emit queues events to commit with the next flush. The loop batches what
 // one iteration decides into one transaction.
-func (r *recording) emit(events ...Event) {
+func (r *recording) emit(events ...record.Event) {
 	now := time.Now().UTC()
 	for i := range events {
 		events[i].RunID = r.runID
@@ -74,21 +75,21 @@ func (r *recording) flush(ctx context.Context) error {
 }
 
 // record emits events and commits them at once.
-func (r *recording) record(ctx context.Context, events ...Event) error {
+func (r *recording) record(ctx context.Context, events ...record.Event) error {
 	r.emit(events...)
 	return r.flush(ctx)
 }
 
 // publish commits events and shows them to the observer; attempts call it
 // from their own goroutines for notes.
-func (r *recording) publish(ctx context.Context, events ...Event) error {
+func (r *recording) publish(ctx context.Context, events ...record.Event) error {
 	return r.commit(ctx, events, nil)
 }
 
 // commit records events, runs act once they are recorded, then shows them
 // to the observer. The observer's lock is held from the commit on, so the
 // observer sees events in the order they were recorded (their seq order).
-func (r *recording) commit(ctx context.Context, events []Event, act func()) error {
+func (r *recording) commit(ctx context.Context, events []record.Event, act func()) error {
 	if len(events) > 0 {
 		if r.observe != nil {
 			r.observeMu.Lock()
@@ -113,7 +114,7 @@ func (r *recording) commit(ctx context.Context, events []Event, act func()) erro
 
 // writeBoard stores blackboard writes and shows their events, in order with
 // the run's other events (see commit).
-func (r *recording) writeBoard(ctx context.Context, puts []BlackboardPut) ([]BlackboardWritten, error) {
+func (r *recording) writeBoard(ctx context.Context, puts []record.BlackboardPut) ([]record.BlackboardWritten, error) {
 	if r.observe != nil {
 		r.observeMu.Lock()
 		defer r.observeMu.Unlock()

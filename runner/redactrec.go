@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/redact"
 )
 
@@ -13,21 +14,17 @@ import (
 // that the observer (the progress lines, --output json) shows what was
 // stored.
 type redactingRecorder struct {
-	Recorder
+	record.Recorder
+
 	d *redact.Redactor
 }
 
-func (r redactingRecorder) Append(ctx context.Context, events ...Event) error {
-	for i := range events {
-		events[i].Reason = r.d.Text(events[i].Reason)
-		if events[i].Data != nil && !r.d.None() {
-			events[i].Data = events[i].Data.redacted(r.d)
-		}
-	}
+func (r redactingRecorder) Append(ctx context.Context, events ...record.Event) error {
+	record.Redact(r.d, events)
 	return r.Recorder.Append(ctx, events...)
 }
 
-func (r redactingRecorder) Log(line LogLine) {
+func (r redactingRecorder) Log(line record.LogLine) {
 	line.Text = r.d.Text(line.Text)
 	r.Recorder.Log(line)
 }
@@ -36,8 +33,8 @@ func (r redactingRecorder) BlackboardWrite(ctx context.Context, runID, key strin
 	return r.Recorder.BlackboardWrite(ctx, runID, key, r.d.JSON(value), author)
 }
 
-func (r redactingRecorder) BlackboardWriteMany(ctx context.Context, runID string, puts []BlackboardPut) ([]BlackboardWritten, error) {
-	masked := make([]BlackboardPut, len(puts))
+func (r redactingRecorder) BlackboardWriteMany(ctx context.Context, runID string, puts []record.BlackboardPut) ([]record.BlackboardWritten, error) {
+	masked := make([]record.BlackboardPut, len(puts))
 	for i, p := range puts {
 		p.Value = r.d.JSON(p.Value)
 		masked[i] = p
@@ -50,7 +47,7 @@ func (r redactingRecorder) MemoryDelete(ctx context.Context, runID, key string) 
 	return r.Recorder.MemoryDelete(ctx, runID, r.d.Text(key))
 }
 
-func (r redactingRecorder) MemoryWrite(ctx context.Context, item MemoryItem) error {
+func (r redactingRecorder) MemoryWrite(ctx context.Context, item record.MemoryItem) error {
 	item.Key, item.Text = r.d.Text(item.Key), r.d.Text(item.Text)
 	tags := make([]string, len(item.Tags))
 	for i, t := range item.Tags {

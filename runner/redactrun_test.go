@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // TestResumeRestoresSecretInputs: a run continued from its record (whose
@@ -20,9 +22,9 @@ func TestResumeRestoresSecretInputs(t *testing.T) {
 	res := runPlan(t, p, rec, func(o *Options) {
 		o.RunID = "resumed00001"
 		o.Inputs = map[string]any{"token": "[redacted:TEST_RESUME_TOKEN]"}
-		o.Resume = &RunRecord{ID: o.RunID, State: RunInterrupted, Cues: map[string]CueRecord{"USE": {State: CuePending}}}
+		o.Resume = &record.RunRecord{ID: o.RunID, State: record.RunInterrupted, Cues: map[string]record.CueRecord{"USE": {State: record.CuePending}}}
 	})
-	if res.State != RunCompleted {
+	if res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 }
@@ -39,7 +41,7 @@ func TestSecretAcrossTheLineCut(t *testing.T) {
 		"print.sh":     fmt.Sprintf("head -c %d /dev/zero | tr '\\0' x; printf '%%s' \"$TEST_CUT_TOKEN\"; head -c 5000 /dev/zero | tr '\\0' y; echo\n", MaxLine-10),
 	})
 	rec := newMemRecorder()
-	if res := runPlan(t, p, rec, nil); res.State != RunCompleted {
+	if res := runPlan(t, p, rec, nil); res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	var line string

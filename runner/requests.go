@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
@@ -56,7 +57,7 @@ type childRequest struct {
 	parent *attempt
 	agent  *spec.Agent
 	kind   string
-	data   TaskStartedData // what the record says besides the tree's facts
+	data   record.TaskStartedData // what the record says besides the tree's facts
 	reply  chan childReply
 }
 
@@ -70,7 +71,7 @@ func (q childRequest) serveOn(ctx context.Context, r *run) {
 	n := r.nodeOf(r.tasks.Child(p.ref, q.agent, q.kind), p)
 	d := q.data
 	d.Parent, d.Kind, d.Depth, d.Chain = p.id, n.kind, n.depth, n.chain
-	r.emit(Event{Type: EvTaskStarted, Cue: n.id, Agent: q.agent.ID, Data: d})
+	r.emit(record.Event{Type: record.EvTaskStarted, Cue: n.id, Agent: q.agent.ID, Data: d})
 	q.reply <- childReply{node: n, err: r.flush(ctx)}
 }
 
@@ -118,17 +119,17 @@ func (q workingRequest) serveOn(_ context.Context, r *run) {
 // what they add since its last report) toward the run's.
 type usageRequest struct {
 	att          *attempt
-	totals, more Usage
+	totals, more record.Usage
 	reply        chan struct{}
 }
 
 func (q usageRequest) serveOn(ctx context.Context, r *run) {
 	a, u := q.att, q.totals
-	r.used = r.used.plus(q.more)
+	r.used = r.used.Plus(q.more)
 	r.core.AddUsage(q.more.Credits, q.more.CostUSD)
 	total := r.used
-	r.emit(Event{Type: EvUsage, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
-		Data: UsageData{Credits: u.Credits, RunTotal: total.Credits,
+	r.emit(record.Event{Type: record.EvUsage, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+		Data: record.UsageData{Credits: u.Credits, RunTotal: total.Credits,
 			CostUSD: u.CostUSD, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 			RunCostUSD: total.CostUSD, RunInputTokens: total.InputTokens, RunOutputTokens: total.OutputTokens}})
 	_ = r.flush(ctx)
@@ -151,7 +152,7 @@ func (q childEndedRequest) serveOn(_ context.Context, r *run) {
 
 // The hub's side: what an attempt's goroutine calls.
 
-func (r *run) newTask(parent *attempt, agent *spec.Agent, kind string, data TaskStartedData) (*node, error) {
+func (r *run) newTask(parent *attempt, agent *spec.Agent, kind string, data record.TaskStartedData) (*node, error) {
 	reply := make(chan childReply, 1)
 	rep, ok := call(r, childRequest{parent: parent, agent: agent, kind: kind, data: data, reply: reply}, reply)
 	if !ok {
@@ -164,9 +165,9 @@ func (r *run) newTask(parent *attempt, agent *spec.Agent, kind string, data Task
 // status.usage, or a driver's) toward the run's; the core decides when the
 // run is out of max_credits or max_cost_usd. It runs on the attempt's
 // goroutine, which alone touches a.usage.
-func (r *run) addUsage(a *attempt, u Usage) {
-	u = u.merged(a.usage)
-	more := u.minus(a.usage)
+func (r *run) addUsage(a *attempt, u record.Usage) {
+	u = u.Over(a.usage)
+	more := u.Minus(a.usage)
 	a.usage = u
 	reply := make(chan struct{}, 1)
 	call(r, usageRequest{att: a, totals: u, more: more, reply: reply}, reply)

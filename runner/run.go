@@ -16,6 +16,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -38,7 +39,7 @@ const (
 // Options describe one run.
 type Options struct {
 	Plan     *planner.Plan
-	Recorder Recorder
+	Recorder record.Recorder
 	RunID    string         // empty: a new id
 	Inputs   map[string]any // run parameters: the cuelist's inputs after --set
 	SpecPath string         // absolute path of the cuelist file, recorded for resume
@@ -50,7 +51,7 @@ type Options struct {
 
 	// Resume continues a recorded run instead of starting one: completed cues
 	// are kept, the others run again.
-	Resume *RunRecord
+	Resume *record.RunRecord
 
 	// Approve is called for a manual cue standing by, when a person can be
 	// asked (a terminal). It returns true for GO. Nil: nobody can be asked
@@ -60,7 +61,7 @@ type Options struct {
 
 	// Owner is the process running the run; its Token is the lease renewed
 	// with Recorder.Heartbeat. A zero Owner means this process, a new token.
-	Owner Owner
+	Owner record.Owner
 
 	// Ask puts a question that bubbled up to the top to the person, when a
 	// person can be asked (a terminal). It runs on its own goroutine and
@@ -78,7 +79,7 @@ type Options struct {
 	// live progress), in seq order. Events other processes commit to the
 	// run (an agent's orch bb set) are not seen: their seqs are the gaps.
 	// Calls are serialized; it must not block.
-	Observe func(Event)
+	Observe func(record.Event)
 
 	// AgentEnv returns more environment variables for the processes of one
 	// attempt (after the others, so they win): orch run gives each attempt
@@ -90,30 +91,30 @@ type Options struct {
 // Result is how a run ended.
 type Result struct {
 	RunID   string
-	State   RunState
+	State   record.RunState
 	Reason  string
 	Waiting []string     // manual cues waiting for GO when the run paused
 	Cues    []CueOutcome // the plan's cues as the run left them, in plan order
 	// ResultBranch is where the worktree branches of a completed run were
 	// merged (nil: none).
-	ResultBranch *ResultBranch
+	ResultBranch *record.ResultBranch
 }
 
 // CueOutcome is where a run left one of its plan's cues.
 type CueOutcome struct {
 	ID     string
-	State  CueState
+	State  record.CueState
 	Reason string
 }
 
 // result is the run's outcome, with every plan cue's (what orch run prints
 // needs no read of the store).
-func (r *run) result(state RunState, reason string, waiting []string) *Result {
+func (r *run) result(state record.RunState, reason string, waiting []string) *Result {
 	res := &Result{RunID: r.id, State: state, Reason: r.redact.Text(reason), Waiting: waiting, Cues: make([]CueOutcome, len(r.plan.Order)),
 		ResultBranch: r.resultBranch}
 	for i, c := range r.plan.Order {
 		st, why := r.core.State(i)
-		res.Cues[i] = CueOutcome{ID: c.ID, State: CueState(st), Reason: r.redact.Text(why)}
+		res.Cues[i] = CueOutcome{ID: c.ID, State: record.CueState(st), Reason: r.redact.Text(why)}
 	}
 	return res
 }
@@ -152,9 +153,9 @@ type scheduling struct {
 	atts     [][]*attempt           // the attempt running for each cue's target, by plan position
 	reports  chan report            // attempts and prompts report here
 	parallel int
-	running  int       // attempt goroutines not yet reported finished
-	polledAt time.Time // when the store was last asked for commands
-	used     Usage     // the run's totals of what its attempts reported (the core keeps the limits)
+	running  int          // attempt goroutines not yet reported finished
+	polledAt time.Time    // when the store was last asked for commands
+	used     record.Usage // the run's totals of what its attempts reported (the core keeps the limits)
 }
 
 // agents are the run's processes: attempt goroutines, agent processes, the
@@ -242,7 +243,7 @@ func newRun(opts Options) (*run, error) {
 	}
 	if r.opts.Owner.Token == "" {
 		host, _ := os.Hostname()
-		r.opts.Owner = Owner{PID: os.Getpid(), Host: host, Token: NewRunID() + NewRunID()}
+		r.opts.Owner = record.Owner{PID: os.Getpid(), Host: host, Token: NewRunID() + NewRunID()}
 	}
 	r.parallel = opts.MaxParallel
 	if r.parallel <= 0 {
@@ -325,9 +326,9 @@ func (r *run) start(ctx context.Context) error {
 		r.restoreTasks(rec)
 		RemoveWorkDirs(r.id, r.workDir)
 		if killed := proc.KillLeftovers(r.id); len(killed) > 0 {
-			r.emit(Event{Type: EvNote, Reason: fmt.Sprintf("stopped %d process(es) left running by the run's previous owner: pids %v", len(killed), killed)})
+			r.emit(record.Event{Type: record.EvNote, Reason: fmt.Sprintf("stopped %d process(es) left running by the run's previous owner: pids %v", len(killed), killed)})
 		}
-		r.emit(Event{Type: EvRunState, State: string(RunRunning), Reason: fmt.Sprintf("continued by process %d on %s", os.Getpid(), host)})
+		r.emit(record.Event{Type: record.EvRunState, State: string(record.RunRunning), Reason: fmt.Sprintf("continued by process %d on %s", os.Getpid(), host)})
 		for _, c := range r.plan.Order { // a fan-out's items are restored with it
 			if cr, ok := rec.Cues[c.ID]; ok {
 				r.restore(c.ID, cr, rec)
@@ -337,18 +338,18 @@ func (r *run) start(ctx context.Context) error {
 		r.apply(ctx, nil)
 		return r.flush(ctx)
 	}
-	data := RunStartedData{Cuelist: r.plan.Cuelist.ID, SpecPath: r.opts.SpecPath, SpecHash: r.opts.SpecHash, Root: r.opts.ProjectRoot,
+	data := record.RunStartedData{Cuelist: r.plan.Cuelist.ID, SpecPath: r.opts.SpecPath, SpecHash: r.opts.SpecHash, Root: r.opts.ProjectRoot,
 		Inputs: r.opts.Inputs, OwnerPID: r.opts.Owner.PID, OwnerHost: r.opts.Owner.Host, OwnerToken: r.opts.Owner.Token}
 	for _, c := range r.plan.Order {
-		data.Cues = append(data.Cues, CueInfo{ID: c.ID, Agents: c.Agents, After: c.WaitsFor(), Manual: c.Manual()})
+		data.Cues = append(data.Cues, record.CueInfo{ID: c.ID, Agents: c.Agents, After: c.WaitsFor(), Manual: c.Manual()})
 	}
 	r.core.Begin(began)
-	return r.record(ctx, Event{Type: EvRunStarted, Data: data})
+	return r.record(ctx, record.Event{Type: record.EvRunStarted, Data: data})
 }
 
 // restore gives the core a recorded cue (see sched.Core.Restore), with
 // its items when it fanned out.
-func (r *run) restore(id string, c CueRecord, run *RunRecord) {
+func (r *run) restore(id string, c record.CueRecord, run *record.RunRecord) {
 	rec := r.recorded(c)
 	if r.plan.ByID[id].ForEach != nil {
 		rec.Items, rec.ItemAttempts = r.recordedItems(id, run), c.ItemAttempts
@@ -357,7 +358,7 @@ func (r *run) restore(id string, c CueRecord, run *RunRecord) {
 }
 
 // recorded is a cue record as the core takes it back.
-func (r *run) recorded(c CueRecord) sched.Recorded {
+func (r *run) recorded(c record.CueRecord) sched.Recorded {
 	rec := sched.Recorded{State: sched.State(c.State), Reason: c.Reason, Attempts: c.Attempts, AgentAttempts: c.AgentAttempts,
 		Outputs: r.redact.Restore(c.Outputs), Approved: c.Approved}
 	for _, a := range c.Running {
@@ -370,7 +371,7 @@ func (r *run) recorded(c CueRecord) sched.Recorded {
 // tasks and questions: children in flight ended with it (their parents run
 // again and start new ones, numbered after them), and open questions are
 // withdrawn (an agent that asks again gets a new one).
-func (r *run) restoreTasks(rec *RunRecord) {
+func (r *run) restoreTasks(rec *record.RunRecord) {
 	var ids []string
 	for id, c := range rec.Cues {
 		if !strings.Contains(id, "/") {
@@ -378,17 +379,17 @@ func (r *run) restoreTasks(rec *RunRecord) {
 		}
 		ids = append(ids, id)
 		for _, a := range c.Running {
-			r.emit(Event{Type: EvAttemptEnded, Cue: id, Agent: a.Agent, Attempt: a.Number, State: string(AttemptInterrupted),
-				Reason: "its run's owner stopped while it ran", Data: AttemptEndedData{Class: "interrupted"}})
+			r.emit(record.Event{Type: record.EvAttemptEnded, Cue: id, Agent: a.Agent, Attempt: a.Number, State: string(record.AttemptInterrupted),
+				Reason: "its run's owner stopped while it ran", Data: record.AttemptEndedData{Class: "interrupted"}})
 		}
-		if !c.State.Final() && c.State != CueInterrupted {
-			r.emit(Event{Type: EvCueState, Cue: id, State: string(CueInterrupted), Reason: "its run's owner stopped while it ran; its parent runs again"})
+		if !c.State.Final() && c.State != record.CueInterrupted {
+			r.emit(record.Event{Type: record.EvCueState, Cue: id, State: string(record.CueInterrupted), Reason: "its run's owner stopped while it ran; its parent runs again"})
 		}
 	}
 	r.tasks.Continue(ids, rec.Questions)
 	for _, id := range rec.OpenQuestions {
-		r.emit(Event{Type: EvQuestionClosed, State: QuestionWithdrawn, Reason: "its run's owner stopped; an agent that asks again gets a new question",
-			Data: AnswerData{ID: id}})
+		r.emit(record.Event{Type: record.EvQuestionClosed, State: record.QuestionWithdrawn, Reason: "its run's owner stopped; an agent that asks again gets a new question",
+			Data: record.AnswerData{ID: id}})
 	}
 }
 
@@ -406,7 +407,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		}
 		r.core.CheckDuration(time.Now())
 		if l := r.core.Exhausted(); l != nil {
-			return r.outOfLimits(ctx, exhaustedData(l))
+			return r.outOfLimits(ctx, record.ExhaustedFor(l))
 		}
 		if time.Since(r.polledAt) >= commandPoll {
 			r.polledAt = time.Now()
@@ -465,16 +466,16 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 // outOfLimits ends a run that ran out of max_credits, max_cost_usd or max_duration: no
 // new GO was given since (step checks), everything is stopped, and the run
 // fails naming the limit.
-func (r *run) outOfLimits(ctx context.Context, d ExhaustedData) (*Result, error) {
-	r.emit(Event{Type: EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: d})
-	return r.halt(ctx, fmt.Sprintf("limit %s reached (%s of %s used)", d.Limit, d.Used, d.Max), RunFailed)
+func (r *run) outOfLimits(ctx context.Context, d record.ExhaustedData) (*Result, error) {
+	r.emit(record.Event{Type: record.EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: d})
+	return r.halt(ctx, fmt.Sprintf("limit %s reached (%s of %s used)", d.Limit, d.Used, d.Max), record.RunFailed)
 }
 
 // finished reports whether every cue has reached a final state.
 func (r *run) finished() bool { return r.core.Finished() && r.running == 0 }
 
 func (r *run) finish(ctx context.Context) (*Result, error) {
-	state, reason := RunCompleted, ""
+	state, reason := record.RunCompleted, ""
 	var failed []string
 	for i, c := range r.plan.Order {
 		if st, _ := r.core.State(i); st == sched.Failed {
@@ -482,17 +483,17 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 		}
 	}
 	if len(failed) > 0 {
-		state, reason = RunFailed, "failed: "+join(failed)
+		state, reason = record.RunFailed, "failed: "+join(failed)
 	}
 	if stopped := r.core.StoppedCues(); len(stopped) > 0 { // by orch stop RUN CUE: the run did not do all it was for
 		reason = strings.TrimPrefix(reason+"; stopped: "+join(stopped), "; ")
-		state = RunFailed
+		state = record.RunFailed
 	}
 	if why := r.core.ResultFailure(); why != "" { // its cues completed, their branches do not merge
-		state, reason = RunFailed, "the run's result could not be merged: "+why
+		state, reason = record.RunFailed, "the run's result could not be merged: "+why
 	}
 	r.waitActive(ctx)
-	if err := r.record(ctx, Event{Type: EvRunState, State: string(state), Reason: reason}); err != nil {
+	if err := r.record(ctx, record.Event{Type: record.EvRunState, State: string(state), Reason: reason}); err != nil {
 		return nil, err
 	}
 	if err := r.flushLog(ctx); err != nil {
@@ -513,24 +514,24 @@ func (r *run) pause(ctx context.Context) (*Result, error) {
 	}
 	r.core.StandDown("stood down while the run is paused")
 	r.apply(ctx, nil)
-	if err := r.record(ctx, Event{Type: EvRunState, State: string(RunPaused), Reason: reason}); err != nil {
+	if err := r.record(ctx, record.Event{Type: record.EvRunState, State: string(record.RunPaused), Reason: reason}); err != nil {
 		return nil, err
 	}
 	if err := r.flushLog(ctx); err != nil {
 		return nil, err
 	}
-	return r.result(RunPaused, reason, waiting), nil
+	return r.result(record.RunPaused, reason, waiting), nil
 }
 
 // stopped is the cascade stop (a signal, or orch stop): every agent is told
 // and stopped with its whole process group, unfinished cues are marked
 // stopped and the run ends stopped.
 func (r *run) stopped(ctx context.Context, why string) (*Result, error) {
-	return r.halt(ctx, why, RunStopped)
+	return r.halt(ctx, why, record.RunStopped)
 }
 
 // halt stops everything as stopped does and ends the run in state.
-func (r *run) halt(ctx context.Context, why string, state RunState) (*Result, error) {
+func (r *run) halt(ctx context.Context, why string, state record.RunState) (*Result, error) {
 	r.cascade = true
 	// Every attempt is told before the agents are closed: an attempt that
 	// saw its agent's process closed first would end with "the run ended"
@@ -542,7 +543,7 @@ func (r *run) halt(ctx context.Context, why string, state RunState) (*Result, er
 	<-agentsGone
 	r.core.EndAll(sched.Stopped, "the run was stopped: "+why)
 	r.apply(ctx, nil)
-	if err := r.record(ctx, Event{Type: EvRunState, State: string(state), Reason: why}); err != nil {
+	if err := r.record(ctx, record.Event{Type: record.EvRunState, State: string(state), Reason: why}); err != nil {
 		return nil, err
 	}
 	if err := r.flushLog(ctx); err != nil {

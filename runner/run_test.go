@@ -14,6 +14,7 @@ import (
 
 	"github.com/orch-cli/orch/internal/testfs"
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -55,7 +56,7 @@ func wantStates(t *testing.T, rec *memRecorder, want map[string]string) {
 
 func reasonOf(rec *memRecorder, cue string) string {
 	r := ""
-	for _, e := range rec.of(EvCueState) {
+	for _, e := range rec.of(record.EvCueState) {
 		if e.Cue == cue {
 			r = e.Reason
 		}
@@ -85,10 +86,10 @@ agent: {id: ship, command: [sh, ship.sh], requires: [artifact, report, target], 
 	})
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, nil)
-	if res.State != RunCompleted {
+	if res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
-	ends := rec.of(EvCueState)
+	ends := rec.of(record.EvCueState)
 	last := ends[len(ends)-1]
 	if !strings.Contains(dataJSON(last.Data), "https://staging/app-1.4.tar") {
 		t.Errorf("SHIP outputs %s", dataJSON(last.Data))
@@ -121,11 +122,11 @@ agent: {id: backup, command: [sh, -c, "echo backup >&2"]}
 	})
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, nil)
-	if res.State != RunCompleted {
+	if res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	var flaky, broken []string
-	for _, e := range rec.of(EvAttemptEnded) {
+	for _, e := range rec.of(record.EvAttemptEnded) {
 		line := e.Agent + ":" + e.State
 		if e.Cue == "FLAKY" {
 			flaky = append(flaky, line)
@@ -142,7 +143,7 @@ agent: {id: backup, command: [sh, -c, "echo backup >&2"]}
 		t.Errorf("BROKEN attempts: %v", broken)
 	}
 	var numbers []int
-	for _, e := range rec.of(EvAttemptStarted) {
+	for _, e := range rec.of(record.EvAttemptStarted) {
 		if e.Cue == "BROKEN" {
 			numbers = append(numbers, e.Attempt)
 		}
@@ -171,7 +172,7 @@ agent: {id: ok, command: [sh, -c, "true"], concurrency: 4}
 	})
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, nil)
-	if res.State != RunFailed {
+	if res.State != record.RunFailed {
 		t.Fatalf("run %s", res.State)
 	}
 	wantStates(t, rec, map[string]string{"A": "failed", "B": "blocked", "C": "blocked", "SIDE": "completed"})
@@ -204,7 +205,7 @@ agent: {id: ok, command: ["true"]}
 	if r := reasonOf(rec, "AFTER"); r != "dependency DEPLOY was skipped" {
 		t.Errorf("AFTER: %q", r)
 	}
-	if res.State != RunCompleted {
+	if res.State != record.RunCompleted {
 		t.Errorf("a skipped cue does not fail the run: %s", res.State)
 	}
 }
@@ -226,7 +227,7 @@ sleep 60`,
 	rec := newMemRecorder()
 	start := time.Now()
 	res := runPlan(t, p, rec, nil)
-	if res.State != RunFailed {
+	if res.State != record.RunFailed {
 		t.Fatalf("run %s", res.State)
 	}
 	// Well under the agent's 60 s sleep (it was killed, not waited for),
@@ -249,7 +250,7 @@ sleep 60`,
 		}
 	}
 	var escapedNoted bool
-	for _, e := range rec.of(EvNote) {
+	for _, e := range rec.of(record.EvNote) {
 		escapedNoted = escapedNoted || strings.Contains(e.Reason, "escaped its process group")
 	}
 	if !escapedNoted {
@@ -268,17 +269,17 @@ func TestManualGoPausesThenContinues(t *testing.T) {
 	})
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, nil)
-	if res.State != RunPaused || strings.Join(res.Waiting, ",") != "DEPLOY" {
+	if res.State != record.RunPaused || strings.Join(res.Waiting, ",") != "DEPLOY" {
 		t.Fatalf("run %s waiting %v", res.State, res.Waiting)
 	}
 	wantStates(t, rec, map[string]string{"BUILD": "completed", "DOCS": "completed", "DEPLOY": "pending"})
 
 	// orch go: the command arrives through the store; the run is continued.
-	rec.commands = append(rec.commands, Command{ID: 1, RunID: res.RunID, Kind: "go", Cue: "DEPLOY"})
-	resume := &RunRecord{ID: res.RunID, State: RunPaused, Cues: map[string]CueRecord{
-		"BUILD": {State: CueCompleted, Attempts: 1}, "DOCS": {State: CueCompleted, Attempts: 1}, "DEPLOY": {State: CuePending}}}
+	rec.commands = append(rec.commands, record.Command{ID: 1, RunID: res.RunID, Kind: "go", Cue: "DEPLOY"})
+	resume := &record.RunRecord{ID: res.RunID, State: record.RunPaused, Cues: map[string]record.CueRecord{
+		"BUILD": {State: record.CueCompleted, Attempts: 1}, "DOCS": {State: record.CueCompleted, Attempts: 1}, "DEPLOY": {State: record.CuePending}}}
 	res = runPlan(t, p, rec, func(o *Options) { o.RunID, o.Resume = res.RunID, resume })
-	if res.State != RunCompleted {
+	if res.State != record.RunCompleted {
 		t.Fatalf("continued run %s: %s", res.State, res.Reason)
 	}
 	wantStates(t, rec, map[string]string{"DEPLOY": "completed"})
@@ -294,7 +295,7 @@ func TestApproveAtTerminal(t *testing.T) {
 	res := runPlan(t, p, rec, func(o *Options) {
 		o.Approve = func(_ context.Context, cue string, _ []string) bool { asked = append(asked, cue); return true }
 	})
-	if res.State != RunCompleted || strings.Join(asked, ",") != "DEPLOY" {
+	if res.State != record.RunCompleted || strings.Join(asked, ",") != "DEPLOY" {
 		t.Fatalf("run %s, asked %v", res.State, asked)
 	}
 }
@@ -313,7 +314,7 @@ agent: {id: prep, command: ["true"], prepare: [sh, -c, "date +%s%N > second.prep
 `,
 	})
 	rec := newMemRecorder()
-	if res := runPlan(t, p, rec, nil); res.State != RunCompleted {
+	if res := runPlan(t, p, rec, nil); res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	done := readNanos(t, filepath.Join(dir, "first.done"))
@@ -373,7 +374,7 @@ printf 'no newline'`,
 	})
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, nil)
-	if res.State != RunCompleted {
+	if res.State != record.RunCompleted {
 		t.Fatalf("run %s", res.State)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "late.pid")); err != nil || alive(atoi(strings.TrimSpace(string(b)))) {
@@ -430,10 +431,10 @@ printf 'head=%s\n' "$(head -c 3 "$ORCH_INPUT_BIG_FILE")" >> "$ORCH_OUTPUT"`,
 	})
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, nil)
-	if res.State != RunCompleted {
+	if res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
-	ends := rec.of(EvCueState)
+	ends := rec.of(record.EvCueState)
 	last := ends[len(ends)-1]
 	if last.Cue != "READ" || !strings.Contains(dataJSON(last.Data), `"size":"1000000"`) || !strings.Contains(dataJSON(last.Data), `"head":"xxx"`) {
 		t.Errorf("READ ended with %s", dataJSON(last.Data))
@@ -453,7 +454,7 @@ func TestLogCap(t *testing.T) {
 	})
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, nil)
-	if res.State != RunCompleted {
+	if res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	var cost int64

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
@@ -34,10 +35,13 @@ func (r *run) apply(ctx context.Context, rep *report) {
 }
 
 func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool {
-	c := r.core.Cue(d.Cue)
+	var end record.AttemptEnd
+	if rep != nil {
+		end = record.AttemptEnd{PID: rep.pid, ExitCode: rep.exit, Outputs: rep.outputs}
+	}
+	events := record.EventFor(r.plan, r.core, d, end)
+	r.emit(events...)
 	switch d.Kind {
-	case sched.CueState:
-		r.emit(CueStateEvent(c.ID, d))
 	case sched.StartAttempt:
 		r.launch(ctx, d)
 	case sched.SendStandby:
@@ -50,38 +54,16 @@ func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool 
 			why := d.Reason
 			r.then(func() { att.stop(why) })
 		}
-	case sched.AttemptEnded:
-		r.emit(Event{Type: EvAttemptEnded, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
-			State: string(d.AttemptState), Reason: d.Reason,
-			Data: AttemptEndedData{Class: d.Class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs}})
-	case sched.AttemptInterrupted:
-		r.emit(Event{Type: EvAttemptEnded, Cue: c.ID, Agent: d.Key, Attempt: d.Attempt, State: string(AttemptInterrupted),
-			Reason: "its run's owner stopped while it ran", Data: AttemptEndedData{Class: "interrupted"}})
-	case sched.Cooldown:
-		r.emit(Event{Type: EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Reason: d.Reason, Data: CooldownData{Until: d.Until}})
-	case sched.CooldownCleared: // the store's cooldown ends now: later runs see it cleared
-		r.emit(Event{Type: EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt, Reason: d.Reason, Data: CooldownData{Until: d.Until, Cleared: true}})
-	case sched.Retry:
-		when := ""
-		if !d.Until.IsZero() {
-			when = ", when its cooldown ends"
-		}
-		r.emit(Event{Type: EvNote, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
-			Reason: fmt.Sprintf("%s (%s): retry %d of %d in %s%s", d.Reason, d.Class, d.N, d.Max, d.Delay.Round(time.Millisecond), when)})
-	case sched.Fallback:
-		r.emit(Event{Type: EvNote, Cue: c.ID, Agent: d.Agent.ID, Reason: fmt.Sprintf("%s %s: falling back to %s", d.Agent.ID, d.Reason, d.To.ID)})
 	case sched.Export:
-		put := BlackboardPut{Key: d.Key, Value: mustJSON(d.Value), Author: d.Agent.ID}
-		written, err := r.writeBoard(ctx, []BlackboardPut{put})
+		put := record.BlackboardPut{Key: d.Key, Value: mustJSON(d.Value), Author: d.Agent.ID}
+		written, err := r.writeBoard(ctx, []record.BlackboardPut{put})
 		if err != nil {
 			r.core.Broken()
 			return false
 		}
-		r.boardChanged(nil, []BlackboardPut{put}, written)
+		r.boardChanged(nil, []record.BlackboardPut{put}, written)
 	case sched.Conflict:
-		r.conflict(d)
-	case sched.ManualGo:
-		r.emit(Event{Type: EvManualGo, Cue: c.ID, Reason: d.Reason})
+		r.tellConflict(d, events[0].Data.(record.ConflictData))
 	case sched.AskForGo:
 		r.askForGo(ctx, d.Cue)
 	case sched.Expand:
@@ -99,8 +81,6 @@ func (r *run) launch(ctx context.Context, d sched.Decision) {
 	n := r.nodeOf(r.tasks.Root(c.ID, d.Agent), nil)
 	a := newAttempt(r.host, c, d.Cue, d.Target, d.Agent, n, d.Attempt, r.reports)
 	r.tasks.Serve(n.ref, a)
-	r.emit(Event{Type: EvAttemptStarted, Cue: c.ID, Agent: d.Agent.ID, Attempt: a.number,
-		Data: AttemptStartedData{Fallback: d.Fallback}})
 	if speaks(a.agent) { // WARNING is recorded with the decision to send it
 		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, CueGroup: c.Group, TargetAgents: c.Agents,
 			EstimatedGoTime: d.Until.Format(time.RFC3339), PreparationRequired: c.PreparationRequired, Attempt: a.number})
@@ -243,6 +223,6 @@ func (r *run) stopCue(cue, by string) {
 		reason = by
 	}
 	if ok, why := r.core.StopCue(cue, reason); !ok {
-		r.emit(Event{Type: EvNote, Cue: cue, Reason: "orch stop " + cue + ": " + why})
+		r.emit(record.Event{Type: record.EvNote, Cue: cue, Reason: "orch stop " + cue + ": " + why})
 	}
 }

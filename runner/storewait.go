@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // How long the run waits for its store. A write waits for as long as the
@@ -93,11 +95,12 @@ func later(a, b time.Time) time.Time {
 // storeWaits), whatever context its caller had: a decision is committed
 // even while the run is being stopped, for as long as the store may take.
 type boundRecorder struct {
-	Recorder
+	record.Recorder
+
 	w *storeWaits
 }
 
-func (b boundRecorder) Append(_ context.Context, events ...Event) error {
+func (b boundRecorder) Append(_ context.Context, events ...record.Event) error {
 	defer b.w.begin()()
 	return b.Recorder.Append(b.w.ctx, events...)
 }
@@ -112,12 +115,12 @@ func (b boundRecorder) BlackboardWrite(_ context.Context, runID, key string, val
 	return b.Recorder.BlackboardWrite(b.w.ctx, runID, key, value, author)
 }
 
-func (b boundRecorder) BlackboardWriteMany(_ context.Context, runID string, puts []BlackboardPut) ([]BlackboardWritten, error) {
+func (b boundRecorder) BlackboardWriteMany(_ context.Context, runID string, puts []record.BlackboardPut) ([]record.BlackboardWritten, error) {
 	defer b.w.begin()()
 	return b.Recorder.BlackboardWriteMany(b.w.ctx, runID, puts)
 }
 
-func (b boundRecorder) MemoryWrite(_ context.Context, item MemoryItem) error {
+func (b boundRecorder) MemoryWrite(_ context.Context, item record.MemoryItem) error {
 	defer b.w.begin()()
 	return b.Recorder.MemoryWrite(b.w.ctx, item)
 }

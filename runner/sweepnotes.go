@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // noteOrphan records what the run's sweeper killed: a process that outlived
@@ -18,7 +19,7 @@ func (r *run) noteOrphan(o proc.Orphan) {
 	}
 	// token: RUN/cue/CUE/ATTEMPT/RANDOM or RUN/agent/AGENT/RANDOM
 	parts := strings.Split(o.Token, "/")
-	var ev Event
+	var ev record.Event
 	switch {
 	case o.Token == "":
 		r.sweepNote(ev, fmt.Sprintf("process %d, without ORCH_ATTEMPT_TOKEN (its environment cleared), outlived the agent that started it; %s", o.PID, what))
@@ -37,12 +38,12 @@ func (r *run) noteOrphan(o proc.Orphan) {
 // what was left in the run's cgroup.
 func (r *run) stopSweeper() {
 	if pids := r.sweeper.Stop(); len(pids) > 0 {
-		r.sweepNote(Event{}, fmt.Sprintf("killed %d process(es) left in the run's cgroup: pids %v", len(pids), pids))
+		r.sweepNote(record.Event{}, fmt.Sprintf("killed %d process(es) left in the run's cgroup: pids %v", len(pids), pids))
 	}
 }
 
 // sweepNote records a note of the run (ev gives its cue or agent).
-func (r *run) sweepNote(ev Event, reason string) {
-	ev.RunID, ev.At, ev.Type, ev.Reason = r.id, time.Now().UTC(), EvNote, reason
+func (r *run) sweepNote(ev record.Event, reason string) {
+	ev.RunID, ev.At, ev.Type, ev.Reason = r.id, time.Now().UTC(), record.EvNote, reason
 	r.publish(context.Background(), ev)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
@@ -98,7 +99,7 @@ func (a *attempt) withBlackboard(t *Task) *Task {
 	return withBoard(t, entries, err)
 }
 
-func withBoard(t *Task, entries map[string]BlackboardEntry, err error) *Task {
+func withBoard(t *Task, entries map[string]record.BlackboardEntry, err error) *Task {
 	board := map[string]any{}
 	var meta map[string]protocols.BoardEntry
 	if err == nil {
@@ -260,7 +261,7 @@ func truncate(s string, n int) string {
 }
 
 // blackboard reads the run's board for a task's snapshot (see hostServices).
-func (r *run) blackboard() (map[string]BlackboardEntry, error) {
+func (r *run) blackboard() (map[string]record.BlackboardEntry, error) {
 	return r.rec.Blackboard(context.Background(), r.id)
 }
 

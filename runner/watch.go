@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // Watching the blackboard (seed 002 Layer 2, the event bus): an agent in GO
@@ -76,7 +77,7 @@ func (r *run) watchBoard(a *attempt, ap *agentProcess, wm *wireMessage, b protoc
 // add adds keys and prefix to a's watch; board is the board as it is now,
 // whose versions the watcher is taken to know (its task's snapshot, or a
 // read it made): only later ones are news.
-func (ws *boardWatches) add(a *attempt, keys []string, prefix string, board map[string]BlackboardEntry) {
+func (ws *boardWatches) add(a *attempt, keys []string, prefix string, board map[string]record.BlackboardEntry) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.by == nil {
@@ -122,7 +123,7 @@ func (ws *boardWatches) count() int {
 
 // changed queues a notice of each newer version of a watched key for every
 // watcher but the writer (nil: not an attempt of this run).
-func (ws *boardWatches) changed(writer *attempt, entries []BlackboardEntry) {
+func (ws *boardWatches) changed(writer *attempt, entries []record.BlackboardEntry) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for a, w := range ws.by {
@@ -168,14 +169,14 @@ func (w *boardWatch) deliver(a *attempt) {
 
 // boardChanged tells the watchers of the writes this process just stored
 // (puts, as written); writer is the attempt that wrote them, if one did.
-func (r *run) boardChanged(writer *attempt, puts []BlackboardPut, written []BlackboardWritten) {
+func (r *run) boardChanged(writer *attempt, puts []record.BlackboardPut, written []record.BlackboardWritten) {
 	if r.watches.count() == 0 {
 		return
 	}
-	entries := make([]BlackboardEntry, 0, len(written))
+	entries := make([]record.BlackboardEntry, 0, len(written))
 	for i, w := range written {
 		if i < len(puts) && !w.Conflict {
-			entries = append(entries, BlackboardEntry{Key: puts[i].Key, Value: puts[i].Value, Version: w.Version, Author: puts[i].Author})
+			entries = append(entries, record.BlackboardEntry{Key: puts[i].Key, Value: puts[i].Value, Version: w.Version, Author: puts[i].Author})
 		}
 	}
 	r.watches.changed(writer, entries)
@@ -192,11 +193,11 @@ func (r *run) pollBoard() {
 	if err != nil {
 		return // a busy database: look again at the next poll
 	}
-	entries := make([]BlackboardEntry, 0, len(board))
+	entries := make([]record.BlackboardEntry, 0, len(board))
 	for _, e := range board {
 		entries = append(entries, e)
 	}
-	slices.SortFunc(entries, func(x, y BlackboardEntry) int { return x.At.Compare(y.At) })
+	slices.SortFunc(entries, func(x, y record.BlackboardEntry) int { return x.At.Compare(y.At) })
 	r.watches.changed(nil, entries)
 }
 

@@ -5,6 +5,8 @@ package runner
 import (
 	"fmt"
 	"testing"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // An agent that watches the board hears of every write to its keys (and
@@ -34,7 +36,7 @@ func TestWatchAndFencedWrites(t *testing.T) {
 	watchesLeft := -1
 	testHookRunOver = func(r *run) { watchesLeft = r.watches.count() }
 	defer func() { testHookRunOver = nil }()
-	if res := runCollab(t, o, rec, nil); res.State != RunCompleted {
+	if res := runCollab(t, o, rec, nil); res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
 	got := fmt.Sprint(outputsOf(t, rec, "WATCH")["changes"])
@@ -47,11 +49,11 @@ func TestWatchAndFencedWrites(t *testing.T) {
 	if fmt.Sprint(out["conflict_plan"]) != "map[author:writer current_version:2]" || fmt.Sprint(out["wrote_fresh"]) != "1" {
 		t.Errorf("fenced writes: %v", out)
 	}
-	conflicts := rec.of(EvBlackboardConflict)
+	conflicts := rec.of(record.EvBlackboardConflict)
 	if len(conflicts) != 1 {
 		t.Fatalf("%d conflict events, want 1", len(conflicts))
 	}
-	if d := conflicts[0].Data.(BlackboardConflictData); d.Key != "plan" || d.ExpectedVersion != 1 || d.CurrentVersion != 2 || d.MessageID == "" {
+	if d := conflicts[0].Data.(record.BlackboardConflictData); d.Key != "plan" || d.ExpectedVersion != 1 || d.CurrentVersion != 2 || d.MessageID == "" {
 		t.Errorf("conflict event %+v", d)
 	}
 	if watchesLeft != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
@@ -37,8 +38,8 @@ func (a *attempt) openWorkspace() *failure {
 		return failf("workspace", "creating the attempt's worktree: %v", err)
 	}
 	a.ws = ws
-	err = a.r.publish(context.Background(), Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvWorktree, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
-		Data: WorktreeData{Branch: ws.branch, Base: ws.base, From: ws.from, Path: ws.path}})
+	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+		Data: record.WorktreeData{Branch: ws.branch, Base: ws.base, From: ws.from, Path: ws.path}})
 	if err != nil {
 		return failf("internal", "recording the attempt's worktree: %v", err)
 	}
@@ -58,8 +59,8 @@ func (a *attempt) moveWorkspace(base, from string) *failure {
 		return failf("workspace", "starting the attempt's worktree from %s's branch: %v", from, err)
 	}
 	a.ws.base, a.ws.from = commit, from
-	err = a.r.publish(context.Background(), Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvWorktree, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
-		Data: WorktreeData{Branch: a.ws.branch, Base: commit, From: from, Path: a.ws.path}})
+	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+		Data: record.WorktreeData{Branch: a.ws.branch, Base: commit, From: from, Path: a.ws.path}})
 	if err != nil {
 		return failf("internal", "recording the attempt's worktree: %v", err)
 	}
@@ -74,8 +75,8 @@ func (a *attempt) commitWorkspace(outputs map[string]any) (map[string]any, *fail
 	if err != nil {
 		return outputs, failf("workspace", "committing the attempt's work on %s: %v", ws.branch, err)
 	}
-	err = a.r.publish(context.Background(), Event{RunID: a.r.id, At: time.Now().UTC(), Type: EvWorktree, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
-		Data: WorktreeData{Branch: ws.branch, Base: ws.base, From: ws.from, Path: ws.path, Commit: commit}})
+	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+		Data: record.WorktreeData{Branch: ws.branch, Base: ws.base, From: ws.from, Path: ws.path, Commit: commit}})
 	if err != nil {
 		return outputs, failf("internal", "recording the attempt's commit: %v", err)
 	}
@@ -93,6 +94,6 @@ func (r *run) removeWorktrees() {
 		return
 	}
 	for _, err := range r.host.worktrees.removeAll() {
-		_ = r.publish(context.Background(), Event{RunID: r.id, At: time.Now().UTC(), Type: EvNote, Reason: "removing a worktree: " + err.Error()})
+		_ = r.publish(context.Background(), record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvNote, Reason: "removing a worktree: " + err.Error()})
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // gitRepo makes dir a repository with everything in it committed.
@@ -81,8 +83,8 @@ agent: {id: broken, run: "echo half > half.txt; exit 3", workspace: worktree}
 	if tip, err := git(ctx, dir, "rev-parse", "orch/"+res.RunID+"/D/1"); err != nil || tip != head {
 		t.Errorf("D's branch is at %s (%v), want HEAD %s", tip, err, head)
 	}
-	for _, e := range rec.of(EvWorktree) {
-		if d := e.Data.(WorktreeData); e.Cue == "D" && d.Commit != "" {
+	for _, e := range rec.of(record.EvWorktree) {
+		if d := e.Data.(record.WorktreeData); e.Cue == "D" && d.Commit != "" {
 			t.Errorf("D's work was committed: %+v", d)
 		}
 	}
@@ -114,7 +116,7 @@ agent: {id: impl, run: "touch started", workspace: worktree}
 	if err == nil || !strings.Contains(err.Error(), "agent impl has workspace: worktree, but the project root "+dir+" is not inside a git repository") {
 		t.Fatalf("run: %v", err)
 	}
-	if len(rec.of(EvRunStarted)) != 0 {
+	if len(rec.of(record.EvRunStarted)) != 0 {
 		t.Error("the run was recorded")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {

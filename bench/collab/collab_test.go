@@ -22,6 +22,7 @@ import (
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols/agent"
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
@@ -131,7 +132,7 @@ func runOne(b *testing.B, role string, n int, extraAgents string) (map[string]an
 	b.ResetTimer()
 	res, err := runner.Run(context.Background(), runner.Options{Plan: p, Recorder: db, Inputs: p.Cuelist.Inputs, ProjectRoot: dir})
 	b.StopTimer()
-	if err != nil || res.State != runner.RunCompleted {
+	if err != nil || res.State != record.RunCompleted {
 		b.Fatalf("run: %v %+v", err, res)
 	}
 	detail, err := db.Run(context.Background(), res.RunID)
@@ -181,10 +182,10 @@ func BenchmarkHandoffStart(b *testing.B) {
 	var in time.Time
 	var starts []time.Duration
 	for _, e := range events {
-		if e.Type != runner.EvMessage {
+		if e.Type != record.EvMessage {
 			continue
 		}
-		m := e.Data.(runner.MessageData)
+		m := e.Data.(record.MessageData)
 		switch {
 		case e.Cue == "C" && m.Type == "task.handoff":
 			in = e.At

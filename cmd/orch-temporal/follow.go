@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/orch-cli/orch/engine/temporal"
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -43,7 +43,7 @@ type follower struct {
 // the last seq the store has for the run (the workflow's seqs are the
 // store's), so a follower that re-attaches after a crash duplicates
 // nothing.
-func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) {
+func (f *follower) follow(ctx context.Context) (record.RunState, string, error) {
 	c, db, id, wfID := f.c, f.db, f.id, f.wfID
 	last, err := lastSeq(ctx, db, id)
 	if err != nil {
@@ -56,12 +56,12 @@ func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) 
 		return "", "", err
 	}
 	state, reason := r.State, r.Reason
-	if state != runner.RunPaused && !state.Ended() {
+	if state != record.RunPaused && !state.Ended() {
 		state, reason = "", ""
 	}
 	var renewed, failingSince time.Time
 	for {
-		if time.Since(renewed) >= runner.HeartbeatEvery && (state == "" || state == runner.RunRunning) {
+		if time.Since(renewed) >= record.HeartbeatEvery && (state == "" || state == record.RunRunning) {
 			if err := db.Heartbeat(ctx, id, f.token); err != nil {
 				if ctx.Err() != nil {
 					return "", "", ctx.Err()
@@ -75,7 +75,7 @@ func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) 
 			if ctx.Err() != nil {
 				return "", "", ctx.Err()
 			}
-			if state != "" && state != runner.RunRunning && state != runner.RunPaused { // the workflow ended after its last events were read
+			if state != "" && state != record.RunRunning && state != record.RunPaused { // the workflow ended after its last events were read
 				return state, reason, nil
 			}
 			if failingSince.IsZero() {
@@ -97,7 +97,7 @@ func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) 
 		if err := v.Get(&page); err != nil {
 			return "", "", err
 		}
-		paused := state == runner.RunPaused
+		paused := state == record.RunPaused
 		for _, ev := range page.Events {
 			if ev.Seq != last+1 {
 				return "", "", fmt.Errorf("run %s: the store is at seq %d but the workflow's next event is %d: another process wrote to the run", id, last, ev.Seq)
@@ -106,9 +106,9 @@ func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) 
 				return "", "", err
 			}
 			last = ev.Seq
-			if ev.Type == runner.EvRunState {
-				state, reason = runner.RunState(ev.State), ev.Reason
-				paused = state == runner.RunPaused
+			if ev.Type == record.EvRunState {
+				state, reason = record.RunState(ev.State), ev.Reason
+				paused = state == record.RunPaused
 			}
 		}
 		if err := db.Flush(ctx); err != nil {
@@ -137,7 +137,7 @@ func (f *follower) follow(ctx context.Context) (runner.RunState, string, error) 
 // The workflow logs an attempt's lines all at once, with the event of its
 // end: lines of that attempt already in the store were written by a
 // follower cut off before it wrote the event, and are not written again.
-func mirror(ctx context.Context, db *store.DB, id string, ev runner.Event, page temporal.EventsPage) error {
+func mirror(ctx context.Context, db *store.DB, id string, ev record.Event, page temporal.EventsPage) error {
 	for _, s := range page.Logs {
 		if s.Seq != ev.Seq || len(s.Lines) == 0 {
 			continue
@@ -150,13 +150,13 @@ func mirror(ctx context.Context, db *store.DB, id string, ev runner.Event, page 
 			continue
 		}
 		for _, l := range s.Lines {
-			db.Log(runner.LogLine{RunID: id, Cue: s.Cue, Agent: s.Agent, Attempt: s.Attempt, Stream: l.Stream, At: l.At, Text: l.Text})
+			db.Log(record.LogLine{RunID: id, Cue: s.Cue, Agent: s.Agent, Attempt: s.Attempt, Stream: l.Stream, At: l.At, Text: l.Text})
 		}
 	}
 	ev.RunID = id
-	if ev.Type == runner.EvBlackboard {
-		d, _ := ev.Data.(runner.BlackboardData)
-		_, err := db.BlackboardWriteMany(ctx, id, []runner.BlackboardPut{{Key: d.Key, Value: page.Values[ev.Seq], Author: ev.Agent, Cue: ev.Cue}})
+	if ev.Type == record.EvBlackboard {
+		d, _ := ev.Data.(record.BlackboardData)
+		_, err := db.BlackboardWriteMany(ctx, id, []record.BlackboardPut{{Key: d.Key, Value: page.Values[ev.Seq], Author: ev.Agent, Cue: ev.Cue}})
 		return err
 	}
 	return db.Append(ctx, ev)

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/orch-cli/orch/engine/temporal"
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -48,10 +48,10 @@ func temporalStore(t *testing.T, id, token string) (*store.DB, string) {
 	}
 	t.Cleanup(func() { db.Close() })
 	host, _ := os.Hostname()
-	err = db.Append(context.Background(), runner.Event{RunID: id, At: time.Now().Add(-time.Hour), Type: runner.EvRunStarted, Data: runner.RunStartedData{
-		Cuelist: "c", SpecPath: "/p/c.yaml", Cues: []runner.CueInfo{{ID: "A", Agents: []string{"a"}}},
+	err = db.Append(context.Background(), record.Event{RunID: id, At: time.Now().Add(-time.Hour), Type: record.EvRunStarted, Data: record.RunStartedData{
+		Cuelist: "c", SpecPath: "/p/c.yaml", Cues: []record.CueInfo{{ID: "A", Agents: []string{"a"}}},
 		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: token,
-		Temporal: &runner.TemporalRun{Address: "127.0.0.1:1", Namespace: "default", TaskQueue: "orch", WorkflowID: "orch-" + id, Path: "c.yaml"}}})
+		Temporal: &record.TemporalRun{Address: "127.0.0.1:1", Namespace: "default", TaskQueue: "orch", WorkflowID: "orch-" + id, Path: "c.yaml"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func temporalStore(t *testing.T, id, token string) (*store.DB, string) {
 func TestFollowerKeepsTheLease(t *testing.T) {
 	db, _ := temporalStore(t, "r1", "tok")
 	ctx := context.Background()
-	if r, err := db.Run(ctx, "r1"); err != nil || r.State != runner.RunRunning || !strings.Contains(r.Reason, "followed by nobody") {
+	if r, err := db.Run(ctx, "r1"); err != nil || r.State != record.RunRunning || !strings.Contains(r.Reason, "followed by nobody") {
 		t.Fatalf("unfollowed: %v %s %q", err, r.State, r.Reason)
 	}
 	running := fakeWorkflow{page: func(after int64) temporal.EventsPage { return temporal.EventsPage{} }}
@@ -80,7 +80,7 @@ func TestFollowerKeepsTheLease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.State == runner.RunRunning && r.Reason == "" {
+		if r.State == record.RunRunning && r.Reason == "" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -100,11 +100,11 @@ func TestFollowerKeepsTheLease(t *testing.T) {
 func TestFollowerWritesOutputOnce(t *testing.T) {
 	db, _ := temporalStore(t, "r1", "tok")
 	ctx := context.Background()
-	started := runner.Event{Seq: 2, Type: runner.EvAttemptStarted, Cue: "A", Agent: "a", Attempt: 1, Data: runner.AttemptStartedData{}}
-	ended := runner.Event{Seq: 3, Type: runner.EvAttemptEnded, Cue: "A", Agent: "a", Attempt: 1, State: string(runner.AttemptCompleted), Data: runner.AttemptEndedData{}}
-	done := runner.Event{Seq: 4, Type: runner.EvRunState, State: string(runner.RunCompleted)}
+	started := record.Event{Seq: 2, Type: record.EvAttemptStarted, Cue: "A", Agent: "a", Attempt: 1, Data: record.AttemptStartedData{}}
+	ended := record.Event{Seq: 3, Type: record.EvAttemptEnded, Cue: "A", Agent: "a", Attempt: 1, State: string(record.AttemptCompleted), Data: record.AttemptEndedData{}}
+	done := record.Event{Seq: 4, Type: record.EvRunState, State: string(record.RunCompleted)}
 	lines := []temporal.LogLine{{Stream: "stdout", At: time.Now(), Text: "one"}, {Stream: "stdout", At: time.Now(), Text: "two"}}
-	all := []runner.Event{started, ended, done}
+	all := []record.Event{started, ended, done}
 	wf := fakeWorkflow{page: func(after int64) temporal.EventsPage {
 		p := temporal.EventsPage{Done: true}
 		for _, e := range all {
@@ -124,13 +124,13 @@ func TestFollowerWritesOutputOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, l := range lines {
-		db.Log(runner.LogLine{RunID: "r1", Cue: "A", Agent: "a", Attempt: 1, Stream: l.Stream, At: l.At, Text: l.Text})
+		db.Log(record.LogLine{RunID: "r1", Cue: "A", Agent: "a", Attempt: 1, Stream: l.Stream, At: l.At, Text: l.Text})
 	}
 	if err := db.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	state, _, err := (&follower{c: wf, db: db, id: "r1", wfID: "orch-r1", token: "tok"}).follow(ctx)
-	if err != nil || state != runner.RunCompleted {
+	if err != nil || state != record.RunCompleted {
 		t.Fatalf("follow: %v %s", err, state)
 	}
 	got, err := db.AttemptTail(ctx, "r1", "A", "a", 1, 10)
@@ -148,10 +148,10 @@ func TestFollowerWritesOutputOnce(t *testing.T) {
 func TestFollowerRidesOutFailingQueries(t *testing.T) {
 	db, _ := temporalStore(t, "r1", "tok")
 	fails := 3
-	done := runner.Event{Seq: 2, Type: runner.EvRunState, State: string(runner.RunCompleted)}
-	flaky := flakyWorkflow{fails: &fails, page: temporal.EventsPage{Events: []runner.Event{done}, Done: true}}
+	done := record.Event{Seq: 2, Type: record.EvRunState, State: string(record.RunCompleted)}
+	flaky := flakyWorkflow{fails: &fails, page: temporal.EventsPage{Events: []record.Event{done}, Done: true}}
 	state, _, err := (&follower{c: flaky, db: db, id: "r1", wfID: "orch-r1", token: "tok"}).follow(context.Background())
-	if err != nil || state != runner.RunCompleted || fails != 0 {
+	if err != nil || state != record.RunCompleted || fails != 0 {
 		t.Fatalf("follow: %v %s (failures left %d)", err, state, fails)
 	}
 	db2, _ := temporalStore(t, "r2", "tok")
@@ -185,9 +185,9 @@ func (f flakyWorkflow) QueryWorkflow(context.Context, string, string, string, ..
 // 3), and of a run that ended, with its end; it does not wait forever.
 func TestFollowerOfAPausedRun(t *testing.T) {
 	ctx := context.Background()
-	for _, end := range []runner.RunState{runner.RunPaused, runner.RunFailed} {
+	for _, end := range []record.RunState{record.RunPaused, record.RunFailed} {
 		db, _ := temporalStore(t, "r1", "tok")
-		if err := db.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvRunState, State: string(end), Reason: "why"}); err != nil {
+		if err := db.Append(ctx, record.Event{RunID: "r1", Type: record.EvRunState, State: string(end), Reason: "why"}); err != nil {
 			t.Fatal(err)
 		}
 		nothingNew := fakeWorkflow{page: func(int64) temporal.EventsPage { return temporal.EventsPage{Done: end.Ended()} }}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // TestAnswerRefused: a run on Temporal has no questions in this version:
@@ -41,8 +41,8 @@ func TestCrossRunCooldownRefused(t *testing.T) {
 		}
 	}
 	db, dbFile := temporalStore(t, "earlier", "")
-	if err := db.Append(context.Background(), runner.Event{RunID: "earlier", Type: runner.EvCooldown, Agent: "spare",
-		Data: runner.CooldownData{Until: time.Now().Add(time.Hour)}}); err != nil {
+	if err := db.Append(context.Background(), record.Event{RunID: "earlier", Type: record.EvCooldown, Agent: "spare",
+		Data: record.CooldownData{Until: time.Now().Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer

@@ -15,6 +15,7 @@ import (
 	"github.com/orch-cli/orch/engine/temporal"
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
@@ -83,19 +84,19 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	id := runner.NewRunID()
 	wfID := "orch-" + id
 	host, _ := os.Hostname()
-	data := runner.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.HashBelow(root), Root: root, Inputs: inputs,
+	data := record.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.HashBelow(root), Root: root, Inputs: inputs,
 		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: runner.NewRunID() + runner.NewRunID(),
-		Temporal: &runner.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)}}
+		Temporal: &record.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)}}
 	for _, cu := range p.Order {
-		data.Cues = append(data.Cues, runner.CueInfo{ID: cu.ID, Agents: cu.Agents, After: cu.WaitsFor(), Manual: cu.Manual()})
+		data.Cues = append(data.Cues, record.CueInfo{ID: cu.ID, Agents: cu.Agents, After: cu.WaitsFor(), Manual: cu.Manual()})
 	}
 	// Recorded first, like a local run: seq 1, then the workflow's events.
-	if err := db.Append(ctx, runner.Event{RunID: id, Type: runner.EvRunStarted, Data: data}); err != nil {
+	if err := db.Append(ctx, record.Event{RunID: id, Type: record.EvRunStarted, Data: data}); err != nil {
 		return fmt.Errorf("recording run %s in %s: %w", id, dbFile, err)
 	}
 	in := temporal.RunInput{RunID: id, Path: filepath.ToSlash(rel), SpecHash: data.SpecHash, Inputs: inputs, MaxParallel: maxPar, TaskQueue: queue}
 	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: queue}, temporal.WorkflowName, in); err != nil {
-		_ = db.Append(ctx, runner.Event{RunID: id, Type: runner.EvRunState, State: string(runner.RunFailed), Reason: "could not start its workflow: " + err.Error()})
+		_ = db.Append(ctx, record.Event{RunID: id, Type: record.EvRunState, State: string(record.RunFailed), Reason: "could not start its workflow: " + err.Error()})
 		return &exitError{code: 1, msg: fmt.Sprintf("starting the workflow of run %s on %s: %v", id, addr, err)}
 	}
 	fmt.Fprintf(os.Stderr, "run %s on Temporal (workflow %s, task queue %s)\n", id, wfID, queue)
@@ -122,10 +123,10 @@ func followUntilDone(f *follower) error {
 		return err
 	}
 	switch state {
-	case runner.RunCompleted:
+	case record.RunCompleted:
 		fmt.Fprintf(os.Stderr, "run %s completed\n", id)
 		return nil
-	case runner.RunPaused:
+	case record.RunPaused:
 		return &exitError{code: 3, msg: fmt.Sprintf("run %s: %s (orch go %s CUE, then orch resume %s)", id, reason, id, id)}
 	}
 	return &exitError{code: 1, msg: fmt.Sprintf("run %s %s: %s", id, state, reason)}

@@ -11,17 +11,18 @@ import (
 
 	"github.com/orch-cli/orch/engine/temporal"
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
 // temporalRun opens the store and finds where run id's workflow is.
-func temporalRun(cmd *cobra.Command, id string) (*store.DB, *runner.TemporalRun, client.Client, error) {
+func temporalRun(cmd *cobra.Command, id string) (*store.DB, *record.TemporalRun, client.Client, error) {
 	db, _, err := openStore(cmd, ".")
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	_, err = db.RunState(context.Background(), id) // a run not in the store says so
-	var t *runner.TemporalRun
+	var t *record.TemporalRun
 	if err == nil {
 		t, err = db.TemporalRun(context.Background(), id)
 	}
@@ -119,7 +120,7 @@ func resumeCmd() *cobra.Command {
 			// One follower at a time: the lease says who (a second one
 			// would write every event twice).
 			host, _ := os.Hostname()
-			me := runner.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
+			me := record.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
 			if err := db.ClaimRun(context.Background(), args[0], me); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("%v: it is followed already", err)}
 			}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -48,8 +48,8 @@ func ackEscalation(ctx context.Context, io *streams, db *store.DB, id, eid, by s
 		fmt.Fprintf(io.out, "%s was already acknowledged by %s\n", es.ID, es.AckedBy)
 		return nil
 	}
-	if err := db.Append(ctx, runner.Event{RunID: id, Type: runner.EvEscalationAcked, Cue: es.Cue, Agent: es.Agent,
-		Data: runner.EscalationAckedData{ID: es.ID, By: by}}); err != nil {
+	if err := db.Append(ctx, record.Event{RunID: id, Type: record.EvEscalationAcked, Cue: es.Cue, Agent: es.Agent,
+		Data: record.EscalationAckedData{ID: es.ID, By: by}}); err != nil {
 		return err
 	}
 	fmt.Fprintf(io.out, "%s acknowledged: [%s] from %s (%s): %s\n", es.ID, es.Severity, es.Agent, es.Cue, oneLine(es.Text, 100))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/store"
 )
@@ -76,7 +76,7 @@ func answer(ctx context.Context, io *streams, db *store.DB, id, qid, text string
 	}
 	// A question with options takes an answer that names one: checked here,
 	// where the answer is given (the run checks it again on delivery).
-	picked, err := runner.PickOption(q.Options, text)
+	picked, err := record.PickOption(q.Options, text)
 	if err != nil {
 		return fmt.Errorf("question %s of run %s is still open, nothing was delivered: %v", qid, id, err)
 	}
@@ -88,12 +88,12 @@ func answer(ctx context.Context, io *streams, db *store.DB, id, qid, text string
 	if err != nil {
 		return err
 	}
-	if r.State != runner.RunRunning {
+	if r.State != record.RunRunning {
 		return fmt.Errorf("run %s is %s: no orch process is running it to deliver the answer to %s (orch resume %s runs its cue %s again, and the question is asked again)",
 			id, r.State, q.Agent, id, q.Cue)
 	}
 	masked := redact.New(os.Environ(), nil).Text(text) // the owner puts the secrets back
-	if _, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "answer", Cue: qid, Arg: masked}); err != nil {
+	if _, err := db.AddCommand(ctx, record.Command{RunID: id, Kind: "answer", Cue: qid, Arg: masked}); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(wait)
@@ -107,7 +107,7 @@ func answer(ctx context.Context, io *streams, db *store.DB, id, qid, text string
 			return err
 		}
 		switch {
-		case q.State == runner.QuestionAnswered:
+		case q.State == record.QuestionAnswered:
 			fmt.Fprintf(io.out, "%s answered%s: delivered to %s (cue %s)\n", qid, how, q.Agent, q.Cue)
 			return nil
 		case q.State != store.QuestionOpen:
@@ -121,7 +121,7 @@ func answer(ctx context.Context, io *streams, db *store.DB, id, qid, text string
 // closedHow says how a closed question was closed, for an error message.
 func closedHow(q store.QuestionDetail) string {
 	switch {
-	case q.State == runner.QuestionAnswered && q.By != "":
+	case q.State == record.QuestionAnswered && q.By != "":
 		return fmt.Sprintf(" (by %s: %q)", q.By, oneLine(q.Answer, 60))
 	case q.Reason != "":
 		return " (" + q.Reason + ")"

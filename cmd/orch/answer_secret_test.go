@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -29,10 +29,10 @@ func TestAnswerStoredMasked(t *testing.T) {
 	defer db.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for _, ev := range []runner.Event{
-		{RunID: "r1", Type: runner.EvRunStarted, Data: runner.RunStartedData{Cuelist: "c", Cues: []runner.CueInfo{{ID: "A", Agents: []string{"a"}}}}},
-		{RunID: "r1", Type: runner.EvQuestion, Cue: "A", Agent: "a", Attempt: 1,
-			Data: runner.QuestionData{ID: "q1", Question: "which token?", Complexity: "quick", To: "person"}},
+	for _, ev := range []record.Event{
+		{RunID: "r1", Type: record.EvRunStarted, Data: record.RunStartedData{Cuelist: "c", Cues: []record.CueInfo{{ID: "A", Agents: []string{"a"}}}}},
+		{RunID: "r1", Type: record.EvQuestion, Cue: "A", Agent: "a", Attempt: 1,
+			Data: record.QuestionData{ID: "q1", Question: "which token?", Complexity: "quick", To: "person"}},
 	} {
 		if err := db.Append(ctx, ev); err != nil {
 			t.Fatal(err)
@@ -73,7 +73,7 @@ func waitRunning(t *testing.T, db *store.DB, runID string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if s, err := db.RunState(context.Background(), runID); err == nil && s == runner.RunRunning {
+		if s, err := db.RunState(context.Background(), runID); err == nil && s == record.RunRunning {
 			return
 		}
 		if time.Now().After(deadline) {

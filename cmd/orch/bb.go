@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/store"
 )
@@ -77,7 +77,7 @@ type entryJSON struct {
 	At      *string         `json:"at"`
 }
 
-func toEntryJSON(e runner.BlackboardEntry) entryJSON {
+func toEntryJSON(e record.BlackboardEntry) entryJSON {
 	return entryJSON{Key: e.Key, Value: e.Value, Version: e.Version, Author: e.Author, At: timeJSON(e.At)}
 }
 
@@ -220,7 +220,7 @@ func bbSet(ctx context.Context, db *store.DB, id, key string, value json.RawMess
 	// (the values of secret-looking names, and the names orch lists in
 	// ORCH_SECRETS), as the run's owner masks what it records.
 	value = redact.New(os.Environ(), nil).JSON(value)
-	put := runner.BlackboardPut{Key: key, Value: value, Author: "person", IfVersion: ifVersion}
+	put := record.BlackboardPut{Key: key, Value: value, Author: "person", IfVersion: ifVersion}
 	if agent := os.Getenv("ORCH_AGENT_ID"); agent != "" {
 		put.Author = agent
 	}
@@ -228,7 +228,7 @@ func bbSet(ctx context.Context, db *store.DB, id, key string, value json.RawMess
 		put.Cue = os.Getenv("ORCH_CUE_ID")
 		put.Attempt, _ = strconv.Atoi(os.Getenv("ORCH_ATTEMPT"))
 	}
-	written, err := db.BlackboardWriteMany(ctx, id, []runner.BlackboardPut{put})
+	written, err := db.BlackboardWriteMany(ctx, id, []record.BlackboardPut{put})
 	if err != nil {
 		return 0, err
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -25,13 +25,13 @@ func TestCollabExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	started := runner.RunStartedData{Cuelist: "c", Cues: []runner.CueInfo{{ID: "A", Agents: []string{"a"}}}}
-	question := runner.QuestionData{ID: "q1", Question: "Now?", Complexity: "quick", To: "person"}
+	started := record.RunStartedData{Cuelist: "c", Cues: []record.CueInfo{{ID: "A", Agents: []string{"a"}}}}
+	question := record.QuestionData{ID: "q1", Question: "Now?", Complexity: "quick", To: "person"}
 	err = db.Append(ctx,
-		runner.Event{RunID: "done", Type: runner.EvRunStarted, Data: started},
-		runner.Event{RunID: "done", Type: runner.EvRunState, State: string(runner.RunFailed)},
-		runner.Event{RunID: "live", Type: runner.EvRunStarted, Data: started},
-		runner.Event{RunID: "live", Type: runner.EvQuestion, Cue: "A", Agent: "a", Attempt: 1, Data: question},
+		record.Event{RunID: "done", Type: record.EvRunStarted, Data: started},
+		record.Event{RunID: "done", Type: record.EvRunState, State: string(record.RunFailed)},
+		record.Event{RunID: "live", Type: record.EvRunStarted, Data: started},
+		record.Event{RunID: "live", Type: record.EvQuestion, Cue: "A", Agent: "a", Attempt: 1, Data: question},
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -123,7 +123,7 @@ func TestFloodIsThrottledAndBounded(t *testing.T) {
 	}
 	users := 0
 	for _, e := range events {
-		if e.Type == runner.EvUserMessage {
+		if e.Type == record.EvUserMessage {
 			users++
 		}
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -61,8 +61,8 @@ func completeWaitingCues(_ context.Context, r *store.RunDetail) []string {
 		if c.Parent != "" && c.Kind != "item" || c.Approved || c.State.Final() {
 			continue
 		}
-		waiting := c.State == runner.CueStandby
-		if r.State == runner.RunPaused || r.State == runner.RunInterrupted {
+		waiting := c.State == record.CueStandby
+		if r.State == record.RunPaused || r.State == record.RunInterrupted {
 			waiting = len(c.Attempts) > 0
 		}
 		if waiting {

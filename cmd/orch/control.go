@@ -11,6 +11,7 @@ import (
 
 	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -51,9 +52,9 @@ cues again, with the specs as they are now.)`,
 					return err
 				}
 				switch r.State {
-				case runner.RunCompleted, runner.RunFailed:
+				case record.RunCompleted, record.RunFailed:
 					return usageError(fmt.Errorf("run %s is %s: there is nothing to resume (orch run starts a new one)", id, r.State))
-				case runner.RunRunning:
+				case record.RunRunning:
 					return fmt.Errorf("run %s is running: process %d on %s owns it", id, r.OwnerPID, r.OwnerHost)
 				}
 				return continueRun(ctx, io, db, dbFile, id, show, allowSpecChange)
@@ -113,8 +114,8 @@ func stopRun(ctx context.Context, io *streams, db *store.DB, id string, wait tim
 		fmt.Fprintf(io.out, "run %s is already %s\n", id, r.State)
 		return nil
 	}
-	if r.State == runner.RunRunning {
-		if _, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "stop", Arg: fmt.Sprintf("from process %d", os.Getpid())}); err != nil {
+	if r.State == record.RunRunning {
+		if _, err := db.AddCommand(ctx, record.Command{RunID: id, Kind: "stop", Arg: fmt.Sprintf("from process %d", os.Getpid())}); err != nil {
 			return err
 		}
 		deadline := time.Now().Add(wait)
@@ -123,21 +124,21 @@ func stopRun(ctx context.Context, io *streams, db *store.DB, id string, wait tim
 			if r, err = db.Run(ctx, id); err != nil {
 				return err
 			}
-			if r.State != runner.RunRunning {
+			if r.State != record.RunRunning {
 				break
 			}
 		}
-		if r.State == runner.RunStopped {
+		if r.State == record.RunStopped {
 			fmt.Fprintf(io.out, "run %s stopped\n", id)
 			return nil
 		}
-		if r.State == runner.RunRunning {
+		if r.State == record.RunRunning {
 			return fmt.Errorf("run %s: its owner (process %d on %s) did not stop it within %s", id, r.OwnerPID, r.OwnerHost, wait)
 		}
 	}
 	// No live owner: take the run over, stop what it left, and mark it stopped.
 	host, _ := os.Hostname()
-	if err := db.ClaimRun(ctx, id, runner.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID()}); err != nil {
+	if err := db.ClaimRun(ctx, id, record.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID()}); err != nil {
 		var owned *store.OwnedError
 		if errors.As(err, &owned) {
 			return fmt.Errorf("%w; try again", err)
@@ -146,23 +147,23 @@ func stopRun(ctx context.Context, io *streams, db *store.DB, id string, wait tim
 	}
 	killed := proc.KillLeftovers(id)
 	runner.RemoveWorkDirs(id, "")
-	var events []runner.Event
+	var events []record.Event
 	if len(killed) > 0 {
-		events = append(events, runner.Event{RunID: id, Type: runner.EvNote, Reason: fmt.Sprintf("orch stop killed %d process(es) left by the run's owner", len(killed))})
+		events = append(events, record.Event{RunID: id, Type: record.EvNote, Reason: fmt.Sprintf("orch stop killed %d process(es) left by the run's owner", len(killed))})
 	}
 	for _, c := range r.Cues {
 		for _, a := range c.Attempts {
-			if a.State == runner.AttemptRunning {
-				events = append(events, runner.Event{RunID: id, Type: runner.EvAttemptEnded, Cue: c.ID, Agent: a.Agent, Attempt: a.Number,
-					State: string(runner.AttemptStopped), Reason: "orch stop: its run's owner was gone",
-					Data: runner.AttemptEndedData{Class: "stopped"}})
+			if a.State == record.AttemptRunning {
+				events = append(events, record.Event{RunID: id, Type: record.EvAttemptEnded, Cue: c.ID, Agent: a.Agent, Attempt: a.Number,
+					State: string(record.AttemptStopped), Reason: "orch stop: its run's owner was gone",
+					Data: record.AttemptEndedData{Class: "stopped"}})
 			}
 		}
 		if !c.State.Final() {
-			events = append(events, runner.Event{RunID: id, Type: runner.EvCueState, Cue: c.ID, State: string(runner.CueStopped), Reason: "orch stop"})
+			events = append(events, record.Event{RunID: id, Type: record.EvCueState, Cue: c.ID, State: string(record.CueStopped), Reason: "orch stop"})
 		}
 	}
-	events = append(events, runner.Event{RunID: id, Type: runner.EvRunState, State: string(runner.RunStopped), Reason: "orch stop"})
+	events = append(events, record.Event{RunID: id, Type: record.EvRunState, State: string(record.RunStopped), Reason: "orch stop"})
 	if err := db.Append(ctx, events...); err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"sort"
 
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -63,21 +63,21 @@ func cueAgents(p *planner.Plan, c *planner.Cue) []string {
 	return ids
 }
 
-func cueSpecsEvent(runID string, hashes map[string]string) runner.Event {
-	return runner.Event{RunID: runID, Type: runner.EvCueSpecs, Reason: fmt.Sprintf("the definitions of %d cue(s), as run", len(hashes)),
-		Data: runner.CueSpecsData{Hashes: hashes}}
+func cueSpecsEvent(runID string, hashes map[string]string) record.Event {
+	return record.Event{RunID: runID, Type: record.EvCueSpecs, Reason: fmt.Sprintf("the definitions of %d cue(s), as run", len(hashes)),
+		Data: record.CueSpecsData{Hashes: hashes}}
 }
 
 // recordedCueHashes returns the fingerprint of each cue's definition as it
 // last ran; a run recorded by an orch from before them has none (nil).
 func recordedCueHashes(ctx context.Context, db *store.DB, runID string) (map[string]string, error) {
-	events, err := db.EventsOfType(ctx, runID, runner.EvCueSpecs)
+	events, err := db.EventsOfType(ctx, runID, record.EvCueSpecs)
 	if err != nil {
 		return nil, err
 	}
 	var out map[string]string
 	for _, e := range events {
-		d, ok := e.Data.(runner.CueSpecsData)
+		d, ok := e.Data.(record.CueSpecsData)
 		if !ok { // undecodable: as if not recorded
 			continue
 		}
@@ -94,13 +94,13 @@ func recordedCueHashes(ctx context.Context, db *store.DB, runID string) (map[str
 // specRecorder records the fingerprints of the cues' definitions with the
 // run's start, in the same commit.
 type specRecorder struct {
-	runner.Recorder
+	record.Recorder
 	hashes map[string]string
 }
 
-func (r specRecorder) Append(ctx context.Context, events ...runner.Event) error {
+func (r specRecorder) Append(ctx context.Context, events ...record.Event) error {
 	for _, e := range events {
-		if e.Type != runner.EvRunStarted {
+		if e.Type != record.EvRunStarted {
 			continue
 		}
 		all := append(events[:len(events):len(events)], cueSpecsEvent(e.RunID, r.hashes))

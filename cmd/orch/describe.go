@@ -7,78 +7,78 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // describeEvent is the one-line text of an event, as `orch run` prints it
 // when not on a terminal and `orch events` prints it. Data that could not be
 // decoded is shown as stored, with why.
-func describeEvent(e runner.Event) string {
+func describeEvent(e record.Event) string {
 	with := func(s string) string {
 		if e.Reason != "" {
 			return s + ": " + e.Reason
 		}
 		return s
 	}
-	if raw, ok := e.Data.(runner.RawData); ok {
+	if raw, ok := e.Data.(record.RawData); ok {
 		head := strings.Join(strings.Fields(e.Type+" "+e.Cue+" "+e.Agent+" "+e.State), " ")
 		return fmt.Sprintf("%s %s (its data cannot be read: %v)", with(head), raw.JSON, raw.Err)
 	}
 	switch e.Type {
-	case runner.EvRunStarted:
-		d, _ := e.Data.(runner.RunStartedData) // nil data: the zero value
+	case record.EvRunStarted:
+		d, _ := e.Data.(record.RunStartedData) // nil data: the zero value
 		return fmt.Sprintf("run %s started: cuelist %s, %d cues", e.RunID, d.Cuelist, len(d.Cues))
-	case runner.EvRunState:
+	case record.EvRunState:
 		return with("run " + e.State)
-	case runner.EvCueState:
-		if d, _ := e.Data.(runner.CueStateData); d.Class != "" { // a failure no attempt had (a fan-out's list)
+	case record.EvCueState:
+		if d, _ := e.Data.(record.CueStateData); d.Class != "" { // a failure no attempt had (a fan-out's list)
 			return with(fmt.Sprintf("%s %s (%s)", e.Cue, e.State, d.Class))
 		}
 		return with(e.Cue + " " + e.State)
-	case runner.EvAttemptStarted:
-		d, _ := e.Data.(runner.AttemptStartedData) // nil data: the zero value
+	case record.EvAttemptStarted:
+		d, _ := e.Data.(record.AttemptStartedData) // nil data: the zero value
 		s := fmt.Sprintf("%s attempt %d: %s", e.Cue, e.Attempt, e.Agent)
 		if d.Fallback {
 			s += " (fallback)"
 		}
 		return s
-	case runner.EvAttemptEnded:
-		d, _ := e.Data.(runner.AttemptEndedData) // nil data: the zero value
+	case record.EvAttemptEnded:
+		d, _ := e.Data.(record.AttemptEndedData) // nil data: the zero value
 		s := fmt.Sprintf("%s attempt %d: %s %s", e.Cue, e.Attempt, e.Agent, e.State)
-		if d.Class != "" && e.State == string(runner.AttemptFailed) {
+		if d.Class != "" && e.State == string(record.AttemptFailed) {
 			s += " (" + d.Class + ")"
 		}
 		return with(s)
-	case runner.EvMessage:
-		d, _ := e.Data.(runner.MessageData) // nil data: the zero value
+	case record.EvMessage:
+		d, _ := e.Data.(record.MessageData) // nil data: the zero value
 		arrow := "->"
 		if d.Direction == "in" {
 			arrow = "<-"
 		}
 		return fmt.Sprintf("%s %s %s %s", e.Cue, e.Agent, arrow, d.Type)
-	case runner.EvCooldown:
-		d, _ := e.Data.(runner.CooldownData) // nil data: the zero value
+	case record.EvCooldown:
+		d, _ := e.Data.(record.CooldownData) // nil data: the zero value
 		if d.Cleared {
 			return with(e.Agent + " cooldown cleared")
 		}
 		return with(fmt.Sprintf("%s cooling down until %s", e.Agent, d.Until.Local().Format(time.TimeOnly)))
-	case runner.EvBlackboard:
-		d, _ := e.Data.(runner.BlackboardData) // nil data: the zero value
+	case record.EvBlackboard:
+		d, _ := e.Data.(record.BlackboardData) // nil data: the zero value
 		return fmt.Sprintf("blackboard %s = version %d by %s", d.Key, d.Version, e.Agent)
-	case runner.EvBlackboardConflict:
-		d, _ := e.Data.(runner.BlackboardConflictData) // nil data: the zero value
+	case record.EvBlackboardConflict:
+		d, _ := e.Data.(record.BlackboardConflictData) // nil data: the zero value
 		return fmt.Sprintf("blackboard %s not written by %s: expected version %d, it is at %d (by %s)",
 			d.Key, e.Agent, d.ExpectedVersion, d.CurrentVersion, cmp.Or(d.Author, "nobody"))
-	case runner.EvManualGo:
+	case record.EvManualGo:
 		return with(e.Cue + " GO approved")
-	case runner.EvEscalationAcked:
-		d, _ := e.Data.(runner.EscalationAckedData) // nil data: the zero value
+	case record.EvEscalationAcked:
+		d, _ := e.Data.(record.EscalationAckedData) // nil data: the zero value
 		return fmt.Sprintf("escalation %s from %s (%s) acknowledged by %s", d.ID, e.Agent, e.Cue, cmp.Or(d.By, "the person"))
-	case runner.EvNote:
+	case record.EvNote:
 		who := strings.TrimSpace(e.Cue + " " + e.Agent)
 		return strings.TrimSpace(who + ": " + e.Reason)
-	case runner.EvFanOut:
-		d, _ := e.Data.(runner.FanOutData) // nil data: the zero value
+	case record.EvFanOut:
+		d, _ := e.Data.(record.FanOutData) // nil data: the zero value
 		ids := make([]string, len(d.Items))
 		for i, it := range d.Items {
 			ids[i] = it.ID
@@ -87,36 +87,36 @@ func describeEvent(e runner.Event) string {
 			return e.Cue + " fans out into no items"
 		}
 		return fmt.Sprintf("%s fans out into %d item(s): %s", e.Cue, len(ids), shortList(ids, 5))
-	case runner.EvTaskStarted:
-		d, _ := e.Data.(runner.TaskStartedData) // nil data: the zero value
+	case record.EvTaskStarted:
+		d, _ := e.Data.(record.TaskStartedData) // nil data: the zero value
 		verb := "handed off to"
 		if d.Kind == "spawn" {
 			verb = "spawned:"
 		}
 		return fmt.Sprintf("%s %s %s (child of %s, depth %d: %s)", e.Cue, verb, e.Agent, d.Parent, d.Depth, strings.Join(d.Chain, " -> "))
-	case runner.EvQuestion:
-		d, _ := e.Data.(runner.QuestionData) // nil data: the zero value
+	case record.EvQuestion:
+		d, _ := e.Data.(record.QuestionData) // nil data: the zero value
 		s := fmt.Sprintf("? %s [%s] %s (%s) asks %s: %s", d.ID, d.Complexity, e.Agent, e.Cue, d.To, oneLine(d.Question, 200))
 		if d.To == "person" {
 			s += fmt.Sprintf(" — answer with: orch answer %s %s TEXT", e.RunID, d.ID)
 		}
 		return s
-	case runner.EvQuestionClosed:
-		d, _ := e.Data.(runner.AnswerData) // nil data: the zero value
-		if e.State == runner.QuestionAnswered {
+	case record.EvQuestionClosed:
+		d, _ := e.Data.(record.AnswerData) // nil data: the zero value
+		if e.State == record.QuestionAnswered {
 			return fmt.Sprintf("%s answered by %s: %s", d.ID, d.By, oneLine(d.Answer, 200))
 		}
 		return with(d.ID + " " + e.State)
-	case runner.EvUsage:
-		d, _ := e.Data.(runner.UsageData) // nil data: the zero value
+	case record.EvUsage:
+		d, _ := e.Data.(record.UsageData) // nil data: the zero value
 		if d.CostUSD > 0 || d.InputTokens > 0 || d.OutputTokens > 0 {
 			return fmt.Sprintf("%s %s used %s (run total %s)", e.Cue, e.Agent,
-				usedAndCredits(runner.Usage{CostUSD: d.CostUSD, InputTokens: d.InputTokens, OutputTokens: d.OutputTokens, Credits: d.Credits}),
-				usedAndCredits(runner.Usage{CostUSD: d.RunCostUSD, InputTokens: d.RunInputTokens, OutputTokens: d.RunOutputTokens, Credits: d.RunTotal}))
+				usedAndCredits(record.Usage{CostUSD: d.CostUSD, InputTokens: d.InputTokens, OutputTokens: d.OutputTokens, Credits: d.Credits}),
+				usedAndCredits(record.Usage{CostUSD: d.RunCostUSD, InputTokens: d.RunInputTokens, OutputTokens: d.RunOutputTokens, Credits: d.RunTotal}))
 		}
 		return fmt.Sprintf("%s %s used %g credits (run total %g)", e.Cue, e.Agent, d.Credits, d.RunTotal)
-	case runner.EvWorktree:
-		d, _ := e.Data.(runner.WorktreeData) // nil data: the zero value
+	case record.EvWorktree:
+		d, _ := e.Data.(record.WorktreeData) // nil data: the zero value
 		if d.Commit != "" {
 			return fmt.Sprintf("%s attempt %d: %s committed on %s (%s)", e.Cue, e.Attempt, e.Agent, d.Branch, shortSHA(d.Commit))
 		}
@@ -128,24 +128,24 @@ func describeEvent(e runner.Event) string {
 			from = d.From + "'s branch"
 		}
 		return fmt.Sprintf("%s attempt %d: %s works in a worktree on %s, from %s (%s)", e.Cue, e.Attempt, e.Agent, d.Branch, from, shortSHA(d.Base))
-	case runner.EvMerge:
+	case record.EvMerge:
 		return describeMerge(e)
-	case runner.EvNotice:
-		d, _ := e.Data.(runner.NoticeData) // nil data: the zero value
+	case record.EvNotice:
+		d, _ := e.Data.(record.NoticeData) // nil data: the zero value
 		what := strings.TrimSpace("notice " + d.Kind)
 		if e.State == "failed" {
 			return fmt.Sprintf("%s not sent to %s (%s): %s", what, d.To, tries(d.Tries), e.Reason)
 		}
 		return fmt.Sprintf("%s sent to %s (%s)", what, d.To, tries(d.Tries))
-	case runner.EvAgentStatus:
-		d, _ := e.Data.(runner.StatusData) // nil data: the zero value
+	case record.EvAgentStatus:
+		d, _ := e.Data.(record.StatusData) // nil data: the zero value
 		return fmt.Sprintf("%s %s reports: %s", e.Cue, e.Agent, statusText(e.State, d.Progress, d.Detail))
-	case runner.EvExhausted:
+	case record.EvExhausted:
 		return "limit reached: " + e.Reason
-	case runner.EvGuard:
+	case record.EvGuard:
 		return strings.TrimSpace(e.Cue+" guard: ") + " " + e.Reason
-	case runner.EvUserMessage:
-		d, _ := e.Data.(runner.UserMessageData) // nil data: the zero value
+	case record.EvUserMessage:
+		d, _ := e.Data.(record.UserMessageData) // nil data: the zero value
 		body := oneLine(bodyText(d.Body), 300)
 		switch d.Kind {
 		case "notice":
@@ -236,7 +236,7 @@ func statusText(state string, progress float64, detail string) string {
 
 // escalationSeverity is the severity of an escalation shown to the person
 // ("" for any other message).
-func escalationSeverity(d runner.UserMessageData) string {
+func escalationSeverity(d record.UserMessageData) string {
 	if d.Kind != "escalation" {
 		return ""
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -76,7 +76,7 @@ func itOrThem(n int) string {
 
 // temporalFlags are orch-temporal's flags for a recorded Temporal run: the
 // resolved database and where the run's workflow is.
-func temporalFlags(dbFile string, t *runner.TemporalRun) []string {
+func temporalFlags(dbFile string, t *record.TemporalRun) []string {
 	abs, err := filepath.Abs(dbFile)
 	if err != nil {
 		abs = dbFile
@@ -86,7 +86,7 @@ func temporalFlags(dbFile string, t *runner.TemporalRun) []string {
 
 // temporalOf is where run id's workflow is when it runs on Temporal (nil:
 // the local engine).
-func temporalOf(ctx context.Context, db *store.DB, id string) (*runner.TemporalRun, error) {
+func temporalOf(ctx context.Context, db *store.DB, id string) (*record.TemporalRun, error) {
 	return db.TemporalRun(ctx, id)
 }
 

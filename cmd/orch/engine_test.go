@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -84,9 +84,9 @@ func recordTemporalRun(t *testing.T, id string) string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.Append(context.Background(), runner.Event{RunID: id, Type: runner.EvRunStarted, Data: runner.RunStartedData{
-		Cuelist: "deploy", SpecPath: "/p/examples/deploy/cuelist.yaml", Cues: []runner.CueInfo{{ID: "CUE-300", Agents: []string{"deployer"}, Manual: true}},
-		Temporal: &runner.TemporalRun{Address: "10.0.0.5:7233", Namespace: "team", TaskQueue: "q1", WorkflowID: "orch-" + id, Path: "examples/deploy/cuelist.yaml"}}})
+	err = db.Append(context.Background(), record.Event{RunID: id, Type: record.EvRunStarted, Data: record.RunStartedData{
+		Cuelist: "deploy", SpecPath: "/p/examples/deploy/cuelist.yaml", Cues: []record.CueInfo{{ID: "CUE-300", Agents: []string{"deployer"}, Manual: true}},
+		Temporal: &record.TemporalRun{Address: "10.0.0.5:7233", Namespace: "team", TaskQueue: "q1", WorkflowID: "orch-" + id, Path: "examples/deploy/cuelist.yaml"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestHandOverChecksTheGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Append(context.Background(), runner.Event{RunID: id, Type: runner.EvCueState, Cue: "CUE-300", State: string(runner.CueCompleted)})
+	err = db.Append(context.Background(), record.Event{RunID: id, Type: record.EvCueState, Cue: "CUE-300", State: string(record.CueCompleted)})
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -38,7 +38,7 @@ protocol message, blackboard write and note, with its sequence number.`,
 					for _, e := range events {
 						var werr error
 						if output == "json" {
-							if raw, ok := e.Data.(runner.RawData); ok { // printed as stored; say why it is not decoded
+							if raw, ok := e.Data.(record.RawData); ok { // printed as stored; say why it is not decoded
 								fmt.Fprintf(io.err, "orch: event %d of run %s: its data cannot be read: %v\n", e.Seq, id, raw.Err)
 							}
 							werr = enc.Encode(e)
@@ -86,7 +86,7 @@ func followRun(ctx context.Context, db *store.DB, id string, follow bool, read f
 		if err != nil {
 			return ifNotLeft(ctx, err)
 		}
-		if state.Ended() || state == runner.RunPaused {
+		if state.Ended() || state == record.RunPaused {
 			last = true
 			continue
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -22,8 +22,8 @@ func TestEventsUndecodableData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := runner.RunStartedData{Cuelist: "c", Cues: []runner.CueInfo{{ID: "A", Agents: []string{"a"}}}}
-	if err := db.Append(context.Background(), runner.Event{RunID: "r1", Type: runner.EvRunStarted, Data: started}); err != nil {
+	started := record.RunStartedData{Cuelist: "c", Cues: []record.CueInfo{{ID: "A", Agents: []string{"a"}}}}
+	if err := db.Append(context.Background(), record.Event{RunID: "r1", Type: record.EvRunStarted, Data: started}); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

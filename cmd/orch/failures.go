@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -15,14 +15,14 @@ const defaultTailLines = 20
 // tailFunc returns the last lines of output of the attempt an attempt/ended
 // event closes (nil when it printed nothing or they cannot be read: the
 // display goes on without them, orch logs has them).
-type tailFunc func(e runner.Event) []string
+type tailFunc func(e record.Event) []string
 
 // storeTail reads attempts' tails from db, n lines each (0: none).
 func storeTail(db *store.DB, n int) tailFunc {
 	if n <= 0 {
 		return nil
 	}
-	return func(e runner.Event) []string {
+	return func(e record.Event) []string {
 		lines, _ := db.AttemptTail(context.Background(), e.RunID, e.Cue, e.Agent, e.Attempt, n)
 		return lines
 	}

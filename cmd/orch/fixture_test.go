@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -52,7 +52,7 @@ func fixture(args []string) error {
 	switch args[0] {
 	case "events":
 		return eachLine(args[1], func(line []byte) error {
-			var ev runner.Event
+			var ev record.Event
 			if err := json.Unmarshal(line, &ev); err != nil {
 				return err
 			}
@@ -60,7 +60,7 @@ func fixture(args []string) error {
 		})
 	case "memory":
 		return eachLine(args[1], func(line []byte) error {
-			var it runner.MemoryItem
+			var it record.MemoryItem
 			if err := json.Unmarshal(line, &it); err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ func fixture(args []string) error {
 	case "wait-running":
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
-			if s, err := db.RunState(ctx, args[1]); err == nil && s == runner.RunRunning {
+			if s, err := db.RunState(ctx, args[1]); err == nil && s == record.RunRunning {
 				return nil
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -111,7 +111,7 @@ func eachLine(path string, f func([]byte) error) error {
 func own(ctx context.Context, db *store.DB, runID string, deliver bool, dur time.Duration) error {
 	host, _ := os.Hostname()
 	token := fmt.Sprintf("fixture-%d", os.Getpid())
-	if err := db.ClaimRun(ctx, runID, runner.Owner{PID: os.Getpid(), Host: host, Token: token}); err != nil {
+	if err := db.ClaimRun(ctx, runID, record.Owner{PID: os.Getpid(), Host: host, Token: token}); err != nil {
 		return err
 	}
 	end := time.After(dur)
@@ -126,7 +126,7 @@ func own(ctx context.Context, db *store.DB, runID string, deliver bool, dur time
 			return nil
 		case <-tick.C:
 		}
-		if time.Since(last) > runner.HeartbeatEvery/2 {
+		if time.Since(last) > record.HeartbeatEvery/2 {
 			if err := db.Heartbeat(ctx, runID, token); err != nil {
 				return err
 			}
@@ -141,7 +141,7 @@ func own(ctx context.Context, db *store.DB, runID string, deliver bool, dur time
 		}
 		for _, c := range cmds {
 			if c.Kind == "go" { // GO sent at once
-				if err := db.Append(ctx, runner.Event{RunID: runID, Type: runner.EvCueState, Cue: c.Cue, State: string(runner.CueGo)}); err != nil {
+				if err := db.Append(ctx, record.Event{RunID: runID, Type: record.EvCueState, Cue: c.Cue, State: string(record.CueGo)}); err != nil {
 					return err
 				}
 				if err := db.CommandDone(ctx, c.ID); err != nil {
@@ -153,9 +153,9 @@ func own(ctx context.Context, db *store.DB, runID string, deliver bool, dur time
 				continue
 			}
 			if q, err := db.Question(ctx, runID, c.Cue); err == nil && q.State == store.QuestionOpen {
-				data := runner.AnswerData{ID: c.Cue, Answer: c.Arg, By: "person"}
-				err := db.Append(ctx, runner.Event{RunID: runID, Type: runner.EvQuestionClosed, Cue: q.Cue, Agent: q.Agent,
-					Attempt: q.Attempt, State: runner.QuestionAnswered, Data: data})
+				data := record.AnswerData{ID: c.Cue, Answer: c.Arg, By: "person"}
+				err := db.Append(ctx, record.Event{RunID: runID, Type: record.EvQuestionClosed, Cue: q.Cue, Agent: q.Agent,
+					Attempt: q.Attempt, State: record.QuestionAnswered, Data: data})
 				if err != nil {
 					return err
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
@@ -64,14 +65,14 @@ func goCue(ctx context.Context, io *streams, db *store.DB, dbFile, id, cue strin
 	if err != nil {
 		return err
 	}
-	if r.State == runner.RunRunning { // a live owner: it picks the GO up
-		cmdID, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "go", Cue: cue})
+	if r.State == record.RunRunning { // a live owner: it picks the GO up
+		cmdID, err := db.AddCommand(ctx, record.Command{RunID: id, Kind: "go", Cue: cue})
 		if err != nil {
 			return err
 		}
 		return goTaken(ctx, io, db, r, cue, cmdID, wait)
 	}
-	if err := db.Append(ctx, runner.Event{RunID: id, Type: runner.EvManualGo, Cue: cue, Reason: "orch go"}); err != nil {
+	if err := db.Append(ctx, record.Event{RunID: id, Type: record.EvManualGo, Cue: cue, Reason: "orch go"}); err != nil {
 		return err
 	}
 	return continueRun(ctx, io, db, dbFile, id, show, allowSpecChange)
@@ -89,20 +90,20 @@ func goTaken(ctx context.Context, io *streams, db *store.DB, r *store.RunDetail,
 		if err != nil {
 			return err
 		}
-		taken := !slices.ContainsFunc(cmds, func(c runner.Command) bool { return c.ID == cmdID })
+		taken := !slices.ContainsFunc(cmds, func(c record.Command) bool { return c.ID == cmdID })
 		now, err := db.Run(ctx, r.ID)
 		if err != nil {
 			return err
 		}
-		var state runner.CueState
+		var state record.CueState
 		for _, c := range now.Cues {
 			if c.ID == cue {
 				state = c.State
 			}
 		}
-		waiting := state == runner.CuePending || state == runner.CueWarning || state == runner.CueStandby
+		waiting := state == record.CuePending || state == record.CueWarning || state == record.CueStandby
 		switch {
-		case state == runner.CueStopped || waiting && now.State != runner.RunRunning:
+		case state == record.CueStopped || waiting && now.State != record.RunRunning:
 			why := string(now.State)
 			if now.Reason != "" {
 				why += ": " + now.Reason
@@ -174,7 +175,7 @@ func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id stri
 	if changed { // the cues still to run run as they are now: orch retry compares with that
 		hashes := map[string]string{}
 		for cue, h := range cueSpecHashes(p) {
-			if rec.Cues[cue].State != runner.CueCompleted {
+			if rec.Cues[cue].State != record.CueCompleted {
 				hashes[cue] = h
 			}
 		}
@@ -189,7 +190,7 @@ func continueRun(ctx context.Context, io *streams, db *store.DB, dbFile, id stri
 // continuable compiles a recorded run's cuelist again and refuses to
 // continue the run with it when its files changed since the run started
 // (unless allowed) or an agent's command is not found.
-func continuable(rec *runner.RunRecord, allowSpecChange bool) (*spec.Set, *planner.Plan, bool, error) {
+func continuable(rec *record.RunRecord, allowSpecChange bool) (*spec.Set, *planner.Plan, bool, error) {
 	set, p, err := compileRecorded(rec)
 	if err != nil {
 		return nil, nil, false, err
@@ -205,14 +206,14 @@ func continuable(rec *runner.RunRecord, allowSpecChange bool) (*spec.Set, *plann
 }
 
 // newOwner is this process as a run's owner, with a fresh lease token.
-func newOwner() runner.Owner {
+func newOwner() record.Owner {
 	host, _ := os.Hostname()
-	return runner.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
+	return record.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
 }
 
 // compileRecorded compiles a recorded run's cuelist again, from its file as
 // it is now.
-func compileRecorded(rec *runner.RunRecord) (*spec.Set, *planner.Plan, error) {
+func compileRecorded(rec *record.RunRecord) (*spec.Set, *planner.Plan, error) {
 	set, p, diags, err := planner.Compile(rec.Started.SpecPath, rec.Started.Cuelist, spec.LoadOptions{Root: rec.Started.Root})
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: cannot load its cuelist: %w", rec.ID, err)
@@ -225,7 +226,7 @@ func compileRecorded(rec *runner.RunRecord) (*spec.Set, *planner.Plan, error) {
 
 // continueWith runs a claimed run from rec (cues as the runner is to take
 // them up) with the plan p, in the foreground.
-func continueWith(ctx context.Context, io *streams, db *store.DB, dbFile string, rec *runner.RunRecord, set *spec.Set, p *planner.Plan, me runner.Owner, show display) error {
+func continueWith(ctx context.Context, io *streams, db *store.DB, dbFile string, rec *record.RunRecord, set *spec.Set, p *planner.Plan, me record.Owner, show display) error {
 	p = lighten(set, p)
 	root := rec.Started.Root
 	if root == "" { // recorded by an orch from before handoffs
@@ -238,6 +239,6 @@ func continueWith(ctx context.Context, io *streams, db *store.DB, dbFile string,
 
 // release gives a claimed run back (it is left as it was: resumable).
 func release(db *store.DB, id string) {
-	_ = db.Append(context.Background(), runner.Event{RunID: id, Type: runner.EvRunState, State: string(runner.RunInterrupted),
+	_ = db.Append(context.Background(), record.Event{RunID: id, Type: record.EvRunState, State: string(record.RunInterrupted),
 		Reason: "not continued: its cuelist could not be used"})
 }

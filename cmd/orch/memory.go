@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -123,7 +123,7 @@ type memoryJSON struct {
 
 // printMemory prints items; total >= 0 is how many memory holds (a list
 // that shows fewer says so), none what to say when there are no items.
-func printMemory(io *streams, items []runner.MemoryItem, total int, output, none string) error {
+func printMemory(io *streams, items []record.MemoryItem, total int, output, none string) error {
 	if output == "json" {
 		out := make([]memoryJSON, 0, len(items))
 		for _, it := range items {

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
@@ -89,7 +89,7 @@ func newNotifier(db *store.DB, cl *spec.Cuelist, extra []string, bell io.Writer)
 }
 
 // event turns the run's events into notices.
-func (n *notifier) event(e runner.Event) {
+func (n *notifier) event(e record.Event) {
 	if n == nil {
 		return
 	}
@@ -98,8 +98,8 @@ func (n *notifier) event(e runner.Event) {
 	n.mu.Unlock()
 	nt := notice{Run: e.RunID, Cuelist: n.cuelist, Cue: e.Cue, Agent: e.Agent, At: e.At}
 	switch e.Type {
-	case runner.EvQuestion:
-		d, _ := e.Data.(runner.QuestionData)
+	case record.EvQuestion:
+		d, _ := e.Data.(record.QuestionData)
 		if d.To != "person" {
 			return
 		}
@@ -107,21 +107,21 @@ func (n *notifier) event(e runner.Event) {
 		nt.Subject = fmt.Sprintf("question %s from %s (%s): %s", d.ID, e.Agent, e.Cue, d.Question)
 		nt.Question = &noticeQuestion{ID: d.ID, Text: d.Question, Complexity: d.Complexity}
 		nt.Next = fmt.Sprintf("orch answer %s %s TEXT", e.RunID, d.ID)
-	case runner.EvUserMessage: // a high or critical escalation needs the person at once
-		d, _ := e.Data.(runner.UserMessageData)
+	case record.EvUserMessage: // a high or critical escalation needs the person at once
+		d, _ := e.Data.(record.UserMessageData)
 		sev := escalationSeverity(d)
 		if sev != "high" && sev != "critical" {
 			return
 		}
 		nt.Kind, nt.Next = "needed", "orch status "+e.RunID
 		nt.Subject = describeEvent(e)
-	case runner.EvRunState:
-		switch runner.RunState(e.State) {
-		case runner.RunPaused:
+	case record.EvRunState:
+		switch record.RunState(e.State) {
+		case record.RunPaused:
 			nt.Kind, nt.Next = "needed", "orch status "+e.RunID
-		case runner.RunFailed:
+		case record.RunFailed:
 			nt.Kind = "failed"
-		case runner.RunCompleted:
+		case record.RunCompleted:
 			nt.Kind = "completed"
 		default:
 			return
@@ -184,7 +184,7 @@ func (n *notifier) finish() {
 	dropped, run := n.dropped, n.runID
 	n.mu.Unlock()
 	if dropped > 0 {
-		n.record(runner.Event{RunID: run, State: "failed", Reason: fmt.Sprintf("%d notice(s) dropped: more than %d were waiting to be sent", dropped, notifyQueue)}, runner.NoticeData{To: "all"})
+		n.record(record.Event{RunID: run, State: "failed", Reason: fmt.Sprintf("%d notice(s) dropped: more than %d were waiting to be sent", dropped, notifyQueue)}, record.NoticeData{To: "all"})
 	}
 }
 
@@ -193,8 +193,8 @@ func (n *notifier) loop() {
 	for nt := range n.queue {
 		body, _ := json.Marshal(nt)
 		for _, s := range n.sinks {
-			data := runner.NoticeData{Kind: nt.Kind, Subject: nt.Subject, To: s.name()}
-			ev := runner.Event{RunID: nt.Run, Cue: nt.Cue, State: "sent"}
+			data := record.NoticeData{Kind: nt.Kind, Subject: nt.Subject, To: s.name()}
+			ev := record.Event{RunID: nt.Run, Cue: nt.Cue, State: "sent"}
 			if n.ctx.Err() != nil {
 				ev.State, ev.Reason = "failed", fmt.Sprintf("not sent: the run ended and its notices were waited for %s", notifyWait)
 			} else if tries, err := s.send(n.ctx, body); err != nil {
@@ -213,11 +213,11 @@ func (n *notifier) loop() {
 
 // record stores a notice's event; a notice that cannot be recorded is
 // still sent (the run's own events are what matter).
-func (n *notifier) record(ev runner.Event, data runner.NoticeData) {
+func (n *notifier) record(ev record.Event, data record.NoticeData) {
 	if ev.RunID == "" {
 		return
 	}
-	ev.Type, ev.Data = runner.EvNotice, data
+	ev.Type, ev.Data = record.EvNotice, data
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = n.db.Append(ctx, ev)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // summaryEvery is how often `notify: summary` shows the open questions.
@@ -36,14 +37,14 @@ func newSummaryProgress(p progress) *summaryProgress {
 	return s
 }
 
-func (s *summaryProgress) event(e runner.Event) {
+func (s *summaryProgress) event(e record.Event) {
 	switch e.Type {
-	case runner.EvRunStarted, runner.EvRunState:
+	case record.EvRunStarted, record.EvRunState:
 		s.mu.Lock()
 		s.runID = e.RunID
 		s.mu.Unlock()
-	case runner.EvQuestion:
-		d, _ := e.Data.(runner.QuestionData) // nil or undecodable data: the zero value
+	case record.EvQuestion:
+		d, _ := e.Data.(record.QuestionData) // nil or undecodable data: the zero value
 		if d.To == "person" {
 			s.mu.Lock()
 			s.open[d.ID] = fmt.Sprintf("%s [%s] %s (%s)", d.ID, d.Complexity, e.Agent, e.Cue)
@@ -51,8 +52,8 @@ func (s *summaryProgress) event(e runner.Event) {
 			s.mu.Unlock()
 			return
 		}
-	case runner.EvQuestionClosed:
-		d, _ := e.Data.(runner.AnswerData) // nil or undecodable data: the zero value
+	case record.EvQuestionClosed:
+		d, _ := e.Data.(record.AnswerData) // nil or undecodable data: the zero value
 		s.mu.Lock()
 		delete(s.open, d.ID)
 		s.mu.Unlock()

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // progress shows a run as it happens.
 type progress interface {
-	event(e runner.Event)
+	event(e record.Event)
 	// note prints a line that is not an event (a summary of open questions).
 	note(line string)
 	// printAbove prints a line as it is (an agent's output, --stream), never
@@ -38,12 +39,12 @@ type plainProgress struct {
 	tail tailFunc // nil: no output shown
 }
 
-func (p *plainProgress) event(e runner.Event) {
-	if e.Type == runner.EvMessage {
+func (p *plainProgress) event(e record.Event) {
+	if e.Type == record.EvMessage {
 		return
 	}
 	var tail []string
-	if e.Type == runner.EvAttemptEnded && e.State == string(runner.AttemptFailed) && p.tail != nil {
+	if e.Type == record.EvAttemptEnded && e.State == string(record.AttemptFailed) && p.tail != nil {
 		tail = p.tail(e)
 	}
 	p.mu.Lock()
@@ -78,7 +79,7 @@ type jsonProgress struct {
 	enc *json.Encoder
 }
 
-func (p *jsonProgress) event(e runner.Event) {
+func (p *jsonProgress) event(e record.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_ = p.enc.Encode(e)

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // liveProgress is orch run on a terminal. At the bottom of the screen it
@@ -31,7 +31,7 @@ type liveProgress struct {
 	started time.Time
 	plan    map[string]bool            // the plan's cues (the counts are theirs)
 	agents  map[string][]string        // each plan cue's agents, in order
-	states  map[string]runner.CueState // the plan cues' states
+	states  map[string]record.CueState // the plan cues' states
 	active  map[string]*liveCue
 	prompt  *livePrompt // on show, or nil
 	drawn   int         // rows of the block on screen
@@ -74,21 +74,21 @@ type liveOptions struct {
 	color   bool
 	size    func() (cols, rows int)
 	tail    tailFunc
-	cues    []runner.CueInfo           // the plan's cues and agents, in plan order
-	states  map[string]runner.CueState // of a continued run: where its cues are
+	cues    []record.CueInfo           // the plan's cues and agents, in plan order
+	states  map[string]record.CueState // of a continued run: where its cues are
 	input   *os.File                   // the terminal the prompts read, or nil
 	promptR io.Reader                  // for tests: prompts read this (line mode)
 }
 
 func newLiveProgress(w io.Writer, o liveOptions) *liveProgress {
 	p := &liveProgress{w: w, color: o.color, size: o.size, tail: o.tail, plan: map[string]bool{}, agents: map[string][]string{},
-		states: map[string]runner.CueState{}, active: map[string]*liveCue{}, started: time.Now(),
+		states: map[string]record.CueState{}, active: map[string]*liveCue{}, started: time.Now(),
 		quit: make(chan struct{}), done: make(chan struct{}), resize: make(chan os.Signal, 1), cooked: true}
 	if p.size == nil {
 		p.size = func() (int, int) { return 0, 0 }
 	}
 	for _, c := range o.cues {
-		p.plan[c.ID], p.agents[c.ID], p.states[c.ID] = true, c.Agents, runner.CuePending
+		p.plan[c.ID], p.agents[c.ID], p.states[c.ID] = true, c.Agents, record.CuePending
 	}
 	for id, s := range o.states {
 		if p.plan[id] {
@@ -126,9 +126,9 @@ func (p *liveProgress) tick() {
 	}
 }
 
-func (p *liveProgress) event(e runner.Event) {
+func (p *liveProgress) event(e record.Event) {
 	var tail []string
-	if e.Type == runner.EvAttemptEnded && e.State == string(runner.AttemptFailed) && p.tail != nil {
+	if e.Type == record.EvAttemptEnded && e.State == string(record.AttemptFailed) && p.tail != nil {
 		tail = p.tail(e) // read before the lock: the display does not wait for the store
 	}
 	p.mu.Lock()
@@ -137,17 +137,17 @@ func (p *liveProgress) event(e runner.Event) {
 		p.runID = e.RunID
 	}
 	switch e.Type {
-	case runner.EvRunStarted:
+	case record.EvRunStarted:
 		p.started = e.At
-		d, _ := e.Data.(runner.RunStartedData) // undecodable: no cues to add
+		d, _ := e.Data.(record.RunStartedData) // undecodable: no cues to add
 		for _, c := range d.Cues {
 			if !p.plan[c.ID] {
-				p.plan[c.ID], p.agents[c.ID], p.states[c.ID] = true, c.Agents, runner.CuePending
+				p.plan[c.ID], p.agents[c.ID], p.states[c.ID] = true, c.Agents, record.CuePending
 			}
 		}
-	case runner.EvCueState:
+	case record.EvCueState:
 		if p.plan[e.Cue] {
-			p.states[e.Cue] = runner.CueState(e.State)
+			p.states[e.Cue] = record.CueState(e.State)
 		}
 		c := p.active[e.Cue]
 		if c == nil {
@@ -158,53 +158,53 @@ func (p *liveProgress) event(e runner.Event) {
 			p.active[e.Cue] = c
 		}
 		c.phase = e.State
-		if runner.CueState(e.State).Final() || e.State == string(runner.CuePending) {
+		if record.CueState(e.State).Final() || e.State == string(record.CuePending) {
 			delete(p.active, e.Cue)
-			if e.State != string(runner.CuePending) {
+			if e.State != string(record.CuePending) {
 				p.above(p.finalLine(c, e))
 			}
 		}
-	case runner.EvAttemptStarted:
+	case record.EvAttemptStarted:
 		if c := p.active[e.Cue]; c != nil {
 			a := c.agent(e.Agent)
 			a.attempt, a.state, a.report = e.Attempt, "", ""
 		}
-	case runner.EvAttemptEnded:
+	case record.EvAttemptEnded:
 		if c := p.active[e.Cue]; c != nil {
 			c.agent(e.Agent).state = e.State
 		}
-		if e.State == string(runner.AttemptFailed) {
+		if e.State == string(record.AttemptFailed) {
 			p.above(append([]string{p.paint("33", "  ! ") + describeEvent(e)}, tailBlock("    ", e.Agent, e.Attempt, tail)...)...)
 		}
-	case runner.EvNote, runner.EvCooldown, runner.EvManualGo, runner.EvTaskStarted, runner.EvQuestionClosed, runner.EvGuard:
+	case record.EvNote, record.EvCooldown, record.EvManualGo, record.EvTaskStarted, record.EvQuestionClosed, record.EvGuard:
 		p.above("  " + describeEvent(e))
-	case runner.EvFanOut: // each item is worked on by its cue's agents
-		d, _ := e.Data.(runner.FanOutData)
+	case record.EvFanOut: // each item is worked on by its cue's agents
+		d, _ := e.Data.(record.FanOutData)
 		for _, it := range d.Items {
 			p.agents[it.ID] = p.agents[e.Cue]
 		}
 		p.above("  " + describeEvent(e))
-	case runner.EvMerge: // a merge's steps, but its checks of a resolution
-		if e.State != runner.MergeChecking {
+	case record.EvMerge: // a merge's steps, but its checks of a resolution
+		if e.State != record.MergeChecking {
 			p.above("  " + describeEvent(e))
 		}
-	case runner.EvAgentStatus:
+	case record.EvAgentStatus:
 		if c := p.active[e.Cue]; c != nil {
-			d, _ := e.Data.(runner.StatusData)
+			d, _ := e.Data.(record.StatusData)
 			c.agent(e.Agent).report = statusText(e.State, d.Progress, "")
 		}
-	case runner.EvUserMessage:
-		if d, _ := e.Data.(runner.UserMessageData); escalationSeverity(d) != "" {
+	case record.EvUserMessage:
+		if d, _ := e.Data.(record.UserMessageData); escalationSeverity(d) != "" {
 			p.above(p.paint("31", "  ! ") + describeEvent(e))
 			break
 		}
 		p.above(p.paint("36", "  ✉ ") + describeEvent(e))
-	case runner.EvExhausted:
+	case record.EvExhausted:
 		p.above(p.paint("31", "  ! ") + describeEvent(e))
-	case runner.EvQuestion:
+	case record.EvQuestion:
 		// The person's questions are prompted (or summarised); undecodable
 		// data (the zero value) is shown.
-		if d, _ := e.Data.(runner.QuestionData); d.To != "person" {
+		if d, _ := e.Data.(record.QuestionData); d.To != "person" {
 			p.above("  " + describeEvent(e))
 		}
 	}
@@ -228,11 +228,11 @@ func (p *liveProgress) note(line string) {
 	p.above(p.paint("35", "  ? ") + line)
 }
 
-func (p *liveProgress) finalLine(c *liveCue, e runner.Event) string {
-	switch runner.CueState(e.State) {
-	case runner.CueCompleted:
+func (p *liveProgress) finalLine(c *liveCue, e record.Event) string {
+	switch record.CueState(e.State) {
+	case record.CueCompleted:
 		return fmt.Sprintf("%s %s completed in %s", p.paint("32", "✓"), e.Cue, shortDuration(e.At.Sub(c.start)))
-	case runner.CueFailed:
+	case record.CueFailed:
 		return fmt.Sprintf("%s %s failed: %s", p.paint("31", "✗"), e.Cue, e.Reason)
 	}
 	return fmt.Sprintf("%s %s %s: %s", p.paint("2", "-"), e.Cue, e.State, e.Reason)
@@ -337,15 +337,15 @@ func (p *liveProgress) block(cols, rows int) ([]string, int) {
 // running, waiting and failed (then blocked, skipped, stopped, when any):
 // one line, or more on a narrow terminal.
 func (p *liveProgress) header(cols int) []string {
-	counts := map[runner.CueState]int{}
+	counts := map[record.CueState]int{}
 	for _, s := range p.states {
 		counts[s]++
 	}
-	running := counts[runner.CueWarning] + counts[runner.CueStandby] + counts[runner.CueGo]
+	running := counts[record.CueWarning] + counts[record.CueStandby] + counts[record.CueGo]
 	run := fmt.Sprintf("run %s %5s", p.runID, shortDuration(time.Since(p.started)))
-	n := fmt.Sprintf("%d done, %d running, %d waiting, %d failed", counts[runner.CueCompleted], running,
-		counts[runner.CuePending]+counts[runner.CueInterrupted], counts[runner.CueFailed])
-	for _, s := range []runner.CueState{runner.CueBlocked, runner.CueSkipped, runner.CueStopped} {
+	n := fmt.Sprintf("%d done, %d running, %d waiting, %d failed", counts[record.CueCompleted], running,
+		counts[record.CuePending]+counts[record.CueInterrupted], counts[record.CueFailed])
+	for _, s := range []record.CueState{record.CueBlocked, record.CueSkipped, record.CueStopped} {
 		if counts[s] > 0 {
 			n += fmt.Sprintf(", %d %s", counts[s], s)
 		}

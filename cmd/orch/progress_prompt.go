@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // The live display's prompts: a manual cue's GO and an agent's question
@@ -31,7 +32,7 @@ func (p *liveProgress) question(ctx context.Context, q runner.QuestionPrompt) (s
 			return line, false
 		}
 		// A question with options takes an answer naming one: asked again.
-		_, err := runner.PickOption(q.Options, line)
+		_, err := record.PickOption(q.Options, line)
 		if err == nil {
 			return line, true
 		}

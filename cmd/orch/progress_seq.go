@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -19,14 +19,14 @@ import (
 // While nobody else writes there is no gap, and nothing is read.
 type seqProgress struct {
 	db   *store.DB
-	show func(runner.Event)
+	show func(record.Event)
 
 	mu    sync.Mutex
 	runID string
 	last  int64 // the seq shown last; 0 before the first event
 }
 
-func (p *seqProgress) event(e runner.Event) {
+func (p *seqProgress) event(e record.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.runID == "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // At a terminal a question shows its complexity first, then the text, and
@@ -48,7 +49,7 @@ func TestTerminalQuestionOptions(t *testing.T) {
 	p := newLiveProgress(&out, liveOptions{promptR: in})
 	defer p.stop()
 	q := runner.QuestionPrompt{ID: "q1", Complexity: "quick", Question: "codex asks permission for edit", Agent: "codex", Cue: "c",
-		Options: []runner.QuestionOption{{ID: "approved", Name: "Yes, proceed"}, {ID: "abort", Name: "No"}}}
+		Options: []record.QuestionOption{{ID: "approved", Name: "Yes, proceed"}, {ID: "abort", Name: "No"}}}
 	go func() { _, _ = io.WriteString(typed, "maybe\nYES\n") }()
 	answer, ok := p.question(context.Background(), q)
 	if !ok || answer != "YES" {
@@ -68,12 +69,12 @@ func TestSummaryNotify(t *testing.T) {
 	defer func() { summaryEvery = old }()
 	var out syncBuffer
 	s := newSummaryProgress(&plainProgress{w: &out})
-	ev := func(typ, agent, cue string, data runner.EventData) runner.Event {
-		return runner.Event{RunID: "abc", Type: typ, Agent: agent, Cue: cue, At: time.Now(), Data: data}
+	ev := func(typ, agent, cue string, data record.EventData) record.Event {
+		return record.Event{RunID: "abc", Type: typ, Agent: agent, Cue: cue, At: time.Now(), Data: data}
 	}
-	s.event(ev(runner.EvRunStarted, "", "", runner.RunStartedData{}))
-	s.event(ev(runner.EvQuestion, "coder", "C", runner.QuestionData{ID: "q1", Complexity: "deep", Question: "ship?", To: "person"}))
-	s.event(ev(runner.EvQuestion, "tester", "C/1", runner.QuestionData{ID: "q2", Complexity: "quick", Question: "port?", To: "coder"}))
+	s.event(ev(record.EvRunStarted, "", "", record.RunStartedData{}))
+	s.event(ev(record.EvQuestion, "coder", "C", record.QuestionData{ID: "q1", Complexity: "deep", Question: "ship?", To: "person"}))
+	s.event(ev(record.EvQuestion, "tester", "C/1", record.QuestionData{ID: "q2", Complexity: "quick", Question: "port?", To: "coder"}))
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(out.String(), "open question(s)") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
@@ -95,14 +96,14 @@ func TestSummaryNotify(t *testing.T) {
 // back to its top): agents that do not fit are counted on one line.
 func TestLiveBlockFitsTheScreen(t *testing.T) {
 	var out syncBuffer
-	var cues []runner.CueInfo
+	var cues []record.CueInfo
 	for i := range 30 {
-		cues = append(cues, runner.CueInfo{ID: fmt.Sprintf("CUE-%02d", i), Agents: []string{"a", "b"}})
+		cues = append(cues, record.CueInfo{ID: fmt.Sprintf("CUE-%02d", i), Agents: []string{"a", "b"}})
 	}
 	p := newLiveProgress(&out, liveOptions{size: func() (int, int) { return 40, 12 }, cues: cues})
 	defer p.stop()
 	for _, c := range cues {
-		p.event(runner.Event{RunID: "abc", Type: runner.EvCueState, Cue: c.ID, State: string(runner.CueGo), At: time.Now()})
+		p.event(record.Event{RunID: "abc", Type: record.EvCueState, Cue: c.ID, State: string(record.CueGo), At: time.Now()})
 	}
 	p.mu.Lock()
 	lines, _ := p.block(40, 12)

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -30,19 +30,19 @@ func TestReadingCommandsOnReadOnlyDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	started := runner.RunStartedData{Cuelist: "c", Cues: []runner.CueInfo{{ID: "A", Agents: []string{"a"}}}}
-	err = db.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvRunStarted, Data: started},
-		runner.Event{RunID: "r1", Type: runner.EvRunState, State: string(runner.RunCompleted)})
+	started := record.RunStartedData{Cuelist: "c", Cues: []record.CueInfo{{ID: "A", Agents: []string{"a"}}}}
+	err = db.Append(ctx, record.Event{RunID: "r1", Type: record.EvRunStarted, Data: started},
+		record.Event{RunID: "r1", Type: record.EvRunState, State: string(record.RunCompleted)})
 	if err == nil {
 		_, err = db.BlackboardWrite(ctx, "r1", "plan", json.RawMessage(`"draft"`), "person")
 	}
 	if err == nil {
-		err = db.MemoryWrite(ctx, runner.MemoryItem{Key: "k", Text: "postgres wins", Agent: "a", RunID: "r1"})
+		err = db.MemoryWrite(ctx, record.MemoryItem{Key: "k", Text: "postgres wins", Agent: "a", RunID: "r1"})
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.Log(runner.LogLine{RunID: "r1", Cue: "A", Agent: "a", Attempt: 1, Stream: "stderr", Text: "hello"})
+	db.Log(record.LogLine{RunID: "r1", Cue: "A", Agent: "a", Attempt: 1, Stream: "stderr", Text: "hello"})
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}

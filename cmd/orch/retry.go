@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
@@ -82,7 +82,7 @@ nothing. A run whose owner is still running is refused: orch stop it first.`,
 // retryDecision is what orch retry decides before it claims the run.
 type retryDecision struct {
 	run       *store.RunDetail
-	rec       *runner.RunRecord // as it was when decided
+	rec       *record.RunRecord // as it was when decided
 	set       *spec.Set
 	p         *planner.Plan
 	now, then map[string]string // cue definitions' hashes: now on disk, recorded
@@ -99,7 +99,7 @@ func decideRetry(ctx context.Context, db *store.DB, id string, opts *retryOption
 	if err != nil {
 		return nil, err
 	}
-	if r.State == runner.RunRunning {
+	if r.State == record.RunRunning {
 		return nil, fmt.Errorf("run %s is running: process %d on %s owns it; orch stop %s first, then orch retry %s", id, r.OwnerPID, r.OwnerHost, id, id)
 	}
 	rec, err := db.LoadRun(ctx, id)
@@ -177,11 +177,11 @@ func retryRun(ctx context.Context, io *streams, db *store.DB, dbFile, id string,
 
 // giveBack returns a claimed run as it was (its state releases the lease),
 // when orch retry stops before the run continues.
-func giveBack(db *store.DB, id string, state runner.RunState, reason string) {
-	if state == runner.RunRunning {
-		state = runner.RunInterrupted
+func giveBack(db *store.DB, id string, state record.RunState, reason string) {
+	if state == record.RunRunning {
+		state = record.RunInterrupted
 	}
-	_ = db.Append(context.Background(), runner.Event{RunID: id, Type: runner.EvRunState, State: string(state), Reason: reason})
+	_ = db.Append(context.Background(), record.Event{RunID: id, Type: record.EvRunState, State: string(state), Reason: reason})
 }
 
 // retriedBy names who retries: user@host (pid N).
@@ -196,22 +196,22 @@ func retriedBy() string {
 
 // events records the retry: who asked and what runs again, each cue that
 // runs again back to pending, and the definitions it runs with.
-func (rp *retryPlan) events(id string, now map[string]string) []runner.Event {
-	d := runner.RetriedData{By: retriedBy(), Rerun: rp.rerun, Kept: rp.kept, Asked: rp.asked, From: rp.from, Stale: rp.stale}
+func (rp *retryPlan) events(id string, now map[string]string) []record.Event {
+	d := record.RetriedData{By: retriedBy(), Rerun: rp.rerun, Kept: rp.kept, Asked: rp.asked, From: rp.from, Stale: rp.stale}
 	reason := fmt.Sprintf("orch retry by %s: %d cue(s) run again", d.By, len(rp.rerun))
 	if len(rp.rerun) > 0 {
 		reason += " (" + strings.Join(rp.rerun, ", ") + ")"
 	}
 	reason += fmt.Sprintf(", %d completed kept", rp.kept)
-	events := []runner.Event{{RunID: id, Type: runner.EvRunRetried, Reason: reason, Data: d}}
+	events := []record.Event{{RunID: id, Type: record.EvRunRetried, Reason: reason, Data: d}}
 	hashes := map[string]string{}
 	for _, v := range rp.verdicts {
 		if !v.rerun {
 			continue
 		}
 		hashes[v.id] = now[v.id]
-		if v.was != runner.CuePending {
-			events = append(events, runner.Event{RunID: id, Type: runner.EvCueState, Cue: v.id, State: string(runner.CuePending),
+		if v.was != record.CuePending {
+			events = append(events, record.Event{RunID: id, Type: record.EvCueState, Cue: v.id, State: string(record.CuePending),
 				Reason: "orch retry: it runs again (" + v.why + ")"})
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // orch retry of a fan-out (a cue with for_each) runs again only its items
@@ -24,7 +24,7 @@ type itemsPlan struct {
 // itemsAgain plans the items of fan-out cue id, which runs again (or,
 // endedOnly, goes on as orch resume would: then only its items that ended
 // without completing are taken back, the others are left to the resume).
-func itemsAgain(rec *runner.RunRecord, id string, fresh, endedOnly bool) *itemsPlan {
+func itemsAgain(rec *record.RunRecord, id string, fresh, endedOnly bool) *itemsPlan {
 	type item struct {
 		id  string
 		pos int
@@ -33,7 +33,7 @@ func itemsAgain(rec *runner.RunRecord, id string, fresh, endedOnly bool) *itemsP
 	var items []item
 	for iid, c := range rec.Cues {
 		if c.Parent == id && c.Kind == "item" {
-			items = append(items, item{iid, c.Position, c.State == runner.CueCompleted || endedOnly && !c.State.Final()})
+			items = append(items, item{iid, c.Position, c.State == record.CueCompleted || endedOnly && !c.State.Final()})
 		}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].pos < items[j].pos })
@@ -80,7 +80,7 @@ func shortList(ids []string, n int) string {
 // record takes the items into the record the run continues from: forgotten
 // when the cue expands again; else those that run again are pending, with
 // their attempt numbers continuing and their agents' failures forgotten.
-func (ip *itemsPlan) record(cues map[string]runner.CueRecord, cue string) {
+func (ip *itemsPlan) record(cues map[string]record.CueRecord, cue string) {
 	if ip == nil {
 		return
 	}
@@ -96,7 +96,7 @@ func (ip *itemsPlan) record(cues map[string]runner.CueRecord, cue string) {
 	}
 	for _, id := range ip.again {
 		c := cues[id]
-		cues[id] = runner.CueRecord{State: runner.CuePending, Attempts: c.Attempts, AgentAttempts: map[string]int{}, Running: c.Running,
+		cues[id] = record.CueRecord{State: record.CuePending, Attempts: c.Attempts, AgentAttempts: map[string]int{}, Running: c.Running,
 			Parent: c.Parent, Kind: c.Kind, Item: c.Item, Position: c.Position}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // retryPlan is what orch retry does with each of a run's cues.
@@ -25,7 +25,7 @@ type retryPlan struct {
 // cueVerdict is what happens to one cue, and why.
 type cueVerdict struct {
 	id    string
-	was   runner.CueState
+	was   record.CueState
 	rerun bool   // back to pending: it runs again
 	keep  bool   // completed: kept with its outputs
 	why   string // for people
@@ -36,7 +36,7 @@ type cueVerdict struct {
 // the run as recorded, p its cuelist as it is now, now and then the
 // fingerprints of the cues' definitions now and as they last ran (then is
 // nil for a run recorded before them).
-func planRetry(rec *runner.RunRecord, p *planner.Plan, now, then map[string]string, rerun []string, from string) (*retryPlan, error) {
+func planRetry(rec *record.RunRecord, p *planner.Plan, now, then map[string]string, rerun []string, from string) (*retryPlan, error) {
 	if err := sameCues(rec, p); err != nil {
 		return nil, err
 	}
@@ -68,27 +68,27 @@ func planRetry(rec *runner.RunRecord, p *planner.Plan, now, then map[string]stri
 		switch {
 		case isAsked:
 			v.rerun, v.why = true, "asked for: "+why
-		case cr.State == runner.CueCompleted:
+		case cr.State == record.CueCompleted:
 			v.keep, v.why = true, "completed"
 			if then[c.ID] != "" && then[c.ID] != now[c.ID] {
 				v.why = fmt.Sprintf("completed; its definition changed since it ran (--rerun %s runs it again)", c.ID)
 				rp.stale = append(rp.stale, c.ID)
 			}
-		case cr.State == runner.CueFailed, cr.State == runner.CueBlocked, cr.State == runner.CueSkipped, cr.State == runner.CueStopped:
+		case cr.State == record.CueFailed, cr.State == record.CueBlocked, cr.State == record.CueSkipped, cr.State == record.CueStopped:
 			v.rerun, v.why = true, "it was "+string(cr.State)
-			if cr.State == runner.CueFailed {
+			if cr.State == record.CueFailed {
 				v.why = "it failed"
 			}
 			if cr.Reason != "" {
 				v.why += ": " + oneLine(cr.Reason, 100)
 			}
-		case c.ForEach != nil && cr.State == runner.CueGo: // its items were at work
+		case c.ForEach != nil && cr.State == record.CueGo: // its items were at work
 			rp.continues = true
 			v.why = "it was fanning out when its run's owner stopped: its items that had not ended run, as orch resume would run them"
 			if v.items = itemsAgain(rec, c.ID, false, true); len(v.items.again) > 0 {
 				v.why += fmt.Sprintf("; its items that failed or were stopped run again: %s", shortList(v.items.again, 5))
 			}
-		case cr.State == runner.CueInterrupted || cr.State == runner.CueGo && !c.IsIdempotent():
+		case cr.State == record.CueInterrupted || cr.State == record.CueGo && !c.IsIdempotent():
 			rp.continues = true
 			v.why = fmt.Sprintf("it was in GO when its run's owner stopped and is not idempotent: it waits for orch go %s %s (or --rerun %s)", rec.ID, c.ID, c.ID)
 		default: // pending, or on its way when the owner stopped: it runs, as orch resume runs it
@@ -112,7 +112,7 @@ func planRetry(rec *runner.RunRecord, p *planner.Plan, now, then map[string]stri
 
 // sameCues refuses a cuelist whose cues are not the run's any more: the
 // run's record has a row per cue, made when it started.
-func sameCues(rec *runner.RunRecord, p *planner.Plan) error {
+func sameCues(rec *record.RunRecord, p *planner.Plan) error {
 	var added, removed []string
 	for _, c := range p.Order {
 		if _, ok := rec.Cues[c.ID]; !ok {
@@ -142,9 +142,9 @@ func sameCues(rec *runner.RunRecord, p *planner.Plan) error {
 // record is the run as the runner is to take it up: the cues that run
 // again are pending, with their attempt numbers continuing and their
 // agents' failed attempts forgotten (each has its max_attempts again).
-func (rp *retryPlan) record(rec *runner.RunRecord) *runner.RunRecord {
+func (rp *retryPlan) record(rec *record.RunRecord) *record.RunRecord {
 	out := *rec
-	out.Cues = make(map[string]runner.CueRecord, len(rec.Cues))
+	out.Cues = make(map[string]record.CueRecord, len(rec.Cues))
 	for id, c := range rec.Cues {
 		out.Cues[id] = c
 	}
@@ -153,7 +153,7 @@ func (rp *retryPlan) record(rec *runner.RunRecord) *runner.RunRecord {
 			continue
 		}
 		c := rec.Cues[v.id]
-		out.Cues[v.id] = runner.CueRecord{State: runner.CuePending, Attempts: c.Attempts, AgentAttempts: map[string]int{}, Running: c.Running}
+		out.Cues[v.id] = record.CueRecord{State: record.CuePending, Attempts: c.Attempts, AgentAttempts: map[string]int{}, Running: c.Running}
 	}
 	for _, v := range rp.verdicts {
 		v.items.record(out.Cues, v.id)
@@ -193,7 +193,7 @@ func (v cueVerdict) action() string {
 }
 
 // print shows the plan: a line per cue, what happens to it and why.
-func (rp *retryPlan) print(io *streams, rec *runner.RunRecord, output string, dry bool) error {
+func (rp *retryPlan) print(io *streams, rec *record.RunRecord, output string, dry bool) error {
 	if output == "json" {
 		out := retryJSON{Run: rec.ID, State: string(rec.State), Rerun: rp.rerun, Kept: rp.kept, Changed: rp.stale, Unknown: rp.unknown}
 		if out.Rerun == nil {

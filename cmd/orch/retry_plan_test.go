@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -38,10 +38,10 @@ func compileRetryPlan(t *testing.T, text string) *planner.Plan {
 	return p
 }
 
-func retryRecord(states map[string]runner.CueState) *runner.RunRecord {
-	rec := &runner.RunRecord{ID: "abc", State: runner.RunInterrupted, Cues: map[string]runner.CueRecord{}}
+func retryRecord(states map[string]record.CueState) *record.RunRecord {
+	rec := &record.RunRecord{ID: "abc", State: record.RunInterrupted, Cues: map[string]record.CueRecord{}}
 	for id, s := range states {
-		rec.Cues[id] = runner.CueRecord{State: s, Attempts: 2, AgentAttempts: map[string]int{"b": 2}}
+		rec.Cues[id] = record.CueRecord{State: s, Attempts: 2, AgentAttempts: map[string]int{"b": 2}}
 	}
 	return rec
 }
@@ -52,7 +52,7 @@ func retryRecord(states map[string]runner.CueState) *runner.RunRecord {
 // fingerprints takes its completed cues as unchanged and says so.
 func TestPlanRetryInterruptedRun(t *testing.T) {
 	p := compileRetryPlan(t, retryCuelist)
-	rec := retryRecord(map[string]runner.CueState{"A": runner.CueCompleted, "B": runner.CueFailed, "C": runner.CueGo, "D": runner.CuePending})
+	rec := retryRecord(map[string]record.CueState{"A": record.CueCompleted, "B": record.CueFailed, "C": record.CueGo, "D": record.CuePending})
 	now := cueSpecHashes(p)
 	rp, err := planRetry(rec, p, now, nil, nil, "")
 	if err != nil {
@@ -69,7 +69,7 @@ func TestPlanRetryInterruptedRun(t *testing.T) {
 		}
 	}
 	b := rp.record(rec).Cues["B"]
-	if b.State != runner.CuePending || b.Attempts != 2 || b.AgentAttempts["b"] != 0 {
+	if b.State != record.CuePending || b.Attempts != 2 || b.AgentAttempts["b"] != 0 {
 		t.Errorf("B as the runner gets it: %+v", b)
 	}
 	var out bytes.Buffer
@@ -107,7 +107,7 @@ func TestCueSpecHashes(t *testing.T) {
 // A cuelist whose cues were added or removed is not the run's any more.
 func TestPlanRetryRefusesOtherCues(t *testing.T) {
 	p := compileRetryPlan(t, retryCuelist)
-	rec := retryRecord(map[string]runner.CueState{"A": runner.CueCompleted, "B": runner.CueFailed, "C": runner.CueBlocked, "OLD": runner.CueFailed})
+	rec := retryRecord(map[string]record.CueState{"A": record.CueCompleted, "B": record.CueFailed, "C": record.CueBlocked, "OLD": record.CueFailed})
 	_, err := planRetry(rec, p, nil, nil, nil, "")
 	if err == nil || !strings.Contains(err.Error(), "added D; removed OLD") {
 		t.Errorf("got %v", err)

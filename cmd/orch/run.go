@@ -19,6 +19,7 @@ import (
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
@@ -205,8 +206,8 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 	if tracer != nil {
 		ro.AgentEnv = tracer.AgentEnv
 	}
-	events := &seqProgress{db: db, show: func(e runner.Event) {
-		if e.Type != runner.EvCueSpecs || output == "json" { // bookkeeping for orch retry; json is the whole log
+	events := &seqProgress{db: db, show: func(e record.Event) {
+		if e.Type != record.EvCueSpecs || output == "json" { // bookkeeping for orch retry; json is the whole log
 			prog.event(e)
 		}
 		notices.event(e)
@@ -241,11 +242,11 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 		printVerdict(io, db, ro.Plan, res, took, show.tailLines)
 	}
 	switch res.State {
-	case runner.RunCompleted:
+	case record.RunCompleted:
 		return nil
-	case runner.RunPaused:
+	case record.RunPaused:
 		return silent(exitPaused)
-	case runner.RunStopped:
+	case record.RunStopped:
 		return silent(exitInterrupted)
 	}
 	return silent(exitFailed)
@@ -261,7 +262,7 @@ func notRecorded(err error) error {
 	kept := "what was recorded is kept"
 	next := "once the database can be written again, orch resume " + re.RunID + " continues the run"
 	switch {
-	case errors.Is(err, runner.ErrLeaseLost):
+	case errors.Is(err, record.ErrLeaseLost):
 		next = "orch status " + re.RunID + " shows who runs it now"
 	case errors.Is(err, store.ErrGone):
 		kept = "the run's record went with the file"

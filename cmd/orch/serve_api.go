@@ -19,7 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -283,7 +283,7 @@ func (s *server) goCue(w http.ResponseWriter, r *http.Request, id string) {
 	if !decode(w, r, &req) || s.onTemporal(w, r, id, "go", "--", id, req.Cue) {
 		return
 	}
-	if st, err := s.db.RunState(r.Context(), id); err == nil && st != runner.RunRunning {
+	if st, err := s.db.RunState(r.Context(), id); err == nil && st != record.RunRunning {
 		s.continuePaused(w, r, id, req.Cue)
 		return
 	}

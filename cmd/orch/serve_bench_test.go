@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -44,30 +44,30 @@ func buildServeDB(tb testing.TB, path string) {
 	ctx := context.Background()
 	at := time.Now().Add(-time.Hour)
 	exit0, exit1 := 0, 1
-	cueEvents := func(run, cue string, failFirst bool) []runner.Event {
-		ev := func(typ, state string, attempt int, data runner.EventData) runner.Event {
+	cueEvents := func(run, cue string, failFirst bool) []record.Event {
+		ev := func(typ, state string, attempt int, data record.EventData) record.Event {
 			at = at.Add(time.Microsecond)
-			return runner.Event{RunID: run, At: at, Type: typ, Cue: cue, Agent: "a", Attempt: attempt, State: state, Data: data}
+			return record.Event{RunID: run, At: at, Type: typ, Cue: cue, Agent: "a", Attempt: attempt, State: state, Data: data}
 		}
-		out := []runner.Event{
-			ev(runner.EvCueState, "warning", 0, nil), ev(runner.EvAttemptStarted, "", 1, runner.AttemptStartedData{}),
-			ev(runner.EvCueState, "standby", 0, nil), ev(runner.EvCueState, "go", 0, nil),
+		out := []record.Event{
+			ev(record.EvCueState, "warning", 0, nil), ev(record.EvAttemptStarted, "", 1, record.AttemptStartedData{}),
+			ev(record.EvCueState, "standby", 0, nil), ev(record.EvCueState, "go", 0, nil),
 		}
 		n := 1
 		if failFirst {
-			out = append(out, ev(runner.EvAttemptEnded, "failed", 1, runner.AttemptEndedData{Class: "exit:1", ExitCode: &exit1}),
-				ev(runner.EvAttemptStarted, "", 2, runner.AttemptStartedData{}))
+			out = append(out, ev(record.EvAttemptEnded, "failed", 1, record.AttemptEndedData{Class: "exit:1", ExitCode: &exit1}),
+				ev(record.EvAttemptStarted, "", 2, record.AttemptStartedData{}))
 			n = 2
 		}
-		return append(out, ev(runner.EvAttemptEnded, "completed", n, runner.AttemptEndedData{ExitCode: &exit0}),
-			ev(runner.EvCueState, "completed", 0, runner.CueStateData{Outputs: map[string]any{"ok": true}}))
+		return append(out, ev(record.EvAttemptEnded, "completed", n, record.AttemptEndedData{ExitCode: &exit0}),
+			ev(record.EvCueState, "completed", 0, record.CueStateData{Outputs: map[string]any{"ok": true}}))
 	}
 	host, _ := os.Hostname()
 	for i := range benchRuns {
 		id := fmt.Sprintf("run%04d", i)
-		started := runner.RunStartedData{Cuelist: "small"}
+		started := record.RunStartedData{Cuelist: "small"}
 		for c := range 5 {
-			info := runner.CueInfo{ID: fmt.Sprintf("C%d", c), Agents: []string{"a"}, Manual: c == 4}
+			info := record.CueInfo{ID: fmt.Sprintf("C%d", c), Agents: []string{"a"}, Manual: c == 4}
 			if c > 0 {
 				info.After = []string{fmt.Sprintf("C%d", c-1)}
 			}
@@ -77,27 +77,27 @@ func buildServeDB(tb testing.TB, path string) {
 			started.OwnerPID, started.OwnerHost, started.OwnerToken = os.Getpid(), host, "t"
 		}
 		at = at.Add(time.Millisecond)
-		events := []runner.Event{{RunID: id, At: at, Type: runner.EvRunStarted, Data: started}}
+		events := []record.Event{{RunID: id, At: at, Type: record.EvRunStarted, Data: started}}
 		for c := range 4 {
 			events = append(events, cueEvents(id, fmt.Sprintf("C%d", c), false)...)
 		}
 		switch i % 100 {
 		case 0:
-			events = append(events, runner.Event{RunID: id, At: at, Type: runner.EvRunState, State: "paused", Reason: "waiting for GO: C4"})
+			events = append(events, record.Event{RunID: id, At: at, Type: record.EvRunState, State: "paused", Reason: "waiting for GO: C4"})
 		case 1:
-			events = append(events, runner.Event{RunID: id, At: at, Type: runner.EvQuestion, Cue: "C3", Agent: "a", Attempt: 1,
-				Data: runner.QuestionData{ID: "q1", Question: "which one?", Complexity: "quick", To: "person"}})
+			events = append(events, record.Event{RunID: id, At: at, Type: record.EvQuestion, Cue: "C3", Agent: "a", Attempt: 1,
+				Data: record.QuestionData{ID: "q1", Question: "which one?", Complexity: "quick", To: "person"}})
 		default:
 			events = append(events, cueEvents(id, "C4", false)...)
-			events = append(events, runner.Event{RunID: id, At: at, Type: runner.EvRunState, State: "completed"})
+			events = append(events, record.Event{RunID: id, At: at, Type: record.EvRunState, State: "completed"})
 		}
 		if err := w.Append(ctx, events...); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	started := runner.RunStartedData{Cuelist: "big"}
+	started := record.RunStartedData{Cuelist: "big"}
 	for c := range benchBigCues {
-		info := runner.CueInfo{ID: fmt.Sprintf("B%05d", c), Agents: []string{"a"}}
+		info := record.CueInfo{ID: fmt.Sprintf("B%05d", c), Agents: []string{"a"}}
 		if c > 0 {
 			info.After = []string{fmt.Sprintf("B%05d", c-1)}
 		}
@@ -107,10 +107,10 @@ func buildServeDB(tb testing.TB, path string) {
 		started.Cues = append(started.Cues, info)
 	}
 	at = at.Add(time.Millisecond)
-	if err := w.Append(ctx, runner.Event{RunID: "big", At: at, Type: runner.EvRunStarted, Data: started}); err != nil {
+	if err := w.Append(ctx, record.Event{RunID: "big", At: at, Type: record.EvRunStarted, Data: started}); err != nil {
 		tb.Fatal(err)
 	}
-	var batch []runner.Event
+	var batch []record.Event
 	for c := range benchBigCues {
 		batch = append(batch, cueEvents("big", fmt.Sprintf("B%05d", c), c%100 == 0)...)
 		if len(batch) >= 5000 || c == benchBigCues-1 {
@@ -120,7 +120,7 @@ func buildServeDB(tb testing.TB, path string) {
 			batch = batch[:0]
 		}
 	}
-	if err := w.Append(ctx, runner.Event{RunID: "big", At: at, Type: runner.EvRunState, State: "completed"}); err != nil {
+	if err := w.Append(ctx, record.Event{RunID: "big", At: at, Type: record.EvRunState, State: "completed"}); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -216,7 +216,7 @@ func BenchmarkServeStream(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	err = w.Append(context.Background(), runner.Event{RunID: "s", Type: runner.EvRunStarted, Data: runner.RunStartedData{Cuelist: "stream"}})
+	err = w.Append(context.Background(), record.Event{RunID: "s", Type: record.EvRunStarted, Data: record.RunStartedData{Cuelist: "stream"}})
 	w.Close()
 	if err != nil {
 		b.Fatal(err)
@@ -298,11 +298,11 @@ func benchWriterMain(args []string) int {
 	fmt.Println("writing")
 	ctx := context.Background()
 	start := time.Now()
-	events := make([]runner.Event, 0, batch)
+	events := make([]record.Event, 0, batch)
 	for i := 0; i < n; {
 		events = events[:0]
 		for ; len(events) < batch && i < n; i++ {
-			events = append(events, runner.Event{RunID: args[1], Type: runner.EvNote, Reason: "note " + strconv.Itoa(i)})
+			events = append(events, record.Event{RunID: args[1], Type: record.EvNote, Reason: "note " + strconv.Itoa(i)})
 		}
 		if err := w.Append(ctx, events...); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -17,53 +17,53 @@ type recording struct {
 	run    string
 	at     time.Time
 	after  map[string][]string // each cue's dependencies, as the run records them
-	events []runner.Event
+	events []record.Event
 }
 
-func (r *recording) add(gap time.Duration, ev runner.Event) {
+func (r *recording) add(gap time.Duration, ev record.Event) {
 	r.at = r.at.Add(gap)
 	ev.RunID, ev.At = r.run, r.at
 	r.events = append(r.events, ev)
 }
 
 func (r *recording) start(cuelist string, cues ...string) {
-	info := make([]runner.CueInfo, len(cues))
+	info := make([]record.CueInfo, len(cues))
 	for i, c := range cues {
-		info[i] = runner.CueInfo{ID: c, Agents: []string{"worker"}, After: r.after[c]}
+		info[i] = record.CueInfo{ID: c, Agents: []string{"worker"}, After: r.after[c]}
 	}
-	r.add(0, runner.Event{Type: runner.EvRunStarted, Data: runner.RunStartedData{Cuelist: cuelist, Cues: info}})
-	r.add(time.Millisecond, runner.Event{Type: runner.EvRunState, State: string(runner.RunRunning)})
+	r.add(0, record.Event{Type: record.EvRunStarted, Data: record.RunStartedData{Cuelist: cuelist, Cues: info}})
+	r.add(time.Millisecond, record.Event{Type: record.EvRunState, State: string(record.RunRunning)})
 }
 
 // cue takes cue through its phases and one attempt per outcome (the last
 // one decides), each took long.
 func (r *recording) cue(cue string, took time.Duration, outcomes ...string) {
-	for _, ph := range []runner.CueState{runner.CueWarning, runner.CueStandby, runner.CueGo} {
-		r.add(10*time.Millisecond, runner.Event{Type: runner.EvCueState, Cue: cue, State: string(ph)})
+	for _, ph := range []record.CueState{record.CueWarning, record.CueStandby, record.CueGo} {
+		r.add(10*time.Millisecond, record.Event{Type: record.EvCueState, Cue: cue, State: string(ph)})
 	}
 	for i, o := range outcomes {
-		r.add(10*time.Millisecond, runner.Event{Type: runner.EvAttemptStarted, Cue: cue, Agent: "worker", Attempt: i + 1, Data: runner.AttemptStartedData{}})
+		r.add(10*time.Millisecond, record.Event{Type: record.EvAttemptStarted, Cue: cue, Agent: "worker", Attempt: i + 1, Data: record.AttemptStartedData{}})
 		reason := ""
 		if o == "failed" {
 			reason = "exit status 1: 3 tests failed"
 		}
-		r.add(took, runner.Event{Type: runner.EvAttemptEnded, Cue: cue, Agent: "worker", Attempt: i + 1, State: o, Reason: reason,
-			Data: runner.AttemptEndedData{Outputs: map[string]any{"summary": cue + " " + o}}})
+		r.add(took, record.Event{Type: record.EvAttemptEnded, Cue: cue, Agent: "worker", Attempt: i + 1, State: o, Reason: reason,
+			Data: record.AttemptEndedData{Outputs: map[string]any{"summary": cue + " " + o}}})
 	}
 	last := outcomes[len(outcomes)-1]
 	if last == "completed" {
-		r.add(time.Millisecond, runner.Event{Type: runner.EvCueState, Cue: cue, State: last, Data: runner.CueStateData{Outputs: map[string]any{"summary": cue + " done"}}})
+		r.add(time.Millisecond, record.Event{Type: record.EvCueState, Cue: cue, State: last, Data: record.CueStateData{Outputs: map[string]any{"summary": cue + " done"}}})
 	} else {
-		r.add(time.Millisecond, runner.Event{Type: runner.EvCueState, Cue: cue, State: last, Reason: "worker: exit status 1: 3 tests failed"})
+		r.add(time.Millisecond, record.Event{Type: record.EvCueState, Cue: cue, State: last, Reason: "worker: exit status 1: 3 tests failed"})
 	}
 }
 
 func (r *recording) state(cue, state, reason string) {
-	r.add(time.Millisecond, runner.Event{Type: runner.EvCueState, Cue: cue, State: state, Reason: reason})
+	r.add(time.Millisecond, record.Event{Type: record.EvCueState, Cue: cue, State: state, Reason: reason})
 }
 
 func (r *recording) end(state, reason string) {
-	r.add(time.Millisecond, runner.Event{Type: runner.EvRunState, State: state, Reason: reason})
+	r.add(time.Millisecond, record.Event{Type: record.EvRunState, State: state, Reason: reason})
 }
 
 func (r *recording) save(t *testing.T, w *store.DB) {
@@ -130,9 +130,9 @@ func screensDB(t *testing.T, path string) {
 	for _, ph := range []string{"warning", "standby", "go"} {
 		ask.state("DECIDE", ph, "")
 	}
-	ask.add(time.Second, runner.Event{Type: runner.EvAttemptStarted, Cue: "DECIDE", Agent: "worker", Attempt: 1, Data: runner.AttemptStartedData{}})
-	ask.add(time.Second, runner.Event{Type: runner.EvQuestion, Cue: "DECIDE", Agent: "worker", Attempt: 1,
-		Data: runner.QuestionData{ID: "q1", Question: "Close issue 412 as a duplicate of 398?", Complexity: "quick", To: "person", Deadline: at.Add(30 * 24 * time.Hour)}})
+	ask.add(time.Second, record.Event{Type: record.EvAttemptStarted, Cue: "DECIDE", Agent: "worker", Attempt: 1, Data: record.AttemptStartedData{}})
+	ask.add(time.Second, record.Event{Type: record.EvQuestion, Cue: "DECIDE", Agent: "worker", Attempt: 1,
+		Data: record.QuestionData{ID: "q1", Question: "Close issue 412 as a duplicate of 398?", Complexity: "quick", To: "person", Deadline: at.Add(30 * 24 * time.Hour)}})
 	ask.end("paused", "waiting for an answer")
 	ask.save(t, w)
 	if err := w.Flush(context.Background()); err != nil {

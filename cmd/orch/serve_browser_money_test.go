@@ -11,12 +11,12 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
 // TestBrowserMoney: the page prints money as orch does everywhere, to the
-// cent or to 4 significant digits under a cent (runner.FormatUSD), never
+// cent or to 4 significant digits under a cent (record.FormatUSD), never
 // the float as the agent summed it.
 func TestBrowserMoney(t *testing.T) {
 	ctx := browser(t)
@@ -29,8 +29,8 @@ func TestBrowserMoney(t *testing.T) {
 		r := &recording{run: []string{"m00000000001", "m00000000002"}[i], at: fixtureStart.Add(time.Duration(i) * time.Hour)}
 		r.start("costly", "CODE")
 		r.cue("CODE", time.Second, "completed")
-		r.add(time.Millisecond, runner.Event{Type: runner.EvUsage, Cue: "CODE", Agent: "worker", Attempt: 1,
-			Data: runner.UsageData{CostUSD: cost, RunCostUSD: cost}})
+		r.add(time.Millisecond, record.Event{Type: record.EvUsage, Cue: "CODE", Agent: "worker", Attempt: 1,
+			Data: record.UsageData{CostUSD: cost, RunCostUSD: cost}})
 		r.end("completed", "")
 		r.save(t, w)
 	}
@@ -48,8 +48,8 @@ func TestBrowserMoney(t *testing.T) {
 	}
 	for _, usd := range []float64{0, 0.5, 12.345, 0.0123, 0.0043216, 0.005, 0.00001234, 0.009996, 0.0099996} {
 		js := evalString(t, ctx, "orch.money("+strconv.FormatFloat(usd, 'g', -1, 64)+")")
-		if want := runner.FormatUSD(usd); js != want {
-			t.Errorf("orch.money(%v) = %s, want %s as runner.FormatUSD", usd, js, want)
+		if want := record.FormatUSD(usd); js != want {
+			t.Errorf("orch.money(%v) = %s, want %s as record.FormatUSD", usd, js, want)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -18,7 +18,7 @@ import (
 func appendEvents(t *testing.T, w *store.DB, lines ...string) {
 	t.Helper()
 	for _, line := range lines {
-		var ev runner.Event
+		var ev record.Event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}

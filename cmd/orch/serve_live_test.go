@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // TestServeLiveRun: on a running run (its owner here, as the runner does it)
@@ -23,7 +23,7 @@ func TestServeLiveRun(t *testing.T) {
 		`{"run_id":"r2","type":"run/state","state":"running"}`,
 		`{"run_id":"r2","type":"question/asked","cue":"A","agent":"a","attempt":1,"data":{"id":"q1","question":"Which database?","complexity":"deep","to":"person"}}`,
 	} {
-		var ev runner.Event
+		var ev record.Event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatal(err)
 		}

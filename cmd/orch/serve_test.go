@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -32,15 +32,15 @@ func serveFixture(t *testing.T, token string) (*httptest.Server, *store.DB) {
 	}
 	t.Cleanup(func() { w.Close() })
 	ctx := context.Background()
-	started := runner.RunStartedData{Cuelist: "c" + xss, Cues: []runner.CueInfo{{ID: "A", Agents: []string{"a"}}}}
-	if err := w.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvRunStarted, Data: started},
-		runner.Event{RunID: "r1", Type: runner.EvRunState, State: string(runner.RunCompleted), Reason: "done " + xss}); err != nil {
+	started := record.RunStartedData{Cuelist: "c" + xss, Cues: []record.CueInfo{{ID: "A", Agents: []string{"a"}}}}
+	if err := w.Append(ctx, record.Event{RunID: "r1", Type: record.EvRunStarted, Data: started},
+		record.Event{RunID: "r1", Type: record.EvRunState, State: string(record.RunCompleted), Reason: "done " + xss}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.BlackboardWrite(ctx, "r1", "plan", json.RawMessage(`"`+xss+`"`), "person"); err != nil {
 		t.Fatal(err)
 	}
-	w.Log(runner.LogLine{RunID: "r1", Cue: "A", Agent: "a", Attempt: 1, Stream: "stderr", Text: xss})
+	w.Log(record.LogLine{RunID: "r1", Cue: "A", Agent: "a", Attempt: 1, Stream: "stderr", Text: xss})
 	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func testStream(t *testing.T, path string) {
 				go func() {
 					defer close(written)
 					for i := range 5 {
-						if err := w.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvNote, Reason: "note " + strconv.Itoa(i)}); err != nil {
+						if err := w.Append(ctx, record.Event{RunID: "r1", Type: record.EvNote, Reason: "note " + strconv.Itoa(i)}); err != nil {
 							t.Error(err)
 						}
 					}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -192,12 +192,12 @@ type statusJSON struct {
 	// Escalations are the high and critical ones; acknowledged_at is null
 	// until the person acknowledges one (orch ack).
 	Escalations []escalationJSON      `json:"escalations"`
-	Conflicts   []runner.ConflictData `json:"conflicts"`
+	Conflicts   []record.ConflictData `json:"conflicts"`
 	Credits     float64               `json:"credits"`
 	Used
 	Worktrees []worktreeJSON `json:"worktrees"` // the branches the run's attempts worked on (kept after the run)
 	// Result is where a completed run's worktree branches were merged.
-	Result  *runner.ResultBranch `json:"result,omitempty"`
+	Result  *record.ResultBranch `json:"result,omitempty"`
 	Owner   *ownerJSON           `json:"owner,omitempty"`
 	Waiting []string             `json:"waiting_for_go,omitempty"`
 	Counts  map[string]int       `json:"counts"`
@@ -210,7 +210,7 @@ type Used struct {
 	OutputTokens int64   `json:"output_tokens"`
 }
 
-func usedJSON(u runner.Usage) Used {
+func usedJSON(u record.Usage) Used {
 	return Used{CostUSD: u.CostUSD, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
 }
 
@@ -271,7 +271,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	if err != nil {
 		return false, err
 	}
-	ended := r.State.Ended() || r.State == runner.RunPaused || r.State == runner.RunInterrupted
+	ended := r.State.Ended() || r.State == record.RunPaused || r.State == record.RunInterrupted
 	reported, err := reportedStates(ctx, db, r.ID)
 	if err != nil {
 		return false, err
@@ -285,7 +285,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 			EndedAt: timeJSON(r.EndedAt), Inputs: r.Inputs, Questions: questionsJSON(r.Questions), Escalations: escalationsJSON(r.Escalations), Conflicts: r.Conflicts,
 			Credits: r.Credits, Used: usedJSON(r.Used), Worktrees: []worktreeJSON{}, Result: result, Counts: map[string]int{}}
 		if out.Conflicts == nil {
-			out.Conflicts = []runner.ConflictData{}
+			out.Conflicts = []record.ConflictData{}
 		}
 		if r.OwnerPID != 0 {
 			out.Owner = &ownerJSON{PID: r.OwnerPID, Host: r.OwnerHost}
@@ -302,7 +302,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 				if a.WorktreeBranch != "" {
 					out.Worktrees = append(out.Worktrees, worktreeJSON{Cue: c.ID, Agent: a.Agent, Attempt: a.Number, Branch: a.WorktreeBranch, Commit: a.WorktreeCommit})
 				}
-				if a.State == runner.AttemptFailed {
+				if a.State == record.AttemptFailed {
 					if aj.Tail, err = db.AttemptTail(ctx, r.ID, c.ID, a.Agent, a.Number, opts.tailLines); err != nil {
 						return false, err
 					}
@@ -347,7 +347,7 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	var failed []string
 	for _, c := range r.Cues {
 		for _, a := range c.Attempts {
-			if a.State == runner.AttemptFailed {
+			if a.State == record.AttemptFailed {
 				failed = append(failed, fmt.Sprintf("  %s attempt %d (%s): %s: %s", c.ID, a.Number, a.Agent, a.Class, oneLine(a.Reason, 100)))
 				tail, err := db.AttemptTail(ctx, r.ID, c.ID, a.Agent, a.Number, opts.tailLines)
 				if err != nil {

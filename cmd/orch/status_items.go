@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -41,13 +41,13 @@ func fanOuts(cues []store.CueDetail) map[string]*itemsJSON {
 		f.IDs = append(f.IDs, c.ID)
 		f.States[string(c.State)]++
 		switch {
-		case c.State == runner.CueCompleted:
+		case c.State == record.CueCompleted:
 			f.Completed++
-		case c.State == runner.CueStopped:
+		case c.State == record.CueStopped:
 			f.Stopped++
 		case c.State.Final():
 			f.Failed++
-		case c.State == runner.CueWarning || c.State == runner.CueStandby || c.State == runner.CueGo:
+		case c.State == record.CueWarning || c.State == record.CueStandby || c.State == record.CueGo:
 			f.Running++
 		default:
 			f.Pending++

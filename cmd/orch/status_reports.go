@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -26,13 +27,13 @@ type reportedJSON struct {
 
 // reportedStates is the last reported state of each cue or task of a run.
 func reportedStates(ctx context.Context, db *store.DB, runID string) (map[string]*reportedJSON, error) {
-	events, err := db.EventsOfType(ctx, runID, runner.EvAgentStatus)
+	events, err := db.EventsOfType(ctx, runID, record.EvAgentStatus)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]*reportedJSON{}
 	for _, e := range events {
-		d, _ := e.Data.(runner.StatusData)
+		d, _ := e.Data.(record.StatusData)
 		out[e.Cue] = &reportedJSON{Agent: e.Agent, State: e.State, Progress: d.Progress, Detail: d.Detail, At: timeJSON(e.At)}
 	}
 	return out, nil
@@ -42,7 +43,7 @@ func reportedStates(ctx context.Context, db *store.DB, runID string) (map[string
 func printReported(w io.Writer, r *store.RunDetail, reported map[string]*reportedJSON) {
 	var lines []string
 	for _, c := range r.Cues {
-		if rep := reported[c.ID]; rep != nil && c.State == runner.CueGo {
+		if rep := reported[c.ID]; rep != nil && c.State == record.CueGo {
 			lines = append(lines, fmt.Sprintf("  %s %s: %s (%s)", c.ID, rep.Agent, statusText(rep.State, rep.Progress, rep.Detail), agoText(rep.At)))
 		}
 	}
@@ -73,14 +74,14 @@ func askAgents(cmd *cobra.Command, ref, cue string, wait time.Duration) error {
 		if err != nil {
 			return err
 		}
-		if state != runner.RunRunning {
+		if state != record.RunRunning {
 			return fmt.Errorf("run %s is %s: no agent is at work to ask", id, state)
 		}
-		before, err := db.EventsOfType(ctx, id, runner.EvAgentStatus)
+		before, err := db.EventsOfType(ctx, id, record.EvAgentStatus)
 		if err != nil {
 			return err
 		}
-		if _, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "status-request", Cue: cue}); err != nil {
+		if _, err := db.AddCommand(ctx, record.Command{RunID: id, Kind: "status-request", Cue: cue}); err != nil {
 			return err
 		}
 		for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
@@ -89,7 +90,7 @@ func askAgents(cmd *cobra.Command, ref, cue string, wait time.Duration) error {
 				return ctx.Err()
 			case <-time.After(50 * time.Millisecond):
 			}
-			if now, err := db.EventsOfType(ctx, id, runner.EvAgentStatus); err == nil && len(now) > len(before) {
+			if now, err := db.EventsOfType(ctx, id, record.EvAgentStatus); err == nil && len(now) > len(before) {
 				time.Sleep(200 * time.Millisecond) // the other agents' answers, a moment behind
 				return nil
 			}
@@ -135,10 +136,10 @@ block or --notify, which send notices to you.)`,
 				if err != nil {
 					return err
 				}
-				if state != runner.RunRunning {
+				if state != record.RunRunning {
 					return fmt.Errorf("run %s is %s: no orch process is running it to change its notification mode", id, state)
 				}
-				if _, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "notify-mode", Cue: cue, Arg: mode}); err != nil {
+				if _, err := db.AddCommand(ctx, record.Command{RunID: id, Kind: "notify-mode", Cue: cue, Arg: mode}); err != nil {
 					return err
 				}
 				where := "run " + id

@@ -5,7 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -81,7 +81,7 @@ type questionJSON struct {
 	ClosedAt   *string `json:"closed_at"`
 	Deadline   *string `json:"deadline"`
 	// Options are the answers it takes ({id, name, kind}); none: any.
-	Options []runner.QuestionOption `json:"options,omitempty"`
+	Options []record.QuestionOption `json:"options,omitempty"`
 }
 
 func questionsJSON(qs []store.QuestionDetail) []questionJSON {
@@ -170,7 +170,7 @@ func printQuestions(w io.Writer, r *store.RunDetail) {
 		for _, q := range closed {
 			how := q.State
 			switch {
-			case q.State == runner.QuestionAnswered:
+			case q.State == record.QuestionAnswered:
 				how = fmt.Sprintf("answered by %s: %s", q.By, oneLine(q.Answer, 60))
 			case q.Reason != "":
 				how += ": " + oneLine(q.Reason, 60)

@@ -7,16 +7,16 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
 // usedText says what the agents reported they used: "$0.42, 1200 in / 300
 // out tokens" (the parts reported).
-func usedText(u runner.Usage) string {
+func usedText(u record.Usage) string {
 	var parts []string
 	if u.CostUSD > 0 {
-		parts = append(parts, runner.FormatUSD(u.CostUSD))
+		parts = append(parts, record.FormatUSD(u.CostUSD))
 	}
 	if u.InputTokens > 0 || u.OutputTokens > 0 {
 		parts = append(parts, fmt.Sprintf("%d in / %d out tokens", u.InputTokens, u.OutputTokens))
@@ -26,7 +26,7 @@ func usedText(u runner.Usage) string {
 
 // printUsed lists what each cue's agents reported they used, when any did.
 func printUsed(w io.Writer, r *store.RunDetail) {
-	if r.Used == (runner.Usage{}) {
+	if r.Used == (record.Usage{}) {
 		return
 	}
 	fmt.Fprintf(w, "\nused (as the agents reported): %s\n", usedAndCredits(r.Used))
@@ -34,16 +34,16 @@ func printUsed(w io.Writer, r *store.RunDetail) {
 	fmt.Fprintln(tw, "  CUE\tCOST\tINPUT TOKENS\tOUTPUT TOKENS\tCREDITS")
 	for _, c := range r.Cues {
 		u := c.Used()
-		if u == (runner.Usage{}) {
+		if u == (record.Usage{}) {
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%s\n", c.ID, runner.FormatUSD(u.CostUSD), u.InputTokens, u.OutputTokens, strconv.FormatFloat(u.Credits, 'f', -1, 64))
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%s\n", c.ID, record.FormatUSD(u.CostUSD), u.InputTokens, u.OutputTokens, strconv.FormatFloat(u.Credits, 'f', -1, 64))
 	}
 	_ = tw.Flush()
 }
 
 // usedAndCredits is usedText with the credits, when there are some.
-func usedAndCredits(u runner.Usage) string {
+func usedAndCredits(u record.Usage) string {
 	s := usedText(u)
 	if u.Credits > 0 {
 		s = strings.TrimPrefix(s+", "+strconv.FormatFloat(u.Credits, 'f', -1, 64)+" credits", ", ")

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -33,10 +33,10 @@ func stopCue(ctx context.Context, io *streams, db *store.DB, id, cue string, wai
 	case c.State.Final():
 		fmt.Fprintf(io.out, "cue %s of run %s is already %s\n", cue, id, c.State)
 		return nil
-	case r.State != runner.RunRunning:
+	case r.State != record.RunRunning:
 		return usageError(fmt.Errorf("run %s is %s: orch stop RUN CUE stops a cue of a running run (orch stop %s stops the run)", id, r.State, id))
 	}
-	if _, err := db.AddCommand(ctx, runner.Command{RunID: id, Kind: "stop", Cue: cue, Arg: "stopped by " + stoppedBy()}); err != nil {
+	if _, err := db.AddCommand(ctx, record.Command{RunID: id, Kind: "stop", Cue: cue, Arg: "stopped by " + stoppedBy()}); err != nil {
 		return err
 	}
 	for deadline := time.Now().Add(wait); ; {
@@ -47,7 +47,7 @@ func stopCue(ctx context.Context, io *streams, db *store.DB, id, cue string, wai
 		if tree := subtree(r, cue); allFinal(tree) {
 			return reportStopped(io, id, cue, tree)
 		}
-		if r.State.Ended() || r.State != runner.RunRunning {
+		if r.State.Ended() || r.State != record.RunRunning {
 			return fmt.Errorf("run %s is %s before cue %s ended", id, r.State, cue)
 		}
 		if time.Now().After(deadline) {
@@ -61,11 +61,11 @@ func stopCue(ctx context.Context, io *streams, db *store.DB, id, cue string, wai
 func reportStopped(io *streams, id, cue string, tree []*store.CueDetail) error {
 	var stopped []string
 	for _, t := range tree {
-		if t.State == runner.CueStopped {
+		if t.State == record.CueStopped {
 			stopped = append(stopped, t.ID)
 		}
 	}
-	if tree[0].State != runner.CueStopped { // it ended by itself before the stop reached it
+	if tree[0].State != record.CueStopped { // it ended by itself before the stop reached it
 		fmt.Fprintf(io.out, "cue %s of run %s ended %s before the stop reached it\n", cue, id, tree[0].State)
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/orch-cli/orch/internal/otelrun"
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // display is how a command that runs a run in the foreground shows it.
@@ -66,7 +66,7 @@ type streamPrinter struct {
 	width    int
 	terminal bool // control characters are shown as ^X (terminalSafe)
 
-	lines chan runner.LogLine
+	lines chan record.LogLine
 	done  chan struct{}
 
 	mu      sync.Mutex
@@ -81,7 +81,7 @@ type streamPrinter struct {
 var streamColors = []string{"36", "33", "32", "35", "34", "96", "93", "92", "95", "94"}
 
 func newStreamPrinter(print func(string), color bool, p *planner.Plan) *streamPrinter {
-	s := &streamPrinter{print: print, color: color, lines: make(chan runner.LogLine, streamBuffer), done: make(chan struct{}),
+	s := &streamPrinter{print: print, color: color, lines: make(chan record.LogLine, streamBuffer), done: make(chan struct{}),
 		colors: map[string]string{}}
 	for _, c := range p.Order {
 		for _, a := range c.Agents {
@@ -95,7 +95,7 @@ func newStreamPrinter(print func(string), color bool, p *planner.Plan) *streamPr
 
 // add queues a line; it never blocks. A line that comes once the run has
 // ended (an agent's last words while it is being stopped) is not shown.
-func (s *streamPrinter) add(l runner.LogLine) {
+func (s *streamPrinter) add(l record.LogLine) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -129,7 +129,7 @@ func (s *streamPrinter) noteDropped() {
 	}
 }
 
-func (s *streamPrinter) format(l runner.LogLine) string {
+func (s *streamPrinter) format(l record.LogLine) string {
 	prefix := l.Cue + " " + l.Agent
 	if pad := s.width - len(prefix); pad > 0 {
 		prefix += strings.Repeat(" ", pad)
@@ -168,11 +168,11 @@ func (s *streamPrinter) close() {
 // streamRecorder hands each output line the runner records to the printer
 // as well.
 type streamRecorder struct {
-	runner.Recorder
+	record.Recorder
 	s *streamPrinter
 }
 
-func (r streamRecorder) Log(line runner.LogLine) {
+func (r streamRecorder) Log(line record.LogLine) {
 	r.Recorder.Log(line)
 	r.s.add(line)
 }

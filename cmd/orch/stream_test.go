@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -36,7 +36,7 @@ func TestStreamNeverBlocksAndCountsWhatItDrops(t *testing.T) {
 	s := newStreamPrinter(print, false, streamPlan(map[string][]string{"BUILD": {"make"}}))
 	const total = streamBuffer + 1000
 	for i := range total {
-		s.add(runner.LogLine{RunID: "abc", Cue: "BUILD", Agent: "make", Text: fmt.Sprint("line ", i)})
+		s.add(record.LogLine{RunID: "abc", Cue: "BUILD", Agent: "make", Text: fmt.Sprint("line ", i)})
 	}
 	close(release)
 	s.close()
@@ -65,11 +65,11 @@ func TestStreamPrefixAndColours(t *testing.T) {
 	var shown []string
 	print := func(line string) { mu.Lock(); shown = append(shown, line); mu.Unlock() }
 	s := newStreamPrinter(print, true, streamPlan(map[string][]string{"A": {"x"}, "LONGER": {"agent"}}))
-	s.add(runner.LogLine{Cue: "A", Agent: "x", Text: "one\n"})
-	s.add(runner.LogLine{Cue: "LONGER", Agent: "agent", Text: "two"})
-	s.add(runner.LogLine{Cue: "A/1", Agent: "helper", Text: "three"})
+	s.add(record.LogLine{Cue: "A", Agent: "x", Text: "one\n"})
+	s.add(record.LogLine{Cue: "LONGER", Agent: "agent", Text: "two"})
+	s.add(record.LogLine{Cue: "A/1", Agent: "helper", Text: "three"})
 	s.close()
-	s.add(runner.LogLine{Cue: "A", Agent: "x", Text: "late"})
+	s.add(record.LogLine{Cue: "A", Agent: "x", Text: "late"})
 	want := []string{
 		"\x1b[36mA x          |\x1b[0m one",
 		"\x1b[33mLONGER agent |\x1b[0m two",
@@ -85,10 +85,10 @@ func TestStreamPrefixAndColours(t *testing.T) {
 // prompt is part of the block).
 func TestStreamPrintsAboveTheLiveBlock(t *testing.T) {
 	var out syncBuffer
-	cues := []runner.CueInfo{{ID: "BUILD", Agents: []string{"make"}}}
+	cues := []record.CueInfo{{ID: "BUILD", Agents: []string{"make"}}}
 	p := newLiveProgress(&out, liveOptions{size: func() (int, int) { return 60, 12 }, cues: cues})
 	defer p.stop()
-	p.event(runner.Event{RunID: "abc", Type: runner.EvCueState, Cue: "BUILD", State: string(runner.CueGo), At: time.Now()})
+	p.event(record.Event{RunID: "abc", Type: record.EvCueState, Cue: "BUILD", State: string(record.CueGo), At: time.Now()})
 	p.mu.Lock()
 	p.redraw()
 	p.mu.Unlock()

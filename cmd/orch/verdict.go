@@ -12,6 +12,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -20,12 +21,12 @@ import (
 // printed, and the cues it blocked; then what to do next. The plan's cues
 // only: child tasks are in orch status.
 func printVerdict(io *streams, db *store.DB, plan *planner.Plan, res *runner.Result, took time.Duration, tailLines int) {
-	counts := map[runner.CueState]int{}
+	counts := map[record.CueState]int{}
 	for _, c := range res.Cues {
 		counts[c.State]++
 	}
 	var parts []string
-	for _, s := range []runner.CueState{runner.CueCompleted, runner.CueFailed, runner.CueBlocked, runner.CueSkipped, runner.CueStopped, runner.CueInterrupted, runner.CuePending} {
+	for _, s := range []record.CueState{record.CueCompleted, record.CueFailed, record.CueBlocked, record.CueSkipped, record.CueStopped, record.CueInterrupted, record.CuePending} {
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}
@@ -34,7 +35,7 @@ func printVerdict(io *streams, db *store.DB, plan *planner.Plan, res *runner.Res
 	if rb := res.ResultBranch; rb != nil {
 		fmt.Fprintf(io.out, "  %s (orch land %s brings it into your branch)\n", resultLine(rb), res.RunID)
 	}
-	if res.State != runner.RunCompleted && res.State != runner.RunPaused && !strings.HasPrefix(res.Reason, "failed: ") {
+	if res.State != record.RunCompleted && res.State != record.RunPaused && !strings.HasPrefix(res.Reason, "failed: ") {
 		fmt.Fprintf(io.out, "  %s\n", res.Reason)
 	}
 	detail, _ := db.Run(context.Background(), res.RunID) // nil: the summary goes on without the store's detail
@@ -53,11 +54,11 @@ func printVerdict(io *streams, db *store.DB, plan *planner.Plan, res *runner.Res
 		}
 	}
 	switch res.State {
-	case runner.RunFailed:
+	case record.RunFailed:
 		if len(failed) > 0 {
 			fmt.Fprintf(io.out, "  its output: orch logs %s %s\n", res.RunID, failed[0].ID)
 		}
-	case runner.RunPaused:
+	case record.RunPaused:
 		for _, cue := range res.Waiting {
 			fmt.Fprintf(io.out, "  %s waits for GO; continue with: orch go %s %s\n", cue, res.RunID, cue)
 		}
@@ -75,7 +76,7 @@ func failedFirst(res *runner.Result, detail *store.RunDetail) []runner.CueOutcom
 	}
 	var failed []runner.CueOutcome
 	for _, c := range res.Cues {
-		if c.State == runner.CueFailed {
+		if c.State == record.CueFailed {
 			failed = append(failed, c)
 		}
 	}
@@ -98,7 +99,7 @@ func lastFailures(detail *store.RunDetail, cue string) []store.AttemptDetail {
 		last := map[string]int{}
 		var out []store.AttemptDetail
 		for _, a := range c.Attempts {
-			if a.State != runner.AttemptFailed {
+			if a.State != record.AttemptFailed {
 				continue
 			}
 			if i, ok := last[a.Agent]; ok {
@@ -116,7 +117,7 @@ func lastFailures(detail *store.RunDetail, cue string) []store.AttemptDetail {
 // blockedBy maps each failed cue to the blocked cues that waited for it,
 // directly or through other blocked cues, in plan order.
 func blockedBy(plan *planner.Plan, res *runner.Result) map[string][]string {
-	state := map[string]runner.CueState{}
+	state := map[string]record.CueState{}
 	for _, c := range res.Cues {
 		state[c.ID] = c.State
 	}
@@ -138,9 +139,9 @@ func blockedBy(plan *planner.Plan, res *runner.Result) map[string][]string {
 		}
 		for _, d := range c.Deps {
 			switch state[d.ID] {
-			case runner.CueFailed:
+			case record.CueFailed:
 				r = appendNew(r, d.ID)
-			case runner.CueBlocked:
+			case record.CueBlocked:
 				for _, x := range rootsOf(d.ID) {
 					r = appendNew(r, x)
 				}
@@ -150,7 +151,7 @@ func blockedBy(plan *planner.Plan, res *runner.Result) map[string][]string {
 		return r
 	}
 	for _, c := range res.Cues {
-		if c.State == runner.CueBlocked {
+		if c.State == record.CueBlocked {
 			for _, root := range rootsOf(c.ID) {
 				out[root] = append(out[root], c.ID)
 			}
@@ -180,10 +181,10 @@ func terminalLive(io *streams, ro runner.Options, tail tailFunc) liveOptions {
 			return cols, rows
 		}}
 	for _, c := range ro.Plan.Cues {
-		o.cues = append(o.cues, runner.CueInfo{ID: c.ID, Agents: c.Agents})
+		o.cues = append(o.cues, record.CueInfo{ID: c.ID, Agents: c.Agents})
 	}
 	if ro.Resume != nil {
-		o.states = map[string]runner.CueState{}
+		o.states = map[string]record.CueState{}
 		for id, c := range ro.Resume.Cues {
 			o.states[id] = c.State
 		}

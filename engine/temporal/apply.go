@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
@@ -36,13 +36,12 @@ func (w *wf) apply() {
 }
 
 func (w *wf) applyOne(d sched.Decision) {
-	c := w.core.Cue(d.Cue) // a plan cue, or a fan-out's item
+	r := w.lastEnd // the attempt end the core's AttemptEnded decision records
+	for _, ev := range record.EventFor(w.plan, w.core, d, record.AttemptEnd{PID: r.PID, ExitCode: r.ExitCode, Outputs: r.Outputs}) {
+		w.emit(ev)
+	}
 	switch d.Kind {
-	case sched.CueState:
-		w.emit(runner.CueStateEvent(c.ID, d))
 	case sched.StartAttempt:
-		w.emit(runner.Event{Type: runner.EvAttemptStarted, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
-			Data: runner.AttemptStartedData{Fallback: d.Fallback}})
 		f := w.newFlight(d)
 		if !trivial(d.Agent) {
 			w.phase(f, ActivityWarning, nil, func() { w.core.Warned(f.pos, f.slot, f.number) })
@@ -59,36 +58,14 @@ func (w *wf) applyOne(d sched.Decision) {
 		if f := w.atts[d.Cue][d.Target]; f != nil {
 			w.stop(f, d.Reason)
 		}
-	case sched.AttemptEnded:
-		r := w.lastEnd
-		w.emit(runner.Event{Type: runner.EvAttemptEnded, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
-			State: string(d.AttemptState), Reason: d.Reason,
-			Data: runner.AttemptEndedData{Class: d.Class, ExitCode: r.ExitCode, PID: r.PID, Outputs: r.Outputs}})
-	case sched.Cooldown:
-		w.emit(runner.Event{Type: runner.EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Reason: d.Reason, Data: runner.CooldownData{Until: d.Until}})
-	case sched.CooldownCleared:
-		w.emit(runner.Event{Type: runner.EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt, Reason: d.Reason, Data: runner.CooldownData{Until: d.Until, Cleared: true}})
-	case sched.Retry:
-		when := ""
-		if !d.Until.IsZero() {
-			when = ", when its cooldown ends"
-		}
-		w.emit(runner.Event{Type: runner.EvNote, Cue: c.ID, Agent: d.Agent.ID, Attempt: d.Attempt,
-			Reason: fmt.Sprintf("%s (%s): retry %d of %d in %s%s", d.Reason, d.Class, d.N, d.Max, d.Delay.Round(time.Millisecond), when)})
-	case sched.Fallback:
-		w.emit(runner.Event{Type: runner.EvNote, Cue: c.ID, Agent: d.Agent.ID, Reason: fmt.Sprintf("%s %s: falling back to %s", d.Agent.ID, d.Reason, d.To.ID)})
 	case sched.Export:
 		b, err := json.Marshal(d.Value)
 		if err != nil {
 			b = []byte("null")
 		}
-		w.writeBoard(d.Key, b, d.Agent.ID, c.ID)
-	case sched.Conflict:
-		w.conflict(d)
-	case sched.ManualGo:
-		w.emit(runner.Event{Type: runner.EvManualGo, Cue: c.ID, Reason: d.Reason})
+		w.writeBoard(d.Key, b, d.Agent.ID, w.core.Cue(d.Cue).ID)
 	case sched.Expand:
-		w.expand(c.ID, d)
+		w.expand(d)
 	}
 }
 
@@ -98,42 +75,11 @@ func (w *wf) writeBoard(key string, value json.RawMessage, author, cue string) {
 	e.value, e.author = value, author
 	e.version++
 	w.board[key] = e
-	seq := w.emit(runner.Event{Type: runner.EvBlackboard, Cue: cue, Agent: author, Data: runner.BlackboardData{Key: key, Version: e.version}})
+	seq := w.emit(record.Event{Type: record.EvBlackboard, Cue: cue, Agent: author, Data: record.BlackboardData{Key: key, Version: e.version}})
 	if w.log.values == nil {
 		w.log.values = map[int64]json.RawMessage{}
 	}
 	w.log.values[seq] = value
-}
-
-func (w *wf) conflict(d sched.Decision) {
-	c, s := w.core.Cue(d.Cue), d.Subject
-	cues, agents := []string{}, map[string]bool{}
-	for _, pos := range d.Holders {
-		cues = append(cues, w.core.Cue(pos).ID)
-		for _, a := range w.core.Cue(pos).Agents {
-			agents[a] = true
-		}
-	}
-	cues = append(cues, c.ID)
-	for _, a := range c.Agents {
-		agents[a] = true
-	}
-	names := make([]string, 0, len(agents))
-	for a := range agents {
-		names = append(names, a)
-	}
-	sort.Strings(names)
-	data := runner.ConflictData{ConflictType: s.Kind, CuesInvolved: cues, AgentsInvolved: names, ResourceInQuestion: s.Name,
-		Capacity: d.Capacity, ProposedResolution: w.plan.Strategy}
-	if len(d.Holders) > 0 {
-		h := w.core.Cue(d.Holders[0])
-		data.Winner = h.ID
-		if len(h.Agents) > 0 {
-			data.SuggestedWinner = h.Agents[0]
-		}
-	}
-	data.Reason = fmt.Sprintf("cue %s waits for %s %s, held by %v (capacity %d)", c.ID, s.Kind, s.Name, cues[:len(cues)-1], d.Capacity)
-	w.emit(runner.Event{Type: runner.EvConflict, Cue: c.ID, Reason: data.Reason, Data: data})
 }
 
 // newFlight registers the attempt the core started.
@@ -164,9 +110,9 @@ func (w *wf) stop(f *flight, why string) {
 func (w *wf) task(pos int, f *flight) *runner.Task {
 	t := runner.PlanTask(w.plan, w.core, pos, w.in.Inputs, f.agent.ID)
 	t.RunID, t.Attempt = w.in.RunID, f.number
-	entries := map[string]runner.BlackboardEntry{}
+	entries := map[string]record.BlackboardEntry{}
 	for k, e := range w.board {
-		entries[k] = runner.BlackboardEntry{Key: k, Value: e.value, Version: e.version, Author: e.author}
+		entries[k] = record.BlackboardEntry{Key: k, Value: e.value, Version: e.version, Author: e.author}
 	}
 	return runner.WithBoard(t, entries)
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // TestClaimsWithinTheRun: claims are counted within the run on Temporal as
@@ -33,14 +33,14 @@ func TestClaimsWithinTheRun(t *testing.T) {
 	inGo, conflicts := map[string]bool{}, 0
 	for _, e := range evs {
 		switch {
-		case e.Type == runner.EvConflict:
+		case e.Type == record.EvConflict:
 			conflicts++
-		case e.Type == runner.EvCueState && e.State == "go":
+		case e.Type == record.EvCueState && e.State == "go":
 			inGo[e.Cue] = true
 			if len(inGo) > 1 {
 				t.Fatalf("ONE and TWO in GO at once:\n%s", story(evs))
 			}
-		case e.Type == runner.EvCueState && (e.State == "completed" || e.State == "failed"):
+		case e.Type == record.EvCueState && (e.State == "completed" || e.State == "failed"):
 			delete(inGo, e.Cue)
 		}
 	}

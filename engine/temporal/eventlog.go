@@ -3,7 +3,7 @@ package temporal
 import (
 	"encoding/json"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // eventLog is the run's event log as the workflow keeps it: orch's own
@@ -12,13 +12,13 @@ import (
 // key and version only). The follower reads it with the orch.events query.
 type eventLog struct {
 	next   int64
-	events []runner.Event
+	events []record.Event
 	logs   []SeqLogs
 	values map[int64]json.RawMessage // blackboard/updated seq -> value
 	done   bool
 }
 
-func (l *eventLog) add(ev runner.Event) int64 {
+func (l *eventLog) add(ev record.Event) int64 {
 	ev.Seq = l.next
 	l.next++
 	l.events = append(l.events, ev)

@@ -3,7 +3,6 @@ package temporal
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
@@ -13,18 +12,12 @@ import (
 // of the time refused the field), so its history never reaches here.
 const changeForEach = "orch-for-each"
 
-// expand records a fan-out's expansion, as the local runner does, and
-// makes room for its items' attempts at the positions the core gave them.
-func (w *wf) expand(cue string, d sched.Decision) {
+// expand makes room for a fan-out's items' attempts at the positions the
+// core gave them (runner.EventFor records the expansion).
+func (w *wf) expand(d sched.Decision) {
 	workflow.GetVersion(w.ctx, changeForEach, workflow.DefaultVersion, 1)
 	c := w.core.Cue(d.Cue)
 	for range d.Items {
 		w.atts = append(w.atts, make([]*flight, len(c.Agents)))
-	}
-	if !d.Restored {
-		w.emit(runner.FanOutEvent(cue, c.ForEach.Name(), d))
-	}
-	if d.Reason != "" {
-		w.emit(runner.Event{Type: runner.EvNote, Cue: cue, Reason: d.Reason})
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/orch-cli/orch/internal/testfs"
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // TestFanOutOnTemporal: the scheduler core's fan-out runs on Temporal as on
@@ -48,16 +48,16 @@ cuelist:
 	var outputs map[string]any
 	for i, e := range evs {
 		switch {
-		case e.Type == runner.EvFanOut:
+		case e.Type == record.EvFanOut:
 			expanded = i
-			d := e.Data.(runner.FanOutData)
+			d := e.Data.(record.FanOutData)
 			if len(d.Items) != 3 || d.Items[0].ID != "IMPLEMENT[db]" || d.Items[2].ID != "IMPLEMENT[docs]" {
 				t.Errorf("expansion %+v", d)
 			}
-		case e.Type == runner.EvCueState && e.State == "go" && strings.HasPrefix(e.Cue, "IMPLEMENT[") && firstGo < 0:
+		case e.Type == record.EvCueState && e.State == "go" && strings.HasPrefix(e.Cue, "IMPLEMENT[") && firstGo < 0:
 			firstGo = i
-		case e.Type == runner.EvCueState && e.Cue == "IMPLEMENT" && e.State == "completed":
-			outputs = e.Data.(runner.CueStateData).Outputs
+		case e.Type == record.EvCueState && e.Cue == "IMPLEMENT" && e.State == "completed":
+			outputs = e.Data.(record.CueStateData).Outputs
 		}
 	}
 	if expanded < 0 || firstGo < expanded {

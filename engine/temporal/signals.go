@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // listen adds the signals to the workflow's selector: what people do to the
@@ -24,7 +24,7 @@ func (w *wf) listen() {
 			w.resumeFromPause("GO for " + s.Cue + " (" + by + ")")
 			return
 		}
-		w.emit(runner.Event{Type: runner.EvNote, Cue: s.Cue, Reason: "orch go " + s.Cue + ": the run has no such cue, or it already had its GO"})
+		w.emit(record.Event{Type: record.EvNote, Cue: s.Cue, Reason: "orch go " + s.Cue + ": the run has no such cue, or it already had its GO"})
 	})
 	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalStop), func(ch workflow.ReceiveChannel, _ bool) {
 		var s StopSignal
@@ -38,7 +38,7 @@ func (w *wf) listen() {
 			return
 		}
 		if ok, why := w.core.StopCue(s.Cue, reason); !ok {
-			w.emit(runner.Event{Type: runner.EvNote, Cue: s.Cue, Reason: "orch stop " + s.Cue + ": " + why})
+			w.emit(record.Event{Type: record.EvNote, Cue: s.Cue, Reason: "orch stop " + s.Cue + ": " + why})
 		}
 		w.apply()
 	})
@@ -47,7 +47,7 @@ func (w *wf) listen() {
 		ch.Receive(ctx, &s)
 		b, err := json.Marshal(s.Value)
 		if err != nil || s.Key == "" {
-			w.emit(runner.Event{Type: runner.EvNote, Reason: "orch bb set: a key and a JSON value are needed"})
+			w.emit(record.Event{Type: record.EvNote, Reason: "orch bb set: a key and a JSON value are needed"})
 			return
 		}
 		by := s.By
@@ -61,6 +61,6 @@ func (w *wf) listen() {
 		ch.Receive(ctx, &s)
 		// Questions come from jsonl and ACP agents, which this engine does
 		// not run yet: there is nothing to answer.
-		w.emit(runner.Event{Type: runner.EvNote, Reason: "orch answer " + s.Question + ": the run has no open question (questions are not supported by --engine temporal in this version)"})
+		w.emit(record.Event{Type: record.EvNote, Reason: "orch answer " + s.Question + ": the run has no open question (questions are not supported by --engine temporal in this version)"})
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -101,7 +102,7 @@ type LogLine struct {
 // EventsPage answers orch.events: the events after a seq, and the output
 // lines logged with them.
 type EventsPage struct {
-	Events []runner.Event
+	Events []record.Event
 	Logs   []SeqLogs
 	// Values are the values of the blackboard/updated events, by seq.
 	Values map[int64]json.RawMessage

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
@@ -71,9 +72,9 @@ func Run(ctx workflow.Context, in RunInput) (*RunResult, error) {
 	}
 	plan, err := w.loadPlan()
 	if err != nil {
-		w.emit(runner.Event{Type: runner.EvRunState, State: string(runner.RunFailed), Reason: err.Error()})
+		w.emit(record.Event{Type: record.EvRunState, State: string(record.RunFailed), Reason: err.Error()})
 		w.log.done = true
-		return &RunResult{State: string(runner.RunFailed), Reason: err.Error()}, nil
+		return &RunResult{State: string(record.RunFailed), Reason: err.Error()}, nil
 	}
 	w.plan = plan
 	return w.run()
@@ -127,16 +128,16 @@ func (w *wf) run() (*RunResult, error) {
 		w.core.Advance(workflow.Now(ctx))
 		w.apply()
 		if w.stopWhy != "" {
-			return w.halt(w.stopWhy, runner.RunStopped)
+			return w.halt(w.stopWhy, record.RunStopped)
 		}
 		if w.core.Finished() && w.running == 0 {
 			return w.finish()
 		}
 		w.core.CheckDuration(workflow.Now(ctx))
 		if l := w.core.Exhausted(); l != nil {
-			d := exhaustedData(l)
-			w.emit(runner.Event{Type: runner.EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: d})
-			return w.halt(fmt.Sprintf("limit %s reached (%s of %s used)", d.Limit, d.Used, d.Max), runner.RunFailed)
+			d := record.ExhaustedFor(l)
+			w.emit(record.Event{Type: record.EvExhausted, Reason: fmt.Sprintf("%s reached: %s of %s", d.Limit, d.Used, d.Max), Data: d})
+			return w.halt(fmt.Sprintf("limit %s reached (%s of %s used)", d.Limit, d.Used, d.Max), record.RunFailed)
 		}
 		if w.core.Stuck(w.running) && !w.paused {
 			w.paused = true
@@ -144,7 +145,7 @@ func (w *wf) run() (*RunResult, error) {
 			if len(w.core.Waiting()) == 0 {
 				reason = "nothing can move"
 			}
-			w.emit(runner.Event{Type: runner.EvRunState, State: string(runner.RunPaused), Reason: reason})
+			w.emit(record.Event{Type: record.EvRunState, State: string(record.RunPaused), Reason: reason})
 		}
 		w.armTimer()
 		w.sel.Select(ctx)
@@ -194,13 +195,13 @@ func (w *wf) armTimer() {
 func (w *wf) resumeFromPause(why string) {
 	if w.paused {
 		w.paused = false
-		w.emit(runner.Event{Type: runner.EvRunState, State: string(runner.RunRunning), Reason: why})
+		w.emit(record.Event{Type: record.EvRunState, State: string(record.RunRunning), Reason: why})
 	}
 }
 
 // finish ends a run whose cues are all over.
 func (w *wf) finish() (*RunResult, error) {
-	state, reason := runner.RunCompleted, ""
+	state, reason := record.RunCompleted, ""
 	var failed []string
 	for i, c := range w.plan.Order {
 		if st, _ := w.core.State(i); st == sched.Failed {
@@ -209,19 +210,19 @@ func (w *wf) finish() (*RunResult, error) {
 	}
 	if len(failed) > 0 {
 		sort.Strings(failed)
-		state, reason = runner.RunFailed, "failed: "+strings.Join(failed, ", ")
+		state, reason = record.RunFailed, "failed: "+strings.Join(failed, ", ")
 	}
 	if stopped := w.core.StoppedCues(); len(stopped) > 0 {
 		sort.Strings(stopped)
 		reason = strings.TrimPrefix(reason+"; stopped: "+strings.Join(stopped, ", "), "; ")
-		state = runner.RunFailed
+		state = record.RunFailed
 	}
 	return w.end(state, reason)
 }
 
 // halt stops every attempt, waits for them, ends every cue not over and the
 // run in state.
-func (w *wf) halt(why string, state runner.RunState) (*RunResult, error) {
+func (w *wf) halt(why string, state record.RunState) (*RunResult, error) {
 	w.core.Stopping()
 	for _, fs := range w.atts {
 		for _, f := range fs {
@@ -240,13 +241,13 @@ func (w *wf) halt(why string, state runner.RunState) (*RunResult, error) {
 	return w.end(state, why)
 }
 
-func (w *wf) end(state runner.RunState, reason string) (*RunResult, error) {
-	w.emit(runner.Event{Type: runner.EvRunState, State: string(state), Reason: reason})
+func (w *wf) end(state record.RunState, reason string) (*RunResult, error) {
+	w.emit(record.Event{Type: record.EvRunState, State: string(state), Reason: reason})
 	w.log.done = true
 	res := &RunResult{State: string(state), Reason: reason}
 	for i, c := range w.plan.Order {
 		st, why := w.core.State(i)
-		res.Cues = append(res.Cues, runner.CueOutcome{ID: c.ID, State: runner.CueState(st), Reason: why})
+		res.Cues = append(res.Cues, runner.CueOutcome{ID: c.ID, State: record.CueState(st), Reason: why})
 	}
 	// The follower reads the last events with a query: a query needs a
 	// running workflow, so it waits a moment for the follower to catch up.
@@ -257,7 +258,7 @@ func (w *wf) end(state runner.RunState, reason string) (*RunResult, error) {
 // followerGrace is how long the finished workflow stays queryable.
 const followerGrace = 5 * time.Second
 
-func (w *wf) emit(ev runner.Event) int64 {
+func (w *wf) emit(ev record.Event) int64 {
 	ev.RunID = w.in.RunID
 	ev.At = workflow.Now(w.ctx)
 	return w.log.add(ev)
@@ -279,13 +280,3 @@ func (l boardLookup) Conditions(cue string, keys []string) (map[string]json.RawM
 }
 
 func (boardLookup) CooldownUntil(string) time.Time { return time.Time{} }
-
-func exhaustedData(l *sched.Limit) runner.ExhaustedData {
-	switch l.Name {
-	case "max_credits":
-		return runner.ExhaustedData{Limit: l.Name, Used: fmt.Sprint(l.Credits), Max: fmt.Sprint(l.MaxCredits)}
-	case "max_cost_usd":
-		return runner.ExhaustedData{Limit: l.Name, Used: runner.FormatUSD(l.CostUSD), Max: runner.FormatUSD(l.MaxCostUSD)}
-	}
-	return runner.ExhaustedData{Limit: l.Name, Used: l.Used.Round(time.Millisecond).String(), Max: l.Max.String()}
-}

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -51,9 +51,9 @@ func runEnv(t *testing.T, root string) *testsuite.TestWorkflowEnvironment {
 }
 
 // events queries the workflow's whole log.
-func events(t *testing.T, env *testsuite.TestWorkflowEnvironment) []runner.Event {
+func events(t *testing.T, env *testsuite.TestWorkflowEnvironment) []record.Event {
 	t.Helper()
-	var all []runner.Event
+	var all []record.Event
 	after := int64(0)
 	for {
 		v, err := env.QueryWorkflow(QueryEvents, after)
@@ -74,7 +74,7 @@ func events(t *testing.T, env *testsuite.TestWorkflowEnvironment) []runner.Event
 
 // runCompleted runs the cuelist at path below root as run runID, with real
 // activities, checks it completed and returns its events.
-func runCompleted(t *testing.T, root, path, runID string) []runner.Event {
+func runCompleted(t *testing.T, root, path, runID string) []record.Event {
 	t.Helper()
 	env := runEnv(t, root)
 	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: runID, Path: path, SpecHash: specHashOf(t, root, path)})
@@ -90,17 +90,17 @@ func runCompleted(t *testing.T, root, path, runID string) []runner.Event {
 }
 
 // story renders the events a person reads in orch events, one a line.
-func story(evs []runner.Event) string {
+func story(evs []record.Event) string {
 	var b strings.Builder
 	for _, e := range evs {
 		switch e.Type {
-		case runner.EvCueState, runner.EvRunState:
+		case record.EvCueState, record.EvRunState:
 			b.WriteString(e.Type + " " + e.Cue + " " + e.State + "\n")
-		case runner.EvAttemptStarted:
+		case record.EvAttemptStarted:
 			b.WriteString(e.Type + " " + e.Cue + " " + e.Agent + "\n")
-		case runner.EvAttemptEnded:
+		case record.EvAttemptEnded:
 			b.WriteString(e.Type + " " + e.Cue + " " + e.Agent + " " + e.State + " " + e.Reason + "\n")
-		case runner.EvManualGo, runner.EvNote:
+		case record.EvManualGo, record.EvNote:
 			b.WriteString(e.Type + " " + e.Cue + " " + e.Reason + "\n")
 		}
 	}
@@ -116,7 +116,7 @@ func TestDeployGatedByManualGo(t *testing.T) {
 		// By now the chain is done up to the manual cue: the run waits for a person.
 		evs := events(t, env)
 		for _, e := range evs {
-			if e.Type == runner.EvRunState && e.State == string(runner.RunPaused) && strings.Contains(e.Reason, "CUE-300") {
+			if e.Type == record.EvRunState && e.State == string(record.RunPaused) && strings.Contains(e.Reason, "CUE-300") {
 				paused = true
 			}
 		}

@@ -16,7 +16,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // Tracer builds one run's spans from its events with the OpenTelemetry SDK,
@@ -167,7 +167,7 @@ func (t *Tracer) attemptSpanID(k attemptKey) trace.SpanID {
 // Event adds one of the run's events to its spans. Events are given in
 // their log's order (the observer's calls are serialized); it never blocks
 // on the network.
-func (t *Tracer) Event(e runner.Event) {
+func (t *Tracer) Event(e record.Event) {
 	if t == nil {
 		return
 	}
@@ -178,33 +178,33 @@ func (t *Tracer) Event(e runner.Event) {
 	}
 	run := t.runSpan(e)
 	switch e.Type {
-	case runner.EvRunState:
+	case record.EvRunState:
 		run.setState(e.State)
 		run.AddEvent(e.State, at(e.At), trace.WithAttributes(reasonAttr(e.Reason)...))
-		if runner.RunState(e.State).Ended() && t.runOpen {
+		if record.RunState(e.State).Ended() && t.runOpen {
 			// What comes after the run's end is still parented by its
 			// span, which takes no more attributes or events.
 			t.end(run, e.At, e.State, e.Reason)
 			t.runOpen = false
 		}
-	case runner.EvTaskStarted:
+	case record.EvTaskStarted:
 		t.taskSpan(e)
-	case runner.EvCueState:
+	case record.EvCueState:
 		c := t.cueSpan(e)
 		c.setState(e.State)
 		c.AddEvent(e.State, at(e.At), trace.WithAttributes(reasonAttr(e.Reason)...))
-		if runner.CueState(e.State).Final() {
+		if record.CueState(e.State).Final() {
 			t.end(c, e.At, e.State, e.Reason)
 			delete(t.cues, e.Cue)
 		}
-	case runner.EvAttemptStarted:
+	case record.EvAttemptStarted:
 		a := t.attemptSpan(e)
-		if d, _ := e.Data.(runner.AttemptStartedData); d.Fallback {
+		if d, _ := e.Data.(record.AttemptStartedData); d.Fallback {
 			a.SetAttributes(attribute.Bool("orch.fallback", true))
 		}
-	case runner.EvAttemptEnded:
+	case record.EvAttemptEnded:
 		a := t.attemptSpan(e)
-		if d, ok := e.Data.(runner.AttemptEndedData); ok {
+		if d, ok := e.Data.(record.AttemptEndedData); ok {
 			if d.Class != "" {
 				a.SetAttributes(attribute.String("orch.failure_class", d.Class))
 			}
@@ -214,9 +214,9 @@ func (t *Tracer) Event(e runner.Event) {
 		}
 		t.end(a, e.At, e.State, e.Reason)
 		delete(t.attempts, attemptKey{e.Cue, e.Agent, e.Attempt})
-	case runner.EvUsage:
+	case record.EvUsage:
 		t.usage(e)
-	case runner.EvMessage, runner.EvBlackboard, runner.EvCueSpecs, runner.EvUserMessage:
+	case record.EvMessage, record.EvBlackboard, record.EvCueSpecs, record.EvUserMessage:
 		// The protocol's traffic and bookkeeping: orch events has them.
 	default:
 		t.innermost(e).AddEvent(e.Type, at(e.At), trace.WithAttributes(t.eventAttrs(e)...))
@@ -237,7 +237,7 @@ func under(s trace.SpanContext) context.Context {
 
 // runSpan is the run's span, begun by the first event this process sees
 // (run/started, or whatever a continued run records first).
-func (t *Tracer) runSpan(e runner.Event) *span {
+func (t *Tracer) runSpan(e record.Event) *span {
 	if t.run == nil {
 		t.run = t.start(t.parent, "run "+t.cuelist, trace.SpanKindInternal, e.At,
 			attribute.String("orch.run.id", e.RunID), attribute.String("orch.cuelist", t.cuelist))
@@ -247,7 +247,7 @@ func (t *Tracer) runSpan(e runner.Event) *span {
 	return t.run
 }
 
-func (t *Tracer) cueSpan(e runner.Event) *span {
+func (t *Tracer) cueSpan(e record.Event) *span {
 	if c, ok := t.cues[e.Cue]; ok {
 		return c
 	}
@@ -259,8 +259,8 @@ func (t *Tracer) cueSpan(e runner.Event) *span {
 
 // taskSpan begins a child task's span, under the attempt that handed off
 // or spawned it (its parent's latest).
-func (t *Tracer) taskSpan(e runner.Event) {
-	d, _ := e.Data.(runner.TaskStartedData)
+func (t *Tracer) taskSpan(e record.Event) {
+	d, _ := e.Data.(record.TaskStartedData)
 	parent, ok := t.lastAttempt[d.Parent]
 	if !ok {
 		parent = t.run.SpanContext()
@@ -273,7 +273,7 @@ func (t *Tracer) taskSpan(e runner.Event) {
 		attribute.String("orch.task.kind", d.Kind), attribute.String("orch.task.parent", d.Parent))
 }
 
-func (t *Tracer) attemptSpan(e runner.Event) *span {
+func (t *Tracer) attemptSpan(e record.Event) *span {
 	k := attemptKey{e.Cue, e.Agent, e.Attempt}
 	if a, ok := t.attempts[k]; ok {
 		return a
@@ -291,8 +291,8 @@ func (t *Tracer) attemptSpan(e runner.Event) *span {
 }
 
 // usage puts an attempt's totals so far on its span, the run's on the run's.
-func (t *Tracer) usage(e runner.Event) {
-	d, ok := e.Data.(runner.UsageData)
+func (t *Tracer) usage(e record.Event) {
+	d, ok := e.Data.(record.UsageData)
 	if !ok {
 		return
 	}
@@ -321,7 +321,7 @@ func usageAttrs(tokens string, in, out int64, cost, credits float64) []attribute
 
 // innermost is the open span an event is about: its attempt's, its cue's,
 // else the run's.
-func (t *Tracer) innermost(e runner.Event) *span {
+func (t *Tracer) innermost(e record.Event) *span {
 	if a, ok := t.attempts[attemptKey{e.Cue, e.Agent, e.Attempt}]; ok && e.Attempt > 0 {
 		return a
 	}
@@ -331,7 +331,7 @@ func (t *Tracer) innermost(e runner.Event) *span {
 	return t.run
 }
 
-func (t *Tracer) eventAttrs(e runner.Event) []attribute.KeyValue {
+func (t *Tracer) eventAttrs(e record.Event) []attribute.KeyValue {
 	var attrs []attribute.KeyValue
 	if e.Cue != "" {
 		attrs = append(attrs, attribute.String("orch.cue.id", e.Cue))
@@ -342,10 +342,10 @@ func (t *Tracer) eventAttrs(e runner.Event) []attribute.KeyValue {
 	if e.State != "" {
 		attrs = append(attrs, attribute.String("orch.state", e.State))
 	}
-	if q, ok := e.Data.(runner.QuestionData); ok {
+	if q, ok := e.Data.(record.QuestionData); ok {
 		attrs = append(attrs, attribute.String("orch.question.id", q.ID), attribute.String("orch.question.to", q.To))
 	}
-	if a, ok := e.Data.(runner.AnswerData); ok {
+	if a, ok := e.Data.(record.AnswerData); ok {
 		attrs = append(attrs, attribute.String("orch.question.id", a.ID))
 	}
 	return append(attrs, reasonAttr(e.Reason)...)

@@ -10,13 +10,13 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 var t0 = time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)
 
-func runEvent(typ string) runner.Event {
-	return runner.Event{RunID: "r1", Type: typ, At: t0}
+func runEvent(typ string) record.Event {
+	return record.Event{RunID: "r1", Type: typ, At: t0}
 }
 
 // recorded returns a tracer whose spans a SpanRecorder sees as they end,
@@ -51,18 +51,18 @@ func attrOf(s sdktrace.ReadOnlySpan, key string) attribute.Value {
 // span begins and ends at its events' times.
 func TestTracerTasksAndUsage(t *testing.T) {
 	tr, rec := recorded(t, &Config{Endpoint: "http://127.0.0.1:1/v1/traces"})
-	at := func(e runner.Event, d time.Duration) runner.Event { e.At = t0.Add(d); return e }
-	for _, e := range []runner.Event{
-		at(runner.Event{Type: runner.EvRunStarted}, 0),
-		at(runner.Event{Type: runner.EvCueState, Cue: "R", State: "warning"}, 1),
-		at(runner.Event{Type: runner.EvAttemptStarted, Cue: "R", Agent: "lead", Attempt: 1}, 2),
-		at(runner.Event{Type: runner.EvUsage, Cue: "R", Agent: "lead", Attempt: 1,
-			Data: runner.UsageData{InputTokens: 10, OutputTokens: 5, CostUSD: 0.5, RunInputTokens: 10, RunCostUSD: 0.5}}, 3),
-		at(runner.Event{Type: runner.EvTaskStarted, Cue: "R/1", Agent: "helper", Data: runner.TaskStartedData{Parent: "R", Kind: "handoff"}}, 4),
-		at(runner.Event{Type: runner.EvAttemptStarted, Cue: "R/1", Agent: "helper", Attempt: 1}, 5),
-		at(runner.Event{Type: runner.EvAttemptEnded, Cue: "R/1", Agent: "helper", Attempt: 1, State: "failed", Reason: "boom"}, 6),
-		at(runner.Event{Type: runner.EvCueState, Cue: "R/1", State: "failed", Reason: "boom"}, 7),
-		at(runner.Event{Type: runner.EvNote, Cue: "R", Agent: "lead", Attempt: 1, Reason: "slow"}, 8),
+	at := func(e record.Event, d time.Duration) record.Event { e.At = t0.Add(d); return e }
+	for _, e := range []record.Event{
+		at(record.Event{Type: record.EvRunStarted}, 0),
+		at(record.Event{Type: record.EvCueState, Cue: "R", State: "warning"}, 1),
+		at(record.Event{Type: record.EvAttemptStarted, Cue: "R", Agent: "lead", Attempt: 1}, 2),
+		at(record.Event{Type: record.EvUsage, Cue: "R", Agent: "lead", Attempt: 1,
+			Data: record.UsageData{InputTokens: 10, OutputTokens: 5, CostUSD: 0.5, RunInputTokens: 10, RunCostUSD: 0.5}}, 3),
+		at(record.Event{Type: record.EvTaskStarted, Cue: "R/1", Agent: "helper", Data: record.TaskStartedData{Parent: "R", Kind: "handoff"}}, 4),
+		at(record.Event{Type: record.EvAttemptStarted, Cue: "R/1", Agent: "helper", Attempt: 1}, 5),
+		at(record.Event{Type: record.EvAttemptEnded, Cue: "R/1", Agent: "helper", Attempt: 1, State: "failed", Reason: "boom"}, 6),
+		at(record.Event{Type: record.EvCueState, Cue: "R/1", State: "failed", Reason: "boom"}, 7),
+		at(record.Event{Type: record.EvNote, Cue: "R", Agent: "lead", Attempt: 1, Reason: "slow"}, 8),
 	} {
 		e.RunID = "r1"
 		tr.Event(e)
@@ -94,7 +94,7 @@ func TestTracerTasksAndUsage(t *testing.T) {
 	if attrOf(lead, "gen_ai.usage.input_tokens").AsInt64() != 10 || attrOf(lead, "orch.cost_usd").AsFloat64() != 0.5 {
 		t.Errorf("lead's usage attributes: %v", lead.Attributes())
 	}
-	if ev := lead.Events(); len(ev) != 2 || ev[0].Name != runner.EvNote || ev[1].Name != "orch exited" {
+	if ev := lead.Events(); len(ev) != 2 || ev[0].Name != record.EvNote || ev[1].Name != "orch exited" {
 		t.Errorf("the lead's events: %v, want its note and orch exited", ev)
 	}
 	if attrOf(lead, "orch.state").AsString() != "running" {
@@ -115,9 +115,9 @@ func TestAgentEnvNamesTheAttemptSpan(t *testing.T) {
 	tr, rec := recorded(t, &Config{Endpoint: "http://127.0.0.1:1/v1/traces",
 		Parent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", TraceState: "vendor=x"})
 	env := tr.AgentEnv("BUILD", "builder", 2)
-	tr.Event(runner.Event{RunID: "r1", Type: runner.EvRunStarted, At: t0})
-	tr.Event(runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "BUILD", Agent: "builder", Attempt: 2, At: t0})
-	tr.Event(runner.Event{RunID: "r1", Type: runner.EvAttemptEnded, Cue: "BUILD", Agent: "builder", Attempt: 2, State: "completed", At: t0})
+	tr.Event(record.Event{RunID: "r1", Type: record.EvRunStarted, At: t0})
+	tr.Event(record.Event{RunID: "r1", Type: record.EvAttemptStarted, Cue: "BUILD", Agent: "builder", Attempt: 2, At: t0})
+	tr.Event(record.Event{RunID: "r1", Type: record.EvAttemptEnded, Cue: "BUILD", Agent: "builder", Attempt: 2, State: "completed", At: t0})
 	tr.Finish()
 	spans := ended(rec)
 	a, run := spans["invoke_agent builder"], spans["run research"]
@@ -141,9 +141,9 @@ func TestAgentEnvNamesTheAttemptSpan(t *testing.T) {
 // flood must not make a span of megabytes.
 func TestSpanEventLimit(t *testing.T) {
 	tr, rec := recorded(t, &Config{})
-	tr.Event(runEvent(runner.EvRunStarted)) // an event of the run's span too
+	tr.Event(runEvent(record.EvRunStarted)) // an event of the run's span too
 	for range 132 {
-		tr.Event(runEvent(runner.EvGuard))
+		tr.Event(runEvent(record.EvGuard))
 	}
 	tr.Finish()
 	run := ended(rec)["run research"]
@@ -163,7 +163,7 @@ func TestSampledOutRun(t *testing.T) {
 	out := &delivery{SpanExporter: tracetest.NewNoopExporter(), ready: true}
 	tr := newTracer(&Config{}, "research", "dev", out, sdktrace.WithSpanProcessor(rec), sdktrace.WithSyncer(out),
 		sdktrace.WithSampler(sdktrace.NeverSample()))
-	tr.Event(runEvent(runner.EvRunStarted))
+	tr.Event(runEvent(record.EvRunStarted))
 	env := tr.AgentEnv("BUILD", "builder", 1)
 	if len(env) != 1 || !strings.HasSuffix(env[0], "-00") {
 		t.Errorf("agent env %v, want a TRACEPARENT with flags 00", env)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // BenchmarkBlackboardWriteMany is one agent flooding the blackboard, as the
@@ -27,13 +27,13 @@ func BenchmarkBlackboardWriteMany(b *testing.B) {
 			// The keys are written in turn: with 100, a transaction of 64
 			// writes reads each key's version once and touches many
 			// pages of the board; with 1, it reads it once and appends.
-			puts := make([]runner.BlackboardPut, batch)
+			puts := make([]record.BlackboardPut, batch)
 			value := json.RawMessage(`{"status":"researching","sources":["a","b","c"],"progress":0.42}`)
 			txBefore := d.stats.transactions.Load()
 			n := 0
 			for b.Loop() {
 				for i := range puts {
-					puts[i] = runner.BlackboardPut{Key: "finding-" + strconv.Itoa((n+i)%keys), Value: value, Author: "researcher",
+					puts[i] = record.BlackboardPut{Key: "finding-" + strconv.Itoa((n+i)%keys), Value: value, Author: "researcher",
 						Cue: "a", Attempt: 1, MessageID: "m" + strconv.Itoa(n+i)}
 				}
 				if _, err := d.BlackboardWriteMany(ctx, "r1", puts); err != nil {
@@ -69,7 +69,7 @@ func BenchmarkMemorySearch(b *testing.B) {
 		if i%4 == 0 {
 			words = append(words, common[rng.IntN(len(common))], "orders")
 		}
-		err := d.MemoryWrite(ctx, runner.MemoryItem{Key: "note-" + strconv.Itoa(i), Text: strings.Join(words, " "),
+		err := d.MemoryWrite(ctx, record.MemoryItem{Key: "note-" + strconv.Itoa(i), Text: strings.Join(words, " "),
 			Tags: []string{vocab[rng.IntN(len(vocab))]}, Agent: "lead", RunID: "r1"})
 		if err != nil {
 			b.Fatal(err)
@@ -96,10 +96,10 @@ func BenchmarkBlackboardSnapshot(b *testing.B) {
 	d, _ := openTest(b)
 	startRun(b, d, "r1", "a")
 	ctx := context.Background()
-	puts := make([]runner.BlackboardPut, 1000)
+	puts := make([]record.BlackboardPut, 1000)
 	for n := 0; n < 100_000; n += len(puts) {
 		for i := range puts {
-			puts[i] = runner.BlackboardPut{Key: "finding-" + strconv.Itoa((n+i)%100), Value: json.RawMessage(strconv.Itoa(n + i)), Author: "x"}
+			puts[i] = record.BlackboardPut{Key: "finding-" + strconv.Itoa((n+i)%100), Value: json.RawMessage(strconv.Itoa(n + i)), Author: "x"}
 		}
 		if _, err := d.BlackboardWriteMany(ctx, "r1", puts); err != nil {
 			b.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // BlackboardWriteMany stores the writes in order: versions count up per key
@@ -22,9 +22,9 @@ func TestBlackboardWriteManyOrderAndEvents(t *testing.T) {
 	if _, err := d.BlackboardWrite(ctx, "r1", "k1", json.RawMessage(`"before"`), "person"); err != nil {
 		t.Fatal(err)
 	}
-	var puts []runner.BlackboardPut
+	var puts []record.BlackboardPut
 	for i := range 10 {
-		puts = append(puts, runner.BlackboardPut{Key: fmt.Sprintf("k%d", i%3), Value: json.RawMessage(fmt.Sprint(i)),
+		puts = append(puts, record.BlackboardPut{Key: fmt.Sprintf("k%d", i%3), Value: json.RawMessage(fmt.Sprint(i)),
 			Author: "researcher", Cue: "a", Attempt: 2, MessageID: fmt.Sprintf("m%d", i)})
 	}
 	before := d.stats.transactions.Load()
@@ -50,13 +50,13 @@ func TestBlackboardWriteManyOrderAndEvents(t *testing.T) {
 		t.Fatalf("%d events, %v", len(events), err)
 	}
 	for i, ev := range events {
-		data, ok := ev.Data.(runner.BlackboardData)
+		data, ok := ev.Data.(record.BlackboardData)
 		if !ok {
 			t.Fatalf("event %d: data %#v", i, ev.Data)
 		}
 		p := puts[i]
-		if ev.Seq != int64(i+3) || ev.Type != runner.EvBlackboard || ev.Cue != "a" || ev.Attempt != 2 || ev.Agent != "researcher" ||
-			data != (runner.BlackboardData{Key: p.Key, Version: want[i], MessageID: p.MessageID}) {
+		if ev.Seq != int64(i+3) || ev.Type != record.EvBlackboard || ev.Cue != "a" || ev.Attempt != 2 || ev.Agent != "researcher" ||
+			data != (record.BlackboardData{Key: p.Key, Version: want[i], MessageID: p.MessageID}) {
 			t.Errorf("event %d: %+v", i, ev)
 		}
 		// The events returned are the ones stored, seq included.
@@ -66,7 +66,7 @@ func TestBlackboardWriteManyOrderAndEvents(t *testing.T) {
 	}
 }
 
-func versionsOf(written []runner.BlackboardWritten) []int64 {
+func versionsOf(written []record.BlackboardWritten) []int64 {
 	out := make([]int64, len(written))
 	for i, w := range written {
 		out[i] = w.Version
@@ -80,7 +80,7 @@ func TestBlackboardWriteManyStopsAtBadPut(t *testing.T) {
 	d, _ := openTest(t)
 	ctx := context.Background()
 	startRun(t, d, "r1", "a")
-	puts := []runner.BlackboardPut{
+	puts := []record.BlackboardPut{
 		{Key: "a", Value: json.RawMessage(`1`), Author: "x"},
 		{Key: "b", Value: json.RawMessage(`2`), Author: "x"},
 		{Key: "c", Value: json.RawMessage(`{oops`), Author: "x"},
@@ -119,9 +119,9 @@ func TestBlackboardWriteManyLargeGroupWithOthers(t *testing.T) {
 	}
 	defer other.Close()
 	n := 3*maxPutsPerRequest + 7
-	puts := make([]runner.BlackboardPut, n)
+	puts := make([]record.BlackboardPut, n)
 	for i := range puts {
-		puts[i] = runner.BlackboardPut{Key: "hot", Value: json.RawMessage(fmt.Sprint(i)), Author: "many"}
+		puts[i] = record.BlackboardPut{Key: "hot", Value: json.RawMessage(fmt.Sprint(i)), Author: "many"}
 	}
 	var wg sync.WaitGroup
 	var otherVersions []int64
@@ -155,7 +155,7 @@ func TestBlackboardWriteManyLargeGroupWithOthers(t *testing.T) {
 	if got := queryInt(t, raw, `SELECT count(DISTINCT version) FROM blackboard_history WHERE key = 'hot' AND version BETWEEN 1 AND ?`, total); got != total {
 		t.Errorf("%d distinct versions in 1..%d", got, total)
 	}
-	if got := queryInt(t, raw, `SELECT count(*) FROM events WHERE run_id = 'r1' AND type = ?`, runner.EvBlackboard); got != total {
+	if got := queryInt(t, raw, `SELECT count(*) FROM events WHERE run_id = 'r1' AND type = ?`, record.EvBlackboard); got != total {
 		t.Errorf("%d events, want %d", got, total)
 	}
 	if got := queryInt(t, raw, `SELECT max(seq) FROM events WHERE run_id = 'r1'`); got != total+1 {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // Targets (DESIGN §6, the brief of this package): ≥ 20,000 events/s with
@@ -35,7 +35,7 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 				b.Cleanup(func() { d2.Close() })
 				dbs = append(dbs, d2)
 			}
-			data := runner.MessageData{Direction: "in", Type: "status.progress", ID: "m1", Body: json.RawMessage(`{"pct":50}`)}
+			data := record.MessageData{Direction: "in", Type: "status.progress", ID: "m1", Body: json.RawMessage(`{"pct":50}`)}
 			txBefore := d.stats.transactions.Load()
 			var next atomic.Int64
 			b.SetParallelism(8) // 8 goroutines per core
@@ -43,7 +43,7 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				mine := dbs[int(next.Add(1))%len(dbs)]
 				for pb.Next() {
-					err := mine.Append(context.Background(), runner.Event{RunID: "r1", Type: runner.EvMessage,
+					err := mine.Append(context.Background(), record.Event{RunID: "r1", Type: record.EvMessage,
 						Cue: "a", Agent: "x", Attempt: 1, Data: data})
 					if err != nil {
 						b.Error(err)
@@ -64,7 +64,7 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 func BenchmarkLog(b *testing.B) {
 	d, _ := openTest(b)
 	startRun(b, d, "r1", "a")
-	line := runner.LogLine{RunID: "r1", Cue: "a", Agent: "x", Attempt: 1, Stream: "stderr",
+	line := record.LogLine{RunID: "r1", Cue: "a", Agent: "x", Attempt: 1, Stream: "stderr",
 		Text: "compiling package github.com/orch-cli/orch/runner/store"}
 	for b.Loop() {
 		d.Log(line)
@@ -86,8 +86,8 @@ func BenchmarkRunDetail(b *testing.B) {
 		ids[i] = fmt.Sprintf("cue-%04d", i)
 	}
 	appendOK(b, d, startedEvent(b, "big", t0, ids...))
-	var batch []runner.Event
-	add := func(ev runner.Event) {
+	var batch []record.Event
+	add := func(ev record.Event) {
 		ev.RunID = "big"
 		batch = append(batch, ev)
 		if len(batch) == maxBatch {
@@ -95,21 +95,21 @@ func BenchmarkRunDetail(b *testing.B) {
 			batch = batch[:0]
 		}
 	}
-	body := runner.MessageData{Direction: "in", Type: "status.progress", ID: "m", Body: json.RawMessage(`{"message_type":"status.progress","pct":50}`)}
+	body := record.MessageData{Direction: "in", Type: "status.progress", ID: "m", Body: json.RawMessage(`{"message_type":"status.progress","pct":50}`)}
 	perCue := events / cues // and run/started
 	for _, id := range ids {
 		exit := 0
-		add(runner.Event{Type: runner.EvCueState, Cue: id, State: "warning"})
-		add(runner.Event{Type: runner.EvAttemptStarted, Cue: id, Agent: id + "-agent", Attempt: 1})
-		add(runner.Event{Type: runner.EvCueState, Cue: id, State: "standby"})
-		add(runner.Event{Type: runner.EvCueState, Cue: id, State: "go"})
+		add(record.Event{Type: record.EvCueState, Cue: id, State: "warning"})
+		add(record.Event{Type: record.EvAttemptStarted, Cue: id, Agent: id + "-agent", Attempt: 1})
+		add(record.Event{Type: record.EvCueState, Cue: id, State: "standby"})
+		add(record.Event{Type: record.EvCueState, Cue: id, State: "go"})
 		for range perCue - 6 {
-			add(runner.Event{Type: runner.EvMessage, Cue: id, Agent: id + "-agent", Attempt: 1, Data: body})
+			add(record.Event{Type: record.EvMessage, Cue: id, Agent: id + "-agent", Attempt: 1, Data: body})
 		}
-		add(runner.Event{Type: runner.EvAttemptEnded, Cue: id, Agent: id + "-agent", Attempt: 1, State: "completed",
-			Data: runner.AttemptEndedData{ExitCode: &exit, PID: 1234}})
-		add(runner.Event{Type: runner.EvCueState, Cue: id, State: "completed",
-			Data: runner.CueStateData{Outputs: map[string]any{"artifact": "out/" + id}}})
+		add(record.Event{Type: record.EvAttemptEnded, Cue: id, Agent: id + "-agent", Attempt: 1, State: "completed",
+			Data: record.AttemptEndedData{ExitCode: &exit, PID: 1234}})
+		add(record.Event{Type: record.EvCueState, Cue: id, State: "completed",
+			Data: record.CueStateData{Outputs: map[string]any{"artifact": "out/" + id}}})
 	}
 	if len(batch) > 0 {
 		appendOK(b, d, batch...)
@@ -131,7 +131,7 @@ func BenchmarkRunsList(b *testing.B) {
 	const runs = 10_000
 	d, _ := openTest(b)
 	ctx := context.Background()
-	var batch []runner.Event
+	var batch []record.Event
 	for i := range runs {
 		id := benchRunID(i)
 		batch = append(batch, startedEvent(b, id, t0.Add(time.Duration(i)*time.Minute), "build", "test", "ship", "notify", "clean"))
@@ -180,7 +180,7 @@ func BenchmarkCommitLatency(b *testing.B) {
 			defer d.Close()
 			startRun(b, d, "r1", "a")
 			for b.Loop() {
-				appendOK(b, d, runner.Event{RunID: "r1", Type: runner.EvNote, Reason: "retry scheduled"})
+				appendOK(b, d, record.Event{RunID: "r1", Type: record.EvNote, Reason: "retry scheduled"})
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/commit")
 		})

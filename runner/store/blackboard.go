@@ -9,20 +9,20 @@ import (
 	"maps"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // blackboardWrite is a queued group of blackboard writes to one run, in
 // order; at is when they were queued (each write's time).
 type blackboardWrite struct {
 	runID string
-	puts  []runner.BlackboardPut
+	puts  []record.BlackboardPut
 	at    time.Time
 }
 
 // blackboardResult is what the writer filled in: each put's version.
 type blackboardResult struct {
-	written []runner.BlackboardWritten
+	written []record.BlackboardWritten
 }
 
 // maxPutsPerRequest caps the writes of one queued request: a larger group is
@@ -35,7 +35,7 @@ const maxPutsPerRequest = maxBatch / 4
 // returns the version. Another process (a shell agent's `orch bb set`) may
 // write the same run's board; versions stay contiguous per key.
 func (d *DB) BlackboardWrite(ctx context.Context, runID, key string, value json.RawMessage, author string) (int64, error) {
-	written, err := d.BlackboardWriteMany(ctx, runID, []runner.BlackboardPut{{Key: key, Value: value, Author: author}})
+	written, err := d.BlackboardWriteMany(ctx, runID, []record.BlackboardPut{{Key: key, Value: value, Author: author}})
 	if err != nil {
 		return 0, err
 	}
@@ -49,7 +49,7 @@ func (d *DB) BlackboardWrite(ctx context.Context, runID, key string, value json.
 // transactions as it can. It returns each write's version and event. A put that is
 // malformed (no key, a value that is not JSON) stops the group there: the
 // writes before it are stored and returned with the error.
-func (d *DB) BlackboardWriteMany(ctx context.Context, runID string, puts []runner.BlackboardPut) ([]runner.BlackboardWritten, error) {
+func (d *DB) BlackboardWriteMany(ctx context.Context, runID string, puts []record.BlackboardPut) ([]record.BlackboardWritten, error) {
 	valid := len(puts)
 	var bad error
 	for i, p := range puts {
@@ -69,7 +69,7 @@ func (d *DB) BlackboardWriteMany(ctx context.Context, runID string, puts []runne
 		}
 		reqs = append(reqs, r)
 	}
-	written := make([]runner.BlackboardWritten, 0, valid)
+	written := make([]record.BlackboardWritten, 0, valid)
 	for _, r := range reqs {
 		if err := d.wait(ctx, r); err != nil {
 			// The writes of the requests after this one may be stored
@@ -81,7 +81,7 @@ func (d *DB) BlackboardWriteMany(ctx context.Context, runID string, puts []runne
 	return written, bad
 }
 
-func checkPut(runID string, p runner.BlackboardPut) error {
+func checkPut(runID string, p record.BlackboardPut) error {
 	switch {
 	case runID == "":
 		return errors.New("no run id")
@@ -105,7 +105,7 @@ func (t *txn) writeBlackboard(r *request) error {
 	if err := t.loadVersions(w.runID, w.puts); err != nil {
 		return err
 	}
-	r.result.written = make([]runner.BlackboardWritten, 0, len(w.puts))
+	r.result.written = make([]record.BlackboardWritten, 0, len(w.puts))
 	for i := range w.puts {
 		p := &w.puts[i]
 		seq, err := t.nextSeq(w.runID, false)
@@ -116,35 +116,35 @@ func (t *txn) writeBlackboard(r *request) error {
 		if cur := t.bbVersions[k]; p.IfVersion != nil && *p.IfVersion != cur.version {
 			// A fenced write that lost the race: nothing is written, and
 			// the refusal is recorded in the same transaction.
-			data := runner.BlackboardConflictData{Key: p.Key, ExpectedVersion: *p.IfVersion, CurrentVersion: cur.version,
+			data := record.BlackboardConflictData{Key: p.Key, ExpectedVersion: *p.IfVersion, CurrentVersion: cur.version,
 				Author: cur.author, MessageID: p.MessageID}
-			ev, err := t.boardEvent(w, p, seq, runner.EvBlackboardConflict, data)
+			ev, err := t.boardEvent(w, p, seq, record.EvBlackboardConflict, data)
 			if err != nil {
 				return err
 			}
-			r.result.written = append(r.result.written, runner.BlackboardWritten{Version: cur.version, Author: cur.author, Conflict: true, Event: ev})
+			r.result.written = append(r.result.written, record.BlackboardWritten{Version: cur.version, Author: cur.author, Conflict: true, Event: ev})
 			continue
 		}
 		version := t.bbVersions[k].version + 1
 		t.bbVersions[k] = bbLatest{version: version, author: p.Author}
 		t.bbRows = append(t.bbRows, bbRow{key: p.Key, version: version, value: string(p.Value), author: p.Author})
-		ev, err := t.boardEvent(w, p, seq, runner.EvBlackboard, runner.BlackboardData{Key: p.Key, Version: version, MessageID: p.MessageID})
+		ev, err := t.boardEvent(w, p, seq, record.EvBlackboard, record.BlackboardData{Key: p.Key, Version: version, MessageID: p.MessageID})
 		if err != nil {
 			return err
 		}
-		r.result.written = append(r.result.written, runner.BlackboardWritten{Version: version, Author: p.Author, Event: ev})
+		r.result.written = append(r.result.written, record.BlackboardWritten{Version: version, Author: p.Author, Event: ev})
 	}
 	return t.flushBlackboard(w.runID, at)
 }
 
 // boardEvent queues the event of one blackboard write (or refusal).
-func (t *txn) boardEvent(w *blackboardWrite, p *runner.BlackboardPut, seq int64, typ string, data runner.EventData) (runner.Event, error) {
+func (t *txn) boardEvent(w *blackboardWrite, p *record.BlackboardPut, seq int64, typ string, data record.EventData) (record.Event, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return runner.Event{}, err
+		return record.Event{}, err
 	}
-	ev := runner.Event{RunID: w.runID, Seq: seq, At: w.at, Type: typ, Cue: p.Cue, Agent: p.Author, Attempt: p.Attempt, Data: data}
-	t.rows = append(t.rows, &record{ev: ev, at: w.at.UnixMicro(), data: string(raw), seq: seq})
+	ev := record.Event{RunID: w.runID, Seq: seq, At: w.at, Type: typ, Cue: p.Cue, Agent: p.Author, Attempt: p.Attempt, Data: data}
+	t.rows = append(t.rows, &prepared{ev: ev, at: w.at.UnixMicro(), data: string(raw), seq: seq})
 	return ev, nil
 }
 
@@ -157,7 +157,7 @@ type bbLatest struct {
 // loadVersions reads the latest version of the keys of puts that this
 // transaction has not seen yet, with one query for all of them rather than
 // one per key.
-func (t *txn) loadVersions(runID string, puts []runner.BlackboardPut) error {
+func (t *txn) loadVersions(runID string, puts []record.BlackboardPut) error {
 	if t.bbVersions == nil {
 		t.bbVersions = map[[2]string]bbLatest{}
 	}
@@ -261,8 +261,8 @@ func (t *txn) insertBB(prefix, suffix, runID string, at int64, rows []bbRow) err
 
 // BlackboardRead returns the latest version of key; false when the run's
 // board does not have it.
-func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (runner.BlackboardEntry, bool, error) {
-	var e runner.BlackboardEntry
+func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (record.BlackboardEntry, bool, error) {
+	var e record.BlackboardEntry
 	found := false
 	err := d.withWarm(func() error {
 		return d.queryWarm(ctx, `SELECT key, value, version, author, at FROM blackboard WHERE run_id = ? AND key = ?`,
@@ -274,7 +274,7 @@ func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (runner.Blac
 			})
 	})
 	if err != nil {
-		return runner.BlackboardEntry{}, false, fmt.Errorf("reading blackboard key %q of run %s: %w", key, runID, d.plain(err))
+		return record.BlackboardEntry{}, false, fmt.Errorf("reading blackboard key %q of run %s: %w", key, runID, d.plain(err))
 	}
 	return e, found, nil
 }
@@ -285,8 +285,8 @@ func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (runner.Blac
 // last read (PRAGMA data_version on the warm connection changes exactly when
 // another connection commits, and this handle's own board writes drop it),
 // the board comes from memory: one pragma instead of a query of every key.
-func (d *DB) Blackboard(ctx context.Context, runID string) (map[string]runner.BlackboardEntry, error) {
-	var board map[string]runner.BlackboardEntry
+func (d *DB) Blackboard(ctx context.Context, runID string) (map[string]record.BlackboardEntry, error) {
+	var board map[string]record.BlackboardEntry
 	err := d.withWarm(func() error {
 		var version int64
 		err := d.queryWarm(ctx, "PRAGMA data_version", nil, func(rows *sql.Rows) error { return rows.Scan(&version) })
@@ -316,7 +316,7 @@ func (d *DB) Blackboard(ctx context.Context, runID string) (map[string]runner.Bl
 // connection.
 type cachedBoard struct {
 	version int64
-	board   map[string]runner.BlackboardEntry
+	board   map[string]record.BlackboardEntry
 }
 
 // maxBoards caps the boards kept: a process runs one run at a time, a test
@@ -325,8 +325,8 @@ const maxBoards = 16
 
 // readBoard reads the run's board on the writer's connection; the caller
 // holds it (withWarm).
-func (d *DB) readBoard(ctx context.Context, runID string) (map[string]runner.BlackboardEntry, error) {
-	board := map[string]runner.BlackboardEntry{}
+func (d *DB) readBoard(ctx context.Context, runID string) (map[string]record.BlackboardEntry, error) {
+	board := map[string]record.BlackboardEntry{}
 	err := d.queryWarm(ctx, `SELECT key, value, version, author, at FROM blackboard WHERE run_id = ?`,
 		[]any{runID}, func(rows *sql.Rows) error {
 			e, err := scanEntry(rows)
@@ -373,8 +373,8 @@ func (d *DB) queryWarm(ctx context.Context, query string, args []any, each func(
 	return rows.Err()
 }
 
-func scanEntry(s interface{ Scan(...any) error }) (runner.BlackboardEntry, error) {
-	var e runner.BlackboardEntry
+func scanEntry(s interface{ Scan(...any) error }) (record.BlackboardEntry, error) {
+	var e record.BlackboardEntry
 	var value string
 	var at sql.NullInt64
 	if err := s.Scan(&e.Key, &value, &e.Version, &e.Author, &at); err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 func TestBlackboardVersionsAndEvents(t *testing.T) {
@@ -56,13 +56,13 @@ func TestBlackboardVersionsAndEvents(t *testing.T) {
 		t.Fatalf("%d events, want %d", len(events), len(writes))
 	}
 	for i, ev := range events {
-		data, ok := ev.Data.(runner.BlackboardData)
+		data, ok := ev.Data.(record.BlackboardData)
 		if !ok {
 			t.Fatalf("event %d: data %#v", i, ev.Data)
 		}
 		w := writes[i]
-		if ev.Seq != int64(i+2) || ev.Type != runner.EvBlackboard || ev.Agent != w.author ||
-			data != (runner.BlackboardData{Key: w.key, Version: w.wantVersion}) {
+		if ev.Seq != int64(i+2) || ev.Type != record.EvBlackboard || ev.Agent != w.author ||
+			data != (record.BlackboardData{Key: w.key, Version: w.wantVersion}) {
 			t.Errorf("event %d: %+v", i, ev)
 		}
 	}
@@ -98,7 +98,7 @@ func TestCommands(t *testing.T) {
 	}
 	defer cli.Close()
 	var ids []int64
-	for _, c := range []runner.Command{
+	for _, c := range []record.Command{
 		{RunID: "r1", Kind: "go", Cue: "b"},
 		{RunID: "r2", Kind: "go", Cue: "a"},
 		{RunID: "r1", Kind: "go", Cue: "a", Arg: "x"},
@@ -129,7 +129,7 @@ func TestCommands(t *testing.T) {
 	if err := d.CommandDone(ctx, 9999); err == nil || !strings.Contains(err.Error(), "no command 9999") {
 		t.Errorf("CommandDone(unknown) = %v", err)
 	}
-	if _, err := cli.AddCommand(ctx, runner.Command{RunID: "ghost", Kind: "go"}); err == nil ||
+	if _, err := cli.AddCommand(ctx, record.Command{RunID: "ghost", Kind: "go"}); err == nil ||
 		!strings.Contains(err.Error(), "run ghost does not exist") {
 		t.Errorf("AddCommand(unknown run) = %v", err)
 	}
@@ -150,7 +150,7 @@ func TestBlackboardSeesEveryWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		v := string(board[key].Value)
-		board[key] = runner.BlackboardEntry{Value: json.RawMessage(`"changed by the caller"`)}
+		board[key] = record.BlackboardEntry{Value: json.RawMessage(`"changed by the caller"`)}
 		return v
 	}
 	if got := value(d, "r1", "plan"); got != "" {

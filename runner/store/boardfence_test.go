@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // A conditional write is stored only when its key is at the expected
@@ -23,9 +23,9 @@ func TestBlackboardConditionalWrite(t *testing.T) {
 	}
 	defer other.Close()
 	ver := func(n int64) *int64 { return &n }
-	put := func(db *DB, key, author string, ifVersion *int64) runner.BlackboardWritten {
+	put := func(db *DB, key, author string, ifVersion *int64) record.BlackboardWritten {
 		t.Helper()
-		w, err := db.BlackboardWriteMany(ctx, "r1", []runner.BlackboardPut{{Key: key, Value: json.RawMessage(`"` + author + `"`),
+		w, err := db.BlackboardWriteMany(ctx, "r1", []record.BlackboardPut{{Key: key, Value: json.RawMessage(`"` + author + `"`),
 			Author: author, IfVersion: ifVersion, MessageID: "m-" + author}})
 		if err != nil || len(w) != 1 {
 			t.Fatalf("write %s by %s: %v, %v", key, author, w, err)
@@ -40,7 +40,7 @@ func TestBlackboardConditionalWrite(t *testing.T) {
 	}
 	// The writer's stale view (version 1) loses to the other process's write.
 	w := put(d, "plan", "writer", ver(1))
-	if !w.Conflict || w.Version != 2 || w.Author != "shell" || w.Event.Type != runner.EvBlackboardConflict {
+	if !w.Conflict || w.Version != 2 || w.Author != "shell" || w.Event.Type != record.EvBlackboardConflict {
 		t.Fatalf("a stale write: %+v", w)
 	}
 	if w := put(d, "plan", "writer", ver(0)); !w.Conflict || w.Version != 2 {
@@ -64,13 +64,13 @@ func TestBlackboardConditionalWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var conflicts []runner.BlackboardConflictData
+	var conflicts []record.BlackboardConflictData
 	for _, ev := range events {
-		if c, ok := ev.Data.(runner.BlackboardConflictData); ok {
+		if c, ok := ev.Data.(record.BlackboardConflictData); ok {
 			conflicts = append(conflicts, c)
 		}
 	}
-	want := runner.BlackboardConflictData{Key: "plan", ExpectedVersion: 1, CurrentVersion: 2, Author: "shell", MessageID: "m-writer"}
+	want := record.BlackboardConflictData{Key: "plan", ExpectedVersion: 1, CurrentVersion: 2, Author: "shell", MessageID: "m-writer"}
 	if len(conflicts) != 3 || conflicts[0] != want {
 		t.Fatalf("conflict events %+v, want 3, the first %+v", conflicts, want)
 	}

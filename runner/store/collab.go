@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // The projections of agents working together: child tasks (handoffs and
@@ -21,17 +21,17 @@ type taskStarted struct {
 
 // checkCollab checks the data of the event types of this file and prepares
 // their projection (nil payload for any other type).
-func checkCollab(ev runner.Event) (payload any, err error) {
+func checkCollab(ev record.Event) (payload any, err error) {
 	switch ev.Type {
-	case runner.EvTaskStarted:
+	case record.EvTaskStarted:
 		return prepareTaskStarted(ev)
-	case runner.EvFanOut:
+	case record.EvFanOut:
 		return prepareFanOut(ev)
-	case runner.EvQuestion:
+	case record.EvQuestion:
 		if err := needAttempt(ev); err != nil {
 			return nil, err
 		}
-		d, ok := ev.Data.(runner.QuestionData)
+		d, ok := ev.Data.(record.QuestionData)
 		switch {
 		case !ok:
 			err = need(ok, "data")
@@ -45,13 +45,13 @@ func checkCollab(ev runner.Event) (payload any, err error) {
 			err = fmt.Errorf("question %s says nobody it was asked of", d.ID)
 		}
 		return nil, err
-	case runner.EvQuestionClosed:
+	case record.EvQuestionClosed:
 		switch ev.State {
-		case runner.QuestionAnswered, runner.QuestionUnanswered, runner.QuestionWithdrawn:
+		case record.QuestionAnswered, record.QuestionUnanswered, record.QuestionWithdrawn:
 		default:
 			return nil, fmt.Errorf("unknown question state %q (want answered, unanswered or withdrawn)", ev.State)
 		}
-		d, ok := ev.Data.(runner.AnswerData)
+		d, ok := ev.Data.(record.AnswerData)
 		if err := need(ok, "data"); err != nil {
 			return nil, err
 		}
@@ -59,8 +59,8 @@ func checkCollab(ev runner.Event) (payload any, err error) {
 			return nil, errors.New("the data names no question (id)")
 		}
 		return nil, nil
-	case runner.EvUsage:
-		d, ok := ev.Data.(runner.UsageData)
+	case record.EvUsage:
+		d, ok := ev.Data.(record.UsageData)
 		if err := need(ok, "data"); err != nil {
 			return nil, err
 		}
@@ -72,8 +72,8 @@ func checkCollab(ev runner.Event) (payload any, err error) {
 				d.CostUSD, d.InputTokens, d.OutputTokens, d.RunCostUSD, d.RunInputTokens, d.RunOutputTokens)
 		}
 		return nil, nil
-	case runner.EvWorktree:
-		d, ok := ev.Data.(runner.WorktreeData)
+	case record.EvWorktree:
+		d, ok := ev.Data.(record.WorktreeData)
 		if err := needAttempt(ev); err != nil {
 			return nil, err
 		}
@@ -88,12 +88,12 @@ func checkCollab(ev runner.Event) (payload any, err error) {
 	return nil, nil
 }
 
-func prepareTaskStarted(ev runner.Event) (taskStarted, error) {
+func prepareTaskStarted(ev record.Event) (taskStarted, error) {
 	var p taskStarted
 	if ev.Cue == "" || ev.Agent == "" {
 		return p, fmt.Errorf("a task/started event needs the child's task id (cue) and agent (got %q, %q)", ev.Cue, ev.Agent)
 	}
-	d, ok := ev.Data.(runner.TaskStartedData)
+	d, ok := ev.Data.(record.TaskStartedData)
 	if err := need(ok, "data"); err != nil {
 		return p, err
 	}
@@ -119,19 +119,19 @@ func prepareTaskStarted(ev runner.Event) (taskStarted, error) {
 
 // projectCollab applies the event types of this file; ok is false for any
 // other type.
-func (t *txn) projectCollab(rec *record) (ok bool, err error) {
+func (t *txn) projectCollab(rec *prepared) (ok bool, err error) {
 	ev := &rec.ev
 	switch ev.Type {
-	case runner.EvTaskStarted:
+	case record.EvTaskStarted:
 		return true, t.projectTaskStarted(rec)
-	case runner.EvFanOut:
+	case record.EvFanOut:
 		return true, t.projectFanOut(rec)
-	case runner.EvQuestion:
+	case record.EvQuestion:
 		return true, t.projectQuestion(rec)
-	case runner.EvQuestionClosed:
+	case record.EvQuestionClosed:
 		return true, t.projectQuestionClosed(rec)
-	case runner.EvUsage:
-		d := ev.Data.(runner.UsageData)
+	case record.EvUsage:
+		d := ev.Data.(record.UsageData)
 		if _, err := t.exec(`UPDATE runs SET credits = ?, cost_usd = ?, input_tokens = ?, output_tokens = ? WHERE id = ?`,
 			d.RunTotal, d.RunCostUSD, d.RunInputTokens, d.RunOutputTokens, ev.RunID); err != nil {
 			return true, err
@@ -140,8 +140,8 @@ func (t *txn) projectCollab(rec *record) (ok bool, err error) {
 			WHERE run_id = ? AND cue_id = ? AND number = ? AND agent_id = ?`,
 			d.Credits, d.CostUSD, d.InputTokens, d.OutputTokens, ev.RunID, ev.Cue, ev.Attempt, ev.Agent)
 		return true, err
-	case runner.EvWorktree:
-		d := ev.Data.(runner.WorktreeData)
+	case record.EvWorktree:
+		d := ev.Data.(record.WorktreeData)
 		_, err := t.exec(`UPDATE attempts SET worktree_branch = ?, worktree_commit = ?
 			WHERE run_id = ? AND cue_id = ? AND number = ? AND agent_id = ?`,
 			d.Branch, d.Commit, ev.RunID, ev.Cue, ev.Attempt, ev.Agent)
@@ -152,12 +152,12 @@ func (t *txn) projectCollab(rec *record) (ok bool, err error) {
 
 // projectTaskStarted creates the child's cue row, pending, after every row
 // the run has (plan cues first, then children in the order they started).
-func (t *txn) projectTaskStarted(rec *record) error {
-	ev, p, d := &rec.ev, rec.payload.(taskStarted), rec.ev.Data.(runner.TaskStartedData)
+func (t *txn) projectTaskStarted(rec *prepared) error {
+	ev, p, d := &rec.ev, rec.payload.(taskStarted), rec.ev.Data.(record.TaskStartedData)
 	res, err := t.exec(`INSERT INTO cues (run_id, cue_id, position, agents, state, parent, kind, depth, task_ref, context)
 		SELECT ?, ?, coalesce((SELECT max(position) FROM cues WHERE run_id = ?), -1) + 1, ?, ?, ?, ?, ?, ?, ?
 		WHERE EXISTS (SELECT 1 FROM cues WHERE run_id = ? AND cue_id = ?)`,
-		ev.RunID, ev.Cue, ev.RunID, p.agents, runner.CuePending, d.Parent, d.Kind, d.Depth, d.TaskRef, p.context,
+		ev.RunID, ev.Cue, ev.RunID, p.agents, record.CuePending, d.Parent, d.Kind, d.Depth, d.TaskRef, p.context,
 		ev.RunID, d.Parent)
 	if err != nil {
 		if isUniqueViolation(err) {
@@ -171,8 +171,8 @@ func (t *txn) projectTaskStarted(rec *record) error {
 	return nil
 }
 
-func (t *txn) projectQuestion(rec *record) error {
-	ev, q := &rec.ev, rec.ev.Data.(runner.QuestionData)
+func (t *txn) projectQuestion(rec *prepared) error {
+	ev, q := &rec.ev, rec.ev.Data.(record.QuestionData)
 	options := "[]"
 	if len(q.Options) > 0 {
 		b, _ := json.Marshal(q.Options) // strings only: always marshals
@@ -194,10 +194,10 @@ func (t *txn) projectQuestion(rec *record) error {
 
 // projectQuestionClosed closes an open question; closing one that is not
 // open is the caller's mistake (two answers to one question, say) and fails.
-func (t *txn) projectQuestionClosed(rec *record) error {
-	ev, a := &rec.ev, rec.ev.Data.(runner.AnswerData)
+func (t *txn) projectQuestionClosed(rec *prepared) error {
+	ev, a := &rec.ev, rec.ev.Data.(record.AnswerData)
 	var answer, by string
-	if ev.State == runner.QuestionAnswered {
+	if ev.State == record.QuestionAnswered {
 		answer, by = a.Answer, a.By
 	}
 	res, err := t.exec(`UPDATE questions SET state = ?, answer = ?, answered_by = ?, reason = ?, closed_at = ?

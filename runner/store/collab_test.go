@@ -9,23 +9,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
-func taskStartedEvent(t testing.TB, runID, id, agent, parent, kind string, depth int) runner.Event {
-	return runner.Event{RunID: runID, Type: runner.EvTaskStarted, Cue: id, Agent: agent,
-		Data: runner.TaskStartedData{Parent: parent, Kind: kind, Depth: depth, TaskRef: "T-" + id,
+func taskStartedEvent(t testing.TB, runID, id, agent, parent, kind string, depth int) record.Event {
+	return record.Event{RunID: runID, Type: record.EvTaskStarted, Cue: id, Agent: agent,
+		Data: record.TaskStartedData{Parent: parent, Kind: kind, Depth: depth, TaskRef: "T-" + id,
 			Chain: []string{"x", agent}, Context: map[string]any{"task_description": "test " + id}}}
 }
 
-func questionEvent(t testing.TB, runID, qid, cue, agent, to string) runner.Event {
-	return runner.Event{RunID: runID, Type: runner.EvQuestion, Cue: cue, Agent: agent, Attempt: 1,
-		Data: runner.QuestionData{ID: qid, Question: "Which database, " + qid + "?", Complexity: "quick", To: to, Deadline: at(1800)}}
+func questionEvent(t testing.TB, runID, qid, cue, agent, to string) record.Event {
+	return record.Event{RunID: runID, Type: record.EvQuestion, Cue: cue, Agent: agent, Attempt: 1,
+		Data: record.QuestionData{ID: qid, Question: "Which database, " + qid + "?", Complexity: "quick", To: to, Deadline: at(1800)}}
 }
 
-func closeEvent(t testing.TB, runID, qid, state, answer, by, reason string) runner.Event {
-	return runner.Event{RunID: runID, Type: runner.EvQuestionClosed, State: state, Reason: reason,
-		Data: runner.AnswerData{ID: qid, Answer: answer, By: by}}
+func closeEvent(t testing.TB, runID, qid, state, answer, by, reason string) record.Event {
+	return record.Event{RunID: runID, Type: record.EvQuestionClosed, State: state, Reason: reason,
+		Data: record.AnswerData{ID: qid, Answer: answer, By: by}}
 }
 
 // A child task is a cue row with its parent, kind and depth; its states and
@@ -35,17 +35,17 @@ func TestTaskStartedProjection(t *testing.T) {
 	d, path := openTest(t)
 	ctx := context.Background()
 	appendOK(t, d, startedEvent(t, "r1", t0, "CUE-100", "CUE-200"),
-		runner.Event{RunID: "r1", At: at(1), Type: runner.EvCueState, Cue: "CUE-100", State: "go"},
+		record.Event{RunID: "r1", At: at(1), Type: record.EvCueState, Cue: "CUE-100", State: "go"},
 		taskStartedEvent(t, "r1", "CUE-100/1", "tester", "CUE-100", "handoff", 1),
 	)
 	appendOK(t, d,
-		runner.Event{RunID: "r1", At: at(2), Type: runner.EvCueState, Cue: "CUE-100/1", State: "go"},
-		runner.Event{RunID: "r1", At: at(2), Type: runner.EvAttemptStarted, Cue: "CUE-100/1", Agent: "tester", Attempt: 1},
+		record.Event{RunID: "r1", At: at(2), Type: record.EvCueState, Cue: "CUE-100/1", State: "go"},
+		record.Event{RunID: "r1", At: at(2), Type: record.EvAttemptStarted, Cue: "CUE-100/1", Agent: "tester", Attempt: 1},
 		taskStartedEvent(t, "r1", "CUE-100/1/1", "helper", "CUE-100/1", "spawn", 2),
-		runner.Event{RunID: "r1", At: at(3), Type: runner.EvAttemptEnded, Cue: "CUE-100/1", Agent: "tester", Attempt: 1, State: "completed",
-			Data: runner.AttemptEndedData{Outputs: map[string]any{"report": "ok"}}},
-		runner.Event{RunID: "r1", At: at(3), Type: runner.EvCueState, Cue: "CUE-100/1", State: "completed",
-			Data: runner.CueStateData{Outputs: map[string]any{"report": "ok"}}},
+		record.Event{RunID: "r1", At: at(3), Type: record.EvAttemptEnded, Cue: "CUE-100/1", Agent: "tester", Attempt: 1, State: "completed",
+			Data: record.AttemptEndedData{Outputs: map[string]any{"report": "ok"}}},
+		record.Event{RunID: "r1", At: at(3), Type: record.EvCueState, Cue: "CUE-100/1", State: "completed",
+			Data: record.CueStateData{Outputs: map[string]any{"report": "ok"}}},
 	)
 	r, err := d.Run(ctx, "r1")
 	if err != nil {
@@ -54,7 +54,7 @@ func TestTaskStartedProjection(t *testing.T) {
 	type row struct {
 		ID, Parent, Kind, TaskRef string
 		Depth                     int
-		State                     runner.CueState
+		State                     record.CueState
 		Agents                    []string
 		Attempts                  int
 	}
@@ -63,15 +63,15 @@ func TestTaskStartedProjection(t *testing.T) {
 		got = append(got, row{c.ID, c.Parent, c.Kind, c.TaskRef, c.Depth, c.State, c.Agents, len(c.Attempts)})
 	}
 	want := []row{
-		{"CUE-100", "", "", "", 0, runner.CueGo, []string{"CUE-100-agent"}, 0},
-		{"CUE-200", "", "", "", 0, runner.CuePending, []string{"CUE-200-agent"}, 0},
-		{"CUE-100/1", "CUE-100", "handoff", "T-CUE-100/1", 1, runner.CueCompleted, []string{"tester"}, 1},
-		{"CUE-100/1/1", "CUE-100/1", "spawn", "T-CUE-100/1/1", 2, runner.CuePending, []string{"helper"}, 0},
+		{"CUE-100", "", "", "", 0, record.CueGo, []string{"CUE-100-agent"}, 0},
+		{"CUE-200", "", "", "", 0, record.CuePending, []string{"CUE-200-agent"}, 0},
+		{"CUE-100/1", "CUE-100", "handoff", "T-CUE-100/1", 1, record.CueCompleted, []string{"tester"}, 1},
+		{"CUE-100/1/1", "CUE-100/1", "spawn", "T-CUE-100/1/1", 2, record.CuePending, []string{"helper"}, 0},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("cues\n%+v\nwant\n%+v", got, want)
 	}
-	if r.Cues[2].Attempts[0].State != runner.AttemptCompleted || !r.Cues[2].EndedAt.Equal(at(3)) ||
+	if r.Cues[2].Attempts[0].State != record.AttemptCompleted || !r.Cues[2].EndedAt.Equal(at(3)) ||
 		!reflect.DeepEqual(r.Cues[2].Outputs, map[string]any{"report": "ok"}) {
 		t.Errorf("child task %+v", r.Cues[2])
 	}
@@ -91,8 +91,8 @@ func TestTaskStartedProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.Started.Cues) != 2 || len(rec.Cues) != 4 || rec.Cues["CUE-100/1"].State != runner.CueCompleted ||
-		rec.Cues["CUE-100/1"].Attempts != 1 || rec.Cues["CUE-100/1/1"].State != runner.CuePending {
+	if len(rec.Started.Cues) != 2 || len(rec.Cues) != 4 || rec.Cues["CUE-100/1"].State != record.CueCompleted ||
+		rec.Cues["CUE-100/1"].Attempts != 1 || rec.Cues["CUE-100/1/1"].State != record.CuePending {
 		t.Errorf("LoadRun: %+v", rec)
 	}
 }
@@ -103,7 +103,7 @@ func TestTaskStartedRejected(t *testing.T) {
 	good := taskStartedEvent(t, "r1", "CUE-100/2", "tester", "CUE-100", "spawn", 1)
 	for _, c := range []struct {
 		name string
-		ev   runner.Event
+		ev   record.Event
 		want string
 	}{
 		{"no parent row", taskStartedEvent(t, "r1", "CUE-900/1", "tester", "CUE-900", "handoff", 1), `has no task "CUE-900", the parent of CUE-900/1`},
@@ -113,9 +113,9 @@ func TestTaskStartedRejected(t *testing.T) {
 		{"id not under parent", taskStartedEvent(t, "r1", "CUE-200/3", "tester", "CUE-100", "spawn", 1), `is not its parent's id "CUE-100" followed by /N`},
 		{"id two levels down", taskStartedEvent(t, "r1", "CUE-100/3/4", "tester", "CUE-100", "spawn", 1), "followed by /N"},
 		{"no parent", taskStartedEvent(t, "r1", "CUE-100/3", "tester", "", "spawn", 1), "has no parent"},
-		{"no agent", func() runner.Event { e := good; e.Agent = ""; return e }(), "needs the child's task id (cue) and agent"},
-		{"no data", func() runner.Event { e := good; e.Data = nil; return e }(), "no data"},
-		{"data of another type", func() runner.Event { e := good; e.Data = runner.AnswerData{ID: "q1"}; return e }(), "must be a runner.TaskStartedData"},
+		{"no agent", func() record.Event { e := good; e.Agent = ""; return e }(), "needs the child's task id (cue) and agent"},
+		{"no data", func() record.Event { e := good; e.Data = nil; return e }(), "no data"},
+		{"data of another type", func() record.Event { e := good; e.Data = record.AnswerData{ID: "q1"}; return e }(), "must be a record.TaskStartedData"},
 	} {
 		err := d.Append(context.Background(), c.ev)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -141,16 +141,16 @@ func TestQuestionProjection(t *testing.T) {
 	q3.At = at(12)
 	q4 := questionEvent(t, "r1", "q4", "CUE-100", "CUE-100-agent", "person")
 	q4.At = at(13)
-	options := []runner.QuestionOption{{ID: "approved", Name: "Yes, proceed", Kind: "allow_once"}, {ID: "abort", Name: "No", Kind: "reject_once"}}
-	d4 := q4.Data.(runner.QuestionData)
+	options := []record.QuestionOption{{ID: "approved", Name: "Yes, proceed", Kind: "allow_once"}, {ID: "abort", Name: "No", Kind: "reject_once"}}
+	d4 := q4.Data.(record.QuestionData)
 	d4.Options = options
 	q4.Data = d4
 	appendOK(t, d, q1, q2, q3, q4)
-	answered := closeEvent(t, "r1", "q1", runner.QuestionAnswered, "postgres", "person", "")
+	answered := closeEvent(t, "r1", "q1", record.QuestionAnswered, "postgres", "person", "")
 	answered.At = at(20)
 	appendOK(t, d, answered,
-		closeEvent(t, "r1", "q2", runner.QuestionUnanswered, "ignored", "ignored", "no answer within 30m"),
-		closeEvent(t, "r1", "q3", runner.QuestionWithdrawn, "", "", "its asker ended"))
+		closeEvent(t, "r1", "q2", record.QuestionUnanswered, "ignored", "ignored", "no answer within 30m"),
+		closeEvent(t, "r1", "q3", record.QuestionWithdrawn, "", "", "its asker ended"))
 
 	r, err := d.Run(ctx, "r1")
 	if err != nil {
@@ -201,7 +201,7 @@ func TestQuestionProjection(t *testing.T) {
 func TestQuestionOrder(t *testing.T) {
 	d, _ := openTest(t)
 	appendOK(t, d, startedEvent(t, "r1", t0, "a"))
-	var evs []runner.Event
+	var evs []record.Event
 	for _, id := range []string{"q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10", "q11"} {
 		evs = append(evs, questionEvent(t, "r1", id, "a", "a-agent", "person")) // one transaction: one time
 	}
@@ -223,31 +223,31 @@ func TestQuestionRejected(t *testing.T) {
 	d, _ := openTest(t)
 	appendOK(t, d, startedEvent(t, "r1", t0, "a"), questionEvent(t, "r1", "q1", "a", "a-agent", "person"),
 		questionEvent(t, "r1", "q2", "a", "a-agent", "person"),
-		closeEvent(t, "r1", "q2", runner.QuestionAnswered, "yes", "person", ""))
-	bad := func(f func(*runner.QuestionData)) runner.Event {
-		d := runner.QuestionData{ID: "q3", Question: "why?", Complexity: "deep", To: "person"}
+		closeEvent(t, "r1", "q2", record.QuestionAnswered, "yes", "person", ""))
+	bad := func(f func(*record.QuestionData)) record.Event {
+		d := record.QuestionData{ID: "q3", Question: "why?", Complexity: "deep", To: "person"}
 		f(&d)
-		return runner.Event{RunID: "r1", Type: runner.EvQuestion, Cue: "a", Agent: "a-agent", Attempt: 1, Data: d}
+		return record.Event{RunID: "r1", Type: record.EvQuestion, Cue: "a", Agent: "a-agent", Attempt: 1, Data: d}
 	}
 	noAttempt := questionEvent(t, "r1", "q3", "a", "a-agent", "person")
 	noAttempt.Attempt = 0
 	for _, c := range []struct {
 		name string
-		ev   runner.Event
+		ev   record.Event
 		want string
 	}{
 		{"unknown cue", questionEvent(t, "r1", "q3", "zzz", "a-agent", "person"), `has no cue "zzz"`},
 		{"same id", questionEvent(t, "r1", "q1", "a", "a-agent", "person"), "already has a question q1"},
 		{"no attempt", noAttempt, "attempt number"},
-		{"no id", bad(func(d *runner.QuestionData) { d.ID = "" }), "no id"},
-		{"no text", bad(func(d *runner.QuestionData) { d.Question = " " }), "has no text"},
-		{"complexity", bad(func(d *runner.QuestionData) { d.Complexity = "hard" }), `complexity "hard"`},
-		{"no to", bad(func(d *runner.QuestionData) { d.To = "" }), "nobody it was asked of"},
-		{"close unknown", closeEvent(t, "r1", "q9", runner.QuestionAnswered, "x", "person", ""), "has no question q9"},
-		{"close twice", closeEvent(t, "r1", "q2", runner.QuestionUnanswered, "", "", ""), "already answered"},
+		{"no id", bad(func(d *record.QuestionData) { d.ID = "" }), "no id"},
+		{"no text", bad(func(d *record.QuestionData) { d.Question = " " }), "has no text"},
+		{"complexity", bad(func(d *record.QuestionData) { d.Complexity = "hard" }), `complexity "hard"`},
+		{"no to", bad(func(d *record.QuestionData) { d.To = "" }), "nobody it was asked of"},
+		{"close unknown", closeEvent(t, "r1", "q9", record.QuestionAnswered, "x", "person", ""), "has no question q9"},
+		{"close twice", closeEvent(t, "r1", "q2", record.QuestionUnanswered, "", "", ""), "already answered"},
 		{"close bad state", closeEvent(t, "r1", "q1", "open", "", "", ""), `unknown question state "open"`},
-		{"close no id", closeEvent(t, "r1", "", runner.QuestionAnswered, "x", "person", ""), "names no question"},
-		{"close no data", runner.Event{RunID: "r1", Type: runner.EvQuestionClosed, State: runner.QuestionWithdrawn}, "no data"},
+		{"close no id", closeEvent(t, "r1", "", record.QuestionAnswered, "x", "person", ""), "names no question"},
+		{"close no data", record.Event{RunID: "r1", Type: record.EvQuestionClosed, State: record.QuestionWithdrawn}, "no data"},
 	} {
 		err := d.Append(context.Background(), c.ev)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -263,10 +263,10 @@ func TestUsageProjection(t *testing.T) {
 	d, _ := openTest(t)
 	ctx := context.Background()
 	appendOK(t, d, startedEvent(t, "r1", t0, "a"),
-		runner.Event{RunID: "r1", At: t0, Type: runner.EvAttemptStarted, Cue: "a", Agent: "a-agent", Attempt: 1, State: string(runner.AttemptRunning), Data: runner.AttemptStartedData{}})
-	usage := func(credits, total float64) runner.Event {
-		return runner.Event{RunID: "r1", Type: runner.EvUsage, Cue: "a", Agent: "a-agent", Attempt: 1,
-			Data: runner.UsageData{Credits: credits, RunTotal: total, CostUSD: credits / 10, RunCostUSD: total / 10,
+		record.Event{RunID: "r1", At: t0, Type: record.EvAttemptStarted, Cue: "a", Agent: "a-agent", Attempt: 1, State: string(record.AttemptRunning), Data: record.AttemptStartedData{}})
+	usage := func(credits, total float64) record.Event {
+		return record.Event{RunID: "r1", Type: record.EvUsage, Cue: "a", Agent: "a-agent", Attempt: 1,
+			Data: record.UsageData{Credits: credits, RunTotal: total, CostUSD: credits / 10, RunCostUSD: total / 10,
 				InputTokens: 100, OutputTokens: 7, RunInputTokens: 100, RunOutputTokens: 7}}
 	}
 	appendOK(t, d, usage(10, 10), usage(25.5, 25.5))
@@ -274,15 +274,15 @@ func TestUsageProjection(t *testing.T) {
 	if err != nil || r.Credits != 25.5 {
 		t.Fatalf("credits %g, %v", r.Credits, err)
 	}
-	if want := (runner.Usage{CostUSD: 2.55, InputTokens: 100, OutputTokens: 7, Credits: 25.5}); r.Used != want || r.Cues[0].Used() != want {
+	if want := (record.Usage{CostUSD: 2.55, InputTokens: 100, OutputTokens: 7, Credits: 25.5}); r.Used != want || r.Cues[0].Used() != want {
 		t.Errorf("run used %+v, cue used %+v, want %+v", r.Used, r.Cues[0].Used(), want)
 	}
 	if rec, err := d.LoadRun(ctx, "r1"); err != nil || rec.Used.Credits != 25.5 || rec.Used.CostUSD != 2.55 {
 		t.Errorf("LoadRun used %+v, %v", rec.Used, err)
 	}
 	negativeCost := usage(1, 1)
-	negativeCost.Data = runner.UsageData{CostUSD: -1}
-	for _, ev := range []runner.Event{usage(-1, 3), negativeCost, {RunID: "r1", Type: runner.EvUsage}, {RunID: "r1", Type: runner.EvUsage, Data: runner.CooldownData{}}} {
+	negativeCost.Data = record.UsageData{CostUSD: -1}
+	for _, ev := range []record.Event{usage(-1, 3), negativeCost, {RunID: "r1", Type: record.EvUsage}, {RunID: "r1", Type: record.EvUsage, Data: record.CooldownData{}}} {
 		if err := d.Append(ctx, ev); err == nil {
 			t.Errorf("%+v accepted", ev.Data)
 		}

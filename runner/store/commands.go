@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // AddCommand queues a request for the run's owner (orch go RUN CUE, from
 // another process) and returns its id. The owner sees it in Commands.
-func (d *DB) AddCommand(ctx context.Context, cmd runner.Command) (int64, error) {
+func (d *DB) AddCommand(ctx context.Context, cmd record.Command) (int64, error) {
 	if cmd.At.IsZero() {
 		cmd.At = now()
 	}
@@ -78,16 +78,16 @@ func (t *txn) commandDone(id int64) error {
 }
 
 // Commands returns the run's commands not yet done, oldest first.
-func (d *DB) Commands(ctx context.Context, runID string) ([]runner.Command, error) {
+func (d *DB) Commands(ctx context.Context, runID string) ([]record.Command, error) {
 	rows, err := d.sql.QueryContext(ctx, `SELECT id, run_id, kind, cue_id, arg, created_at FROM commands
 		WHERE run_id = ? AND done_at IS NULL ORDER BY id`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("reading the commands of run %s: %w", runID, d.plain(err))
 	}
 	defer rows.Close()
-	var cmds []runner.Command
+	var cmds []record.Command
 	for rows.Next() {
-		var c runner.Command
+		var c record.Command
 		var at sql.NullInt64
 		if err := rows.Scan(&c.ID, &c.RunID, &c.Kind, &c.Cue, &c.Arg, &at); err != nil {
 			return nil, fmt.Errorf("reading the commands of run %s: %w", runID, d.plain(err))

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // BenchmarkCueBatch is what the runner commits per cue of a chain: the
@@ -20,27 +20,27 @@ func BenchmarkCueBatch(b *testing.B) {
 		cues[i] = fmt.Sprintf("C%d", i)
 	}
 	ctx := context.Background()
-	if err := d.Append(ctx, ownedStartedEvent(b, "r1", runner.Owner{PID: 42, Host: "box", Token: "t1"}, cues...)); err != nil {
+	if err := d.Append(ctx, ownedStartedEvent(b, "r1", record.Owner{PID: 42, Host: "box", Token: "t1"}, cues...)); err != nil {
 		b.Fatal(err)
 	}
 	at := time.Now()
-	ev := func(typ, cue, state string, attempt int, data runner.EventData) runner.Event {
-		return runner.Event{RunID: "r1", At: at, Type: typ, Cue: cue, Agent: "a", Attempt: attempt, State: state, Data: data}
+	ev := func(typ, cue, state string, attempt int, data record.EventData) record.Event {
+		return record.Event{RunID: "r1", At: at, Type: typ, Cue: cue, Agent: "a", Attempt: attempt, State: state, Data: data}
 	}
 	exit := 0
-	if err := d.Append(ctx, ev(runner.EvAttemptStarted, "C0", "", 1, runner.AttemptStartedData{})); err != nil {
+	if err := d.Append(ctx, ev(record.EvAttemptStarted, "C0", "", 1, record.AttemptStartedData{})); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		prev, next := cues[i], cues[i+1]
 		err := d.Append(ctx,
-			ev(runner.EvAttemptEnded, prev, "completed", 1, runner.AttemptEndedData{PID: 123, ExitCode: &exit}),
-			ev(runner.EvCueState, prev, "completed", 0, runner.CueStateData{Outputs: map[string]any{}}),
-			ev(runner.EvCueState, next, "warning", 0, nil),
-			ev(runner.EvAttemptStarted, next, "", 1, runner.AttemptStartedData{}),
-			ev(runner.EvCueState, next, "standby", 0, nil),
-			ev(runner.EvCueState, next, "go", 0, nil),
+			ev(record.EvAttemptEnded, prev, "completed", 1, record.AttemptEndedData{PID: 123, ExitCode: &exit}),
+			ev(record.EvCueState, prev, "completed", 0, record.CueStateData{Outputs: map[string]any{}}),
+			ev(record.EvCueState, next, "warning", 0, nil),
+			ev(record.EvAttemptStarted, next, "", 1, record.AttemptStartedData{}),
+			ev(record.EvCueState, next, "standby", 0, nil),
+			ev(record.EvCueState, next, "go", 0, nil),
 		)
 		if err != nil {
 			b.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // RunDetail is one run for `orch status RUN`: its summary, where it came
@@ -23,11 +23,11 @@ type RunDetail struct {
 	OwnerToken  string // empty when no process holds the run (paused, ended)
 	Heartbeat   time.Time
 	Cues        []CueDetail           // the plan's cues in plan order, then child tasks in the order they started
-	Conflicts   []runner.ConflictData // decisions taken at run time
+	Conflicts   []record.ConflictData // decisions taken at run time
 	Questions   []QuestionDetail      // in the order asked
 	Escalations []Escalation          // the high and critical ones, in the order sent
 	Credits     float64               // reported by the agents (status.usage)
-	Used        runner.Usage          // the run's totals as the agents reported them (Credits too)
+	Used        record.Usage          // the run's totals as the agents reported them (Credits too)
 }
 
 // CueDetail is one cue of a run, or a child task (a handoff's receiver, a
@@ -42,7 +42,7 @@ type CueDetail struct {
 	Agents    []string
 	After     []string // the cues it waits for (recorded from schema 6 on)
 	Manual    bool     // a person says GO
-	State     runner.CueState
+	State     record.CueState
 	Reason    string
 	WarningAt time.Time
 	StandbyAt time.Time
@@ -57,7 +57,7 @@ type CueDetail struct {
 type AttemptDetail struct {
 	Number    int
 	Agent     string
-	State     runner.AttemptState
+	State     record.AttemptState
 	Reason    string
 	Class     string
 	ExitCode  *int // nil unless the process exited by itself
@@ -65,15 +65,15 @@ type AttemptDetail struct {
 	Fallback  bool
 	StartedAt time.Time
 	EndedAt   time.Time
-	Used      runner.Usage // what its agent reported it used
+	Used      record.Usage // what its agent reported it used
 	// The git worktree branch it worked on (workspace: worktree), and the
 	// commit it ended with (a completed attempt's).
 	WorktreeBranch, WorktreeCommit string
 }
 
 // Used is what a cue's attempts reported they used, together.
-func (c *CueDetail) Used() runner.Usage {
-	var u runner.Usage
+func (c *CueDetail) Used() record.Usage {
+	var u record.Usage
 	for _, a := range c.Attempts {
 		u.CostUSD += a.Used.CostUSD
 		u.InputTokens += a.Used.InputTokens
@@ -119,7 +119,7 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 	r.StartedAt, r.EndedAt, r.Heartbeat = fromMicros(started), fromMicros(ended), fromMicros(heartbeat)
 	r.OwnerToken = token
 	r.Used.Credits = r.Credits
-	if r.State == runner.RunRunning && !alive(r.OwnerPID, r.OwnerHost, token, r.Heartbeat) {
+	if r.State == record.RunRunning && !alive(r.OwnerPID, r.OwnerHost, token, r.Heartbeat) {
 		reason, onTemporal, err := unfollowed(ctx, tx, r.ID)
 		switch {
 		case err != nil:
@@ -127,10 +127,10 @@ func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
 		case onTemporal:
 			r.Reason = reason
 		default:
-			r.State, r.Reason = runner.RunInterrupted, fmt.Sprintf("its owner (process %d on %s) is gone; orch resume %s continues it", r.OwnerPID, r.OwnerHost, r.ID)
+			r.State, r.Reason = record.RunInterrupted, fmt.Sprintf("its owner (process %d on %s) is gone; orch resume %s continues it", r.OwnerPID, r.OwnerHost, r.ID)
 		}
 	}
-	if r.State == runner.RunInterrupted && r.EndedAt.IsZero() {
+	if r.State == record.RunInterrupted && r.EndedAt.IsZero() {
 		if r.EndedAt, err = lastEventAt(ctx, tx, r.ID); err != nil {
 			return nil, err
 		}
@@ -219,7 +219,7 @@ func (d *DB) attachConflicts(ctx context.Context, tx *sql.Tx, r *RunDetail) erro
 	defer rows.Close()
 	for rows.Next() {
 		var data string
-		var c runner.ConflictData
+		var c record.ConflictData
 		if err := rows.Scan(&data); err != nil {
 			return err
 		}
@@ -263,30 +263,30 @@ func (d *DB) attachAttempts(ctx context.Context, tx *sql.Tx, r *RunDetail, index
 }
 
 // count adds a cue in state s to the summary's counters.
-func (s *RunSummary) count(state runner.CueState) {
+func (s *RunSummary) count(state record.CueState) {
 	s.Cues++
 	switch state {
-	case runner.CueCompleted:
+	case record.CueCompleted:
 		s.Completed++
-	case runner.CueFailed:
+	case record.CueFailed:
 		s.Failed++
-	case runner.CueWarning, runner.CueStandby, runner.CueGo:
+	case record.CueWarning, record.CueStandby, record.CueGo:
 		s.Active++
 	}
 }
 
 // LoadRun reads what the runner needs to continue a run: its start data,
 // rebuilt from the runs and cues rows, and the state of each cue.
-func (d *DB) LoadRun(ctx context.Context, runID string) (*runner.RunRecord, error) {
+func (d *DB) LoadRun(ctx context.Context, runID string) (*record.RunRecord, error) {
 	r, err := d.Run(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
-	rec := &runner.RunRecord{
+	rec := &record.RunRecord{
 		ID:     r.ID,
 		State:  r.State,
 		Reason: r.Reason,
-		Started: runner.RunStartedData{
+		Started: record.RunStartedData{
 			Cuelist:   r.Cuelist,
 			SpecPath:  r.SpecPath,
 			SpecHash:  r.SpecHash,
@@ -294,7 +294,7 @@ func (d *DB) LoadRun(ctx context.Context, runID string) (*runner.RunRecord, erro
 			OwnerPID:  r.OwnerPID,
 			OwnerHost: r.OwnerHost,
 		},
-		Cues:      make(map[string]runner.CueRecord, len(r.Cues)),
+		Cues:      make(map[string]record.CueRecord, len(r.Cues)),
 		Questions: len(r.Questions),
 		Used:      r.Used,
 	}
@@ -308,32 +308,32 @@ func (d *DB) LoadRun(ctx context.Context, runID string) (*runner.RunRecord, erro
 	if first, err := d.Events(ctx, runID, 0, 1); err != nil {
 		return nil, err
 	} else if len(first) == 1 {
-		if sd, ok := first[0].Data.(runner.RunStartedData); ok {
+		if sd, ok := first[0].Data.(record.RunStartedData); ok {
 			rec.Started.Root, rec.Started.Temporal = sd.Root, sd.Temporal
 		}
 	}
 	for _, c := range r.Cues {
 		if c.Parent == "" { // the plan's cues; children are in Cues only
-			rec.Started.Cues = append(rec.Started.Cues, runner.CueInfo{ID: c.ID, Agents: c.Agents, After: c.After, Manual: c.Manual})
+			rec.Started.Cues = append(rec.Started.Cues, record.CueInfo{ID: c.ID, Agents: c.Agents, After: c.After, Manual: c.Manual})
 		}
 		if c.Kind == "dropped" {
 			continue // an item of an earlier expansion: its record stays, the run has no such task any more
 		}
-		cr := runner.CueRecord{State: c.State, Reason: c.Reason, Approved: c.Approved, AgentAttempts: map[string]int{},
-			ReachedGo: c.State == runner.CueGo, Parent: c.Parent, Kind: c.Kind, Item: c.Item}
+		cr := record.CueRecord{State: c.State, Reason: c.Reason, Approved: c.Approved, AgentAttempts: map[string]int{},
+			ReachedGo: c.State == record.CueGo, Parent: c.Parent, Kind: c.Kind, Item: c.Item}
 		if c.Kind == "item" {
 			cr.Position = len(rec.Cues) // the rows come in the order the run made them
 		}
 		for _, a := range c.Attempts {
 			cr.Attempts = max(cr.Attempts, a.Number)
-			if a.State == runner.AttemptFailed {
+			if a.State == record.AttemptFailed {
 				cr.AgentAttempts[a.Agent]++
 			}
-			if a.State == runner.AttemptRunning {
-				cr.Running = append(cr.Running, runner.AttemptRef{Agent: a.Agent, Number: a.Number})
+			if a.State == record.AttemptRunning {
+				cr.Running = append(cr.Running, record.AttemptRef{Agent: a.Agent, Number: a.Number})
 			}
 		}
-		if c.State == runner.CueCompleted {
+		if c.State == record.CueCompleted {
 			cr.Outputs = c.Outputs
 		}
 		rec.Cues[c.ID] = cr

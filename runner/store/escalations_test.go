@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
-func escalationEvent(runID, cue, severity, text string) runner.Event {
+func escalationEvent(runID, cue, severity, text string) record.Event {
 	body, _ := json.Marshal(map[string]string{"severity": severity, "error": text})
-	return runner.Event{RunID: runID, Type: runner.EvUserMessage, Cue: cue, Agent: cue + "-agent", Attempt: 1,
-		Data: runner.UserMessageData{Kind: "escalation", From: cue + "-agent", Body: body}}
+	return record.Event{RunID: runID, Type: record.EvUserMessage, Cue: cue, Agent: cue + "-agent", Attempt: 1,
+		Data: record.UserMessageData{Kind: "escalation", From: cue + "-agent", Body: body}}
 }
 
 // TestEscalationsInInbox: a high or critical escalation is in the inbox,
@@ -26,9 +26,9 @@ func TestEscalationsInInbox(t *testing.T) {
 	appendOK(t, d,
 		escalationEvent("r1", "A", "high", "the disk is full"),
 		escalationEvent("r1", "A", "medium", "slow network"),
-		runner.Event{RunID: "r1", Type: runner.EvUserMessage, Cue: "B", Agent: "B-agent", Data: runner.UserMessageData{Kind: "message", From: "B-agent", Body: json.RawMessage(`"hello"`)}},
+		record.Event{RunID: "r1", Type: record.EvUserMessage, Cue: "B", Agent: "B-agent", Data: record.UserMessageData{Kind: "message", From: "B-agent", Body: json.RawMessage(`"hello"`)}},
 		escalationEvent("r1", "B", "critical", "credentials <b>leaked</b>"),
-		runner.Event{RunID: "r1", Type: runner.EvRunState, State: string(runner.RunCompleted)},
+		record.Event{RunID: "r1", Type: record.EvRunState, State: string(record.RunCompleted)},
 	)
 	open, err := d.Escalations(ctx, "r1", true)
 	if err != nil {
@@ -46,7 +46,7 @@ func TestEscalationsInInbox(t *testing.T) {
 		t.Fatalf("inbox: %+v", items)
 	}
 	first := open[0].ID
-	appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvEscalationAcked, Data: runner.EscalationAckedData{ID: first, By: "ann@box"}})
+	appendOK(t, d, record.Event{RunID: "r1", Type: record.EvEscalationAcked, Data: record.EscalationAckedData{ID: first, By: "ann@box"}})
 
 	items, err = d.Inbox(ctx)
 	if err != nil {

@@ -6,21 +6,21 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // LogRecord is one stored line of agent output; ID orders the lines of a
 // database and pages through them (orch logs --follow passes the last ID).
 type LogRecord struct {
 	ID int64
-	runner.LogLine
+	record.LogLine
 }
 
 // Events returns the run's events after afterSeq in order, at most limit of
 // them (0: all). orch events --follow passes the last Seq it printed. Each
 // event's data is decoded; one that cannot be is returned as runner.RawData,
 // which says why, rather than fail the whole read.
-func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int) ([]runner.Event, error) {
+func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int) ([]record.Event, error) {
 	if limit <= 0 {
 		limit = -1
 	}
@@ -32,16 +32,16 @@ func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int
 }
 
 // eventsWhere returns the run's events that match the condition.
-func (d *DB) eventsWhere(ctx context.Context, runID, cond string, args ...any) ([]runner.Event, error) {
+func (d *DB) eventsWhere(ctx context.Context, runID, cond string, args ...any) ([]record.Event, error) {
 	rows, err := d.sql.QueryContext(ctx, `SELECT seq, at, type, cue_id, agent_id, attempt, state, reason, data
 		FROM events WHERE run_id = ? AND `+cond, append([]any{runID}, args...)...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []runner.Event
+	var out []record.Event
 	for rows.Next() {
-		ev := runner.Event{RunID: runID}
+		ev := record.Event{RunID: runID}
 		var at sql.NullInt64
 		var data sql.NullString
 		if err := rows.Scan(&ev.Seq, &at, &ev.Type, &ev.Cue, &ev.Agent, &ev.Attempt, &ev.State, &ev.Reason, &data); err != nil {
@@ -49,7 +49,7 @@ func (d *DB) eventsWhere(ctx context.Context, runID, cond string, args ...any) (
 		}
 		ev.At = fromMicros(at)
 		if data.Valid {
-			ev.Data, _ = runner.DecodeEventData(ev.Type, json.RawMessage(data.String)) // RawData keeps the error
+			ev.Data, _ = record.DecodeEventData(ev.Type, json.RawMessage(data.String)) // RawData keeps the error
 		}
 		out = append(out, ev)
 	}
@@ -59,7 +59,7 @@ func (d *DB) eventsWhere(ctx context.Context, runID, cond string, args ...any) (
 // EventsOfType returns the run's events of one type, in order. It reads
 // the whole log of the run: for rare events (orch's own records about a
 // run), not for the runner's.
-func (d *DB) EventsOfType(ctx context.Context, runID, typ string) ([]runner.Event, error) {
+func (d *DB) EventsOfType(ctx context.Context, runID, typ string) ([]record.Event, error) {
 	events, err := d.eventsWhere(ctx, runID, `type = ? ORDER BY seq`, typ)
 	if err != nil {
 		return nil, fmt.Errorf("reading the %s events of run %s: %w", typ, runID, d.plain(err))
@@ -130,7 +130,7 @@ func (d *DB) scanLogs(rows *sql.Rows, runID string) ([]LogRecord, error) {
 	defer rows.Close()
 	var out []LogRecord
 	for rows.Next() {
-		l := LogRecord{LogLine: runner.LogLine{RunID: runID}}
+		l := LogRecord{LogLine: record.LogLine{RunID: runID}}
 		var at sql.NullInt64
 		if err := rows.Scan(&l.ID, &l.Cue, &l.Agent, &l.Attempt, &l.Stream, &at, &l.Text); err != nil {
 			return nil, fmt.Errorf("reading the output of run %s: %w", runID, d.plain(err))

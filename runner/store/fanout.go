@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // A fan-out's items (a cue with for_each) become cue rows, as child tasks
@@ -20,12 +20,12 @@ type fanOut struct {
 	items []string // each item as JSON, in order
 }
 
-func prepareFanOut(ev runner.Event) (fanOut, error) {
+func prepareFanOut(ev record.Event) (fanOut, error) {
 	var p fanOut
 	if ev.Cue == "" {
 		return p, errors.New("a cue/expanded event needs the for_each cue")
 	}
-	d, ok := ev.Data.(runner.FanOutData)
+	d, ok := ev.Data.(record.FanOutData)
 	if err := need(ok, "data"); err != nil {
 		return p, err
 	}
@@ -49,8 +49,8 @@ func prepareFanOut(ev runner.Event) (fanOut, error) {
 // projectFanOut creates the items' rows, pending. A cue expanded again (an
 // orch retry whose list changed) takes back the rows of the items it
 // names, pending, and marks the others dropped: their record stays.
-func (t *txn) projectFanOut(rec *record) error {
-	ev, p, d := &rec.ev, rec.payload.(fanOut), rec.ev.Data.(runner.FanOutData)
+func (t *txn) projectFanOut(rec *prepared) error {
+	ev, p, d := &rec.ev, rec.payload.(fanOut), rec.ev.Data.(record.FanOutData)
 	var agents string
 	var last sql.NullInt64
 	err := t.queryRow(`SELECT agents, (SELECT max(position) FROM cues WHERE run_id = ?1) FROM cues WHERE run_id = ?1 AND cue_id = ?2`,
@@ -69,7 +69,7 @@ func (t *txn) projectFanOut(rec *record) error {
 			VALUES (?, ?, ?, ?, ?, ?, 'item', ?)
 			ON CONFLICT (run_id, cue_id) DO UPDATE SET state = excluded.state, reason = '', kind = 'item',
 				context = excluded.context, outputs = NULL, ended_at = NULL, approved = 0`,
-			ev.RunID, it.ID, last.Int64+1+int64(i), agents, runner.CuePending, ev.Cue, p.items[i]); err != nil {
+			ev.RunID, it.ID, last.Int64+1+int64(i), agents, record.CuePending, ev.Cue, p.items[i]); err != nil {
 			return err
 		}
 	}

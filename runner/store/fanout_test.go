@@ -8,15 +8,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
-func fanOutEvent(runID, cue string, items ...string) runner.Event {
-	d := runner.FanOutData{As: "task"}
+func fanOutEvent(runID, cue string, items ...string) record.Event {
+	d := record.FanOutData{As: "task"}
 	for _, it := range items {
-		d.Items = append(d.Items, runner.FanOutItem{ID: cue + "[" + it + "]", Item: map[string]any{"id": it}})
+		d.Items = append(d.Items, record.FanOutItem{ID: cue + "[" + it + "]", Item: map[string]any{"id": it}})
 	}
-	return runner.Event{RunID: runID, At: at(1), Type: runner.EvFanOut, Cue: cue, Data: d}
+	return record.Event{RunID: runID, At: at(1), Type: record.EvFanOut, Cue: cue, Data: d}
 }
 
 // A fan-out's items are cue rows after the run's (parent the fan-out, kind
@@ -27,11 +27,11 @@ func TestFanOutProjection(t *testing.T) {
 	d, _ := openTest(t)
 	ctx := context.Background()
 	appendOK(t, d, startedEvent(t, "r1", t0, "PLAN", "FAN"), fanOutEvent("r1", "FAN", "db", "ui", "2"),
-		runner.Event{RunID: "r1", At: at(2), Type: runner.EvCueState, Cue: "FAN[ui]", State: "go"},
-		runner.Event{RunID: "r1", At: at(2), Type: runner.EvAttemptStarted, Cue: "FAN[ui]", Agent: "FAN-agent", Attempt: 1},
-		runner.Event{RunID: "r1", At: at(3), Type: runner.EvAttemptEnded, Cue: "FAN[ui]", Agent: "FAN-agent", Attempt: 1, State: "completed"},
-		runner.Event{RunID: "r1", At: at(3), Type: runner.EvCueState, Cue: "FAN[ui]", State: "completed",
-			Data: runner.CueStateData{Outputs: map[string]any{"summary": "ui"}}})
+		record.Event{RunID: "r1", At: at(2), Type: record.EvCueState, Cue: "FAN[ui]", State: "go"},
+		record.Event{RunID: "r1", At: at(2), Type: record.EvAttemptStarted, Cue: "FAN[ui]", Agent: "FAN-agent", Attempt: 1},
+		record.Event{RunID: "r1", At: at(3), Type: record.EvAttemptEnded, Cue: "FAN[ui]", Agent: "FAN-agent", Attempt: 1, State: "completed"},
+		record.Event{RunID: "r1", At: at(3), Type: record.EvCueState, Cue: "FAN[ui]", State: "completed",
+			Data: record.CueStateData{Outputs: map[string]any{"summary": "ui"}}})
 	r, err := d.Run(ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
@@ -77,15 +77,15 @@ func TestFanOutRejected(t *testing.T) {
 	d, _ := openTest(t)
 	appendOK(t, d, startedEvent(t, "r1", t0, "FAN"))
 	bad := fanOutEvent("r1", "FAN", "a")
-	bad.Data = runner.FanOutData{Items: []runner.FanOutItem{{ID: "OTHER[a]"}}}
+	bad.Data = record.FanOutData{Items: []record.FanOutItem{{ID: "OTHER[a]"}}}
 	for _, c := range []struct {
 		name string
-		ev   runner.Event
+		ev   record.Event
 		want string
 	}{
 		{"no such cue", fanOutEvent("r1", "NOPE", "a"), `run r1 has no cue "NOPE" to expand`},
 		{"item not the cue's", bad, `item id "OTHER[a]" is not its cue's id "FAN" followed by [NAME]`},
-		{"no data", func() runner.Event { e := fanOutEvent("r1", "FAN", "a"); e.Data = nil; return e }(), "no data"},
+		{"no data", func() record.Event { e := fanOutEvent("r1", "FAN", "a"); e.Data = nil; return e }(), "no data"},
 	} {
 		err := d.Append(context.Background(), c.ev)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

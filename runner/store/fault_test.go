@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // TestDamagedDatabaseFailsTheRun: a database file truncated or overwritten
@@ -29,15 +29,15 @@ func TestDamagedDatabaseFailsTheRun(t *testing.T) {
 			d, path := openTest(t)
 			ctx := context.Background()
 			startRun(t, d, "r1", "a", "b")
-			appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "go"})
+			appendOK(t, d, record.Event{RunID: "r1", Type: record.EvCueState, Cue: "a", State: "go"})
 			d.checkpoint()
-			appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "completed"})
+			appendOK(t, d, record.Event{RunID: "r1", Type: record.EvCueState, Cue: "a", State: "completed"})
 			if err := damage(path); err != nil {
 				t.Fatal(err)
 			}
 			d.checkpoint() // what the checkpointer does within 100 ms of a commit
 			for what, err := range map[string]error{
-				"append": d.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "b", State: "go"}),
+				"append": d.Append(ctx, record.Event{RunID: "r1", Type: record.EvCueState, Cue: "b", State: "go"}),
 				"flush":  d.Flush(ctx),
 				"close":  d.Close(),
 			} {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // openTest opens a new database in a temporary directory, closed when the
@@ -26,20 +26,20 @@ func openTest(t testing.TB) (*DB, string) {
 
 // startedEvent is the run/started event of a run whose cues each have one
 // agent named after the cue.
-func startedEvent(t testing.TB, runID string, at time.Time, cues ...string) runner.Event {
-	data := runner.RunStartedData{Cuelist: "deploy", SpecPath: "/p/deploy.yaml", SpecHash: "h" + runID,
+func startedEvent(t testing.TB, runID string, at time.Time, cues ...string) record.Event {
+	data := record.RunStartedData{Cuelist: "deploy", SpecPath: "/p/deploy.yaml", SpecHash: "h" + runID,
 		Inputs: map[string]any{"env": "prod"}, OwnerPID: 42, OwnerHost: "box"}
 	for _, c := range cues {
-		data.Cues = append(data.Cues, runner.CueInfo{ID: c, Agents: []string{c + "-agent"}})
+		data.Cues = append(data.Cues, record.CueInfo{ID: c, Agents: []string{c + "-agent"}})
 	}
-	return runner.Event{RunID: runID, At: at, Type: runner.EvRunStarted, Data: data}
+	return record.Event{RunID: runID, At: at, Type: record.EvRunStarted, Data: data}
 }
 
 // ownedStartedEvent is startedEvent with an owner's lease: the handle that
 // records it owns the run, and its writes to the run are fenced.
-func ownedStartedEvent(t testing.TB, runID string, owner runner.Owner, cues ...string) runner.Event {
+func ownedStartedEvent(t testing.TB, runID string, owner record.Owner, cues ...string) record.Event {
 	ev := startedEvent(t, runID, time.Time{}, cues...)
-	data := ev.Data.(runner.RunStartedData)
+	data := ev.Data.(record.RunStartedData)
 	data.OwnerPID, data.OwnerHost, data.OwnerToken = owner.PID, owner.Host, owner.Token
 	ev.Data = data
 	return ev
@@ -52,7 +52,7 @@ func startRun(t testing.TB, d *DB, runID string, cues ...string) {
 	}
 }
 
-func appendOK(t testing.TB, d *DB, events ...runner.Event) {
+func appendOK(t testing.TB, d *DB, events ...record.Event) {
 	t.Helper()
 	if err := d.Append(context.Background(), events...); err != nil {
 		t.Fatal(err)

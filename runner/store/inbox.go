@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // InboxItem is something a person is waiting on, in any run: a question
@@ -100,7 +100,7 @@ func (d *DB) inbox(ctx context.Context) ([]InboxItem, error) {
 		_ = unmarshalColumn(agents, &names, "agents") // only for the text
 		it.Kind, it.Cue, it.At = "go", it.ID, time.UnixMicro(at).UTC()
 		it.Text = fmt.Sprintf("%s (%s) waits for GO", it.ID, strings.Join(names, ", "))
-		if state == string(runner.CueInterrupted) {
+		if state == string(record.CueInterrupted) {
 			it.Text = reason
 		}
 		out = append(out, it)
@@ -127,7 +127,7 @@ func (d *DB) inbox(ctx context.Context) ([]InboxItem, error) {
 
 // owner is a run's state and lease as an inbox row carries them.
 type owner struct {
-	state     runner.RunState
+	state     record.RunState
 	pid       int
 	host      string
 	token     string
@@ -137,5 +137,5 @@ type owner struct {
 // waiting: the run can take an answer or a GO now. A paused run can (orch go
 // continues it); a running one only while its owner lives.
 func (o owner) waiting() bool {
-	return o.state == runner.RunPaused || alive(o.pid, o.host, o.token, fromMicros(o.heartbeat))
+	return o.state == record.RunPaused || alive(o.pid, o.host, o.token, fromMicros(o.heartbeat))
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // A run's owner renews its lease every runner.HeartbeatEvery; an owner whose
@@ -17,7 +17,7 @@ import (
 
 // alive reports whether a run's recorded owner still holds it.
 func alive(pid int, host, token string, heartbeat time.Time) bool {
-	if token == "" || time.Since(heartbeat) > runner.LeaseTTL {
+	if token == "" || time.Since(heartbeat) > record.LeaseTTL {
 		return false
 	}
 	if me, _ := os.Hostname(); host == me {
@@ -32,7 +32,7 @@ var ErrOwned = errors.New("run is owned by a live process")
 // OwnedError says which process owns a run another one tried to claim.
 type OwnedError struct {
 	Run   string
-	Owner runner.Owner
+	Owner record.Owner
 	Since time.Time // its last heartbeat
 }
 
@@ -47,7 +47,7 @@ func (e *OwnedError) Unwrap() error { return ErrOwned }
 // released it (a paused or ended run). The check and the claim are one write
 // transaction, so of two processes claiming at once exactly one succeeds; the
 // other gets an *OwnedError.
-func (d *DB) ClaimRun(ctx context.Context, runID string, owner runner.Owner) error {
+func (d *DB) ClaimRun(ctx context.Context, runID string, owner record.Owner) error {
 	r := &request{kind: kindClaim, claim: owner, runID: runID}
 	if err := d.do(ctx, r); err != nil {
 		var owned *OwnedError
@@ -72,7 +72,7 @@ func (t *txn) claim(r *request) error {
 		return err
 	}
 	if hb := fromMicros(heartbeat); token != r.claim.Token && alive(pid, host, token, hb) {
-		return &OwnedError{Run: r.runID, Owner: runner.Owner{PID: pid, Host: host, Token: token}, Since: hb}
+		return &OwnedError{Run: r.runID, Owner: record.Owner{PID: pid, Host: host, Token: token}, Since: hb}
 	}
 	_, err = t.exec(`UPDATE runs SET owner_pid = ?, owner_host = ?, owner_token = ?, heartbeat_at = ? WHERE id = ?`,
 		r.claim.PID, r.claim.Host, r.claim.Token, t.now.UnixMicro(), r.runID)
@@ -84,7 +84,7 @@ func (t *txn) claim(r *request) error {
 
 // Heartbeat renews ownerToken's lease on the run (runner.Recorder).
 func (d *DB) Heartbeat(ctx context.Context, runID, ownerToken string) error {
-	r := &request{kind: kindHeartbeat, runID: runID, claim: runner.Owner{Token: ownerToken}}
+	r := &request{kind: kindHeartbeat, runID: runID, claim: record.Owner{Token: ownerToken}}
 	return d.do(ctx, r)
 }
 
@@ -112,7 +112,7 @@ func (t *txn) heartbeat(r *request) error {
 // or released it. errors.Is(err, runner.ErrLeaseLost) holds.
 type LeaseLostError struct {
 	Run   string
-	Owner runner.Owner // the run's owner now; no Token when nobody owns it
+	Owner record.Owner // the run's owner now; no Token when nobody owns it
 }
 
 func (e *LeaseLostError) Error() string {
@@ -123,7 +123,7 @@ func (e *LeaseLostError) Error() string {
 	return fmt.Sprintf("lease lost: run %s is now owned by %d@%s", e.Run, e.Owner.PID, e.Owner.Host)
 }
 
-func (e *LeaseLostError) Unwrap() error { return runner.ErrLeaseLost }
+func (e *LeaseLostError) Unwrap() error { return record.ErrLeaseLost }
 
 // The fence. A handle remembers the runs it owns (it recorded their start
 // or claimed them) and the owner's token of each. Every write transaction
@@ -205,11 +205,11 @@ func (t *txn) checkLeases() error {
 }
 
 // owner reads the run's owner; a run that is gone has none.
-func (t *txn) owner(runID string) (runner.Owner, error) {
-	var o runner.Owner
+func (t *txn) owner(runID string) (record.Owner, error) {
+	var o record.Owner
 	err := t.queryRow(`SELECT owner_pid, owner_host, owner_token FROM runs WHERE id = ?`, runID).Scan(&o.PID, &o.Host, &o.Token)
 	if errors.Is(err, sql.ErrNoRows) {
-		return runner.Owner{}, nil
+		return record.Owner{}, nil
 	}
 	return o, err
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 func TestClaimAndHeartbeat(t *testing.T) {
@@ -17,7 +17,7 @@ func TestClaimAndHeartbeat(t *testing.T) {
 	ctx := context.Background()
 	startRun(t, d, "r1", "a")
 	host, _ := os.Hostname()
-	me := runner.Owner{PID: os.Getpid(), Host: host, Token: "tok-1"}
+	me := record.Owner{PID: os.Getpid(), Host: host, Token: "tok-1"}
 
 	// The recorded owner (pid 42 on another host, heartbeat long ago) is dead.
 	if err := d.ClaimRun(ctx, "r1", me); err != nil {
@@ -26,7 +26,7 @@ func TestClaimAndHeartbeat(t *testing.T) {
 	if err := d.Heartbeat(ctx, "r1", "tok-1"); err != nil {
 		t.Fatalf("heartbeat: %v", err)
 	}
-	if r, _ := d.Run(ctx, "r1"); r.State != runner.RunRunning || r.OwnerPID != os.Getpid() {
+	if r, _ := d.Run(ctx, "r1"); r.State != record.RunRunning || r.OwnerPID != os.Getpid() {
 		t.Errorf("after the claim: %s owner %d", r.State, r.OwnerPID)
 	}
 
@@ -36,7 +36,7 @@ func TestClaimAndHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if err := d.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvRunState, State: string(runner.RunPaused)}); err != nil {
+	if err := d.Append(ctx, record.Event{RunID: "r1", Type: record.EvRunState, State: string(record.RunPaused)}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -45,7 +45,7 @@ func TestClaimAndHeartbeat(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = db.ClaimRun(ctx, "r1", runner.Owner{PID: os.Getpid(), Host: host, Token: []string{"tok-a", "tok-b"}[i]})
+			errs[i] = db.ClaimRun(ctx, "r1", record.Owner{PID: os.Getpid(), Host: host, Token: []string{"tok-a", "tok-b"}[i]})
 		}()
 	}
 	wg.Wait()
@@ -63,7 +63,7 @@ func TestClaimAndHeartbeat(t *testing.T) {
 	if won != 1 {
 		t.Fatalf("%d claims won, want exactly 1 (%v)", won, errs)
 	}
-	if err := d.Heartbeat(ctx, "r1", "tok-1"); !errors.Is(err, runner.ErrLeaseLost) {
+	if err := d.Heartbeat(ctx, "r1", "tok-1"); !errors.Is(err, record.ErrLeaseLost) {
 		t.Errorf("the first owner's heartbeat = %v, want ErrLeaseLost", err)
 	}
 }
@@ -76,8 +76,8 @@ func TestClaimAndHeartbeat(t *testing.T) {
 func TestFencedWriteAfterTakeover(t *testing.T) {
 	d, path := openTest(t)
 	ctx := context.Background()
-	appendOK(t, d, ownedStartedEvent(t, "r1", runner.Owner{PID: 41, Host: "a-host", Token: "tok-a"}, "a", "b"))
-	appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "warning"})
+	appendOK(t, d, ownedStartedEvent(t, "r1", record.Owner{PID: 41, Host: "a-host", Token: "tok-a"}, "a", "b"))
+	appendOK(t, d, record.Event{RunID: "r1", Type: record.EvCueState, Cue: "a", State: "warning"})
 
 	// The stall: another connection takes the write lock.
 	raw := rawDB(t, path)
@@ -93,7 +93,7 @@ func TestFencedWriteAfterTakeover(t *testing.T) {
 	sent := d.stats.sent.Load()
 	decided := make(chan error, 1)
 	go func() {
-		decided <- d.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "go"})
+		decided <- d.Append(ctx, record.Event{RunID: "r1", Type: record.EvCueState, Cue: "a", State: "go"})
 	}()
 	for d.stats.sent.Load() == sent {
 		runtime.Gosched()
@@ -111,7 +111,7 @@ func TestFencedWriteAfterTakeover(t *testing.T) {
 	}
 
 	err = <-decided
-	if !errors.Is(err, runner.ErrLeaseLost) {
+	if !errors.Is(err, record.ErrLeaseLost) {
 		t.Fatalf("the stalled owner's decision after the takeover: %v, want ErrLeaseLost", err)
 	}
 	if want := "lease lost: run r1 is now owned by 4242@b-host"; !strings.Contains(err.Error(), want) {
@@ -132,14 +132,14 @@ func TestFencedWriteAfterTakeover(t *testing.T) {
 	}
 	for what, err := range map[string]error{
 		"heartbeat":    d.Heartbeat(ctx, "r1", "tok-a"),
-		"append":       d.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvRunState, State: string(runner.RunFailed)}),
+		"append":       d.Append(ctx, record.Event{RunID: "r1", Type: record.EvRunState, State: string(record.RunFailed)}),
 		"command done": d.CommandDone(ctx, cmds[0].ID),
 		"board": func() error {
 			_, err := d.BlackboardWrite(ctx, "r1", "k", []byte(`1`), "x")
 			return err
 		}(),
 	} {
-		if !errors.Is(err, runner.ErrLeaseLost) {
+		if !errors.Is(err, record.ErrLeaseLost) {
 			t.Errorf("%s after the takeover: %v, want ErrLeaseLost", what, err)
 		}
 	}

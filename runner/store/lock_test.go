@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // openLockTest opens a database whose writes wait at most lockTimeout for
@@ -25,8 +25,8 @@ func openLockTest(t *testing.T, lockTimeout time.Duration) (*DB, string) {
 	return d, path
 }
 
-func noteEvent(runID string) runner.Event {
-	return runner.Event{RunID: runID, Type: runner.EvNote, Reason: "note"}
+func noteEvent(runID string) record.Event {
+	return record.Event{RunID: runID, Type: record.EvNote, Reason: "note"}
 }
 
 // TestLockTimeout: a write that finds the write lock held by another
@@ -93,7 +93,7 @@ func TestAbandon(t *testing.T) {
 	startRun(t, d, "r1", "A")
 	release := holdWriteLock(t, path)
 	defer release()
-	d.Log(runner.LogLine{RunID: "r1", Cue: "A", Agent: "A-agent", Attempt: 1, Stream: "stdout", Text: "queued"})
+	d.Log(record.LogLine{RunID: "r1", Cue: "A", Agent: "A-agent", Attempt: 1, Stream: "stdout", Text: "queued"})
 	waitFor(t, "the writer to wait for the lock", func() bool { _, ok := d.lockWait.waiting(); return ok })
 	closed := make(chan error, 1)
 	go func() { d.Abandon(); closed <- d.Close() }()

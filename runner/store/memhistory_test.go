@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // A rewrite of a memory key keeps the earlier versions; search and list
@@ -15,7 +15,7 @@ func TestMemoryHistoryAndDelete(t *testing.T) {
 	d, _ := openTest(t)
 	ctx := context.Background()
 	at := func(s int) time.Time { return time.Unix(1700000000+int64(s), 0).UTC() }
-	for i, w := range []runner.MemoryItem{
+	for i, w := range []record.MemoryItem{
 		{Key: "lesson", Text: "retry the db once", Agent: "ops", RunID: "r1", At: at(1)},
 		{Key: "lesson", Text: "retry the db twice", Agent: "dba", RunID: "r2", At: at(2)},
 		{Key: "other", Text: "unrelated db note", Agent: "ops", RunID: "r2", At: at(3)},
@@ -46,7 +46,7 @@ func TestMemoryHistoryAndDelete(t *testing.T) {
 		t.Fatalf("history after delete: %+v", hist)
 	}
 	// A key written again after its delete starts over.
-	if err := d.MemoryWrite(ctx, runner.MemoryItem{Key: "lesson", Text: "new", At: at(4)}); err != nil {
+	if err := d.MemoryWrite(ctx, record.MemoryItem{Key: "lesson", Text: "new", At: at(4)}); err != nil {
 		t.Fatal(err)
 	}
 	if items, _, _ := d.MemoryList(ctx, 0); len(items) != 2 || items[0].Key != "lesson" || items[0].Version != 1 {
@@ -70,7 +70,7 @@ func TestMigrateMemoryV5(t *testing.T) {
 	if err != nil || len(found) != 1 || found[0].Version != 1 || found[0].Agent != "ops" {
 		t.Fatalf("search after migration %+v, %v", found, err)
 	}
-	if err := d.MemoryWrite(ctx, runner.MemoryItem{Key: "lesson", Text: "retry the db twice", Agent: "dba"}); err != nil {
+	if err := d.MemoryWrite(ctx, record.MemoryItem{Key: "lesson", Text: "retry the db twice", Agent: "dba"}); err != nil {
 		t.Fatal(err)
 	}
 	hist, err := d.MemoryHistory(ctx, "lesson")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // Memory is what agents keep across runs (memory.write): one row per key in
@@ -23,7 +23,7 @@ const DefaultMemoryLimit = 20
 // memoryWrite is a queued MemoryWrite, its tags already in JSON, or a
 // MemoryDelete (remove: item.Key and item.RunID only; deleted is set).
 type memoryWrite struct {
-	item    runner.MemoryItem
+	item    record.MemoryItem
 	tags    string
 	remove  bool
 	deleted bool
@@ -31,7 +31,7 @@ type memoryWrite struct {
 
 // MemoryWrite keeps item across runs, replacing the item with its key if
 // there is one (runner.Recorder). Its time is now unless it has one.
-func (d *DB) MemoryWrite(ctx context.Context, item runner.MemoryItem) error {
+func (d *DB) MemoryWrite(ctx context.Context, item record.MemoryItem) error {
 	err := func() error {
 		if strings.TrimSpace(item.Key) == "" {
 			return errors.New("the key is empty")
@@ -100,7 +100,7 @@ func (d *DB) MemoryDelete(ctx context.Context, runID, key string) (bool, error) 
 	if strings.TrimSpace(key) == "" {
 		return false, errors.New("forgetting a memory item: the key is empty")
 	}
-	r := &request{kind: kindMemory, mem: memoryWrite{item: runner.MemoryItem{Key: key, RunID: runID}, remove: true}}
+	r := &request{kind: kindMemory, mem: memoryWrite{item: record.MemoryItem{Key: key, RunID: runID}, remove: true}}
 	if err := d.do(ctx, r); err != nil {
 		return false, fmt.Errorf("forgetting memory item %q: %w", key, d.plain(err))
 	}
@@ -109,7 +109,7 @@ func (d *DB) MemoryDelete(ctx context.Context, runID, key string) (bool, error) 
 
 // MemoryHistory returns every kept version of key, newest first (none: an
 // empty list).
-func (d *DB) MemoryHistory(ctx context.Context, key string) ([]runner.MemoryItem, error) {
+func (d *DB) MemoryHistory(ctx context.Context, key string) ([]record.MemoryItem, error) {
 	rows, err := d.sql.QueryContext(ctx, `SELECT key, text, tags, agent_id, run_id, at, version FROM memory_history
 		WHERE key = ? ORDER BY version DESC`, key)
 	if err != nil {
@@ -128,10 +128,10 @@ func (d *DB) MemoryHistory(ctx context.Context, key string) ([]runner.MemoryItem
 // words, not FTS5 syntax: each word is matched as written (operators,
 // quotes and parentheses are plain text), and a word ending in * matches
 // as a prefix. A query with no word in it finds nothing.
-func (d *DB) MemorySearch(ctx context.Context, query string, limit int) ([]runner.MemoryItem, error) {
+func (d *DB) MemorySearch(ctx context.Context, query string, limit int) ([]record.MemoryItem, error) {
 	match := ftsQuery(query)
 	if match == "" {
-		return []runner.MemoryItem{}, nil
+		return []record.MemoryItem{}, nil
 	}
 	if limit <= 0 {
 		limit = DefaultMemoryLimit
@@ -151,7 +151,7 @@ func (d *DB) MemorySearch(ctx context.Context, query string, limit int) ([]runne
 
 // MemoryList returns the newest items first, at most limit (0:
 // DefaultMemoryLimit), and how many items memory holds.
-func (d *DB) MemoryList(ctx context.Context, limit int) ([]runner.MemoryItem, int, error) {
+func (d *DB) MemoryList(ctx context.Context, limit int) ([]record.MemoryItem, int, error) {
 	if limit <= 0 {
 		limit = DefaultMemoryLimit
 	}
@@ -171,11 +171,11 @@ func (d *DB) MemoryList(ctx context.Context, limit int) ([]runner.MemoryItem, in
 	return items, total, nil
 }
 
-func scanMemory(rows *sql.Rows) ([]runner.MemoryItem, error) {
+func scanMemory(rows *sql.Rows) ([]record.MemoryItem, error) {
 	defer rows.Close()
-	items := []runner.MemoryItem{}
+	items := []record.MemoryItem{}
 	for rows.Next() {
-		var it runner.MemoryItem
+		var it record.MemoryItem
 		var tags string
 		var at sql.NullInt64
 		if err := rows.Scan(&it.Key, &it.Text, &tags, &it.Agent, &it.RunID, &at, &it.Version); err != nil {

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
-func keys(items []runner.MemoryItem) string {
+func keys(items []record.MemoryItem) string {
 	var ks []string
 	for _, it := range items {
 		ks = append(ks, it.Key)
@@ -18,7 +18,7 @@ func keys(items []runner.MemoryItem) string {
 	return strings.Join(ks, " ")
 }
 
-func writeMemory(t *testing.T, d *DB, items ...runner.MemoryItem) {
+func writeMemory(t *testing.T, d *DB, items ...record.MemoryItem) {
 	t.Helper()
 	for _, it := range items {
 		if err := d.MemoryWrite(context.Background(), it); err != nil {
@@ -31,10 +31,10 @@ func TestMemoryWriteAndSearch(t *testing.T) {
 	d, _ := openTest(t)
 	ctx := context.Background()
 	writeMemory(t, d,
-		runner.MemoryItem{Key: "db-choice", Text: "We chose PostgreSQL for the orders service", Tags: []string{"database", "decision"}, Agent: "lead", RunID: "r1", At: at(1), Version: 1},
-		runner.MemoryItem{Key: "deploy-notes", Text: "Deploying needs the database migrations to run first", Tags: []string{"ops"}, Agent: "ops", RunID: "r1", At: at(2)},
-		runner.MemoryItem{Key: "flaky-test", Text: "TestCheckout is flaky on CI: retry it", Agent: "tester", RunID: "r2", At: at(3)},
-		runner.MemoryItem{Key: "café", Text: "The naïve résumé parser", At: at(4)},
+		record.MemoryItem{Key: "db-choice", Text: "We chose PostgreSQL for the orders service", Tags: []string{"database", "decision"}, Agent: "lead", RunID: "r1", At: at(1), Version: 1},
+		record.MemoryItem{Key: "deploy-notes", Text: "Deploying needs the database migrations to run first", Tags: []string{"ops"}, Agent: "ops", RunID: "r1", At: at(2)},
+		record.MemoryItem{Key: "flaky-test", Text: "TestCheckout is flaky on CI: retry it", Agent: "tester", RunID: "r2", At: at(3)},
+		record.MemoryItem{Key: "café", Text: "The naïve résumé parser", At: at(4)},
 	)
 	for _, c := range []struct {
 		query, want string
@@ -62,7 +62,7 @@ func TestMemoryWriteAndSearch(t *testing.T) {
 		}
 	}
 	items, _ := d.MemorySearch(ctx, "postgresql", 0)
-	want := runner.MemoryItem{Key: "db-choice", Text: "We chose PostgreSQL for the orders service", Tags: []string{"database", "decision"}, Agent: "lead", RunID: "r1", At: at(1), Version: 1}
+	want := record.MemoryItem{Key: "db-choice", Text: "We chose PostgreSQL for the orders service", Tags: []string{"database", "decision"}, Agent: "lead", RunID: "r1", At: at(1), Version: 1}
 	if len(items) != 1 || !reflect.DeepEqual(items[0], want) {
 		t.Errorf("item %+v", items)
 	}
@@ -74,8 +74,8 @@ func TestMemorySearchSafeQueries(t *testing.T) {
 	d, _ := openTest(t)
 	ctx := context.Background()
 	writeMemory(t, d,
-		runner.MemoryItem{Key: "ops", Text: `rock AND roll, "quoted" text, NOT here, NEAR the col:umn (paren) a-b * ^start`},
-		runner.MemoryItem{Key: "other", Text: "roll only"},
+		record.MemoryItem{Key: "ops", Text: `rock AND roll, "quoted" text, NOT here, NEAR the col:umn (paren) a-b * ^start`},
+		record.MemoryItem{Key: "other", Text: "roll only"},
 	)
 	for _, c := range []struct {
 		query, want string
@@ -141,9 +141,9 @@ func TestMemoryUpsert(t *testing.T) {
 	d, _ := openTest(t)
 	ctx := context.Background()
 	writeMemory(t, d,
-		runner.MemoryItem{Key: "k", Text: "the old elephant", Tags: []string{"zoo"}, Agent: "a", RunID: "r1", At: at(1)},
-		runner.MemoryItem{Key: "other", Text: "giraffe", At: at(2)},
-		runner.MemoryItem{Key: "k", Text: "the new penguin", Agent: "b", RunID: "r2", At: at(3)},
+		record.MemoryItem{Key: "k", Text: "the old elephant", Tags: []string{"zoo"}, Agent: "a", RunID: "r1", At: at(1)},
+		record.MemoryItem{Key: "other", Text: "giraffe", At: at(2)},
+		record.MemoryItem{Key: "k", Text: "the new penguin", Agent: "b", RunID: "r2", At: at(3)},
 	)
 	if items, _ := d.MemorySearch(ctx, "elephant", 0); len(items) != 0 {
 		t.Errorf("the replaced text is still found: %+v", items)
@@ -152,7 +152,7 @@ func TestMemoryUpsert(t *testing.T) {
 		t.Errorf("the replaced tags are still found: %+v", items)
 	}
 	items, err := d.MemorySearch(ctx, "penguin", 0)
-	want := runner.MemoryItem{Key: "k", Text: "the new penguin", Tags: []string{}, Agent: "b", RunID: "r2", At: at(3), Version: 2}
+	want := record.MemoryItem{Key: "k", Text: "the new penguin", Tags: []string{}, Agent: "b", RunID: "r2", At: at(3), Version: 2}
 	if err != nil || len(items) != 1 || !reflect.DeepEqual(items[0], want) {
 		t.Errorf("search penguin = %+v, %v", items, err)
 	}
@@ -160,7 +160,7 @@ func TestMemoryUpsert(t *testing.T) {
 	if err != nil || total != 2 || keys(list) != "k other" {
 		t.Errorf("MemoryList = %q (%d), %v", keys(list), total, err)
 	}
-	if err := d.MemoryWrite(ctx, runner.MemoryItem{Key: " ", Text: "x"}); err == nil || !strings.Contains(err.Error(), "key is empty") {
+	if err := d.MemoryWrite(ctx, record.MemoryItem{Key: " ", Text: "x"}); err == nil || !strings.Contains(err.Error(), "key is empty") {
 		t.Errorf("empty key: %v", err)
 	}
 }
@@ -177,9 +177,9 @@ func TestMemoryRankingAndLimits(t *testing.T) {
 		} else if i%5 == 0 {
 			text = "a long note that mentions the cache once among many other words about the build and the tests"
 		}
-		writeMemory(t, d, runner.MemoryItem{Key: fmt.Sprintf("n%02d", i), Text: text, At: at(i)})
+		writeMemory(t, d, record.MemoryItem{Key: fmt.Sprintf("n%02d", i), Text: text, At: at(i)})
 	}
-	writeMemory(t, d, runner.MemoryItem{Key: "cache", Text: "see the other notes", At: at(99)})
+	writeMemory(t, d, record.MemoryItem{Key: "cache", Text: "see the other notes", At: at(99)})
 	items, err := d.MemorySearch(ctx, "cache", 3)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // TestMigrateV5ToV7 opens a database of schema 5 with a run in it: the run
@@ -37,12 +37,12 @@ func TestMigrateV5ToV7(t *testing.T) {
 		t.Errorf("Runs = %+v, %v", runs, err)
 	}
 
-	started := runner.RunStartedData{Cuelist: "c", Cues: []runner.CueInfo{
+	started := record.RunStartedData{Cuelist: "c", Cues: []record.CueInfo{
 		{ID: "A", Agents: []string{"a"}},
 		{ID: "B", Agents: []string{"a"}, After: []string{"A"}, Manual: true},
 		{ID: "C", Agents: []string{"a"}, After: []string{"A", "B"}},
 	}}
-	appendOK(t, d, runner.Event{RunID: "new", Type: runner.EvRunStarted, Data: started})
+	appendOK(t, d, record.Event{RunID: "new", Type: record.EvRunStarted, Data: started})
 	r, err = d.Run(ctx, "new")
 	if err != nil {
 		t.Fatal(err)

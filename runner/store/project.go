@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
-// record is an event checked and encoded in the caller's goroutine before
+// prepared is an event checked and encoded in the caller's goroutine before
 // it is queued, so that a malformed event fails its own caller and never a
 // batch, and the writer spends its time writing.
-type record struct {
-	ev      runner.Event
+type prepared struct {
+	ev      record.Event
 	at      int64 // ev.At in stored form
 	data    any   // ev.Data encoded (the one encoding of it), or nil
 	payload any   // what the projection needs beyond ev.Data, prepared ahead
@@ -37,18 +37,18 @@ type (
 
 // prepareEvent checks an event, encodes its data and prepares what its
 // projection writes.
-func prepareEvent(ev runner.Event) (record, error) {
+func prepareEvent(ev record.Event) (prepared, error) {
 	if ev.At.IsZero() {
 		ev.At = now()
 	}
-	rec := record{ev: ev, at: ev.At.UnixMicro()}
+	rec := prepared{ev: ev, at: ev.At.UnixMicro()}
 	if ev.RunID == "" {
 		return rec, errors.New("the event has no run id")
 	}
 	if ev.Type == "" {
 		return rec, errors.New("the event has no type")
 	}
-	if err := runner.CheckEventData(ev.Type, ev.Data); err != nil {
+	if err := record.CheckEventData(ev.Type, ev.Data); err != nil {
 		return rec, err
 	}
 	if ev.Data != nil {
@@ -60,37 +60,37 @@ func prepareEvent(ev runner.Event) (record, error) {
 	}
 	var err error
 	switch ev.Type {
-	case runner.EvRunStarted:
+	case record.EvRunStarted:
 		rec.payload, err = prepareRunStarted(ev.Data)
-	case runner.EvRunState:
-		if !knownRunState(runner.RunState(ev.State)) {
+	case record.EvRunState:
+		if !knownRunState(record.RunState(ev.State)) {
 			err = fmt.Errorf("unknown run state %q", ev.State)
 		}
-	case runner.EvCueState:
-		d, _ := ev.Data.(runner.CueStateData)
-		if err = need(ev.Cue != "", "cue"); err == nil && !knownCueState(runner.CueState(ev.State)) {
+	case record.EvCueState:
+		d, _ := ev.Data.(record.CueStateData)
+		if err = need(ev.Cue != "", "cue"); err == nil && !knownCueState(record.CueState(ev.State)) {
 			err = fmt.Errorf("unknown cue state %q", ev.State)
 		}
 		rec.payload = cueState{outputs: jsonOrNil(d.Outputs)}
-	case runner.EvAttemptStarted:
+	case record.EvAttemptStarted:
 		err = needAttempt(ev)
-	case runner.EvAttemptEnded:
-		d, _ := ev.Data.(runner.AttemptEndedData)
-		if err = needAttempt(ev); err == nil && !knownAttemptState(runner.AttemptState(ev.State)) {
+	case record.EvAttemptEnded:
+		d, _ := ev.Data.(record.AttemptEndedData)
+		if err = needAttempt(ev); err == nil && !knownAttemptState(record.AttemptState(ev.State)) {
 			err = fmt.Errorf("unknown attempt state %q", ev.State)
 		}
 		rec.payload = attemptEnded{outputs: jsonOrNil(d.Outputs)}
-	case runner.EvMessage:
-		d, ok := ev.Data.(runner.MessageData)
+	case record.EvMessage:
+		d, ok := ev.Data.(record.MessageData)
 		if err = need(ok, "data"); err == nil && d.Type == "" {
 			err = errors.New("the message has no message_type")
 		}
-	case runner.EvCooldown:
-		_, ok := ev.Data.(runner.CooldownData)
+	case record.EvCooldown:
+		_, ok := ev.Data.(record.CooldownData)
 		if err = need(ev.Agent != "", "agent"); err == nil {
 			err = need(ok, "data")
 		}
-	case runner.EvManualGo:
+	case record.EvManualGo:
 		err = need(ev.Cue != "", "cue")
 	default:
 		rec.payload, err = checkCollab(ev)
@@ -98,9 +98,9 @@ func prepareEvent(ev runner.Event) (record, error) {
 	return rec, err
 }
 
-func prepareRunStarted(data runner.EventData) (runStarted, error) {
+func prepareRunStarted(data record.EventData) (runStarted, error) {
 	var p runStarted
-	d, ok := data.(runner.RunStartedData)
+	d, ok := data.(record.RunStartedData)
 	if err := need(ok, "data"); err != nil {
 		return p, err
 	}
@@ -133,8 +133,8 @@ func prepareRunStarted(data runner.EventData) (runStarted, error) {
 
 // attemptStarted is an attempt/started event's data (optional: none is a
 // first choice, not a fallback).
-func attemptStarted(data runner.EventData) runner.AttemptStartedData {
-	d, _ := data.(runner.AttemptStartedData)
+func attemptStarted(data record.EventData) record.AttemptStartedData {
+	d, _ := data.(record.AttemptStartedData)
 	return d
 }
 
@@ -145,7 +145,7 @@ func need(ok bool, field string) error {
 	return nil
 }
 
-func needAttempt(ev runner.Event) error {
+func needAttempt(ev record.Event) error {
 	if ev.Cue == "" || ev.Agent == "" || ev.Attempt < 1 {
 		return fmt.Errorf("an attempt event needs a cue, an agent and an attempt number ≥ 1 (got %q, %q, %d)",
 			ev.Cue, ev.Agent, ev.Attempt)
@@ -167,14 +167,14 @@ func jsonOrNil(m map[string]any) any {
 
 // applyEvent assigns the event its sequence number and writes it with its
 // projection onto the state tables.
-func (t *txn) applyEvent(rec *record) error {
+func (t *txn) applyEvent(rec *prepared) error {
 	ev := &rec.ev
-	seq, err := t.nextSeq(ev.RunID, ev.Type == runner.EvRunStarted)
+	seq, err := t.nextSeq(ev.RunID, ev.Type == record.EvRunStarted)
 	if err != nil {
 		return err
 	}
 	rec.seq = seq
-	if ev.Type == runner.EvRunStarted {
+	if ev.Type == record.EvRunStarted {
 		err = t.projectRunStarted(rec)
 	} else {
 		err = t.project(rec)
@@ -233,7 +233,7 @@ func (t *txn) run(runID string) (*runSeq, error) {
 
 // insertEvent queues the event's row; flushRows writes the rows of a request
 // together, a few multi-row INSERTs instead of one statement per event.
-func (t *txn) insertEvent(rec *record) error {
+func (t *txn) insertEvent(rec *prepared) error {
 	t.rows = append(t.rows, rec)
 	return nil
 }
@@ -245,7 +245,7 @@ const maxRowsPerInsert = 32
 
 // flushRows writes the request's events.
 func (t *txn) flushRows() error {
-	err := t.insertRows(t.rows, insertEventsPrefix, 10, func(args []any, rec *record) []any {
+	err := t.insertRows(t.rows, insertEventsPrefix, 10, func(args []any, rec *prepared) []any {
 		ev := &rec.ev
 		return append(args, ev.RunID, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, rec.data)
 	})
@@ -255,7 +255,7 @@ func (t *txn) flushRows() error {
 
 // insertRows writes rows with as few multi-row INSERTs as maxRowsPerInsert
 // allows; values appends one row's cols values to args.
-func (t *txn) insertRows(rows []*record, prefix string, cols int, values func(args []any, rec *record) []any) error {
+func (t *txn) insertRows(rows []*prepared, prefix string, cols int, values func(args []any, rec *prepared) []any) error {
 	for len(rows) > 0 {
 		n := min(len(rows), maxRowsPerInsert)
 		args := make([]any, 0, n*cols)
@@ -306,7 +306,7 @@ type insertKey struct {
 // UPDATE: a cue that goes WARNING, STANDBY and GO in one decision costs one
 // statement, not three.
 type cueUpdate struct {
-	ev       *runner.Event // the first event that touched the cue, for errors
+	ev       *record.Event // the first event that touched the cue, for errors
 	state    any           // new state, or nil
 	reason   any
 	phase    [3]any // warning_at, standby_at, go_at
@@ -317,7 +317,7 @@ type cueUpdate struct {
 	approved any // 1 when a person said GO, 0 to forget an earlier GO (interrupted), nil: unchanged
 }
 
-func (t *txn) cue(ev *runner.Event) *cueUpdate {
+func (t *txn) cue(ev *record.Event) *cueUpdate {
 	key := [2]string{ev.RunID, ev.Cue}
 	if u := t.cues[key]; u != nil {
 		return u
@@ -365,12 +365,12 @@ func (t *txn) flushRequest() error {
 	return t.flushRows()
 }
 
-func (t *txn) projectRunStarted(rec *record) error {
-	ev, p, d := &rec.ev, rec.payload.(runStarted), rec.ev.Data.(runner.RunStartedData)
+func (t *txn) projectRunStarted(rec *prepared) error {
+	ev, p, d := &rec.ev, rec.payload.(runStarted), rec.ev.Data.(record.RunStartedData)
 	_, err := t.exec(`INSERT INTO runs (id, cuelist, spec_path, spec_hash, inputs, state, reason,
 			created_at, started_at, owner_pid, owner_host, heartbeat_at, owner_token)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ev.RunID, d.Cuelist, d.SpecPath, d.SpecHash, p.inputs, runner.RunRunning, ev.Reason,
+		ev.RunID, d.Cuelist, d.SpecPath, d.SpecHash, p.inputs, record.RunRunning, ev.Reason,
 		t.now.UnixMicro(), rec.at, d.OwnerPID, d.OwnerHost, rec.at, d.OwnerToken)
 	if err != nil {
 		return err
@@ -380,7 +380,7 @@ func (t *txn) projectRunStarted(rec *record) error {
 	}
 	for i, c := range d.Cues {
 		_, err := t.exec(`INSERT INTO cues (run_id, cue_id, position, agents, after_cues, manual, state) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			ev.RunID, c.ID, i, p.agents[i], p.after[i], c.Manual, runner.CuePending)
+			ev.RunID, c.ID, i, p.agents[i], p.after[i], c.Manual, record.CuePending)
 		if err != nil {
 			return err
 		}
@@ -390,20 +390,20 @@ func (t *txn) projectRunStarted(rec *record) error {
 
 // project applies an event to the state tables; types without state (notes,
 // blackboard updates, types this orch does not know) are only logged.
-func (t *txn) project(rec *record) error {
+func (t *txn) project(rec *prepared) error {
 	if ok, err := t.projectCollab(rec); ok {
 		return err
 	}
 	ev := &rec.ev
 	switch ev.Type {
-	case runner.EvRunState:
+	case record.EvRunState:
 		var ended any
-		if runner.RunState(ev.State).Ended() {
+		if record.RunState(ev.State).Ended() {
 			ended = rec.at
 		}
 		// A run that pauses or ends releases its owner's lease: anyone may
 		// continue it at once.
-		release := runner.RunState(ev.State) != runner.RunRunning
+		release := record.RunState(ev.State) != record.RunRunning
 		_, err := t.exec(`UPDATE runs SET state = ?, reason = ?, ended_at = ?,
 				owner_token = CASE WHEN ? THEN '' ELSE owner_token END WHERE id = ?`,
 			ev.State, ev.Reason, ended, release, ev.RunID)
@@ -412,49 +412,49 @@ func (t *txn) project(rec *record) error {
 		}
 		return err
 
-	case runner.EvConflict:
+	case record.EvConflict:
 		_, err := t.exec(`INSERT INTO conflicts (run_id, seq, data) VALUES (?, ?, ?)`, ev.RunID, rec.seq, rec.data)
 		return err
 
-	case runner.EvCueState:
+	case record.EvCueState:
 		// Each phase keeps the time the cue last entered it; a final state
 		// sets ended_at, and any other clears it (a resumed cue runs again).
 		u := t.cue(ev)
 		u.state, u.reason = ev.State, ev.Reason
-		switch runner.CueState(ev.State) {
-		case runner.CueWarning:
+		switch record.CueState(ev.State) {
+		case record.CueWarning:
 			u.phase[0] = rec.at
-		case runner.CueStandby:
+		case record.CueStandby:
 			u.phase[1] = rec.at
-		case runner.CueGo:
+		case record.CueGo:
 			u.phase[2] = rec.at
 		}
 		u.setEnded, u.ended = true, nil
-		if runner.CueState(ev.State).Final() {
+		if record.CueState(ev.State).Final() {
 			u.ended = rec.at
 		}
 		if out := rec.payload.(cueState).outputs; out != nil {
 			u.outputs = out
 		}
-		if runner.CueState(ev.State) == runner.CueInterrupted {
+		if record.CueState(ev.State) == record.CueInterrupted {
 			u.approved = 0 // a GO given before the interruption does not run it again
 		}
 		return nil
 
-	case runner.EvAttemptStarted:
+	case record.EvAttemptStarted:
 		u := t.cue(ev)
 		u.attempts = max(u.attempts, ev.Attempt)
 		_, err := t.exec(`INSERT INTO attempts (run_id, cue_id, number, agent_id, state, fallback, started_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			ev.RunID, ev.Cue, ev.Attempt, ev.Agent, runner.AttemptRunning, attemptStarted(rec.ev.Data).Fallback, rec.at)
+			ev.RunID, ev.Cue, ev.Attempt, ev.Agent, record.AttemptRunning, attemptStarted(rec.ev.Data).Fallback, rec.at)
 		if isForeignKeyViolation(err) {
 			return fmt.Errorf("run %s has no cue %q", ev.RunID, ev.Cue) // the attempt's cue row is its parent
 		}
 		return err
 
-	case runner.EvAttemptEnded:
+	case record.EvAttemptEnded:
 		p := rec.payload.(attemptEnded)
-		d, _ := ev.Data.(runner.AttemptEndedData)
+		d, _ := ev.Data.(record.AttemptEndedData)
 		res, err := t.exec(`UPDATE attempts SET state = ?, reason = ?, class = ?, exit_code = ?,
 				pid = coalesce(nullif(?, 0), pid), outputs = coalesce(?, outputs), ended_at = ?
 			WHERE run_id = ? AND cue_id = ? AND number = ? AND agent_id = ?`,
@@ -465,26 +465,26 @@ func (t *txn) project(rec *record) error {
 		}
 		return err
 
-	case runner.EvMessage:
+	case record.EvMessage:
 		return nil // the event is the record: the messages view reads it
 
-	case runner.EvCooldown:
+	case record.EvCooldown:
 		// The latest cooldown of an agent replaces an earlier one, whichever
 		// run set it.
 		_, err := t.exec(`INSERT INTO cooldowns (agent_id, until, reason, run_id, set_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (agent_id) DO UPDATE SET until = excluded.until, reason = excluded.reason,
 				run_id = excluded.run_id, set_at = excluded.set_at`,
-			ev.Agent, micros(ev.Data.(runner.CooldownData).Until), ev.Reason, ev.RunID, rec.at)
+			ev.Agent, micros(ev.Data.(record.CooldownData).Until), ev.Reason, ev.RunID, rec.at)
 		return err
 
-	case runner.EvManualGo:
+	case record.EvManualGo:
 		t.cue(ev).approved = 1
 		return nil
 	}
 	return nil
 }
 
-func (t *txn) insertLog(l *runner.LogLine) error {
+func (t *txn) insertLog(l *record.LogLine) error {
 	rs, err := t.run(l.RunID)
 	if err != nil {
 		return err
@@ -500,22 +500,22 @@ func (t *txn) insertLog(l *runner.LogLine) error {
 	return nil
 }
 
-func knownRunState(s runner.RunState) bool {
+func knownRunState(s record.RunState) bool {
 	switch s {
-	case runner.RunRunning, runner.RunPaused, runner.RunCompleted, runner.RunFailed, runner.RunStopped, runner.RunInterrupted:
+	case record.RunRunning, record.RunPaused, record.RunCompleted, record.RunFailed, record.RunStopped, record.RunInterrupted:
 		return true
 	}
 	return false
 }
 
-func knownCueState(s runner.CueState) bool {
-	return s.Final() || s == runner.CuePending || s == runner.CueWarning || s == runner.CueStandby ||
-		s == runner.CueGo || s == runner.CueInterrupted
+func knownCueState(s record.CueState) bool {
+	return s.Final() || s == record.CuePending || s == record.CueWarning || s == record.CueStandby ||
+		s == record.CueGo || s == record.CueInterrupted
 }
 
-func knownAttemptState(s runner.AttemptState) bool {
+func knownAttemptState(s record.AttemptState) bool {
 	switch s {
-	case runner.AttemptRunning, runner.AttemptCompleted, runner.AttemptFailed, runner.AttemptStopped, runner.AttemptInterrupted:
+	case record.AttemptRunning, record.AttemptCompleted, record.AttemptFailed, record.AttemptStopped, record.AttemptInterrupted:
 		return true
 	}
 	return false

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 var t0 = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
@@ -23,7 +23,7 @@ func TestRunStartedProjection(t *testing.T) {
 	}
 	// The recorded owner (pid 42 on "box", heartbeat at t0) is long dead: the
 	// run reads as interrupted, ended at its last event.
-	want := RunSummary{ID: "r1", Cuelist: "deploy", State: runner.RunInterrupted,
+	want := RunSummary{ID: "r1", Cuelist: "deploy", State: record.RunInterrupted,
 		Reason: "its owner (process 42 on box) is gone; orch resume r1 continues it", StartedAt: t0, EndedAt: t0, Cues: 3}
 	if r.RunSummary != want {
 		t.Errorf("summary %+v\nwant    %+v", r.RunSummary, want)
@@ -34,7 +34,7 @@ func TestRunStartedProjection(t *testing.T) {
 	}
 	for i, id := range []string{"build", "test", "ship"} {
 		c := r.Cues[i]
-		if c.ID != id || c.State != runner.CuePending || !reflect.DeepEqual(c.Agents, []string{id + "-agent"}) {
+		if c.ID != id || c.State != record.CuePending || !reflect.DeepEqual(c.Agents, []string{id + "-agent"}) {
 			t.Errorf("cue %d: %+v", i, c)
 		}
 	}
@@ -45,19 +45,19 @@ func TestRunStartedProjection(t *testing.T) {
 
 func TestRunStateProjection(t *testing.T) {
 	for _, c := range []struct {
-		state runner.RunState
+		state record.RunState
 		ended bool
 	}{
-		{runner.RunPaused, false},
-		{runner.RunInterrupted, true}, // ended, for its durations, at its last event
-		{runner.RunCompleted, true},
-		{runner.RunFailed, true},
-		{runner.RunStopped, true},
+		{record.RunPaused, false},
+		{record.RunInterrupted, true}, // ended, for its durations, at its last event
+		{record.RunCompleted, true},
+		{record.RunFailed, true},
+		{record.RunStopped, true},
 	} {
 		t.Run(string(c.state), func(t *testing.T) {
 			d, _ := openTest(t)
 			appendOK(t, d, startedEvent(t, "r1", t0, "a"),
-				runner.Event{RunID: "r1", At: at(5), Type: runner.EvRunState, State: string(c.state), Reason: "because"})
+				record.Event{RunID: "r1", At: at(5), Type: record.EvRunState, State: string(c.state), Reason: "because"})
 			r, err := d.Run(context.Background(), "r1")
 			if err != nil {
 				t.Fatal(err)
@@ -73,23 +73,23 @@ func TestCueStateProjection(t *testing.T) {
 	d, _ := openTest(t)
 	outputs := map[string]any{"url": "https://x", "n": 3.0}
 	appendOK(t, d, startedEvent(t, "r1", t0, "a", "b"),
-		runner.Event{RunID: "r1", At: at(1), Type: runner.EvCueState, Cue: "a", State: "warning"},
-		runner.Event{RunID: "r1", At: at(2), Type: runner.EvCueState, Cue: "a", State: "standby"},
-		runner.Event{RunID: "r1", At: at(3), Type: runner.EvCueState, Cue: "a", State: "go"},
-		runner.Event{RunID: "r1", At: at(4), Type: runner.EvCueState, Cue: "a", State: "completed", Reason: "done",
-			Data: runner.CueStateData{Outputs: outputs}},
-		runner.Event{RunID: "r1", At: at(5), Type: runner.EvCueState, Cue: "b", State: "blocked", Reason: "a failed"},
+		record.Event{RunID: "r1", At: at(1), Type: record.EvCueState, Cue: "a", State: "warning"},
+		record.Event{RunID: "r1", At: at(2), Type: record.EvCueState, Cue: "a", State: "standby"},
+		record.Event{RunID: "r1", At: at(3), Type: record.EvCueState, Cue: "a", State: "go"},
+		record.Event{RunID: "r1", At: at(4), Type: record.EvCueState, Cue: "a", State: "completed", Reason: "done",
+			Data: record.CueStateData{Outputs: outputs}},
+		record.Event{RunID: "r1", At: at(5), Type: record.EvCueState, Cue: "b", State: "blocked", Reason: "a failed"},
 	)
 	r, err := d.Run(context.Background(), "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b := r.Cues[0], r.Cues[1]
-	if a.State != runner.CueCompleted || a.Reason != "done" || !a.WarningAt.Equal(at(1)) || !a.StandbyAt.Equal(at(2)) ||
+	if a.State != record.CueCompleted || a.Reason != "done" || !a.WarningAt.Equal(at(1)) || !a.StandbyAt.Equal(at(2)) ||
 		!a.GoAt.Equal(at(3)) || !a.EndedAt.Equal(at(4)) || !reflect.DeepEqual(a.Outputs, outputs) {
 		t.Errorf("cue a: %+v", a)
 	}
-	if b.State != runner.CueBlocked || b.Reason != "a failed" || !b.EndedAt.Equal(at(5)) || !b.GoAt.IsZero() || b.Outputs != nil {
+	if b.State != record.CueBlocked || b.Reason != "a failed" || !b.EndedAt.Equal(at(5)) || !b.GoAt.IsZero() || b.Outputs != nil {
 		t.Errorf("cue b: %+v", b)
 	}
 	if r.Completed != 1 || r.Active != 0 || r.RunSummary.Cues != 2 {
@@ -98,8 +98,8 @@ func TestCueStateProjection(t *testing.T) {
 	// A resumed cue runs again: interrupted is not final, and a new warning
 	// keeps the latest phase time.
 	appendOK(t, d,
-		runner.Event{RunID: "r1", At: at(6), Type: runner.EvCueState, Cue: "b", State: "interrupted"},
-		runner.Event{RunID: "r1", At: at(7), Type: runner.EvCueState, Cue: "b", State: "warning"},
+		record.Event{RunID: "r1", At: at(6), Type: record.EvCueState, Cue: "b", State: "interrupted"},
+		record.Event{RunID: "r1", At: at(7), Type: record.EvCueState, Cue: "b", State: "warning"},
 	)
 	r, _ = d.Run(context.Background(), "r1")
 	if b := r.Cues[1]; !b.EndedAt.IsZero() || !b.WarningAt.Equal(at(7)) || r.Active != 1 {
@@ -111,27 +111,27 @@ func TestAttemptProjection(t *testing.T) {
 	d, _ := openTest(t)
 	exit := 3
 	appendOK(t, d, startedEvent(t, "r1", t0, "a"),
-		runner.Event{RunID: "r1", At: at(1), Type: runner.EvAttemptStarted, Cue: "a", Agent: "x", Attempt: 1},
-		runner.Event{RunID: "r1", At: at(2), Type: runner.EvAttemptEnded, Cue: "a", Agent: "x", Attempt: 1,
+		record.Event{RunID: "r1", At: at(1), Type: record.EvAttemptStarted, Cue: "a", Agent: "x", Attempt: 1},
+		record.Event{RunID: "r1", At: at(2), Type: record.EvAttemptEnded, Cue: "a", Agent: "x", Attempt: 1,
 			State: "failed", Reason: "exit status 3",
-			Data: runner.AttemptEndedData{Class: "exit:3", ExitCode: &exit, PID: 999}},
-		runner.Event{RunID: "r1", At: at(3), Type: runner.EvAttemptStarted, Cue: "a", Agent: "y", Attempt: 2,
-			Data: runner.AttemptStartedData{Fallback: true}},
+			Data: record.AttemptEndedData{Class: "exit:3", ExitCode: &exit, PID: 999}},
+		record.Event{RunID: "r1", At: at(3), Type: record.EvAttemptStarted, Cue: "a", Agent: "y", Attempt: 2,
+			Data: record.AttemptStartedData{Fallback: true}},
 	)
 	r, err := d.Run(context.Background(), "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []AttemptDetail{
-		{Number: 1, Agent: "x", State: runner.AttemptFailed, Reason: "exit status 3", Class: "exit:3", ExitCode: &exit,
+		{Number: 1, Agent: "x", State: record.AttemptFailed, Reason: "exit status 3", Class: "exit:3", ExitCode: &exit,
 			PID: 999, StartedAt: at(1), EndedAt: at(2)},
-		{Number: 2, Agent: "y", State: runner.AttemptRunning, Fallback: true, StartedAt: at(3)},
+		{Number: 2, Agent: "y", State: record.AttemptRunning, Fallback: true, StartedAt: at(3)},
 	}
 	if got := r.Cues[0].Attempts; !reflect.DeepEqual(got, want) {
 		t.Errorf("attempts\n%+v\nwant\n%+v", got, want)
 	}
 	// An attempt number recorded out of order never lowers the count.
-	appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "a", Agent: "z", Attempt: 1})
+	appendOK(t, d, record.Event{RunID: "r1", Type: record.EvAttemptStarted, Cue: "a", Agent: "z", Attempt: 1})
 	rec, err := d.LoadRun(context.Background(), "r1")
 	if err != nil {
 		t.Fatal(err)
@@ -145,12 +145,12 @@ func TestMessageCooldownAndGoProjections(t *testing.T) {
 	d, path := openTest(t)
 	until := time.Date(2026, 5, 4, 11, 0, 0, 0, time.UTC)
 	appendOK(t, d, startedEvent(t, "r1", t0, "a"),
-		runner.Event{RunID: "r1", Type: runner.EvMessage, Cue: "a", Agent: "x", Attempt: 1,
-			Data: runner.MessageData{Direction: "in", Type: "ack.warning", ID: "m2", InReplyTo: "m1",
+		record.Event{RunID: "r1", Type: record.EvMessage, Cue: "a", Agent: "x", Attempt: 1,
+			Data: record.MessageData{Direction: "in", Type: "ack.warning", ID: "m2", InReplyTo: "m1",
 				Body: []byte(`{"message_type":"ack.warning","id":"m2","in_reply_to":"m1"}`)}},
-		runner.Event{RunID: "r1", Type: runner.EvCooldown, Agent: "x", Reason: "failed 3 times",
-			Data: runner.CooldownData{Until: until}},
-		runner.Event{RunID: "r1", Type: runner.EvManualGo, Cue: "a"},
+		record.Event{RunID: "r1", Type: record.EvCooldown, Agent: "x", Reason: "failed 3 times",
+			Data: record.CooldownData{Until: until}},
+		record.Event{RunID: "r1", Type: record.EvManualGo, Cue: "a"},
 	)
 	raw := rawDB(t, path)
 	var dir, typ, id, reply string
@@ -169,8 +169,8 @@ func TestMessageCooldownAndGoProjections(t *testing.T) {
 	}
 	// A later cooldown (from another run, say) replaces the earlier one.
 	startRun(t, d, "r2", "a")
-	appendOK(t, d, runner.Event{RunID: "r2", Type: runner.EvCooldown, Agent: "x",
-		Data: runner.CooldownData{Until: until.Add(time.Hour)}})
+	appendOK(t, d, record.Event{RunID: "r2", Type: record.EvCooldown, Agent: "x",
+		Data: record.CooldownData{Until: until.Add(time.Hour)}})
 	if got, _ := d.CooldownUntil(context.Background(), "x"); !got.Equal(until.Add(time.Hour)) {
 		t.Errorf("CooldownUntil after a second cooldown = %v", got)
 	}
@@ -184,33 +184,33 @@ func TestLoadRun(t *testing.T) {
 	d, _ := openTest(t)
 	started := startedEvent(t, "r1", t0, "a", "b", "c")
 	// Held only by the event: the root, and where a Temporal run runs.
-	sd := started.Data.(runner.RunStartedData)
+	sd := started.Data.(record.RunStartedData)
 	sd.Root = "/work/project"
-	sd.Temporal = &runner.TemporalRun{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "orch", WorkflowID: "orch-r1", Path: "deploy.yaml"}
+	sd.Temporal = &record.TemporalRun{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "orch", WorkflowID: "orch-r1", Path: "deploy.yaml"}
 	started.Data = sd
 	appendOK(t, d, started,
-		runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "a", Agent: "a-agent", Attempt: 1},
-		runner.Event{RunID: "r1", Type: runner.EvAttemptEnded, Cue: "a", Agent: "a-agent", Attempt: 1, State: "completed"},
-		runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "completed",
-			Data: runner.CueStateData{Outputs: map[string]any{"k": "v"}}},
-		runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "b", Agent: "b-agent", Attempt: 1},
-		runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "b", Agent: "b-agent", Attempt: 2},
-		runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "b", State: "go"},
-		runner.Event{RunID: "r1", Type: runner.EvManualGo, Cue: "c"},
-		runner.Event{RunID: "r1", Type: runner.EvRunState, State: "interrupted", Reason: "owner died"},
+		record.Event{RunID: "r1", Type: record.EvAttemptStarted, Cue: "a", Agent: "a-agent", Attempt: 1},
+		record.Event{RunID: "r1", Type: record.EvAttemptEnded, Cue: "a", Agent: "a-agent", Attempt: 1, State: "completed"},
+		record.Event{RunID: "r1", Type: record.EvCueState, Cue: "a", State: "completed",
+			Data: record.CueStateData{Outputs: map[string]any{"k": "v"}}},
+		record.Event{RunID: "r1", Type: record.EvAttemptStarted, Cue: "b", Agent: "b-agent", Attempt: 1},
+		record.Event{RunID: "r1", Type: record.EvAttemptStarted, Cue: "b", Agent: "b-agent", Attempt: 2},
+		record.Event{RunID: "r1", Type: record.EvCueState, Cue: "b", State: "go"},
+		record.Event{RunID: "r1", Type: record.EvManualGo, Cue: "c"},
+		record.Event{RunID: "r1", Type: record.EvRunState, State: "interrupted", Reason: "owner died"},
 	)
 	rec, err := d.LoadRun(context.Background(), "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := started.Data.(runner.RunStartedData)
-	want := &runner.RunRecord{
-		ID: "r1", State: runner.RunInterrupted, Reason: "owner died", Started: data,
-		Cues: map[string]runner.CueRecord{
-			"a": {State: runner.CueCompleted, Attempts: 1, AgentAttempts: map[string]int{}, Outputs: map[string]any{"k": "v"}},
-			"b": {State: runner.CueGo, Attempts: 2, AgentAttempts: map[string]int{}, ReachedGo: true,
-				Running: []runner.AttemptRef{{Agent: "b-agent", Number: 1}, {Agent: "b-agent", Number: 2}}},
-			"c": {State: runner.CuePending, Approved: true, AgentAttempts: map[string]int{}},
+	data := started.Data.(record.RunStartedData)
+	want := &record.RunRecord{
+		ID: "r1", State: record.RunInterrupted, Reason: "owner died", Started: data,
+		Cues: map[string]record.CueRecord{
+			"a": {State: record.CueCompleted, Attempts: 1, AgentAttempts: map[string]int{}, Outputs: map[string]any{"k": "v"}},
+			"b": {State: record.CueGo, Attempts: 2, AgentAttempts: map[string]int{}, ReachedGo: true,
+				Running: []record.AttemptRef{{Agent: "b-agent", Number: 1}, {Agent: "b-agent", Number: 2}}},
+			"c": {State: record.CuePending, Approved: true, AgentAttempts: map[string]int{}},
 		},
 	}
 	if !reflect.DeepEqual(rec, want) {

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // RunSummary is one line of `orch status`.
 type RunSummary struct {
 	ID        string
 	Cuelist   string
-	State     runner.RunState
+	State     record.RunState
 	Reason    string
 	StartedAt time.Time
 	EndedAt   time.Time // zero while the run has not ended
@@ -25,7 +25,7 @@ type RunSummary struct {
 	Active    int // cues in warning, standby or go
 	// The counts above are of the plan's cues, not of child tasks.
 	OpenQuestions int          // questions waiting for an answer
-	Used          runner.Usage // what the agents reported they used
+	Used          record.Usage // what the agents reported they used
 }
 
 // ErrNoRuns says the database holds no run at all, so no reference to one
@@ -121,8 +121,8 @@ func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 			return nil, 0, err
 		}
 		s.StartedAt, s.EndedAt = fromMicros(started), fromMicros(ended)
-		if s.State == runner.RunRunning && !alive(pid, host, token, fromMicros(heartbeat)) {
-			s.State = runner.RunInterrupted // its owner died: orch resume continues it
+		if s.State == record.RunRunning && !alive(pid, host, token, fromMicros(heartbeat)) {
+			s.State = record.RunInterrupted // its owner died: orch resume continues it
 			lapsed[len(out)] = true
 		}
 		out = append(out, s)
@@ -137,10 +137,10 @@ func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 				return nil, 0, err
 			}
 			if onTemporal {
-				out[i].State, out[i].Reason = runner.RunRunning, reason
+				out[i].State, out[i].Reason = record.RunRunning, reason
 			}
 		}
-		if out[i].State == runner.RunInterrupted && out[i].EndedAt.IsZero() {
+		if out[i].State == record.RunInterrupted && out[i].EndedAt.IsZero() {
 			if out[i].EndedAt, err = lastEventAt(ctx, tx, out[i].ID); err != nil {
 				return nil, 0, err
 			}
@@ -227,8 +227,8 @@ func (d *DB) resolveRun(ctx context.Context, ref string) (string, error) {
 // whose owner is gone reads interrupted), reading the run's row alone: for
 // commands such as orch bb set that only need to know whether the run is
 // still going.
-func (d *DB) RunState(ctx context.Context, id string) (runner.RunState, error) {
-	var state runner.RunState
+func (d *DB) RunState(ctx context.Context, id string) (record.RunState, error) {
+	var state record.RunState
 	var pid int
 	var host, token string
 	var heartbeat sql.NullInt64
@@ -240,13 +240,13 @@ func (d *DB) RunState(ctx context.Context, id string) (runner.RunState, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading the state of run %s from %s: %w", id, d.path, d.plain(err))
 	}
-	if state == runner.RunRunning && !alive(pid, host, token, fromMicros(heartbeat)) {
+	if state == record.RunRunning && !alive(pid, host, token, fromMicros(heartbeat)) {
 		_, onTemporal, err := unfollowed(ctx, d.sql, id)
 		if err != nil {
 			return "", fmt.Errorf("reading the state of run %s from %s: %w", id, d.path, d.plain(err))
 		}
 		if !onTemporal {
-			state = runner.RunInterrupted
+			state = record.RunInterrupted
 		}
 	}
 	return state, nil

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 func TestRuns(t *testing.T) {
@@ -22,18 +22,18 @@ func TestRuns(t *testing.T) {
 		appendOK(t, d, startedEvent(t, id, at(i), "x", "y", "z", "w"))
 	}
 	appendOK(t, d,
-		runner.Event{RunID: "a1", Type: runner.EvCueState, Cue: "x", State: "completed"},
-		runner.Event{RunID: "a1", Type: runner.EvCueState, Cue: "y", State: "failed"},
-		runner.Event{RunID: "a1", Type: runner.EvCueState, Cue: "z", State: "standby"},
-		runner.Event{RunID: "a1", Type: runner.EvRunState, At: at(9), State: "failed", Reason: "y failed"},
+		record.Event{RunID: "a1", Type: record.EvCueState, Cue: "x", State: "completed"},
+		record.Event{RunID: "a1", Type: record.EvCueState, Cue: "y", State: "failed"},
+		record.Event{RunID: "a1", Type: record.EvCueState, Cue: "z", State: "standby"},
+		record.Event{RunID: "a1", Type: record.EvRunState, At: at(9), State: "failed", Reason: "y failed"},
 	)
 	runs, total, err := d.Runs(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []RunSummary{
-		{ID: "b2", Cuelist: "deploy", State: runner.RunInterrupted, StartedAt: at(2), EndedAt: at(2), Cues: 4}, // its owner is long gone: ended at its last event
-		{ID: "a1", Cuelist: "deploy", State: runner.RunFailed, Reason: "y failed", StartedAt: at(1), EndedAt: at(9),
+		{ID: "b2", Cuelist: "deploy", State: record.RunInterrupted, StartedAt: at(2), EndedAt: at(2), Cues: 4}, // its owner is long gone: ended at its last event
+		{ID: "a1", Cuelist: "deploy", State: record.RunFailed, Reason: "y failed", StartedAt: at(1), EndedAt: at(9),
 			Cues: 4, Completed: 1, Failed: 1, Active: 1},
 	}
 	if total != 3 || !reflect.DeepEqual(runs, want) {
@@ -107,11 +107,11 @@ func TestEventsPaging(t *testing.T) {
 	startRun(t, d, "r1", "a")
 	startRun(t, d, "r2", "a")
 	for i := range 25 {
-		appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvExhausted, Cue: "a", Agent: "x", Attempt: 2,
-			State: "s", Reason: strconv.Itoa(i), Data: runner.ExhaustedData{Limit: "max_credits", Used: strconv.Itoa(i)}})
-		appendOK(t, d, runner.Event{RunID: "r2", Type: runner.EvNote})
+		appendOK(t, d, record.Event{RunID: "r1", Type: record.EvExhausted, Cue: "a", Agent: "x", Attempt: 2,
+			State: "s", Reason: strconv.Itoa(i), Data: record.ExhaustedData{Limit: "max_credits", Used: strconv.Itoa(i)}})
+		appendOK(t, d, record.Event{RunID: "r2", Type: record.EvNote})
 	}
-	var all []runner.Event
+	var all []record.Event
 	for after := int64(0); ; {
 		page, err := d.Events(ctx, "r1", after, 10)
 		if err != nil {
@@ -131,11 +131,11 @@ func TestEventsPaging(t *testing.T) {
 	}
 	for i, ev := range all[1:] {
 		if ev.Seq != int64(i+2) || ev.RunID != "r1" || ev.Reason != strconv.Itoa(i) || ev.Cue != "a" || ev.Agent != "x" ||
-			ev.Attempt != 2 || ev.State != "s" || ev.Data != (runner.ExhaustedData{Limit: "max_credits", Used: strconv.Itoa(i)}) || ev.At.IsZero() {
+			ev.Attempt != 2 || ev.State != "s" || ev.Data != (record.ExhaustedData{Limit: "max_credits", Used: strconv.Itoa(i)}) || ev.At.IsZero() {
 			t.Fatalf("event %d: %+v", i, ev)
 		}
 	}
-	if all[0].Type != runner.EvRunStarted || all[0].Data == nil {
+	if all[0].Type != record.EvRunStarted || all[0].Data == nil {
 		t.Errorf("first event %+v", all[0])
 	}
 }
@@ -147,9 +147,9 @@ func TestLogsPaging(t *testing.T) {
 	startRun(t, d, "r2", "a")
 	when := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
 	for i := range 30 {
-		d.Log(runner.LogLine{RunID: "r1", Cue: []string{"a", "b", "a"}[i%3], Agent: "ag", Attempt: 1, Stream: "stdout",
+		d.Log(record.LogLine{RunID: "r1", Cue: []string{"a", "b", "a"}[i%3], Agent: "ag", Attempt: 1, Stream: "stdout",
 			At: when, Text: strconv.Itoa(i)})
-		d.Log(runner.LogLine{RunID: "r2", Cue: "a", Stream: "stderr", Text: "other run"})
+		d.Log(record.LogLine{RunID: "r2", Cue: "a", Stream: "stderr", Text: "other run"})
 	}
 	if err := d.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -185,11 +185,11 @@ func TestRunState(t *testing.T) {
 	d, _ := openTest(t)
 	ctx := context.Background()
 	startRun(t, d, "r1", "a") // its owner, pid 42 on "box", is long gone
-	if s, err := d.RunState(ctx, "r1"); err != nil || s != runner.RunInterrupted {
+	if s, err := d.RunState(ctx, "r1"); err != nil || s != record.RunInterrupted {
 		t.Errorf("RunState(r1) = %s, %v", s, err)
 	}
-	appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvRunState, State: "completed"})
-	if s, err := d.RunState(ctx, "r1"); err != nil || s != runner.RunCompleted {
+	appendOK(t, d, record.Event{RunID: "r1", Type: record.EvRunState, State: "completed"})
+	if s, err := d.RunState(ctx, "r1"); err != nil || s != record.RunCompleted {
 		t.Errorf("RunState(r1) = %s, %v", s, err)
 	}
 	var nf *NotFoundError

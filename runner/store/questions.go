@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // QuestionOpen is the state of a question nobody has closed yet; the closed
@@ -30,7 +30,7 @@ type QuestionDetail struct {
 	AskedAt    time.Time
 	ClosedAt   time.Time               // zero while open
 	Deadline   time.Time               // when it becomes unanswered
-	Options    []runner.QuestionOption // the answers it takes; none: any
+	Options    []record.QuestionOption // the answers it takes; none: any
 }
 
 // ErrNoQuestion is wrapped by Question's error when the run has no question

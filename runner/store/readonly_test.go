@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // filledDB writes a database with a run, a blackboard key, a memory item
@@ -24,10 +24,10 @@ func filledDB(t *testing.T) string {
 	if _, err := d.BlackboardWrite(ctx, "r1", "plan", json.RawMessage(`"draft"`), "person"); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.MemoryWrite(ctx, runner.MemoryItem{Key: "k", Text: "postgres wins", Agent: "a", RunID: "r1"}); err != nil {
+	if err := d.MemoryWrite(ctx, record.MemoryItem{Key: "k", Text: "postgres wins", Agent: "a", RunID: "r1"}); err != nil {
 		t.Fatal(err)
 	}
-	d.Log(runner.LogLine{RunID: "r1", Cue: "a", Agent: "a", Attempt: 1, Stream: "stderr", Text: "hello"})
+	d.Log(record.LogLine{RunID: "r1", Cue: "a", Agent: "a", Attempt: 1, Stream: "stderr", Text: "hello"})
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +79,13 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Errorf("a read-only handle has a writer: queue %v, writerDone %v", d.queue, d.writerDone)
 	}
 	ctx := context.Background()
-	if err := d.Append(ctx, runner.Event{RunID: "r1", Type: runner.EvNote}); !errors.Is(err, ErrReadOnly) {
+	if err := d.Append(ctx, record.Event{RunID: "r1", Type: record.EvNote}); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("Append: %v, want ErrReadOnly", err)
 	}
 	if _, err := d.BlackboardWrite(ctx, "r1", "k", json.RawMessage(`1`), "person"); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("BlackboardWrite: %v, want ErrReadOnly", err)
 	}
-	d.Log(runner.LogLine{RunID: "r1", Text: "x"})
+	d.Log(record.LogLine{RunID: "r1", Text: "x"})
 	if err := d.Flush(ctx); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("Flush: %v, want ErrReadOnly", err)
 	}

@@ -30,12 +30,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
-var _ runner.Recorder = (*DB)(nil)
+var _ record.Recorder = (*DB)(nil)
 
 // busyTimeout is how long a reading connection waits for another
 // process's lock; writes wait for Options.LockTimeout (see lock.go).

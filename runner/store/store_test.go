@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 func TestOpenCreatesPrivateDirAndFile(t *testing.T) {
@@ -99,7 +99,7 @@ func TestConcurrentOpenOfNewFile(t *testing.T) {
 		}
 		startRun(t, dbs[0], "r1", "a")
 		for i, d := range dbs {
-			appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvNote, Reason: strconv.Itoa(i)})
+			appendOK(t, d, record.Event{RunID: "r1", Type: record.EvNote, Reason: strconv.Itoa(i)})
 		}
 		if evs, _ := dbs[5].Events(context.Background(), "r1", 0, 0); len(evs) != len(dbs)+1 {
 			t.Errorf("%d events", len(evs))
@@ -267,20 +267,20 @@ func TestPathWithURICharacters(t *testing.T) {
 func TestCloseTwiceAndUseAfterClose(t *testing.T) {
 	d, _ := openTest(t)
 	startRun(t, d, "r1", "a")
-	d.Log(runner.LogLine{RunID: "r1", Cue: "a", Stream: "stderr", Text: "queued before Close"})
+	d.Log(record.LogLine{RunID: "r1", Cue: "a", Stream: "stderr", Text: "queued before Close"})
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if err := d.Append(context.Background(), runner.Event{RunID: "r1", Type: runner.EvNote}); !errors.Is(err, ErrClosed) {
+	if err := d.Append(context.Background(), record.Event{RunID: "r1", Type: record.EvNote}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Append after Close = %v", err)
 	}
 	if err := d.Flush(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Errorf("Flush after Close = %v", err)
 	}
-	d.Log(runner.LogLine{RunID: "r1", Text: "too late"}) // must not panic
+	d.Log(record.LogLine{RunID: "r1", Text: "too late"}) // must not panic
 	d2, err := Open(d.Path(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +295,7 @@ func TestCloseTwiceAndUseAfterClose(t *testing.T) {
 func TestCommittedSurvivesWithoutClose(t *testing.T) {
 	d, path := openTest(t)
 	startRun(t, d, "r1", "a")
-	appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "go"})
+	appendOK(t, d, record.Event{RunID: "r1", Type: record.EvCueState, Cue: "a", State: "go"})
 	// No Close: a second handle (another process) sees every commit.
 	d2, err := Open(path, Options{})
 	if err != nil {
@@ -306,7 +306,7 @@ func TestCommittedSurvivesWithoutClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Cues[0].State != runner.CueGo {
+	if r.Cues[0].State != record.CueGo {
 		t.Errorf("cue state %s", r.Cues[0].State)
 	}
 }
@@ -322,8 +322,8 @@ func TestKilledProcessLosesNothing(t *testing.T) {
 		}
 		startRun(t, d, "r1", "a")
 		for i := range 200 {
-			appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvNote, Reason: strconv.Itoa(i)})
-			d.Log(runner.LogLine{RunID: "r1", Cue: "a", Stream: "stdout", Text: strconv.Itoa(i)})
+			appendOK(t, d, record.Event{RunID: "r1", Type: record.EvNote, Reason: strconv.Itoa(i)})
+			d.Log(record.LogLine{RunID: "r1", Cue: "a", Stream: "stdout", Text: strconv.Itoa(i)})
 		}
 		if err := d.Flush(context.Background()); err != nil {
 			os.Exit(4)
@@ -424,7 +424,7 @@ func TestMigrateV2ToLatest(t *testing.T) {
 	if q, err := d.Question(ctx, "r1", "q1"); err != nil || q.Cue != "build/1" {
 		t.Errorf("Question = %+v, %v", q, err)
 	}
-	writeMemory(t, d, runner.MemoryItem{Key: "k", Text: "migrated fine"})
+	writeMemory(t, d, record.MemoryItem{Key: "k", Text: "migrated fine"})
 	if items, err := d.MemorySearch(ctx, "migrated", 0); err != nil || len(items) != 1 {
 		t.Errorf("MemorySearch = %+v, %v", items, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // The tail of an attempt is its own last lines, oldest first: not another
@@ -17,11 +17,11 @@ func TestAttemptTail(t *testing.T) {
 	startRun(t, d, "r1", "a", "b")
 	startRun(t, d, "r2", "a")
 	for i := range 30 {
-		d.Log(runner.LogLine{RunID: "r1", Cue: "a", Agent: "x", Attempt: 1, Stream: "stderr", Text: strconv.Itoa(i)})
-		d.Log(runner.LogLine{RunID: "r1", Cue: "a", Agent: "x", Attempt: 2, Stream: "stderr", Text: "attempt 2"})
-		d.Log(runner.LogLine{RunID: "r1", Cue: "a", Agent: "y", Attempt: 1, Stream: "stderr", Text: "agent y"})
-		d.Log(runner.LogLine{RunID: "r1", Cue: "b", Agent: "x", Attempt: 1, Stream: "stderr", Text: "cue b"})
-		d.Log(runner.LogLine{RunID: "r2", Cue: "a", Agent: "x", Attempt: 1, Stream: "stderr", Text: "run r2"})
+		d.Log(record.LogLine{RunID: "r1", Cue: "a", Agent: "x", Attempt: 1, Stream: "stderr", Text: strconv.Itoa(i)})
+		d.Log(record.LogLine{RunID: "r1", Cue: "a", Agent: "x", Attempt: 2, Stream: "stderr", Text: "attempt 2"})
+		d.Log(record.LogLine{RunID: "r1", Cue: "a", Agent: "y", Attempt: 1, Stream: "stderr", Text: "agent y"})
+		d.Log(record.LogLine{RunID: "r1", Cue: "b", Agent: "x", Attempt: 1, Stream: "stderr", Text: "cue b"})
+		d.Log(record.LogLine{RunID: "r2", Cue: "a", Agent: "x", Attempt: 1, Stream: "stderr", Text: "run r2"})
 	}
 	if err := d.Flush(ctx); err != nil {
 		t.Fatal(err)

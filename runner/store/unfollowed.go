@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // A run on Temporal (run.started has a temporal block) goes on in its
@@ -37,11 +37,11 @@ func unfollowed(ctx context.Context, tx rowQuerier, runID string) (reason string
 // TemporalRun is where run id's workflow is when it runs on Temporal, from
 // its run.started event (nil: the local engine). LoadRun rebuilds the start
 // data from the runs row, which does not keep it.
-func (d *DB) TemporalRun(ctx context.Context, id string) (*runner.TemporalRun, error) {
+func (d *DB) TemporalRun(ctx context.Context, id string) (*record.TemporalRun, error) {
 	evs, err := d.Events(ctx, id, 0, 1)
-	if err != nil || len(evs) == 0 || evs[0].Type != runner.EvRunStarted {
+	if err != nil || len(evs) == 0 || evs[0].Type != record.EvRunStarted {
 		return nil, err
 	}
-	data, _ := evs[0].Data.(runner.RunStartedData)
+	data, _ := evs[0].Data.(record.RunStartedData)
 	return data.Temporal, nil
 }

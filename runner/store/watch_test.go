@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // TestWatch: a Watch sees a commit made through another handle (as another
@@ -34,7 +34,7 @@ func TestWatch(t *testing.T) {
 	if changed, err := watch.Changed(ctx); changed || err != nil {
 		t.Errorf("nothing written: %v, %v; want unchanged", changed, err)
 	}
-	appendOK(t, w, runner.Event{RunID: "r1", Type: runner.EvRunStarted, Data: runner.RunStartedData{Cuelist: "c"}})
+	appendOK(t, w, record.Event{RunID: "r1", Type: record.EvRunStarted, Data: record.RunStartedData{Cuelist: "c"}})
 	if changed, err := watch.Changed(ctx); !changed || err != nil {
 		t.Errorf("after a commit: %v, %v; want changed", changed, err)
 	}

@@ -10,8 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 const (
@@ -47,15 +48,15 @@ const (
 // caller reads them only after done says the transaction committed.
 type request struct {
 	kind   requestKind
-	events []record         // kindAppend
-	line   runner.LogLine   // kindLog
+	events []prepared       // kindAppend
+	line   record.LogLine   // kindLog
 	bb     blackboardWrite  // kindBlackboard
-	cmd    runner.Command   // kindAddCommand
+	cmd    record.Command   // kindAddCommand
 	id     int64            // kindAddCommand: the new id; kindCommandDone: the command
 	done   chan error       // nil when nobody waits (Log)
 	result blackboardResult // kindBlackboard
 	runID  string           // kindClaim, kindHeartbeat
-	claim  runner.Owner     // kindClaim: the new owner; kindHeartbeat: its token
+	claim  record.Owner     // kindClaim: the new owner; kindHeartbeat: its token
 	mem    memoryWrite      // kindMemory
 }
 
@@ -202,11 +203,11 @@ func (d *DB) givenUp(ctx context.Context, queued bool) error {
 // transaction before it returns. It assigns each event its Seq and writes
 // them back into events with their At as stored (UTC, in microseconds; now
 // when it had none): an event shown as it is committed reads as the log does.
-func (d *DB) Append(ctx context.Context, events ...runner.Event) error {
+func (d *DB) Append(ctx context.Context, events ...record.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	r := &request{kind: kindAppend, events: make([]record, len(events))}
+	r := &request{kind: kindAppend, events: make([]prepared, len(events))}
 	for i, ev := range events {
 		rec, err := prepareEvent(ev)
 		if err != nil {
@@ -227,7 +228,7 @@ func (d *DB) Append(ctx context.Context, events ...runner.Event) error {
 // Log queues a line of agent output; Flush waits for it. It never drops a
 // line: when the queue is full it waits for room. A line that cannot be
 // stored makes the next Flush (or Close) fail.
-func (d *DB) Log(line runner.LogLine) {
+func (d *DB) Log(line record.LogLine) {
 	if line.At.IsZero() {
 		line.At = time.Now()
 	}
@@ -439,8 +440,8 @@ type txn struct {
 	runs map[string]*runSeq // what this transaction knows of each run it wrote
 	now  time.Time          // when the transaction began
 
-	rows   []*record // event rows of the current request, written by flushRows
-	bbRows []bbRow   // blackboard rows of the current request, written by flushBlackboard
+	rows   []*prepared // event rows of the current request, written by flushRows
+	bbRows []bbRow     // blackboard rows of the current request, written by flushBlackboard
 	// bbVersions is the latest version (and its author) of each blackboard
 	// key this transaction wrote, by (run, key), so a burst of writes to
 	// one key reads its version once.
@@ -498,7 +499,7 @@ func (t *txn) apply(r *request) error {
 }
 
 // fenceEvents fences each run the events are of (usually one).
-func (t *txn) fenceEvents(events []record) error {
+func (t *txn) fenceEvents(events []prepared) error {
 	for i := range events {
 		if id := events[i].ev.RunID; i == 0 || id != events[i-1].ev.RunID {
 			if err := t.fence(id); err != nil {

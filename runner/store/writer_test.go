@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // TestSeqContiguousAcrossHandles appends to one run from two handles (two
@@ -41,9 +41,9 @@ func TestSeqContiguousAcrossHandles(t *testing.T) {
 				for i := 0; i < perGoroutine; {
 					// Mostly single events, sometimes a few at once.
 					n := min(1+i%3, perGoroutine-i)
-					evs := make([]runner.Event, n)
+					evs := make([]record.Event, n)
 					for j := range evs {
-						evs[j] = runner.Event{RunID: "r1", Type: runner.EvNote, Reason: fmt.Sprintf("%d/%d/%d", h, g, i+j)}
+						evs[j] = record.Event{RunID: "r1", Type: record.EvNote, Reason: fmt.Sprintf("%d/%d/%d", h, g, i+j)}
 					}
 					if err := d.Append(context.Background(), evs...); err != nil {
 						errs <- err
@@ -95,10 +95,10 @@ func TestSeqContiguousAcrossHandles(t *testing.T) {
 func TestSeqAndAtWrittenBack(t *testing.T) {
 	d, _ := openTest(t)
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	evs := []runner.Event{
+	evs := []record.Event{
 		startedEvent(t, "r1", at, "a"),
-		{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "warning", At: at.Add(time.Second)},
-		{RunID: "r1", Type: runner.EvNote, Reason: "no time given"},
+		{RunID: "r1", Type: record.EvCueState, Cue: "a", State: "warning", At: at.Add(time.Second)},
+		{RunID: "r1", Type: record.EvNote, Reason: "no time given"},
 	}
 	before := time.Now()
 	appendOK(t, d, evs...)
@@ -127,31 +127,31 @@ func TestAppendRejectsMalformedEvents(t *testing.T) {
 	startRun(t, d, "r1", "a")
 	for _, c := range []struct {
 		name string
-		ev   runner.Event
+		ev   record.Event
 		want string
 	}{
-		{"no run", runner.Event{Type: runner.EvNote}, "no run id"},
-		{"no type", runner.Event{RunID: "r1"}, "no type"},
-		{"unknown run", runner.Event{RunID: "nope", Type: runner.EvNote}, "run nope does not exist"},
+		{"no run", record.Event{Type: record.EvNote}, "no run id"},
+		{"no type", record.Event{RunID: "r1"}, "no type"},
+		{"unknown run", record.Event{RunID: "nope", Type: record.EvNote}, "run nope does not exist"},
 		{"run started twice", startedEvent(t, "r1", time.Time{}, "a"), "run r1 already exists"},
-		{"data on a note", runner.Event{RunID: "r1", Type: runner.EvNote, Data: runner.CueStateData{}}, "a note event carries no data"},
-		{"data of another type", runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "go", Data: runner.AttemptEndedData{}}, "must be a runner.CueStateData, not a runner.AttemptEndedData"},
-		{"data by pointer", runner.Event{RunID: "r1", Type: runner.EvExhausted, Data: &runner.ExhaustedData{}}, "not a *runner.ExhaustedData"},
-		{"data that cannot be encoded", runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "go", Data: runner.CueStateData{Outputs: map[string]any{"f": func() {}}}}, "encoding its data"},
-		{"started without data", runner.Event{RunID: "r2", Type: runner.EvRunStarted}, "no data"},
-		{"bad run state", runner.Event{RunID: "r1", Type: runner.EvRunState, State: "sleeping"}, `unknown run state "sleeping"`},
-		{"bad cue state", runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "a", State: "done"}, `unknown cue state "done"`},
-		{"unknown cue", runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "zz", State: "go"}, `run r1 has no cue "zz"`},
-		{"attempt without number", runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "a", Agent: "x"}, "attempt number"},
-		{"attempt of unknown cue", runner.Event{RunID: "r1", Type: runner.EvAttemptStarted, Cue: "zz", Agent: "x", Attempt: 1}, `no cue "zz"`},
-		{"attempt never started", runner.Event{RunID: "r1", Type: runner.EvAttemptEnded, Cue: "a", Agent: "x", Attempt: 7, State: "failed"}, "never started"},
-		{"cooldown without agent", runner.Event{RunID: "r1", Type: runner.EvCooldown}, "no agent"},
-		{"message without type", runner.Event{RunID: "r1", Type: runner.EvMessage, Data: runner.MessageData{Direction: "in"}}, "no message_type"},
-		{"go for unknown cue", runner.Event{RunID: "r1", Type: runner.EvManualGo, Cue: "zz"}, `no cue "zz"`},
+		{"data on a note", record.Event{RunID: "r1", Type: record.EvNote, Data: record.CueStateData{}}, "a note event carries no data"},
+		{"data of another type", record.Event{RunID: "r1", Type: record.EvCueState, Cue: "a", State: "go", Data: record.AttemptEndedData{}}, "must be a record.CueStateData, not a record.AttemptEndedData"},
+		{"data by pointer", record.Event{RunID: "r1", Type: record.EvExhausted, Data: &record.ExhaustedData{}}, "not a *record.ExhaustedData"},
+		{"data that cannot be encoded", record.Event{RunID: "r1", Type: record.EvCueState, Cue: "a", State: "go", Data: record.CueStateData{Outputs: map[string]any{"f": func() {}}}}, "encoding its data"},
+		{"started without data", record.Event{RunID: "r2", Type: record.EvRunStarted}, "no data"},
+		{"bad run state", record.Event{RunID: "r1", Type: record.EvRunState, State: "sleeping"}, `unknown run state "sleeping"`},
+		{"bad cue state", record.Event{RunID: "r1", Type: record.EvCueState, Cue: "a", State: "done"}, `unknown cue state "done"`},
+		{"unknown cue", record.Event{RunID: "r1", Type: record.EvCueState, Cue: "zz", State: "go"}, `run r1 has no cue "zz"`},
+		{"attempt without number", record.Event{RunID: "r1", Type: record.EvAttemptStarted, Cue: "a", Agent: "x"}, "attempt number"},
+		{"attempt of unknown cue", record.Event{RunID: "r1", Type: record.EvAttemptStarted, Cue: "zz", Agent: "x", Attempt: 1}, `no cue "zz"`},
+		{"attempt never started", record.Event{RunID: "r1", Type: record.EvAttemptEnded, Cue: "a", Agent: "x", Attempt: 7, State: "failed"}, "never started"},
+		{"cooldown without agent", record.Event{RunID: "r1", Type: record.EvCooldown}, "no agent"},
+		{"message without type", record.Event{RunID: "r1", Type: record.EvMessage, Data: record.MessageData{Direction: "in"}}, "no message_type"},
+		{"go for unknown cue", record.Event{RunID: "r1", Type: record.EvManualGo, Cue: "zz"}, `no cue "zz"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// A good event in the same call is not stored either.
-			err := d.Append(context.Background(), runner.Event{RunID: "r1", Type: runner.EvNote, Reason: c.name}, c.ev)
+			err := d.Append(context.Background(), record.Event{RunID: "r1", Type: record.EvNote, Reason: c.name}, c.ev)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Append = %v, want an error saying %q", err, c.want)
 			}
@@ -175,7 +175,7 @@ func TestGroupCommit(t *testing.T) {
 	errs := make(chan error, callers)
 	for i := range callers {
 		wg.Go(func() {
-			errs <- d.Append(context.Background(), runner.Event{RunID: "r1", Type: runner.EvNote, Reason: strconv.Itoa(i)})
+			errs <- d.Append(context.Background(), record.Event{RunID: "r1", Type: record.EvNote, Reason: strconv.Itoa(i)})
 		})
 	}
 	// The writer holds what it took first, waiting in BEGIN; the rest queue.
@@ -208,9 +208,9 @@ func TestFailedRequestFailsOnlyItsCaller(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range results {
 		wg.Go(func() {
-			ev := runner.Event{RunID: "r1", Type: runner.EvNote, Reason: strconv.Itoa(i)}
+			ev := record.Event{RunID: "r1", Type: record.EvNote, Reason: strconv.Itoa(i)}
 			if i == 5 {
-				ev = runner.Event{RunID: "r1", Type: runner.EvCueState, Cue: "missing", State: "go"}
+				ev = record.Event{RunID: "r1", Type: record.EvCueState, Cue: "missing", State: "go"}
 			}
 			results[i] = d.Append(context.Background(), ev)
 		})
@@ -239,7 +239,7 @@ func TestLogFlushOrdering(t *testing.T) {
 	startRun(t, d, "r1", "a", "b")
 	for i := range 1000 {
 		cue := []string{"a", "b"}[i%2]
-		d.Log(runner.LogLine{RunID: "r1", Cue: cue, Agent: cue + "-agent", Attempt: 1, Stream: "stderr", Text: strconv.Itoa(i)})
+		d.Log(record.LogLine{RunID: "r1", Cue: cue, Agent: cue + "-agent", Attempt: 1, Stream: "stderr", Text: strconv.Itoa(i)})
 	}
 	if err := d.Flush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -257,8 +257,8 @@ func TestLogFlushOrdering(t *testing.T) {
 		}
 	}
 	// An Append commits every line logged before it, too.
-	d.Log(runner.LogLine{RunID: "r1", Cue: "a", Stream: "stdout", Text: "before the append"})
-	appendOK(t, d, runner.Event{RunID: "r1", Type: runner.EvNote})
+	d.Log(record.LogLine{RunID: "r1", Cue: "a", Stream: "stdout", Text: "before the append"})
+	appendOK(t, d, record.Event{RunID: "r1", Type: record.EvNote})
 	if logs, _ := d.Logs(context.Background(), "r1", "a", logs[len(logs)-1].ID, 0); len(logs) != 1 {
 		t.Errorf("a line logged before Append was not committed with it: %v", logs)
 	}
@@ -267,8 +267,8 @@ func TestLogFlushOrdering(t *testing.T) {
 func TestLogFailureReportedByFlush(t *testing.T) {
 	d, _ := openTest(t)
 	startRun(t, d, "r1", "a")
-	d.Log(runner.LogLine{RunID: "ghost", Text: "for a run that does not exist"})
-	d.Log(runner.LogLine{RunID: "r1", Text: "fine"})
+	d.Log(record.LogLine{RunID: "ghost", Text: "for a run that does not exist"})
+	d.Log(record.LogLine{RunID: "r1", Text: "fine"})
 	err := d.Flush(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "run ghost does not exist") {
 		t.Fatalf("Flush = %v", err)
@@ -292,7 +292,7 @@ func TestLogNeverDrops(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		for i := range lines {
-			d.Log(runner.LogLine{RunID: "r1", Stream: "stdout", Text: strconv.Itoa(i)})
+			d.Log(record.LogLine{RunID: "r1", Stream: "stdout", Text: strconv.Itoa(i)})
 		}
 		close(done)
 	}()
@@ -317,7 +317,7 @@ func TestAppendWithCancelledContextWritesNothing(t *testing.T) {
 	startRun(t, d, "r1", "a")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	evs := []runner.Event{{RunID: "r1", Type: runner.EvNote}}
+	evs := []record.Event{{RunID: "r1", Type: record.EvNote}}
 	if err := d.Append(ctx, evs...); !errors.Is(err, context.Canceled) || evs[0].Seq != 0 {
 		t.Errorf("Append = %v, Seq %d", err, evs[0].Seq)
 	}

@@ -96,7 +96,7 @@ window.orch = {};
     return orch.duration(b - a);
   };
   // money is an amount of US dollars as orch prints it everywhere: to the
-  // cent, or to 4 significant digits under a cent (runner.FormatUSD).
+  // cent, or to 4 significant digits under a cent (record.FormatUSD).
   orch.money = function (usd) {
     if (usd > 0 && usd < 0.01) {
       const s = usd.toFixed(3 - Math.floor(Math.log10(usd)));

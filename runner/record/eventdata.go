@@ -1,4 +1,4 @@
-package runner
+package record
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"github.com/orch-cli/orch/runner/redact"
 )
 
-// The payloads of the event types (see dataTypes in events.go). Each has a
+// The payloads of the event types (see payloads in events.go). Each has a
 // redacted method listing every string it holds, so that nothing secret
 // reaches the log.
 
@@ -386,3 +386,30 @@ func (p FanOutData) redacted(d *redact.Redactor) EventData {
 	p.As, p.Items = d.Text(p.As), items
 	return p
 }
+
+// EventType implements EventData: each payload names the type of its events.
+func (RunStartedData) EventType() string         { return EvRunStarted }
+func (CueStateData) EventType() string           { return EvCueState }
+func (AttemptStartedData) EventType() string     { return EvAttemptStarted }
+func (AttemptEndedData) EventType() string       { return EvAttemptEnded }
+func (MessageData) EventType() string            { return EvMessage }
+func (CooldownData) EventType() string           { return EvCooldown }
+func (BlackboardData) EventType() string         { return EvBlackboard }
+func (BlackboardConflictData) EventType() string { return EvBlackboardConflict }
+func (ConflictData) EventType() string           { return EvConflict }
+func (TaskStartedData) EventType() string        { return EvTaskStarted }
+func (QuestionData) EventType() string           { return EvQuestion }
+func (AnswerData) EventType() string             { return EvQuestionClosed }
+func (UsageData) EventType() string              { return EvUsage }
+func (ExhaustedData) EventType() string          { return EvExhausted }
+func (UserMessageData) EventType() string        { return EvUserMessage }
+func (CueSpecsData) EventType() string           { return EvCueSpecs }
+func (RetriedData) EventType() string            { return EvRunRetried }
+func (WorktreeData) EventType() string           { return EvWorktree }
+func (NoticeData) EventType() string             { return EvNotice }
+func (StatusData) EventType() string             { return EvAgentStatus }
+func (EscalationAckedData) EventType() string    { return EvEscalationAcked }
+func (FanOutData) EventType() string             { return EvFanOut }
+
+// EventType is "": the payload's type is not known.
+func (RawData) EventType() string { return "" }

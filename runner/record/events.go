@@ -1,4 +1,4 @@
-package runner
+package record
 
 import (
 	"bytes"
@@ -142,46 +142,40 @@ type Event struct {
 	State   string    `json:"state,omitempty"`
 	Reason  string    `json:"reason,omitempty"`
 	// Data is the payload of the types that have one (see each type's
-	// comment): a value (never a pointer) of the type dataTypes names for it.
+	// comment): a value (never a pointer) whose EventType is Type.
 	Data EventData `json:"data,omitempty"`
 }
 
 // EventData is the payload of an event: one of the types of this package
-// named in dataTypes, or RawData for a payload a reader could not decode.
-// The set is sealed: redacted is the one place that knows every string a
-// payload holds.
+// listed in payloads, or RawData for a payload a reader could not decode.
+// Each names the type of the events that carry it (EventType), as a
+// protocol message's body names its message_type. The set is sealed:
+// redacted is the one place that knows every string a payload holds.
 type EventData interface {
+	// EventType is the type of the events that carry it ("" for RawData).
+	EventType() string
 	// redacted returns a copy with the secrets d knows masked.
 	redacted(d *redact.Redactor) EventData
 }
 
-// dataTypes maps each event type with a payload to that payload's type.
-var dataTypes = map[string]reflect.Type{
-	EvRunStarted:     reflect.TypeFor[RunStartedData](),
-	EvCueState:       reflect.TypeFor[CueStateData](),
-	EvAttemptStarted: reflect.TypeFor[AttemptStartedData](),
-	EvAttemptEnded:   reflect.TypeFor[AttemptEndedData](),
-	EvMessage:        reflect.TypeFor[MessageData](),
-	EvCooldown:       reflect.TypeFor[CooldownData](),
-	EvBlackboard:     reflect.TypeFor[BlackboardData](),
-	EvConflict:       reflect.TypeFor[ConflictData](),
-	EvTaskStarted:    reflect.TypeFor[TaskStartedData](),
-	EvQuestion:       reflect.TypeFor[QuestionData](),
-	EvQuestionClosed: reflect.TypeFor[AnswerData](),
-	EvUsage:          reflect.TypeFor[UsageData](),
-	EvExhausted:      reflect.TypeFor[ExhaustedData](),
-	EvUserMessage:    reflect.TypeFor[UserMessageData](),
-	EvCueSpecs:       reflect.TypeFor[CueSpecsData](),
-	EvRunRetried:     reflect.TypeFor[RetriedData](),
-	EvWorktree:       reflect.TypeFor[WorktreeData](),
-	EvNotice:         reflect.TypeFor[NoticeData](),
-	EvAgentStatus:    reflect.TypeFor[StatusData](),
-	// Added later: kept at the end.
-	EvBlackboardConflict: reflect.TypeFor[BlackboardConflictData](),
-	EvEscalationAcked:    reflect.TypeFor[EscalationAckedData](),
-	EvFanOut:             reflect.TypeFor[FanOutData](),
-	EvMerge:              reflect.TypeFor[MergeData](),
+// payloads has one value of each payload type: adding an event kind with
+// a payload is its type, its EventType and redacted methods, and a line
+// here.
+var payloads = []EventData{
+	RunStartedData{}, CueStateData{}, AttemptStartedData{}, AttemptEndedData{}, MessageData{}, CooldownData{},
+	BlackboardData{}, BlackboardConflictData{}, ConflictData{}, TaskStartedData{}, QuestionData{}, AnswerData{},
+	UsageData{}, ExhaustedData{}, UserMessageData{}, CueSpecsData{}, RetriedData{}, WorktreeData{}, NoticeData{},
+	StatusData{}, EscalationAckedData{}, FanOutData{}, MergeData{},
 }
+
+// payloadTypes are the payload types by the event type that carries them.
+var payloadTypes = func() map[string]reflect.Type {
+	m := make(map[string]reflect.Type, len(payloads))
+	for _, p := range payloads {
+		m[p.EventType()] = reflect.TypeOf(p)
+	}
+	return m
+}()
 
 // CheckEventData reports an error when data is not what an event of type
 // typ carries: the recorder refuses such an event rather than log a payload
@@ -190,8 +184,8 @@ func CheckEventData(typ string, data EventData) error {
 	if data == nil {
 		return nil
 	}
-	want, known := dataTypes[typ]
-	got := reflect.TypeOf(data)
+	want, known := payloadTypes[typ]
+	got := reflect.TypeOf(data) // a value: a pointer to a payload is none
 	switch {
 	case got == want:
 		return nil
@@ -199,6 +193,20 @@ func CheckEventData(typ string, data EventData) error {
 		return fmt.Errorf("a %s event carries no data (got %s)", typ, got)
 	}
 	return fmt.Errorf("the data of a %s event must be a %s, not a %s", typ, want, got)
+}
+
+// Redact masks the secrets d knows in events, in place: their reasons and
+// every string of their payloads.
+func Redact(d *redact.Redactor, events []Event) {
+	if d.None() {
+		return
+	}
+	for i := range events {
+		events[i].Reason = d.Text(events[i].Reason)
+		if events[i].Data != nil {
+			events[i].Data = events[i].Data.redacted(d)
+		}
+	}
 }
 
 // DecodeEventData decodes the stored payload of an event of type typ: the
@@ -210,7 +218,7 @@ func DecodeEventData(typ string, raw json.RawMessage) (EventData, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	t, ok := dataTypes[typ]
+	t, ok := payloadTypes[typ]
 	if !ok {
 		err := fmt.Errorf("a %s event has no data of a type this orch knows", typ)
 		return RawData{JSON: raw, Err: err}, err

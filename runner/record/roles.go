@@ -1,65 +1,10 @@
-package runner
+package record
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"time"
-)
-
-// RunState is the state of a run (DESIGN §6).
-type RunState string
-
-const (
-	RunRunning     RunState = "running"
-	RunPaused      RunState = "paused"      // waits for a person: manual GO or a question
-	RunCompleted   RunState = "completed"   // every cue completed or was skipped
-	RunFailed      RunState = "failed"      // a cue failed (or was blocked by one)
-	RunStopped     RunState = "stopped"     // stopped by a signal or orch stop
-	RunInterrupted RunState = "interrupted" // its owner died; orch resume continues it
-)
-
-// Ended reports whether the run will not change any more by itself.
-func (s RunState) Ended() bool {
-	return s == RunCompleted || s == RunFailed || s == RunStopped
-}
-
-// CueState is the state of a cue in a run (DESIGN §6).
-type CueState string
-
-const (
-	CuePending     CueState = "pending"
-	CueWarning     CueState = "warning"
-	CueStandby     CueState = "standby"
-	CueGo          CueState = "go"
-	CueCompleted   CueState = "completed"
-	CueFailed      CueState = "failed"
-	CueBlocked     CueState = "blocked"     // a dependency failed, was skipped or blocked
-	CueSkipped     CueState = "skipped"     // a condition did not hold
-	CueStopped     CueState = "stopped"     // the run was stopped
-	CueInterrupted CueState = "interrupted" // in flight when the owner died
-)
-
-// Final reports whether the cue has reached a state it never leaves in this run.
-func (s CueState) Final() bool {
-	switch s {
-	case CueCompleted, CueFailed, CueBlocked, CueSkipped, CueStopped:
-		return true
-	}
-	return false
-}
-
-// AttemptState is the state of one attempt of one agent at one cue.
-type AttemptState string
-
-const (
-	AttemptRunning   AttemptState = "running"
-	AttemptCompleted AttemptState = "completed"
-	AttemptFailed    AttemptState = "failed"
-	AttemptStopped   AttemptState = "stopped"
-	// AttemptInterrupted: running when its run's owner died; recorded by the
-	// process that resumes the run.
-	AttemptInterrupted AttemptState = "interrupted"
 )
 
 // BlackboardPut is one write of BlackboardWriteMany.

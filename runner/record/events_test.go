@@ -1,4 +1,4 @@
-package runner
+package record
 
 import (
 	"encoding/json"
@@ -51,7 +51,8 @@ func filled(t reflect.Type, s string) reflect.Value {
 // value, which encodes to the same bytes (orch events --output json prints
 // what orch run printed).
 func TestEventDataRoundTrip(t *testing.T) {
-	for typ, dt := range dataTypes {
+	for _, p := range payloads {
+		typ, dt := p.EventType(), reflect.TypeOf(p)
 		data := filled(dt, "a \"quoted\" <b>&</b>").Interface().(EventData)
 		if err := CheckEventData(typ, data); err != nil {
 			t.Fatalf("%s: %v", typ, err)
@@ -110,7 +111,8 @@ func TestUndecodableEventData(t *testing.T) {
 func TestEventDataRedacted(t *testing.T) {
 	const secret = "tok-0123456789-secret"
 	d := redact.New([]string{"API_TOKEN=" + secret}, nil)
-	for typ, dt := range dataTypes {
+	for _, p := range payloads {
+		typ, dt := p.EventType(), reflect.TypeOf(p)
 		data := filled(dt, "x "+secret+" y").Interface().(EventData)
 		before, _ := json.Marshal(data)
 		masked := data.redacted(d)
@@ -125,5 +127,24 @@ func TestEventDataRedacted(t *testing.T) {
 		if after, _ := json.Marshal(data); string(after) != string(before) {
 			t.Errorf("%s: redacting changed the original: %s", typ, after)
 		}
+	}
+}
+
+// TestOnePayloadPerType: every payload names an event type of its own, and
+// RawData (what a reader could not decode) is none of them.
+func TestOnePayloadPerType(t *testing.T) {
+	seen := map[string]reflect.Type{}
+	for _, p := range payloads {
+		typ := p.EventType()
+		if prev, ok := seen[typ]; ok || typ == "" {
+			t.Errorf("%T names event type %q, which %v names too", p, typ, prev)
+		}
+		seen[typ] = reflect.TypeOf(p)
+	}
+	if err := CheckEventData(EvNote, RawData{JSON: []byte(`{}`)}); err == nil {
+		t.Error("a RawData was accepted as a note's data")
+	}
+	if err := CheckEventData(EvCueState, AttemptEndedData{}); err == nil || !strings.Contains(err.Error(), "must be a record.CueStateData") {
+		t.Errorf("an attempt's data on a cue/state event: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package record
 
 import "github.com/orch-cli/orch/runner/redact"
 
@@ -57,6 +57,9 @@ type ResultBranch struct {
 	BaseCommit string `json:"base_commit"` // the commit HEAD was at then
 	Ahead      int    `json:"ahead"`       // commits on Branch not on BaseCommit
 }
+
+// EventType implements EventData.
+func (MergeData) EventType() string { return EvMerge }
 
 func (p MergeData) redacted(d *redact.Redactor) EventData {
 	p.Branch, p.Path, p.Task, p.Commit, p.Kept, p.Output = d.Text(p.Branch), d.Text(p.Path), d.Text(p.Task), d.Text(p.Commit), d.Text(p.Kept), d.Text(p.Output)
