@@ -22,8 +22,8 @@ import (
 // so that commands such as orch answer and orch status can be tested before
 // (and apart from) a real run producing those states.
 //
-//	orch-fixture events FILE          append the events of FILE (JSON lines of runner.Event)
-//	orch-fixture memory FILE          write the memory items of FILE (JSON lines of runner.MemoryItem)
+//	orch-fixture events FILE          append the events of FILE (JSON lines of record.Event)
+//	orch-fixture memory FILE          write the memory items of FILE (JSON lines of record.MemoryItem)
 //	orch-fixture own RUN [-answer] [-for D]
 //	                                  own RUN (lease and heartbeat) until killed or D passes; with
 //	                                  -answer, deliver the answer commands as the runner does

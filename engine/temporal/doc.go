@@ -5,7 +5,7 @@
 // (ready_check) and orch.go (the agent's command), run by orch-temporal
 // worker processes, each on the task queue of its agent's placement.
 //
-// The workflow keeps orch's own event log (runner.Event, seq-numbered); a
+// The workflow keeps orch's own event log (record.Event, seq-numbered); a
 // follower (orch-temporal run) reads it with the orch.events query and
 // mirrors it into the local store, so orch status, events, logs and serve
 // work unchanged. People act on the run through signals: orch.go,

@@ -13,7 +13,7 @@ import (
 const changeForEach = "orch-for-each"
 
 // expand makes room for a fan-out's items' attempts at the positions the
-// core gave them (runner.EventFor records the expansion).
+// core gave them (record.EventFor records the expansion).
 func (w *wf) expand(d sched.Decision) {
 	workflow.GetVersion(w.ctx, changeForEach, workflow.DefaultVersion, 1)
 	c := w.core.Cue(d.Cue)
