@@ -399,6 +399,9 @@ func (c *Core) restoreFanOut(cr *cue, rec Recorded) {
 		if len(rec.Outputs) > 0 {
 			c.withOutputs.Add(cr.spec)
 		}
+		for _, it := range rec.Items {
+			cr.itemIDs = append(cr.itemIDs, it.ID)
+		}
 		return
 	}
 	if rec.Items == nil {
