@@ -260,12 +260,7 @@ func TestCgroupLeafAfterEscapee(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skipf("needs the setsid command (%v)", err)
 	}
-	s := NewSweeper("r6", func(Orphan) {})
-	s.Start()
-	defer s.Stop()
-	if s.Cgroup() == nil {
-		t.Skip("no cgroup v2 to write to here")
-	}
+	s := cgroupSweeper(t, "r6")
 	dir := t.TempDir()
 	const token = "r6/cue/A/1/x"
 	s.Begin(token)
@@ -286,12 +281,7 @@ func TestCgroupLeafAfterEscapee(t *testing.T) {
 // TestSweepOnce: a second Sweep of a process does nothing: its leaf of the
 // run's cgroup serves another process since, which it must not kill.
 func TestSweepOnce(t *testing.T) {
-	s := NewSweeper("r7", func(Orphan) {})
-	s.Start()
-	defer s.Stop()
-	if s.Cgroup() == nil {
-		t.Skip("no cgroup v2 to write to here")
-	}
+	s := cgroupSweeper(t, "r7")
 	dir := t.TempDir()
 	first, _ := start(t, dir, `true`, "r7/cue/A/1/x", false, s.Cgroup())
 	waitDone(t, first)
@@ -305,4 +295,17 @@ func TestSweepOnce(t *testing.T) {
 	if e := next.Exit(); e.Signaled || out.stdout != "ran\n" {
 		t.Errorf("the next process %s, said %q", e, out.stdout)
 	}
+}
+
+// cgroupSweeper starts run runID's sweeper, stopped when the test ends; it
+// skips the test where the run gets no cgroup.
+func cgroupSweeper(t *testing.T, runID string) *Sweeper {
+	t.Helper()
+	s := NewSweeper(runID, func(Orphan) {})
+	s.Start()
+	t.Cleanup(func() { s.Stop() })
+	if s.Cgroup() == nil {
+		t.Skip("no cgroup v2 to write to here")
+	}
+	return s
 }
