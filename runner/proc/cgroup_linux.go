@@ -38,9 +38,10 @@ type RunCgroup struct {
 
 // leafCgroup is one agent process's leaf of the run's cgroup.
 type leafCgroup struct {
-	run *RunCgroup
-	dir string
-	fd  int // to start a process in it
+	run    *RunCgroup
+	dir    string
+	fd     int  // to start a process in it
+	killed bool // cgroup.kill was written: the leaf serves no other process
 }
 
 const cgroupPrefix = "orch-run-"
@@ -166,16 +167,29 @@ func (g *leafCgroup) signal(sig syscall.Signal) {
 // kill kills everything in the leaf and waits until it is empty; it
 // reports whether it is.
 func (g *leafCgroup) kill() bool {
-	return g == nil || killCgroup(g.dir)
+	if g == nil {
+		return true
+	}
+	if populated(g.dir) {
+		g.killed = true
+	}
+	return killCgroup(g.dir)
 }
 
-// release kills what is left in the leaf and gives it back to the run for
-// the next process; one that cannot be emptied is left to close.
+// release gives the leaf back to the run for the next process when its
+// processes all ended by themselves. A leaf that was killed (cgroup.kill)
+// is removed instead: Linux (6.18 here) kills at once any process a clone3
+// starts into a cgroup once killed (CLONE_INTO_CGROUP), so the run's next
+// agent would die as it started. One that cannot be emptied is left to
+// close.
 func (g *leafCgroup) release() {
 	if g == nil {
 		return
 	}
-	if !killCgroup(g.dir) {
+	if g.killed || populated(g.dir) {
+		if g.kill() {
+			_ = os.Remove(g.dir) // else what is left is the run's close's
+		}
 		_ = syscall.Close(g.fd)
 		return
 	}

@@ -43,8 +43,11 @@ func (p *Process) Terminate(grace time.Duration) {
 // Terminate (killed) the stragglers of the group get SIGKILL at once, else
 // SIGTERM and SIGKILL after grace; escapees get the rest of the grace
 // period to finish writing to its output (as they would without a cgroup,
-// until the Sweeper came), then SIGKILL.
+// until the Sweeper came), then SIGKILL. Only the first call does anything.
 func (p *Process) Sweep(grace time.Duration, killed bool) (inGroup, escaped []int) {
+	if p.swept.Swap(true) {
+		return nil, nil
+	}
 	inGroup = p.sweepGroup(grace, killed)
 	if p.cg == nil {
 		return inGroup, nil
