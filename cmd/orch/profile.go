@@ -10,12 +10,14 @@ import (
 // profile starts the profiles that the hidden environment variables
 // ORCH_CPUPROFILE and ORCH_MEMPROFILE ask for (each a file to write, in
 // pprof's format) and returns what ends them, called once before orch
-// exits. They are for measuring orch itself (bench/, the issues about its
-// own cost): not part of the interface, not in --help. A profile that cannot
-// be written is said on stderr and orch goes on.
+// exits; ORCH_RUSAGE names a file to which a line with orch's own CPU
+// seconds and its agents' is then appended (writeRusage). They are for
+// measuring orch itself (bench/, the issues about its own cost): not part
+// of the interface, not in --help. What cannot be written is said on
+// stderr and orch goes on.
 func profile(stderr *os.File) (stop func()) {
-	cpu, mem := os.Getenv("ORCH_CPUPROFILE"), os.Getenv("ORCH_MEMPROFILE")
-	if cpu == "" && mem == "" {
+	cpu, mem, usage := os.Getenv("ORCH_CPUPROFILE"), os.Getenv("ORCH_MEMPROFILE"), os.Getenv("ORCH_RUSAGE")
+	if cpu == "" && mem == "" && usage == "" {
 		return func() {}
 	}
 	var cpuFile *os.File
@@ -48,6 +50,11 @@ func profile(stderr *os.File) (stop func()) {
 			}
 			if err != nil {
 				fmt.Fprintf(stderr, "orch: ORCH_MEMPROFILE: %v\n", err)
+			}
+		}
+		if usage != "" {
+			if err := writeRusage(usage); err != nil {
+				fmt.Fprintf(stderr, "orch: ORCH_RUSAGE: %v\n", err)
 			}
 		}
 	}
