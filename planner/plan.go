@@ -32,7 +32,7 @@ type Plan struct {
 	Conflicts []*Conflict
 	Tools     []AgentTools // effective tools per agent, by agent id
 
-	ancestors matrix // ancestors[v] has u when u must complete before v (dependencies and auto_follow)
+	ancestors closure // ancestors[v] has u when u must complete before v (dependencies and auto_follow)
 }
 
 // Cue is one cue of the plan.
@@ -227,9 +227,9 @@ func (p *Plan) Concurrent(a, b *Cue) bool {
 // index is set in mask (a bitset over Cue.Index, as from NewCueSet): the
 // runner asks only about cues that produced outputs.
 func (p *Plan) EachAncestorIn(c *Cue, mask CueSet, f func(*Cue)) {
-	row := p.ancestors[c.Index]
-	for w := range row {
-		word := row[w] & mask[w]
+	row := &p.ancestors[c.Index]
+	for w := row.off; w < row.end(); w++ {
+		word := row.word(w) & mask[w]
 		for word != 0 {
 			f(p.Cues[w*64+bits.TrailingZeros64(word)])
 			word &= word - 1
