@@ -52,12 +52,22 @@ func (p *Process) Sweep(grace time.Duration, killed bool) (inGroup, escaped []in
 	if p.cg == nil {
 		return inGroup, nil
 	}
-	defer p.cg.release()
 	if !killed {
 		p.output.Wait() // ends at the latest grace after the leader's exit
 	}
 	escaped = p.escaped // stopped by Terminate
-	if left := p.cg.members(); len(left) > 0 && p.cg.kill() {
+	// The leaf is given back to the run once swept: a later Terminate or
+	// Sweep of this process must not touch the next process it serves.
+	cg := p.cg
+	p.cg = nil
+	// The usual case: one read says the leaf is empty, and it serves the
+	// next process as it is.
+	if !cg.populated() {
+		cg.reuse()
+		return inGroup, escaped
+	}
+	defer cg.release()
+	if left := cg.members(); len(left) > 0 && cg.kill() {
 		escaped = append(escaped, left...)
 		reapOrphans(left)
 	}
