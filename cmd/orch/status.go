@@ -178,7 +178,7 @@ func showRuns(ctx context.Context, io *streams, db *store.DB, opts *statusOption
 	return false, nil
 }
 
-// statusJSON is `orch status RUN --output json` (DESIGN §6).
+// statusJSON is `orch status RUN --output json` (docs/design.md#status-json).
 type statusJSON struct {
 	ID        string         `json:"id"`
 	Cuelist   string         `json:"cuelist"`
