@@ -28,6 +28,29 @@ func TestSpecReference(t *testing.T) {
 	}
 }
 
+// TestSpecKeysDescribed checks that every key of an agent contract and of a
+// cuelist has a description in its schema: the spec reference is generated
+// from them, and a key without one would be a row that explains nothing.
+func TestSpecKeysDescribed(t *testing.T) {
+	for _, kind := range []string{"agent", "cuelist"} {
+		raw, err := schemas.Bundle(kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var root map[string]any
+		if err := json.Unmarshal(raw, &root); err != nil {
+			t.Fatal(err)
+		}
+		w := &schemaWalker{root: root}
+		w.walk(root, "", 0)
+		for _, r := range w.rows {
+			if r.desc == "" {
+				t.Errorf("schemas/%s.schema.json: %s has no description (the spec reference shows it)", kind, r.path)
+			}
+		}
+	}
+}
+
 // specPage renders one schema as a page: a table of keys for agents and
 // cuelists, a table per message type for messages.
 func specPage(kind string, root map[string]any) string {
