@@ -35,13 +35,31 @@ func TestTutorial(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("the tutorial needs python3")
 	}
+	runLiterateDoc(t, filepath.Join("docs", "tutorial.md"), 15)
+}
+
+// TestREADMEExample runs the README's example as TestTutorial runs the
+// tutorial: its file, then its commands, each checked against the output
+// the README shows.
+func TestREADMEExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the README's example")
+	}
+	runLiterateDoc(t, "README.md", 4)
+}
+
+// runLiterateDoc runs the files and commands of the page at path (relative
+// to the repository) in a fresh directory; the page must have at least
+// minSteps of them.
+func runLiterateDoc(t *testing.T, path string, minSteps int) {
+	t.Helper()
 	src, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := tutorialSteps(t, filepath.Join(src, "docs", "tutorial.md"))
-	if len(steps) < 15 {
-		t.Fatalf("found %d steps in docs/tutorial.md, want at least 15", len(steps))
+	steps := tutorialSteps(t, filepath.Join(src, path))
+	if len(steps) < minSteps {
+		t.Fatalf("found %d steps in %s, want at least %d", len(steps), path, minSteps)
 	}
 	t.Setenv("ORCH_SRC", src)
 	t.Setenv("ORCH_DB", "")
@@ -63,7 +81,7 @@ func TestTutorial(t *testing.T) {
 		case strings.HasPrefix(s.command, "cd "):
 			dir = filepath.Join(dir, strings.TrimSpace(strings.TrimPrefix(s.command, "cd ")))
 		default:
-			if !runTutorialStep(t, dir, s) {
+			if !runTutorialStep(t, path, dir, s) {
 				return // what follows builds on it
 			}
 		}
@@ -71,7 +89,7 @@ func TestTutorial(t *testing.T) {
 }
 
 type tutorialStep struct {
-	at      int      // line in docs/tutorial.md
+	at      int      // line in the page
 	file    string   // a file to write, with content
 	content string   //
 	command string   // or a shell command line
@@ -144,7 +162,7 @@ func tutorialSteps(t *testing.T, path string) []tutorialStep {
 
 // runTutorialStep runs one command in dir and checks its exit status and
 // output; it says whether the tutorial can go on.
-func runTutorialStep(t *testing.T, dir string, s tutorialStep) bool {
+func runTutorialStep(t *testing.T, page, dir string, s tutorialStep) bool {
 	t.Helper()
 	if s.answer != "" {
 		if f := strings.Fields(s.command); len(f) > 2 && f[0] == "orch" && f[1] == "run" {
@@ -162,11 +180,11 @@ func runTutorialStep(t *testing.T, dir string, s tutorialStep) bool {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("docs/tutorial.md:%d: %s: %v", s.at, s.command, err)
+		t.Fatalf("%s:%d: %s: %v", page, s.at, s.command, err)
 	}
 	ok := true
 	if code != s.exit {
-		t.Errorf("docs/tutorial.md:%d: %s\nexit %d, the tutorial says %d\n%s", s.at, s.command, code, s.exit, out)
+		t.Errorf("%s:%d: %s\nexit %d, the page says %d\n%s", page, s.at, s.command, code, s.exit, out)
 		ok = false
 	}
 	got := map[string]bool{}
@@ -177,7 +195,7 @@ func runTutorialStep(t *testing.T, dir string, s tutorialStep) bool {
 	}
 	for _, w := range s.want {
 		if !got[normalizeOutput(w)] {
-			t.Errorf("docs/tutorial.md:%d: %s\nthe tutorial shows the line\n  %s\nwhich it did not print:\n%s", s.at, s.command, w, out)
+			t.Errorf("%s:%d: %s\nthe page shows the line\n  %s\nwhich it did not print:\n%s", page, s.at, s.command, w, out)
 			ok = false
 		}
 	}
