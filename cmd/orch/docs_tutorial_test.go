@@ -221,3 +221,12 @@ func normalizeOutput(line string) string {
 	}
 	return strings.TrimSpace(line)
 }
+
+// TestRecoverHowTo runs the walkthrough of docs/howto/recover-a-failed-run.md:
+// a run that fails, orch retry --dry-run, the fix, orch retry.
+func TestRecoverHowTo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the how-to")
+	}
+	runLiterateDoc(t, filepath.Join("docs", "howto", "recover-a-failed-run.md"), 5)
+}
