@@ -16,15 +16,7 @@ import (
 // with its type, whether it is required, and its description.
 func TestSpecReference(t *testing.T) {
 	for _, kind := range schemas.Kinds {
-		raw, err := schemas.Bundle(kind)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var root map[string]any
-		if err := json.Unmarshal(raw, &root); err != nil {
-			t.Fatal(err)
-		}
-		checkGenerated(t, filepath.Join("reference", "spec", kind+".md"), []byte(specPage(kind, root)))
+		checkGenerated(t, filepath.Join("reference", "spec", kind+".md"), []byte(specPage(kind, bundled(t, kind))))
 	}
 }
 
@@ -33,22 +25,28 @@ func TestSpecReference(t *testing.T) {
 // from them, and a key without one would be a row that explains nothing.
 func TestSpecKeysDescribed(t *testing.T) {
 	for _, kind := range []string{"agent", "cuelist"} {
-		raw, err := schemas.Bundle(kind)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var root map[string]any
-		if err := json.Unmarshal(raw, &root); err != nil {
-			t.Fatal(err)
-		}
-		w := &schemaWalker{root: root}
-		w.walk(root, "", 0)
+		w := &schemaWalker{root: bundled(t, kind)}
+		w.walk(w.root, "", 0)
 		for _, r := range w.rows {
 			if r.desc == "" {
 				t.Errorf("schemas/%s.schema.json: %s has no description (the spec reference shows it)", kind, r.path)
 			}
 		}
 	}
+}
+
+// bundled is the self-contained schema of kind, decoded.
+func bundled(t *testing.T, kind string) map[string]any {
+	t.Helper()
+	raw, err := schemas.Bundle(kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root map[string]any
+	if err := json.Unmarshal(raw, &root); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 // specPage renders one schema as a page: a table of keys for agents and
@@ -64,7 +62,7 @@ func specPage(kind string, root map[string]any) string {
 	w := &schemaWalker{root: root}
 	if kind != "message" {
 		w.rows = nil
-		w.walk(root, "", 0)
+		w.walk(w.root, "", 0)
 		writeRows(&b, w.rows)
 		return b.String()
 	}

@@ -4,8 +4,6 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestTutorial runs docs/tutorial.md as a newcomer would, in a fresh
@@ -164,24 +161,7 @@ func tutorialSteps(t *testing.T, path string) []tutorialStep {
 // output; it says whether the tutorial can go on.
 func runTutorialStep(t *testing.T, page, dir string, s tutorialStep) bool {
 	t.Helper()
-	if s.answer != "" {
-		if f := strings.Fields(s.command); len(f) > 2 && f[0] == "orch" && f[1] == "run" {
-			db := filepath.Join(exampleProject(dir, filepath.Join(dir, f[2])), ".orch", "orch.db")
-			defer answerQuestions(t, db, s.answer)()
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", s.command)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%s:%d: %s: %v", page, s.at, s.command, err)
-	}
+	code, out := runShell(t, dir, s.command, s.answer)
 	ok := true
 	if code != s.exit {
 		t.Errorf("%s:%d: %s\nexit %d, the page says %d\n%s", page, s.at, s.command, code, s.exit, out)
