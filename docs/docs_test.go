@@ -324,3 +324,40 @@ func TestExitCodeReference(t *testing.T) {
 		t.Errorf("docs/reference/exit-codes.md documents exit codes %v; cmd/orch/exit.go defines %v", documented, defined)
 	}
 }
+
+var repoPath = regexp.MustCompile(`\b(?:cmd|runner|spec|planner|protocols|schemas|engine|internal|examples|e2e|bench|scripts|tools|serve|control|testdata|docs)/[\w./@-]*\.(?:go|py|sh|yaml|yml|json|md|sql)\b`)
+
+// TestDocPaths checks that every file of the repository the docs name by its
+// path (runner/sched/core.go, examples/team/cuelist.real.yaml) exists: code
+// moves, and a page that points to where it was misleads.
+func TestDocPaths(t *testing.T) {
+	pages := []string{filepath.Join(repoRoot, "README.md")}
+	_ = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
+			pages = append(pages, path)
+		}
+		return nil
+	})
+	named := 0
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(string(data), "\n") {
+			for _, loc := range repoPath.FindAllStringIndex(line, -1) {
+				if loc[0] > 0 && strings.ContainsRune("/(", rune(line[loc[0]-1])) {
+					continue // a link's target, relative to its page: TestDocLinks checks those
+				}
+				p := line[loc[0]:loc[1]]
+				named++
+				if _, err := os.Stat(filepath.Join(repoRoot, p)); err != nil {
+					t.Errorf("%s:%d names %s, which is not in the repository", page, n+1, p)
+				}
+			}
+		}
+	}
+	if named < 30 {
+		t.Errorf("the docs name only %d files of the repository: is the pattern right?", named)
+	}
+}
