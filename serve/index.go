@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"bytes"
@@ -14,10 +14,10 @@ import (
 // the JSON API and the event streams; it puts everything agents wrote in
 // with textContent, never as HTML.
 //
-//go:embed serve_assets
+//go:embed assets
 var serveAssets embed.FS
 
-var indexPage = template.Must(template.ParseFS(serveAssets, "serve_assets/index.html"))
+var indexPage = template.Must(template.ParseFS(serveAssets, "assets/index.html"))
 
 // pageCSP allows the page's own scripts, styles and requests only: no
 // inline script, no other origin.
@@ -32,7 +32,7 @@ var assetTypes = map[string]string{
 // index is the page. With a token in force, its asset URLs carry it (the
 // browser sends no Authorization header for a script tag); the page's own
 // requests send it as Authorization: Bearer.
-func (s *server) index(w http.ResponseWriter, r *http.Request) {
+func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	token := ""
 	if s.token != "" {
 		token = "?token=" + url.QueryEscape(s.token)
@@ -49,14 +49,14 @@ func (s *server) index(w http.ResponseWriter, r *http.Request) {
 }
 
 // asset serves one of the page's scripts or styles, by its name only.
-func (s *server) asset(w http.ResponseWriter, r *http.Request) {
+func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	ctype, ok := assetTypes[path.Ext(name)]
 	if !ok || name != path.Base(name) {
 		httpError(w, http.StatusNotFound, "no such asset")
 		return
 	}
-	body, err := serveAssets.ReadFile("serve_assets/" + name)
+	body, err := serveAssets.ReadFile("assets/" + name)
 	if err != nil {
 		httpError(w, http.StatusNotFound, "no such asset")
 		return

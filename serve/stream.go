@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/orch-cli/orch/control"
 )
 
 // streamPoll is how often a stream looks for events other processes wrote.
@@ -19,7 +21,7 @@ const streamPoll = 150 * time.Millisecond
 // client goes or the server shuts down. (The page follows a run through
 // GET /api/stream?run=ID, which carries the same events: one connection a
 // tab. This one is for scripts.)
-func (s *server) stream(w http.ResponseWriter, r *http.Request, id string) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string) {
 	f, ok := s.follow(w, r, id)
 	if !ok {
 		return
@@ -50,7 +52,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, id string) {
 
 // follower sends a run's events, a page at a time, each after the last sent.
 type follower struct {
-	s     *server
+	s     *Server
 	run   string
 	after int64
 }
@@ -58,7 +60,7 @@ type follower struct {
 // follow reads where a stream of run's events starts: after= or, from a
 // browser reconnecting, Last-Event-ID (the seq of the last event it got).
 // A bad value is answered here (400) and ok is false.
-func (s *server) follow(w http.ResponseWriter, r *http.Request, run string) (*follower, bool) {
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, run string) (*follower, bool) {
 	after, ok := number(w, r, "after")
 	if !ok {
 		return nil, false
@@ -78,7 +80,7 @@ func (s *server) follow(w http.ResponseWriter, r *http.Request, run string) (*fo
 // says a full page went, so more may be waiting. An error ends the stream:
 // the client has gone, or the database failed (said as "event: error").
 func (f *follower) send(ctx context.Context, w http.ResponseWriter) (more bool, err error) {
-	events, err := f.s.db.Events(ctx, f.run, f.after, pageSize)
+	events, err := f.s.ctl.Events(ctx, control.EventsRequest{Run: f.run, After: f.after})
 	if err != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(w, "event: error\ndata: %s\n\n", jsonString(err.Error()))
@@ -95,7 +97,7 @@ func (f *follower) send(ctx context.Context, w http.ResponseWriter) (more bool, 
 		}
 		f.after = e.Seq
 	}
-	return len(events) == pageSize, nil
+	return len(events) == control.PageSize, nil
 }
 
 // startSSE answers 200 as an event stream, with comment as its first line.

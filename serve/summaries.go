@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/orch-cli/orch/runner/store"
 )
 
 // summaryRefresh is how often the run list is read again even though
@@ -52,7 +54,7 @@ func (h *summaries) set(runs, inbox []byte, err error) {
 }
 
 // watchSummaries starts the poller once; it ends when the server shuts down.
-func (s *server) watchSummaries() {
+func (s *Server) watchSummaries() {
 	s.sums.once.Do(func() {
 		s.sums.mu.Lock()
 		s.sums.changed = make(chan struct{})
@@ -61,11 +63,11 @@ func (s *server) watchSummaries() {
 	})
 }
 
-func (s *server) pollSummaries() {
+func (s *Server) pollSummaries() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { <-s.done; cancel() }()
-	watch, err := s.db.Watch(ctx)
+	watch, err := s.watch(ctx)
 	if err != nil {
 		s.sums.set(nil, nil, err)
 	} else {
@@ -120,7 +122,7 @@ func (s *server) pollSummaries() {
 // after= or Last-Event-ID): a page needs one connection, whatever it shows
 // (browsers allow six to a host, across all their tabs). It ends when the
 // client goes or the server shuts down.
-func (s *server) streamRuns(w http.ResponseWriter, r *http.Request) {
+func (s *Server) streamRuns(w http.ResponseWriter, r *http.Request) {
 	var f *follower
 	if ref := r.URL.Query().Get("run"); ref != "" {
 		id, ok := s.resolve(w, r, ref)
@@ -193,4 +195,14 @@ func compactJSON(b []byte) []byte {
 		return b
 	}
 	return out.Bytes()
+}
+
+// watch is the database's commit watch, through the Controller's
+// read-only handle.
+func (s *Server) watch(ctx context.Context) (*store.Watch, error) {
+	db, err := s.ctl.Reader()
+	if err != nil {
+		return nil, err
+	}
+	return db.Watch(ctx)
 }
