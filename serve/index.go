@@ -1,27 +1,29 @@
 package serve
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"embed"
-	"html/template"
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"path"
+	"strings"
 )
 
 // The page's assets are embedded: the server never reads a file from disk.
-// The page is a small single-page app (plain JS, no build step) that reads
-// the JSON API and the event streams; it puts everything agents wrote in
-// with textContent, never as HTML.
+// The page is a small single-page app of native ES modules (no build step)
+// that reads the JSON API and the event streams; it puts everything agents
+// wrote in with textContent, never as HTML. events.js, the event types it
+// reads, is generated from runner/record's:
 //
+//go:generate go test -run TestEventsJS -update .
 //go:embed assets
-var serveAssets embed.FS
-
-var indexPage = template.Must(template.ParseFS(serveAssets, "assets/index.html"))
+var assets embed.FS
 
 // pageCSP allows the page's own scripts, styles and requests only: no
-// inline script, no other origin.
-const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+// inline script (but the import map, by its hash), no other origin.
+const pageCSP = "default-src 'none'; script-src 'self'%s; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 var assetTypes = map[string]string{
@@ -29,23 +31,58 @@ var assetTypes = map[string]string{
 	".css": "text/css; charset=utf-8",
 }
 
-// index is the page. With a token in force, its asset URLs carry it (the
-// browser sends no Authorization header for a script tag); the page's own
-// requests send it as Authorization: Bearer.
-func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	token := ""
-	if s.token != "" {
-		token = "?token=" + url.QueryEscape(s.token)
+// page is the index page as this server gives it, and its CSP.
+type page struct {
+	html []byte
+	csp  string
+}
+
+// newPage makes the index page. With a token in force, its asset URLs
+// carry it (the browser sends no Authorization header for a script or a
+// module it imports): the stylesheet's and the first module's in the tags,
+// the others' through an import map (which CSP allows by its hash); the
+// page's own requests send it as Authorization: Bearer.
+func newPage(token string) (*page, error) {
+	src, err := assets.ReadFile("assets/index.html")
+	if err != nil {
+		return nil, err
 	}
-	var page bytes.Buffer
-	if err := indexPage.Execute(&page, struct{ Token string }{token}); err != nil {
-		failed(w, err)
+	query, importMap, csp := "", "", strings.Replace(pageCSP, "%s", "", 1)
+	if token != "" {
+		query = "?token=" + url.QueryEscape(token)
+		entries, err := assets.ReadDir("assets")
+		if err != nil {
+			return nil, err
+		}
+		imports := map[string]string{}
+		for _, e := range entries {
+			if path.Ext(e.Name()) == ".js" {
+				imports["./assets/"+e.Name()] = "./assets/" + e.Name() + query
+			}
+		}
+		m, err := json.Marshal(map[string]any{"imports": imports})
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(m)
+		importMap = `<script type="importmap">` + string(m) + `</script>`
+		csp = strings.Replace(pageCSP, "%s", " 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", 1)
+	}
+	html := strings.NewReplacer("{{.Token}}", query, "{{.ImportMap}}", importMap).Replace(string(src))
+	return &page{html: []byte(html), csp: csp}, nil
+}
+
+// index is the page.
+func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+	s.pageOnce.Do(func() { s.page, s.pageErr = newPage(s.token) })
+	if s.pageErr != nil {
+		failed(w, s.pageErr)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", pageCSP)
+	w.Header().Set("Content-Security-Policy", s.page.csp)
 	w.Header().Set("Cache-Control", "no-cache")
-	_, _ = w.Write(page.Bytes())
+	_, _ = w.Write(s.page.html)
 }
 
 // asset serves one of the page's scripts or styles, by its name only.
@@ -56,13 +93,13 @@ func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "no such asset")
 		return
 	}
-	body, err := serveAssets.ReadFile("assets/" + name)
+	body, err := assets.ReadFile("assets/" + name)
 	if err != nil {
 		httpError(w, http.StatusNotFound, "no such asset")
 		return
 	}
 	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Content-Security-Policy", pageCSP)
+	w.Header().Set("Content-Security-Policy", strings.Replace(pageCSP, "%s", "", 1))
 	w.Header().Set("Cache-Control", "no-cache")
 	_, _ = w.Write(body)
 }

@@ -43,7 +43,11 @@ type Server struct {
 
 	once sync.Once
 	done chan struct{} // closed when the server shuts down: streams end
-	sums summaries     // the run list and the inbox, for GET /api/stream
+
+	pageOnce sync.Once
+	page     *page // the index page, made at its first request
+	pageErr  error
+	sums     summaries // the run list and the inbox, for GET /api/stream
 }
 
 // New returns a Server of opts.

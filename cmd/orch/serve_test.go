@@ -196,6 +196,9 @@ func TestServeTokenAndOrigin(t *testing.T) {
 	if code, page := get(t, u+"/?token=s3cret"); code != 200 || !strings.Contains(page, `src="assets/app.js?token=s3cret"`) {
 		t.Errorf("the page's asset URLs carry the token: %d\n%s", code, page)
 	}
+	if code, page := get(t, u+"/?token=s3cret"); code != 200 || !strings.Contains(page, `"./assets/util.js":"./assets/util.js?token=s3cret"`) {
+		t.Errorf("the page's import map gives the modules it imports the token: %d\n%s", code, page)
+	}
 	checkAssets(t, u, "?token=s3cret")
 	if code, _ := get(t, u+"/assets/app.js"); code != 401 {
 		t.Errorf("an asset without the token: %d, want 401", code)
