@@ -60,7 +60,7 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 		newBBCmd(f),
 		newMemoryCmd(f),
 		newServeCmd(f, nil),
-		newSchemaCmd(io),
+		newSchemaCmd(f, nil),
 		newVersionCmd(io),
 		newWorkerCmd(f, nil),
 	)
