@@ -285,3 +285,18 @@ func (c *Controller) writerOn(ctx context.Context, ref string) (*store.DB, strin
 	}
 	return db, id, nil
 }
+
+// Watch reports commits to the run database by any process (see
+// store.Watch), through the read-only handle: a follower of the run list
+// reads it again only when something was written.
+func (c *Controller) Watch(ctx context.Context) (*store.Watch, error) {
+	db, err := c.Reader()
+	if err != nil {
+		return nil, err
+	}
+	return db.Watch(ctx)
+}
+
+// IsDamaged reports whether err found the run database damaged: no
+// mistake of the caller's, nor a refusal.
+func IsDamaged(err error) bool { return errors.Is(err, store.ErrDamaged) }

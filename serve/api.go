@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/orch-cli/orch/control"
-	"github.com/orch-cli/orch/runner/store"
 )
 
 // onRun resolves {id} (an id, a unique prefix or "last") as the commands do.
@@ -229,7 +227,7 @@ func failed(w http.ResponseWriter, err error) { httpError(w, status(err), err.Er
 // ack, stop): one with no kind of its own but a damaged database is the
 // run's state refusing it, as the command says (409).
 func actionFailed(w http.ResponseWriter, err error) {
-	if control.KindOf(err) == control.Failed && !errors.Is(err, store.ErrDamaged) {
+	if control.KindOf(err) == control.Failed && !control.IsDamaged(err) {
 		httpError(w, http.StatusConflict, err.Error())
 		return
 	}

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/orch-cli/orch/runner/store"
 )
 
 // summaryRefresh is how often the run list is read again even though
@@ -67,7 +65,7 @@ func (s *Server) pollSummaries() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { <-s.done; cancel() }()
-	watch, err := s.watch(ctx)
+	watch, err := s.ctl.Watch(ctx)
 	if err != nil {
 		s.sums.set(nil, nil, err)
 	} else {
@@ -195,14 +193,4 @@ func compactJSON(b []byte) []byte {
 		return b
 	}
 	return out.Bytes()
-}
-
-// watch is the database's commit watch, through the Controller's
-// read-only handle.
-func (s *Server) watch(ctx context.Context) (*store.Watch, error) {
-	db, err := s.ctl.Reader()
-	if err != nil {
-		return nil, err
-	}
-	return db.Watch(ctx)
 }
