@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -60,6 +62,9 @@ type StartRequest struct {
 	Root        string   // the project root, as given ("": the directory given, else the cuelist's)
 	Sets        []string // key=value: run inputs declared by the cuelist
 	MaxParallel int      // cues in GO at once (0: the cuelist's max_parallel)
+	// RunID is the new run's id ("": a new one): 12 hex digits, of no run
+	// in the database. StartDetached names the run it starts this way.
+	RunID string
 }
 
 // Start prepares a new run to execute here: it refuses agents whose
@@ -78,12 +83,93 @@ func (c *Controller) Start(ctx context.Context, req StartRequest) (*Execution, e
 	if err != nil {
 		return nil, err
 	}
+	if err := newRunID(ctx, db, req.RunID); err != nil {
+		db.Close()
+		return nil, err
+	}
 	specPath, root := runPaths(req.Compiled.Path, req.Root, p)
 	hash := set.Hash()
 	rec := specRecorder{Recorder: db, hashes: cueSpecHashes(p)}
 	p = lighten(set, p)
-	return &Execution{DB: db, Options: runner.Options{Plan: p, Recorder: rec, Inputs: inputs, SpecPath: specPath, SpecHash: hash,
+	return &Execution{DB: db, Options: runner.Options{Plan: p, Recorder: rec, RunID: req.RunID, Inputs: inputs, SpecPath: specPath, SpecHash: hash,
 		DBPath: dbFile, MaxParallel: req.MaxParallel, ProjectRoot: root}}, nil
+}
+
+var runIDPattern = regexp.MustCompile(`^[0-9a-f]{12}$`)
+
+// newRunID refuses an id given for a new run that is not one orch makes,
+// or that a run in db already has ("" is fine: the runner makes one).
+func newRunID(ctx context.Context, db *store.DB, id string) error {
+	if id == "" {
+		return nil
+	}
+	if !runIDPattern.MatchString(id) {
+		return invalidf("run id %q: want 12 hex digits", id)
+	}
+	if _, err := db.ResolveRun(ctx, id); err == nil {
+		return invalidf("run %s exists already", id)
+	}
+	return nil
+}
+
+// Started is a run started in a detached orch process.
+type Started struct {
+	Run string `json:"run"`
+	Detached
+	Message string `json:"message"`
+}
+
+// StartDetached starts a new run of a compiled cuelist in a detached orch
+// process (for a caller that must not run it itself: an MCP server), after
+// the checks orch run makes before it starts anything: the agents'
+// programs, the inputs, the database. The run's id is chosen here, so the
+// caller can follow it at once; its output goes to d.Log-RUN.log next to
+// the database.
+func (c *Controller) StartDetached(ctx context.Context, req StartRequest, d Detach) (*Started, error) {
+	p := req.Compiled.Plan
+	if err := checkCommands(p); err != nil {
+		return nil, err
+	}
+	if _, err := runInputs(p.Cuelist, req.Sets); err != nil {
+		return nil, &Error{Kind: Invalid, Err: err}
+	}
+	db, dbFile, err := c.open(c.RunPath(req.Compiled.Path)) // made here, as orch run makes it
+	if err != nil {
+		return nil, err
+	}
+	id := req.RunID
+	if id == "" {
+		id = runner.NewRunID()
+	}
+	err = newRunID(ctx, db, id)
+	db.Close()
+	if err != nil {
+		return nil, err
+	}
+	path, err := filepath.Abs(req.Compiled.Path)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"run", "--run-id", id, "--cuelist", p.Cuelist.ID}
+	for _, s := range req.Sets {
+		args = append(args, "--set", s)
+	}
+	if req.MaxParallel > 0 {
+		args = append(args, "--max-parallel", strconv.Itoa(req.MaxParallel))
+	}
+	if req.Root != "" {
+		root, err := filepath.Abs(req.Root)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--root", root)
+	}
+	det, err := c.detach(&d, dbFile, id, append(args, "--", path)...)
+	if err != nil {
+		return nil, err
+	}
+	return &Started{Run: id, Detached: *det,
+		Message: fmt.Sprintf("run %s started in the background (pid %d); its output goes to %s", id, det.PID, det.Log)}, nil
 }
 
 // runPaths returns the cuelist file recorded for the run (what a resume

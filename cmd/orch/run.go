@@ -36,6 +36,7 @@ type runOptions struct {
 	tailLines   int
 	notify      []string
 	otel        bool
+	runID       string // hidden --run-id: the id control chose for a run it starts detached
 }
 
 func newRunCmd(f *factory, runF func(*runOptions) error) *cobra.Command {
@@ -106,6 +107,8 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
 	fs.IntVar(&opts.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
 	fs.StringArrayVar(&opts.notify, "notify", nil, notifyUsage)
 	fs.BoolVar(&opts.otel, "otel", false, otelUsage)
+	fs.StringVar(&opts.runID, "run-id", "", "the new run's id (12 hex digits; for a run started in the background by orch itself)")
+	_ = fs.MarkHidden("run-id")
 	fs.StringVar(&opts.root, "root", "", "project root: includes stay inside it, handoff artifact paths are relative to it (default: the cuelist's directory)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -132,7 +135,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	x, err := ctl.Start(ctx, control.StartRequest{Compiled: compiled, Root: opts.root, Sets: opts.sets, MaxParallel: opts.maxParallel})
+	x, err := ctl.Start(ctx, control.StartRequest{Compiled: compiled, Root: opts.root, Sets: opts.sets, MaxParallel: opts.maxParallel, RunID: opts.runID})
 	if err != nil {
 		return err
 	}
