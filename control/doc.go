@@ -14,8 +14,10 @@
 // A Controller serves one run database. A run in this process's hands is an
 // Execution (a new run, or one continued by a GO, resume or retry): the
 // caller runs it with its own display. A run on Temporal is handed over to
-// orch-temporal, which holds the Temporal client; a run that must go on
-// after the caller's request (a GO or a retry asked of orch serve) is
-// continued by a detached orch process. Those are the only processes
-// control starts, and never to make a decision.
+// orch-temporal, which holds the Temporal client; a run started or
+// continued for a caller that must not run it itself (a GO or a retry asked
+// of orch serve, a run an MCP tool starts) goes on in a detached orch
+// process (Detach, StartDetached). Those are the only processes control
+// starts, and never to make a decision. Wait waits until a run needs a
+// person or stops moving.
 package control
