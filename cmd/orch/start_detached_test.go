@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/control"
+	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -68,5 +70,59 @@ agent: {id: say, command: [sh, -c, 'echo said']}
 	}
 	if _, err := ctl.StartDetached(ctx, control.StartRequest{Compiled: compiled, RunID: started.Run}, control.Detach{Log: "mcp"}); control.KindOf(err) != control.Invalid {
 		t.Errorf("a second run with the id of the first: %v, want Invalid", err)
+	}
+}
+
+// TestResumeDetached: a paused run whose manual cue was approved is
+// resumed in a detached orch (control's Detach, as an MCP tool asks) and
+// completes there; a completed run is not resumed.
+func TestResumeDetached(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"cuelist.yaml": `cuelist:
+  id: release
+  cues:
+    - {id: BUILD, agents: [ok]}
+    - {id: DEPLOY, agents: [ok], dependencies: [BUILD], go: manual}
+---
+agent: {id: ok, command: ["true"]}
+`})
+	db := filepath.Join(dir, ".orch", "orch.db")
+	if code, out, errOut := runOrch(t, dir, "--db", db, "run", "cuelist.yaml"); code != 3 {
+		t.Fatalf("orch run: exit %d\n%s%s", code, out, errOut)
+	}
+	ctx := context.Background()
+	ctl := control.New(control.Config{DB: db})
+	defer ctl.Close()
+	id, err := ctl.Resolve(ctx, "last")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Append(ctx, record.Event{RunID: id, Type: record.EvManualGo, Cue: "DEPLOY", Reason: "test"})
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ctl.Resume(ctx, control.ResumeRequest{Run: id, Detach: &control.Detach{Log: "mcp"}})
+	if err != nil || res.Detached == nil || res.Execution != nil {
+		t.Fatalf("resume: %+v %v", res, err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, err := ctl.Status(ctx, control.StatusRequest{Run: id})
+		if err == nil && st.State == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(res.Detached.Log)
+			t.Fatalf("run %s did not complete in a minute: %v\nits log:\n%s", id, err, log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := ctl.Resume(ctx, control.ResumeRequest{Run: id, Detach: &control.Detach{Log: "mcp"}}); control.KindOf(err) != control.Invalid ||
+		!strings.Contains(err.Error(), "nothing to resume") {
+		t.Errorf("resume of a completed run: %v, want Invalid", err)
 	}
 }
