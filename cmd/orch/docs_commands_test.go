@@ -20,7 +20,7 @@ import (
 func TestCommandReference(t *testing.T) {
 	dir := filepath.Join("..", "..", "docs", "reference", "commands")
 	gen := t.TempDir()
-	root := newRootCmd(&streams{in: bytes.NewReader(nil), out: &bytes.Buffer{}, err: &bytes.Buffer{}})
+	root := newRootCmd(newFactory(&streams{in: bytes.NewReader(nil), out: &bytes.Buffer{}, err: &bytes.Buffer{}}))
 	root.DisableAutoGenTag = true // no date: the pages are the same from run to run
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
