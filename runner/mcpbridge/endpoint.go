@@ -1,0 +1,193 @@
+package mcpbridge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Endpoint is a run's MCP endpoint: one streamable-HTTP server on
+// 127.0.0.1 (an ephemeral port) for every attempt of the run, each with its
+// own bearer token. A request without a live token gets 401; a session
+// belongs to the token that opened it (the SDK refuses it to another).
+//
+// What one agent does cannot stall another's calls: each connection and
+// each call has its own goroutine, a request's header must come within
+// 10s and its body within 30s, idle connections close after 60s, a
+// request body is at most 2 MiB (413 beyond), an attempt has at most
+// MaxCalls calls in flight (429 beyond) and MaxSessions sessions.
+type Endpoint struct {
+	url      string
+	srv      *http.Server
+	progress time.Duration
+	done     chan struct{}
+
+	mu       sync.Mutex
+	byToken  map[string]*registration
+	serial   int
+	serveErr error
+}
+
+// registration is one attempt's server and what it may use.
+type registration struct {
+	id      string // the attempt, and a serial: a session stays with one registration
+	server  *mcp.Server
+	inUse   chan struct{} // a slot per call in flight
+	dropped bool
+}
+
+// The per-attempt caps (see Endpoint).
+const (
+	MaxCalls    = 64
+	MaxSessions = 16
+	maxBody     = 2 * MaxValue
+)
+
+// Options tune an Endpoint; the zero value is the default.
+type Options struct {
+	// Progress is how often a waiting call (ask, handoff) tells a client
+	// that asked for progress that it still waits (default 10s).
+	Progress time.Duration
+}
+
+// Start listens on 127.0.0.1 and serves until Close.
+func Start(opts Options) (*Endpoint, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("the MCP endpoint: %w", err)
+	}
+	e := &Endpoint{url: "http://" + ln.Addr().String() + "/mcp", progress: opts.Progress,
+		byToken: map[string]*registration{}, done: make(chan struct{})}
+	mcpHandler := mcp.NewStreamableHTTPHandler(e.serverFor, &mcp.StreamableHTTPOptions{
+		MaxRequestBodyBytes: maxBody,
+		SessionTimeout:      30 * time.Minute, // an abandoned session of a live attempt
+	})
+	verify := auth.RequireBearerToken(e.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", verify(e.limitCalls(mcpHandler)))
+	e.srv = &http.Server{Handler: mux,
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second,
+		MaxHeaderBytes: 64 << 10}
+	go func() {
+		err := e.srv.Serve(ln)
+		e.mu.Lock()
+		if !errors.Is(err, http.ErrServerClosed) {
+			e.serveErr = err
+		}
+		e.mu.Unlock()
+		close(e.done)
+	}()
+	return e, nil
+}
+
+// URL is where agents reach the endpoint (http://127.0.0.1:PORT/mcp).
+func (e *Endpoint) URL() string { return e.url }
+
+// Register serves task's tools to the bearer of the token returned until
+// unregister is called (when the attempt ends): then the token gets 401
+// and the attempt's sessions are closed. attempt names it in logs.
+func (e *Endpoint) Register(attempt string, task Task) (token string, unregister func()) {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	token = hex.EncodeToString(b[:])
+	e.mu.Lock()
+	e.serial++
+	reg := &registration{id: attempt + "#" + strconv.Itoa(e.serial), server: NewServer(task, e.progress),
+		inUse: make(chan struct{}, MaxCalls)}
+	e.byToken[token] = reg
+	e.mu.Unlock()
+	var once sync.Once
+	return token, func() {
+		once.Do(func() {
+			e.mu.Lock()
+			delete(e.byToken, token)
+			reg.dropped = true
+			e.mu.Unlock()
+			for ss := range reg.server.Sessions() {
+				_ = ss.Close()
+			}
+		})
+	}
+}
+
+// Close stops the endpoint: every connection ends, calls in flight with
+// them.
+func (e *Endpoint) Close() error {
+	err := e.srv.Close()
+	<-e.done
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return errors.Join(err, e.serveErr)
+}
+
+type regKey struct{}
+
+// verify finds the registration of a bearer token (auth.ErrInvalidToken:
+// 401).
+func (e *Endpoint) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	e.mu.Lock()
+	reg, ok := e.byToken[token]
+	e.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: the token is unknown or its attempt has ended", auth.ErrInvalidToken)
+	}
+	return &auth.TokenInfo{UserID: reg.id, Extra: map[string]any{"registration": reg}}, nil
+}
+
+func registrationOf(r *http.Request) *registration {
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		reg, _ := ti.Extra["registration"].(*registration)
+		return reg
+	}
+	return nil
+}
+
+// serverFor picks the server of a new session: the registration's, while
+// it has fewer than MaxSessions (nil: the SDK answers 400).
+func (e *Endpoint) serverFor(r *http.Request) *mcp.Server {
+	reg := registrationOf(r)
+	if reg == nil {
+		return nil
+	}
+	n := 0
+	for range reg.server.Sessions() {
+		n++
+	}
+	e.mu.Lock()
+	dropped := reg.dropped
+	e.mu.Unlock()
+	if dropped || n >= MaxSessions {
+		return nil
+	}
+	return reg.server
+}
+
+// limitCalls answers 429 to an attempt's request beyond MaxCalls in
+// flight: an agent flooding the endpoint waits, the others do not.
+func (e *Endpoint) limitCalls(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reg := registrationOf(r)
+		if reg == nil {
+			http.Error(w, "no attempt", http.StatusUnauthorized)
+			return
+		}
+		select {
+		case reg.inUse <- struct{}{}:
+			defer func() { <-reg.inUse }()
+			next.ServeHTTP(w, r)
+		default:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, fmt.Sprintf("more than %d calls of this attempt in flight", MaxCalls), http.StatusTooManyRequests)
+		}
+	})
+}

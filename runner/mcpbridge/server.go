@@ -1,0 +1,158 @@
+package mcpbridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxValue is the largest value a tool takes (a blackboard value, a
+// message, a handoff's context...), as jsonl's longest line.
+const MaxValue = 1 << 20
+
+// schemas is shared by every attempt's server: each tool's schemas are
+// resolved once per run, not once per attempt.
+var schemas = mcp.NewSchemaCache()
+
+// NewServer returns the MCP server named orch whose tools act as task:
+// the tools its policy denies are not listed, and a call to one of them is
+// an error result naming the policy. progress is how often a call that
+// waits tells the client so (0: every 10s).
+func NewServer(task Task, progress time.Duration) *mcp.Server {
+	if progress <= 0 {
+		progress = 10 * time.Second
+	}
+	b := &binding{task: task, progress: progress}
+	s := mcp.NewServer(&mcp.Implementation{Name: "orch", Title: "orch: the run's blackboard, questions, messages and tasks"},
+		&mcp.ServerOptions{SchemaCache: schemas, HasTools: true,
+			Instructions: "Tools to work with the other agents of this orch run and the person running it: " +
+				"share results on the blackboard, ask the person, message other agents, hand work off."})
+	denied := map[string]string{}
+	for _, d := range catalog {
+		if why := policy(task, d); why != "" {
+			denied[d.tool.Name] = why
+			continue
+		}
+		d.add(s, b)
+	}
+	s.AddReceivingMiddleware(b.middleware(denied))
+	return s
+}
+
+// policy says why task may not use tool d ("" when it may).
+func policy(task Task, d toolDef) string {
+	if d.family == "" {
+		return ""
+	}
+	return task.Denied(d.family)
+}
+
+// middleware answers a call to a tool that is denied or unknown with an
+// error result (the model reads it and goes on; a protocol error would end
+// its turn in many clients), and records every call the bridge refused.
+func (b *binding) middleware(denied map[string]string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			call, ok := req.(*mcp.CallToolRequest)
+			if !ok || method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			name := call.Params.Name
+			if why, ok := denied[name]; ok {
+				return b.refuse(name, fmt.Sprintf("tool %s is denied by the agent's tools: policy: %s", name, why)), nil
+			}
+			if _, ok := byName[name]; !ok {
+				return b.refuse(name, fmt.Sprintf("unknown tool %q; orch's tools are %s", name, strings.Join(b.offered(denied), ", "))), nil
+			}
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.CallToolResult); ok && r.IsError && !errors.As(r.GetError(), new(taskError)) {
+				b.task.Refused(name, resultText(r))
+			}
+			return res, err
+		}
+	}
+}
+
+// refuse records a refused call and returns its error result.
+func (b *binding) refuse(tool, reason string) *mcp.CallToolResult {
+	b.task.Refused(tool, reason)
+	r := &mcp.CallToolResult{}
+	r.SetError(errors.New(reason))
+	return r
+}
+
+// offered lists the tools not denied.
+func (b *binding) offered(denied map[string]string) []string {
+	var names []string
+	for _, d := range catalog {
+		if _, ok := denied[d.tool.Name]; !ok {
+			names = append(names, d.tool.Name)
+		}
+	}
+	return names
+}
+
+func resultText(r *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// checkSize refuses arguments over MaxValue, naming the largest field.
+func checkSize(args json.RawMessage) error {
+	if len(args) <= MaxValue {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(args, &fields)
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool { return len(fields[names[i]]) > len(fields[names[j]]) })
+	what := "the arguments are"
+	if len(names) > 0 {
+		what = fmt.Sprintf("%q is", names[0])
+		args = fields[names[0]]
+	}
+	return fmt.Errorf("%s %.1f MiB; a value may be at most 1 MiB (share a file path instead)", what, float64(len(args))/(1<<20))
+}
+
+// waiting runs f, a call that waits (for an answer, for a receiver), and
+// meanwhile tells the client every b.progress that it still waits, when
+// the client asked for progress.
+func waiting[T any](ctx context.Context, b *binding, req *mcp.CallToolRequest, what string, f func(context.Context) (T, error)) (T, error) {
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return f(ctx)
+	}
+	type outcome struct {
+		v   T
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		v, err := f(ctx)
+		done <- outcome{v, err}
+	}()
+	tick := time.NewTicker(b.progress)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		select {
+		case o := <-done:
+			return o.v, o.err
+		case <-tick.C:
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: what})
+		}
+	}
+}
