@@ -23,6 +23,7 @@ type fakeTask struct {
 	board    map[string]protocols.BoardEntry
 	notices  []Notice
 	arrived  chan struct{} // signalled when a notice arrives
+	release  chan struct{} // when set, a waiting inbox returns only when it is closed
 	memory   map[string]int64
 	status   []protocols.StatusReport
 	escal    []Escalation
@@ -100,6 +101,7 @@ func (f *fakeTask) Ask(ctx context.Context, q Question) (protocols.QuestionAnswe
 	case a := <-f.answers:
 		return protocols.QuestionAnswer{Answer: a}, nil
 	case <-ctx.Done():
+		f.called("ask ended: " + ctx.Err().Error())
 		return protocols.QuestionAnswer{}, fmt.Errorf("the question closed unanswered: %w", ctx.Err())
 	}
 }
@@ -141,6 +143,10 @@ func (f *fakeTask) Inbox(ctx context.Context, wait time.Duration) ([]Notice, err
 	}
 	if n := take(); len(n) > 0 || wait <= 0 {
 		return n, nil
+	}
+	if f.release != nil {
+		<-f.release
+		return take(), nil
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()

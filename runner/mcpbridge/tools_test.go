@@ -308,6 +308,13 @@ func TestAskCancelled(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("a cancelled call returned no error")
 	}
+	for !slices.Contains(task.callList(), "ask ended: context canceled") {
+		select {
+		case <-testCtx(t).Done():
+			t.Fatalf("the task's ask did not end with the call: %v", task.callList())
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 func TestEveryToolHasAFamilyOfThePolicy(t *testing.T) {
