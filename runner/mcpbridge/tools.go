@@ -157,7 +157,10 @@ var catalog = []toolDef{
 			return empty{}, b.task.ReportStatus(ctx, protocols.StatusReport{State: in.State, Progress: in.Progress, Detail: in.Detail})
 		}),
 	define("memory_search", "memory", "Search what agents remembered across runs (full text).",
-		func(s *jsonschema.Schema) { s.Properties["query"].MinLength = ptr(1); s.Properties["limit"].Minimum = ptr(1.0) },
+		func(s *jsonschema.Schema) {
+			s.Properties["query"].MinLength = ptr(1)
+			s.Properties["limit"].Minimum = ptr(1.0)
+		},
 		func(ctx context.Context, b *binding, _ *mcp.CallToolRequest, in searchArgs) (searchResult, error) {
 			r, err := b.task.MemorySearch(ctx, protocols.MemorySearch{Query: in.Query, Limit: in.Limit})
 			return searchResult{Items: nonNil(r.Items)}, err
