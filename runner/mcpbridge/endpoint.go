@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +26,8 @@ import (
 // each call has its own goroutine, a request's header must come within
 // 10s and its body within 30s, idle connections close after 60s, a
 // request body is at most 2 MiB (413 beyond), an attempt has at most
-// MaxCalls calls in flight (429 beyond) and MaxSessions sessions.
+// MaxCalls calls in flight (429 beyond) and opens at most MaxSessions
+// sessions (400 beyond).
 type Endpoint struct {
 	url      string
 	srv      *http.Server
@@ -34,22 +36,24 @@ type Endpoint struct {
 
 	mu       sync.Mutex
 	byToken  map[string]*registration
+	servers  map[string]*mcp.Server // by the tools denied: the attempts denied the same share one
 	serial   int
 	serveErr error
 }
 
-// registration is one attempt's server and what it may use.
+// registration is one attempt: the task its calls act as, its server.
 type registration struct {
-	id      string // the attempt, and a serial: a session stays with one registration
-	server  *mcp.Server
-	inUse   chan struct{} // a slot per call in flight
-	dropped bool
+	id       string // the attempt, and a serial: a session stays with one registration
+	binding  *binding
+	server   *mcp.Server
+	inUse    chan struct{} // a slot per call in flight
+	sessions int           // opened so far (e.mu)
 }
 
 // The per-attempt caps (see Endpoint).
 const (
 	MaxCalls    = 64
-	MaxSessions = 16
+	MaxSessions = 64
 	maxBody     = 2 * MaxValue
 )
 
@@ -67,7 +71,7 @@ func Start(opts Options) (*Endpoint, error) {
 		return nil, fmt.Errorf("the MCP endpoint: %w", err)
 	}
 	e := &Endpoint{url: "http://" + ln.Addr().String() + "/mcp", progress: opts.Progress,
-		byToken: map[string]*registration{}, done: make(chan struct{})}
+		byToken: map[string]*registration{}, servers: map[string]*mcp.Server{}, done: make(chan struct{})}
 	mcpHandler := mcp.NewStreamableHTTPHandler(e.serverFor, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: maxBody,
 		SessionTimeout:      30 * time.Minute, // an abandoned session of a live attempt
@@ -94,30 +98,43 @@ func Start(opts Options) (*Endpoint, error) {
 func (e *Endpoint) URL() string { return e.url }
 
 // Register serves task's tools to the bearer of the token returned until
-// unregister is called (when the attempt ends): then the token gets 401
-// and the attempt's sessions are closed. attempt names it in logs.
+// unregister is called (when the attempt ends): then the token gets 401,
+// on the sessions it opened too. attempt names it (the sessions' owner).
 func (e *Endpoint) Register(attempt string, task Task) (token string, unregister func()) {
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	token = hex.EncodeToString(b[:])
+	bind := newBinding(task, e.progress)
+	key := strings.Join(bind.denied, ",")
 	e.mu.Lock()
-	e.serial++
-	reg := &registration{id: attempt + "#" + strconv.Itoa(e.serial), server: NewServer(task, e.progress),
-		inUse: make(chan struct{}, MaxCalls)}
-	e.byToken[token] = reg
-	e.mu.Unlock()
-	var once sync.Once
-	return token, func() {
-		once.Do(func() {
-			e.mu.Lock()
-			delete(e.byToken, token)
-			reg.dropped = true
-			e.mu.Unlock()
-			for ss := range reg.server.Sessions() {
-				_ = ss.Close()
-			}
-		})
+	defer e.mu.Unlock()
+	srv, ok := e.servers[key]
+	if !ok {
+		srv = newServer(bind.denied, attached)
+		e.servers[key] = srv
 	}
+	e.serial++
+	e.byToken[token] = &registration{id: attempt + "#" + strconv.Itoa(e.serial), binding: bind, server: srv,
+		inUse: make(chan struct{}, MaxCalls)}
+	return token, func() {
+		e.mu.Lock()
+		delete(e.byToken, token)
+		e.mu.Unlock()
+	}
+}
+
+// attached is the binding of the attempt whose token authenticated the
+// call's request (the SDK checks that a session's requests all carry its
+// owner's token).
+func attached(req *mcp.CallToolRequest) *binding {
+	if req.Extra == nil || req.Extra.TokenInfo == nil {
+		return nil
+	}
+	reg, _ := req.Extra.TokenInfo.Extra["registration"].(*registration)
+	if reg == nil {
+		return nil
+	}
+	return reg.binding
 }
 
 // Close stops the endpoint: every connection ends, calls in flight with
@@ -152,28 +169,17 @@ func registrationOf(r *http.Request) *registration {
 	return nil
 }
 
-// serverFor picks the server of a new session: the registration's, while
-// it has fewer than MaxSessions (nil: the SDK answers 400).
+// serverFor picks the server of a request: its registration's.
 func (e *Endpoint) serverFor(r *http.Request) *mcp.Server {
-	reg := registrationOf(r)
-	if reg == nil {
-		return nil
+	if reg := registrationOf(r); reg != nil {
+		return reg.server
 	}
-	n := 0
-	for range reg.server.Sessions() {
-		n++
-	}
-	e.mu.Lock()
-	dropped := reg.dropped
-	e.mu.Unlock()
-	if dropped || n >= MaxSessions {
-		return nil
-	}
-	return reg.server
+	return nil
 }
 
 // limitCalls answers 429 to an attempt's request beyond MaxCalls in
-// flight: an agent flooding the endpoint waits, the others do not.
+// flight, or that would open a session beyond MaxSessions: an agent
+// flooding the endpoint waits, the others do not.
 func (e *Endpoint) limitCalls(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reg := registrationOf(r)
@@ -181,13 +187,29 @@ func (e *Endpoint) limitCalls(next http.Handler) http.Handler {
 			http.Error(w, "no attempt", http.StatusUnauthorized)
 			return
 		}
+		opening := r.Method == http.MethodPost && r.Header.Get(sessionHeader) == ""
+		e.mu.Lock()
+		full := opening && reg.sessions >= MaxSessions
+		e.mu.Unlock()
+		if full {
+			http.Error(w, fmt.Sprintf("this attempt opened %d sessions already", MaxSessions), http.StatusTooManyRequests)
+			return
+		}
 		select {
 		case reg.inUse <- struct{}{}:
 			defer func() { <-reg.inUse }()
-			next.ServeHTTP(w, r)
 		default:
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, fmt.Sprintf("more than %d calls of this attempt in flight", MaxCalls), http.StatusTooManyRequests)
+			return
+		}
+		next.ServeHTTP(w, r)
+		if opening && w.Header().Get(sessionHeader) != "" { // the SDK opened one
+			e.mu.Lock()
+			reg.sessions++
+			e.mu.Unlock()
 		}
 	})
 }
+
+const sessionHeader = "Mcp-Session-Id"

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -244,5 +245,50 @@ func TestManyAgentsAtOnce(t *testing.T) {
 		if e := task.board[fmt.Sprintf("a%d", a)]; e.Version != calls || e.Value != float64(calls-1) {
 			t.Errorf("agent %d's key: %+v, want version %d", a, e, calls)
 		}
+	}
+}
+
+// Attempts denied the same tools share a server, never a task: each call
+// acts as the attempt whose token made it.
+func TestEachCallActsAsItsAttempt(t *testing.T) {
+	e := startEndpoint(t)
+	coder, reviewer, denied := newFakeTask("coder"), newFakeTask("reviewer"), newFakeTask("guest")
+	denied.denied["blackboard"] = "tools.deny"
+	ct, _ := e.Register("build/1", coder)
+	rt, _ := e.Register("review/1", reviewer)
+	dt, _ := e.Register("guest/1", denied)
+	cs, rs, ds := connect(t, e, ct, nil), connect(t, e, rt, nil), connect(t, e, dt, nil)
+	ok(t, "blackboard_write", callTool(t, cs, "blackboard_write", map[string]any{"key": "k", "value": "from coder"}))
+	if r := ok(t, "blackboard_read", callTool(t, rs, "blackboard_read", map[string]any{"key": "k"})); r["found"] != false {
+		t.Errorf("the reviewer's call acted as the coder: %v", r)
+	}
+	if len(coder.callList()) != 1 || len(reviewer.callList()) != 1 {
+		t.Errorf("calls: coder %v, reviewer %v", coder.callList(), reviewer.callList())
+	}
+	if got := listed(t, ds); slices.Contains(got, "blackboard_read") {
+		t.Errorf("the guest is offered a denied tool: %v", got)
+	}
+	if got := listed(t, cs); !slices.Contains(got, "blackboard_read") {
+		t.Errorf("the coder is not offered the blackboard: %v", got)
+	}
+	if len(e.servers) != 2 {
+		t.Errorf("%d servers for two policies", len(e.servers))
+	}
+}
+
+func TestSessionsPerAttemptBounded(t *testing.T) {
+	e := startEndpoint(t)
+	hog, _ := e.Register("hog/1", newFakeTask("hog"))
+	other, _ := e.Register("build/1", newFakeTask("coder"))
+	for i := 0; i < MaxSessions; i++ {
+		if code := post(t, e.URL(), hog, "", initialize).StatusCode; code != http.StatusOK {
+			t.Fatalf("session %d: %d", i, code)
+		}
+	}
+	if code := post(t, e.URL(), hog, "", initialize).StatusCode; code != http.StatusTooManyRequests {
+		t.Errorf("session %d of one attempt: %d, want 429", MaxSessions+1, code)
+	}
+	if code := post(t, e.URL(), other, "", initialize).StatusCode; code != http.StatusOK {
+		t.Errorf("another attempt's session: %d", code)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,55 +21,71 @@ const MaxValue = 1 << 20
 // resolved once per run, not once per attempt.
 var schemas = mcp.NewSchemaCache()
 
-// NewServer returns the MCP server named orch whose tools act as task:
-// the tools its policy denies are not listed, and a call to one of them is
-// an error result naming the policy. progress is how often a call that
-// waits tells the client so (0: every 10s).
+// NewServer returns the MCP server named orch whose tools act as task (an
+// in-memory or stdio server of one task): the tools its policy denies are
+// not listed, and a call to one of them is an error result naming the
+// policy. progress is how often a call that waits tells the client so (0:
+// every 10s).
 func NewServer(task Task, progress time.Duration) *mcp.Server {
+	b := newBinding(task, progress)
+	return newServer(b.denied, func(*mcp.CallToolRequest) *binding { return b })
+}
+
+func newBinding(task Task, progress time.Duration) *binding {
 	if progress <= 0 {
 		progress = 10 * time.Second
 	}
 	b := &binding{task: task, progress: progress}
+	for _, d := range catalog {
+		if d.family != "" && task.Denied(d.family) != "" {
+			b.denied = append(b.denied, d.tool.Name)
+		}
+	}
+	return b
+}
+
+// newServer returns a server offering every tool but the denied ones (in
+// the catalog's order), each call acting as the binding attached to it.
+// An Endpoint shares one among the attempts denied the same tools: an
+// attempt costs a token, not a server.
+func newServer(denied []string, attached attachment) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "orch", Title: "orch: the run's blackboard, questions, messages and tasks"},
 		&mcp.ServerOptions{SchemaCache: schemas, HasTools: true,
 			Instructions: "Tools to work with the other agents of this orch run and the person running it: " +
 				"share results on the blackboard, ask the person, message other agents, hand work off."})
-	denied := map[string]string{}
 	for _, d := range catalog {
-		if why := policy(task, d); why != "" {
-			denied[d.tool.Name] = why
-			continue
+		if !slices.Contains(denied, d.tool.Name) {
+			d.add(s, attached)
 		}
-		d.add(s, b)
 	}
-	s.AddReceivingMiddleware(b.middleware(denied))
+	s.AddReceivingMiddleware(middleware(attached))
 	return s
 }
 
-// policy says why task may not use tool d ("" when it may).
-func policy(task Task, d toolDef) string {
-	if d.family == "" {
-		return ""
-	}
-	return task.Denied(d.family)
-}
+// errNoAttempt answers a call no attempt is attached to (in theory: the
+// endpoint authenticates every request).
+var errNoAttempt = errors.New("this call is not made by an attempt of the run")
 
 // middleware answers a call to a tool that is denied or unknown with an
 // error result (the model reads it and goes on; a protocol error would end
 // its turn in many clients), and records every call the bridge refused.
-func (b *binding) middleware(denied map[string]string) mcp.Middleware {
+func middleware(attached attachment) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			call, ok := req.(*mcp.CallToolRequest)
 			if !ok || method != "tools/call" {
 				return next(ctx, method, req)
 			}
+			b := attached(call)
+			if b == nil {
+				return errorResult(errNoAttempt), nil
+			}
 			name := call.Params.Name
-			if why, ok := denied[name]; ok {
-				return b.refuse(name, fmt.Sprintf("tool %s is denied by the agent's tools: policy: %s", name, why)), nil
+			if d, ok := byName[name]; ok && slices.Contains(b.denied, name) {
+				return b.refuse(name, fmt.Sprintf("tool %s is denied by the agent's tools: policy: %s", name, b.task.Denied(d.family))), nil
 			}
 			if _, ok := byName[name]; !ok {
-				return b.refuse(name, fmt.Sprintf("unknown tool %q; orch's tools are %s", name, strings.Join(b.offered(denied), ", "))), nil
+				return b.refuse(name, fmt.Sprintf("unknown tool %q; orch's tools are %s", name, strings.Join(b.offered(), ", "))), nil
 			}
 			res, err := next(ctx, method, req)
 			if r, ok := res.(*mcp.CallToolResult); ok && r.IsError && !errors.As(r.GetError(), new(taskError)) {
@@ -79,19 +96,23 @@ func (b *binding) middleware(denied map[string]string) mcp.Middleware {
 	}
 }
 
-// refuse records a refused call and returns its error result.
-func (b *binding) refuse(tool, reason string) *mcp.CallToolResult {
-	b.task.Refused(tool, reason)
+func errorResult(err error) *mcp.CallToolResult {
 	r := &mcp.CallToolResult{}
-	r.SetError(errors.New(reason))
+	r.SetError(err)
 	return r
 }
 
+// refuse records a refused call and returns its error result.
+func (b *binding) refuse(tool, reason string) *mcp.CallToolResult {
+	b.task.Refused(tool, reason)
+	return errorResult(errors.New(reason))
+}
+
 // offered lists the tools not denied.
-func (b *binding) offered(denied map[string]string) []string {
+func (b *binding) offered() []string {
 	var names []string
 	for _, d := range catalog {
-		if _, ok := denied[d.tool.Name]; !ok {
+		if !slices.Contains(b.denied, d.tool.Name) {
 			names = append(names, d.tool.Name)
 		}
 	}

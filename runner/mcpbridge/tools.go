@@ -16,17 +16,23 @@ import (
 // binding is one attempt's tools: the task they act as.
 type binding struct {
 	task     Task
+	denied   []string      // the tools its policy denies, in the catalog's order
 	progress time.Duration // how often a waiting call (ask, handoff) tells the client it still waits
 	handoffs atomic.Int64  // names the handoffs given no task_id
 }
 
-// toolDef is one tool of the catalog: its definition (schemas built once,
-// shared by every attempt's server) and how to add it to a server.
+// toolDef is one tool of the catalog: its definition (schemas built once)
+// and how to add it to a server whose calls act as the task of the binding
+// attached to each call.
 type toolDef struct {
 	tool   *mcp.Tool
 	family string // the tool policy's name for it (planner.ProtocolTools); "": always offered
-	add    func(s *mcp.Server, b *binding)
+	add    func(s *mcp.Server, attached attachment)
 }
+
+// attachment finds the binding a call acts for (nil: none, the call is
+// refused).
+type attachment func(*mcp.CallToolRequest) *binding
 
 // taskError is an error the task returned: the hub recorded the call, so
 // the bridge does not record it again (see binding.middleware).
@@ -49,9 +55,13 @@ func define[In, Out any](name, family, description string, fix func(*jsonschema.
 		fix(in)
 	}
 	tool := &mcp.Tool{Name: name, Description: description, InputSchema: in}
-	return toolDef{tool: tool, family: family, add: func(s *mcp.Server, b *binding) {
+	return toolDef{tool: tool, family: family, add: func(s *mcp.Server, attached attachment) {
 		mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, args In) (*mcp.CallToolResult, Out, error) {
 			var zero Out
+			b := attached(req)
+			if b == nil {
+				return nil, zero, errNoAttempt
+			}
 			if err := checkSize(req.Params.Arguments); err != nil {
 				return nil, zero, err
 			}
