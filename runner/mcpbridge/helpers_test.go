@@ -22,19 +22,6 @@ func startEndpoint(t testing.TB) *Endpoint {
 	return e
 }
 
-// bearer adds the attempt's token to every request, as an agent's MCP
-// client configured with headers does.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 // testCtx bounds a test's waits: a broken bridge fails the test instead of
 // hanging it.
 func testCtx(t testing.TB) context.Context {
@@ -57,7 +44,7 @@ func connect(t testing.TB, e *Endpoint, token string, opts *mcp.ClientOptions) *
 func dial(ctx context.Context, url, token string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, opts)
 	tr := &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}
+		HTTPClient: &http.Client{Transport: Bearer(token, http.DefaultTransport)}}
 	return client.Connect(ctx, tr, nil)
 }
 
