@@ -23,7 +23,7 @@ type boardTask struct {
 	value any
 }
 
-func (*boardTask) Denied(string) string  { return "" }
+func (*boardTask) Denied(string) string   { return "" }
 func (*boardTask) Refused(string, string) {}
 func (b *boardTask) BlackboardWrite(_ context.Context, w protocols.BlackboardWrite) (protocols.BlackboardAck, error) {
 	b.value = w.Value
