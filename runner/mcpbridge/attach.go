@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/orch-cli/orch/spec"
@@ -156,7 +157,7 @@ func (t Attachment) CodexArgs() ([]string, error) {
 				set(s.Name, "env", literal)
 			}
 			if len(forwarded) > 0 {
-				set(s.Name, "env_vars", sortedKeys(forwarded))
+				set(s.Name, "env_vars", slices.Sorted(maps.Keys(forwarded)))
 			}
 			continue
 		}
@@ -185,7 +186,7 @@ func tomlValue(v any) string {
 		return "[" + strings.Join(quoted, ",") + "]"
 	case map[string]string:
 		var parts []string
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			parts = append(parts, compactJSON(k)+"="+compactJSON(v[k]))
 		}
 		return "{" + strings.Join(parts, ",") + "}"
@@ -199,13 +200,4 @@ func compactJSON(v any) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // strings and maps of strings always encode
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/protocols/agent"
 )
 
 // fakeTask is a Task on its own: a blackboard in memory, an inbox, a
@@ -71,7 +72,7 @@ func (f *fakeTask) BlackboardWrite(_ context.Context, req protocols.BlackboardWr
 	defer f.mu.Unlock()
 	cur := f.board[req.Key]
 	if req.ExpectedVersion != nil && *req.ExpectedVersion != cur.Version {
-		return protocols.BlackboardAck{}, &Conflict{Key: req.Key, Expected: *req.ExpectedVersion, Current: cur.Version}
+		return protocols.BlackboardAck{}, &agent.ConflictError{Key: req.Key, Expected: *req.ExpectedVersion, CurrentVersion: cur.Version, Author: cur.Author}
 	}
 	e := protocols.BoardEntry{Value: req.Value, Version: cur.Version + 1, Author: f.agent}
 	f.board[req.Key] = e
@@ -109,7 +110,7 @@ func (f *fakeTask) Ask(ctx context.Context, q Question) (protocols.QuestionAnswe
 func (f *fakeTask) SendMessage(_ context.Context, req protocols.MessageSend) (protocols.MessageSent, error) {
 	f.called("send_message")
 	if req.To == "gone" {
-		return protocols.MessageSent{}, &DeliveryFailed{Reason: "task gone has ended"}
+		return protocols.MessageSent{}, fmt.Errorf("message to gone not delivered: %w: task gone has ended", agent.ErrNotDelivered)
 	}
 	f.mu.Lock()
 	f.sent = append(f.sent, req)

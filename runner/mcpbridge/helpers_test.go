@@ -88,12 +88,4 @@ func failed(t testing.TB, name string, res *mcp.CallToolResult, want ...string) 
 	}
 }
 
-func text(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, " ")
-}
+func text(res *mcp.CallToolResult) string { return resultText(res) }

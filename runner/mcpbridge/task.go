@@ -18,7 +18,6 @@ package mcpbridge
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
@@ -36,15 +35,16 @@ type Task interface {
 	Denied(family string) string
 
 	BlackboardRead(ctx context.Context, req protocols.BlackboardRead) (protocols.BlackboardValue, error)
-	// BlackboardWrite returns a *Conflict when req.ExpectedVersion is not
-	// the key's version (nothing written).
+	// BlackboardWrite returns an error naming the key's version when
+	// req.ExpectedVersion is not it, and writes nothing (the hub's
+	// blackboard.conflict, as an *agent.ConflictError).
 	BlackboardWrite(ctx context.Context, req protocols.BlackboardWrite) (protocols.BlackboardAck, error)
 	BlackboardList(ctx context.Context, prefix string) ([]BoardKey, error)
 
 	// Ask blocks until the question is answered.
 	Ask(ctx context.Context, q Question) (protocols.QuestionAnswer, error)
-	// SendMessage returns a *DeliveryFailed when the message could not be
-	// delivered.
+	// SendMessage returns an error saying why when the message could not
+	// be delivered (the jsonl delivery.failed).
 	SendMessage(ctx context.Context, req protocols.MessageSend) (protocols.MessageSent, error)
 	Broadcast(ctx context.Context, req protocols.BroadcastSend) (protocols.BroadcastSent, error)
 	// Inbox returns the notices delivered to the task since the last call,
@@ -102,23 +102,3 @@ type Escalation struct {
 	Message  string
 	Severity string // low, medium, high or critical
 }
-
-// Conflict is a conditional blackboard write refused: the key is at
-// Current (0: it does not exist), not at the version the writer expected.
-type Conflict struct {
-	Key      string
-	Expected int64
-	Current  int64
-}
-
-func (c *Conflict) Error() string {
-	if c.Current == 0 {
-		return fmt.Sprintf("blackboard key %q does not exist (expected_version %d); nothing was written", c.Key, c.Expected)
-	}
-	return fmt.Sprintf("blackboard key %q is at version %d, not %d; nothing was written", c.Key, c.Current, c.Expected)
-}
-
-// DeliveryFailed is a message that could not be delivered.
-type DeliveryFailed struct{ Reason string }
-
-func (d *DeliveryFailed) Error() string { return "not delivered: " + d.Reason }

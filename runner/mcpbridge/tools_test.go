@@ -146,7 +146,7 @@ func TestConditionalWriteConflict(t *testing.T) {
 	cs := connect(t, e, token, nil)
 	ok(t, "blackboard_write", callTool(t, cs, "blackboard_write", map[string]any{"key": "plan", "value": "v1", "expected_version": 0}))
 	failed(t, "blackboard_write", callTool(t, cs, "blackboard_write", map[string]any{"key": "plan", "value": "v2", "expected_version": 0}),
-		"is at version 1", "nothing was written")
+		"is at version 1 (by coder), not 0: not written")
 	if r := ok(t, "blackboard_read", callTool(t, cs, "blackboard_read", map[string]any{"key": "plan"})); r["value"] != "v1" {
 		t.Errorf("a refused conditional write changed the key: %v", r)
 	}
