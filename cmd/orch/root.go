@@ -60,7 +60,7 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 		newSchemaCmd(io),
 		newVersionCmd(io),
 		newWorkerCmd(io),
-		newMCPCmd(io),
+		newMCPCmd(io), newAskCmd(io), newMsgCmd(io), newInboxCmd(io),
 	)
 	return root
 }

@@ -3,7 +3,6 @@ package mcpbridge
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -31,7 +30,7 @@ const (
 // error saying why.
 func Proxy(ctx context.Context, in io.ReadCloser, out io.WriteCloser, url, token string) error {
 	if url == "" || token == "" {
-		return fmt.Errorf("no endpoint: %s and %s are set by orch for the agents it starts", URLVar, TokenVar)
+		return ErrNoEndpoint
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -84,7 +84,7 @@ func TestProxyEndsWithItsAgent(t *testing.T) {
 
 func TestProxyWithoutEndpoint(t *testing.T) {
 	err := Proxy(context.Background(), io.NopCloser(strings.NewReader("")), nopWriteCloser{io.Discard}, "", "")
-	if err == nil || !strings.Contains(err.Error(), "ORCH_MCP_URL and ORCH_MCP_TOKEN are set by orch") {
+	if err == nil || !strings.Contains(err.Error(), "ORCH_MCP_URL and ORCH_MCP_TOKEN are set for the agents of a run") {
 		t.Errorf("Proxy without its variables: %v", err)
 	}
 }
