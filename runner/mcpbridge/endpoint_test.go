@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -66,8 +68,11 @@ func TestTokenDiesWithItsAttempt(t *testing.T) {
 	if code := post(t, e.URL(), token, "", initialize).StatusCode; code != http.StatusUnauthorized {
 		t.Errorf("the token of an ended attempt: %d, want 401", code)
 	}
-	if _, err := cs.CallTool(testCtx(t), nil); err == nil {
-		t.Error("the session of an ended attempt still takes calls")
+	if _, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "blackboard_read", Arguments: map[string]any{"key": "k"}}); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Errorf("the session of an ended attempt: %v, want 401 Unauthorized", err)
+	}
+	if n := len(task.callList()); n != 1 {
+		t.Errorf("%d calls reached the task, want the one before the end", n)
 	}
 	for _, bad := range []string{"", "not-a-token", token + "0"} {
 		if code := post(t, e.URL(), bad, "", initialize).StatusCode; code != http.StatusUnauthorized {
