@@ -122,7 +122,8 @@ type memoryArgs struct {
 }
 
 type escalateArgs struct {
-	Kind     string `json:"kind" jsonschema:"error or conflict"`
-	Message  string `json:"message" jsonschema:"what went wrong, or what is in conflict"`
-	Severity string `json:"severity" jsonschema:"low, medium, high or critical (high and critical wait in the person's inbox)"`
+	Kind         string `json:"kind" jsonschema:"error or conflict"`
+	Message      string `json:"message" jsonschema:"what went wrong, or what is in conflict"`
+	Severity     string `json:"severity" jsonschema:"low, medium, high or critical (high and critical wait in the person's inbox)"`
+	ConflictType string `json:"conflict_type,omitempty" jsonschema:"a conflict's kind: resource, timing or output (output when not given)"`
 }

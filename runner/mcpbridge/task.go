@@ -98,7 +98,8 @@ type MemoryWritten struct {
 
 // Escalation is an escalation.error or escalation.conflict.
 type Escalation struct {
-	Kind     string // "error" or "conflict"
-	Message  string
-	Severity string // low, medium, high or critical
+	Kind         string // "error" or "conflict"
+	Message      string
+	Severity     string // low, medium, high or critical
+	ConflictType string // a conflict's: resource, timing or output
 }

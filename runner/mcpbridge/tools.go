@@ -181,10 +181,14 @@ var catalog = []toolDef{
 			return b.task.MemoryWrite(ctx, protocols.MemoryWrite{Key: in.Key, Text: in.Text, Tags: in.Tags})
 		}),
 	define("escalate", "", "Tell the person about an error or a conflict you cannot settle.",
-		all(enum("kind", "error", "conflict"), enum("severity", "low", "medium", "high", "critical"),
+		all(enum("kind", "error", "conflict"), enum("severity", "low", "medium", "high", "critical"), enum("conflict_type", "resource", "timing", "output"),
 			func(s *jsonschema.Schema) { s.Properties["message"].MinLength = ptr(1) }),
 		func(ctx context.Context, b *binding, _ *mcp.CallToolRequest, in escalateArgs) (empty, error) {
-			return empty{}, b.task.Escalate(ctx, Escalation{Kind: in.Kind, Message: in.Message, Severity: in.Severity})
+			e := Escalation{Kind: in.Kind, Message: in.Message, Severity: in.Severity}
+			if in.Kind == "conflict" {
+				e.ConflictType = or(in.ConflictType, "output")
+			}
+			return empty{}, b.task.Escalate(ctx, e)
 		}),
 }
 

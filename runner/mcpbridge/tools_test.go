@@ -131,7 +131,7 @@ func TestEveryTool(t *testing.T) {
 		t.Errorf("memory_search: %v", ms)
 	}
 	ok(t, "escalate", callTool(t, cs, "escalate", map[string]any{"kind": "conflict", "message": "two writers of api.go", "severity": "high"}))
-	if es := task.escal[0]; es != (Escalation{Kind: "conflict", Message: "two writers of api.go", Severity: "high"}) {
+	if es := task.escal[0]; es != (Escalation{Kind: "conflict", Message: "two writers of api.go", Severity: "high", ConflictType: "output"}) {
 		t.Errorf("escalate reached the task as %+v", es)
 	}
 	if r := task.refusals(); len(r) != 0 {
@@ -180,6 +180,7 @@ func TestArgumentErrors(t *testing.T) {
 		{"report_status", map[string]any{"state": "x", "progress": 2}, "progress"},
 		{"escalate", map[string]any{"kind": "panic", "message": "m", "severity": "low"}, "kind"},
 		{"escalate", map[string]any{"kind": "error", "message": "m"}, "severity"},
+		{"escalate", map[string]any{"kind": "conflict", "message": "m", "severity": "low", "conflict_type": "merge"}, "conflict_type"},
 		{"memory_write", map[string]any{"key": "k", "text": "t", "tags": "db"}, "tags"},
 	}
 	for _, c := range cases {
