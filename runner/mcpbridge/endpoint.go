@@ -26,8 +26,8 @@ import (
 // each call has its own goroutine, a request's header must come within
 // 10s and its body within 30s, idle connections close after 60s, a
 // request body is at most 2 MiB (413 beyond), an attempt has at most
-// MaxCalls calls in flight (429 beyond) and opens at most MaxSessions
-// sessions (400 beyond).
+// MaxCalls calls in flight and opens at most MaxSessions sessions (429
+// beyond either).
 type Endpoint struct {
 	url      string
 	srv      *http.Server
@@ -138,16 +138,19 @@ func attached(req *mcp.CallToolRequest) *binding {
 }
 
 // Close stops the endpoint: every connection ends, calls in flight with
-// them.
+// them, and every session (none waits for its idle timeout).
 func (e *Endpoint) Close() error {
 	err := e.srv.Close()
 	<-e.done
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	for _, srv := range e.servers {
+		for ss := range srv.Sessions() {
+			_ = ss.Close()
+		}
+	}
 	return errors.Join(err, e.serveErr)
 }
-
-type regKey struct{}
 
 // verify finds the registration of a bearer token (auth.ErrInvalidToken:
 // 401).

@@ -297,3 +297,22 @@ func TestSessionsPerAttemptBounded(t *testing.T) {
 		t.Errorf("another attempt's session: %d", code)
 	}
 }
+
+// Closing the endpoint ends its sessions: nothing is left to wait for its
+// idle timeout (a long orch process runs many runs).
+func TestCloseEndsSessions(t *testing.T) {
+	e, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, _ := e.Register("build/1", newFakeTask("coder"))
+	connect(t, e, token, nil)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, srv := range e.servers {
+		for range srv.Sessions() {
+			t.Fatal("a session outlived its endpoint")
+		}
+	}
+}
