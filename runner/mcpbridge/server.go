@@ -17,20 +17,14 @@ import (
 // message, a handoff's context...), as jsonl's longest line.
 const MaxValue = 1 << 20
 
-// schemas is shared by every attempt's server: each tool's schemas are
-// resolved once per run, not once per attempt.
+// schemas is shared by every server: each tool's schemas are resolved
+// once in the process.
 var schemas = mcp.NewSchemaCache()
 
-// NewServer returns the MCP server named orch whose tools act as task (an
-// in-memory or stdio server of one task): the tools its policy denies are
+// newBinding is task's side of the tools: the tools its policy denies are
 // not listed, and a call to one of them is an error result naming the
 // policy. progress is how often a call that waits tells the client so (0:
 // every 10s).
-func NewServer(task Task, progress time.Duration) *mcp.Server {
-	b := newBinding(task, progress)
-	return newServer(b.denied, func(*mcp.CallToolRequest) *binding { return b })
-}
-
 func newBinding(task Task, progress time.Duration) *binding {
 	if progress <= 0 {
 		progress = 10 * time.Second
