@@ -1,15 +1,14 @@
 package runner
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
-	"github.com/orch-cli/orch/spec"
 )
 
 func init() {
@@ -27,7 +26,7 @@ type acpDriver struct {
 
 // acpSession is one attempt's session: its turn's reply, its workspace.
 type acpSession struct {
-	a    *attempt
+	a    *attemptRun
 	c    *acpConn
 	id   string // set as session/new's response comes
 	cwd  string
@@ -44,7 +43,7 @@ type acpSession struct {
 	usageMu sync.Mutex // one addUsage at a time: the reader's (usage_update) or the turn's end
 }
 
-func (d *acpDriver) warning(a *attempt) *failure {
+func (d *acpDriver) warning(a *attemptRun) *attempt.Failure {
 	c, f := a.r.acp.conn(a)
 	if f != nil {
 		return f
@@ -56,14 +55,14 @@ func (d *acpDriver) warning(a *attempt) *failure {
 	return nil
 }
 
-func (d *acpDriver) standby(a *attempt) *failure {
+func (d *acpDriver) standby(a *attemptRun) *attempt.Failure {
 	cwd, err := filepath.Abs(a.dir())
 	if err != nil {
-		return failf("start", "the workspace: %v", err)
+		return attempt.Failf("start", "the workspace: %v", err)
 	}
 	root, err := os.OpenRoot(cwd)
 	if err != nil {
-		return failf("start", "opening the workspace %s: %v", cwd, err)
+		return attempt.Failf("start", "opening the workspace %s: %v", cwd, err)
 	}
 	s := newACPSession(a, d.c, cwd, root)
 	res, f := d.c.call(a, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, a.standbyTimeout(), s)
@@ -73,17 +72,17 @@ func (d *acpDriver) standby(a *attempt) *failure {
 	}
 	if s.id == "" {
 		root.Close()
-		d.c.fail(failf("malfunction", "session/new answered without a sessionId"))
-		return failf("malfunction", "session/new answered without a sessionId: %s", truncate(string(res), 80))
+		d.c.fail(attempt.Failf("malfunction", "session/new answered without a sessionId"))
+		return attempt.Failf("malfunction", "session/new answered without a sessionId: %s", attempt.Truncate(string(res), 80))
 	}
 	d.s = s // registered by the reader as the response came (see acpConn.opening)
 	return nil
 }
 
-func (d *acpDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
-	prompt, err := renderPrompt(a.agent, a.cue.Prompt, a.withBlackboard(t))
+func (d *acpDriver) work(a *attemptRun, t *attempt.Task) (map[string]any, *attempt.Failure) {
+	prompt, err := attempt.RenderPrompt(a.agent, a.cue.Prompt, a.withBlackboard(t))
 	if err != nil {
-		return nil, failf("prompt", "rendering the prompt: %v", err)
+		return nil, attempt.Failf("prompt", "rendering the prompt: %v", err)
 	}
 	s, c := d.s, d.c
 	id, turn, f := c.request("session/prompt", map[string]any{"sessionId": s.id,
@@ -103,22 +102,22 @@ func (d *acpDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 			return nil, a.stopped()
 		}
 		f := c.failure()
-		return nil, failf(f.class, "%s, during GO", f.reason)
+		return nil, attempt.Failf(f.Class, "%s, during GO", f.Reason)
 	case <-a.halt:
 		return nil, d.cancel(turn, a.stopped(), false)
 	case <-a.abort:
 		return nil, d.cancel(turn, a.failure(), false)
 	case <-timer.C:
-		return nil, d.cancel(turn, failf("timeout", "the turn did not end within %s (GO timeout)", a.goTimeout()), true)
+		return nil, d.cancel(turn, attempt.Failf("timeout", "the turn did not end within %s (GO timeout)", a.goTimeout()), true)
 	}
 }
 
 // cancel asks the agent to end the turn (session/cancel) and waits, within
 // the kill grace, for it to end. A turn that does not end, or a timeout,
 // gets the process stopped as for every agent; f is the attempt's failure.
-func (d *acpDriver) cancel(turn chan *rpcMessage, f *failure, kill bool) *failure {
+func (d *acpDriver) cancel(turn chan *rpcMessage, f *attempt.Failure, kill bool) *attempt.Failure {
 	c := d.c
-	d.s.a.note("session/cancel sent to %s: %s", d.s.a.agent.ID, f.reason)
+	d.s.a.note("session/cancel sent to %s: %s", d.s.a.agent.ID, f.Reason)
 	_ = c.notify("session/cancel", map[string]string{"sessionId": d.s.id})
 	select {
 	case m := <-turn:
@@ -128,13 +127,13 @@ func (d *acpDriver) cancel(turn chan *rpcMessage, f *failure, kill bool) *failur
 		kill = true
 	}
 	if kill {
-		c.fail(failf(f.class, "the agent's turn was cancelled: %s", f.reason))
+		c.fail(attempt.Failf(f.Class, "the agent's turn was cancelled: %s", f.Reason))
 	}
 	return f
 }
 
-func newACPSession(a *attempt, c *acpConn, cwd string, root *os.Root) *acpSession {
-	s := &acpSession{a: a, c: c, cwd: cwd, root: root, reply: tailText{max: MaxLine}, tools: map[string]acpToolCall{}}
+func newACPSession(a *attemptRun, c *acpConn, cwd string, root *os.Root) *acpSession {
+	s := &acpSession{a: a, c: c, cwd: cwd, root: root, reply: tailText{max: attempt.MaxLine}, tools: map[string]acpToolCall{}}
 	s.message = a.logWriter("stdout")
 	s.thought = &lineWriter{emit: func(l string) { a.log("stdout", "thinking: "+l) }}
 	s.user = &lineWriter{emit: func(l string) { a.log("stdout", "user: "+l) }}
@@ -142,10 +141,10 @@ func newACPSession(a *attempt, c *acpConn, cwd string, root *os.Root) *acpSessio
 }
 
 // ended is how the turn's stop reason ends the attempt.
-func (s *acpSession) ended(m *rpcMessage) (map[string]any, *failure) {
+func (s *acpSession) ended(m *rpcMessage) (map[string]any, *attempt.Failure) {
 	s.flush()
 	if m.Error != nil {
-		return nil, failf("failed", "the agent answered session/prompt with an error: %v", m.Error)
+		return nil, attempt.Failf("failed", "the agent answered session/prompt with an error: %v", m.Error)
 	}
 	var r struct {
 		StopReason string `json:"stopReason"`
@@ -156,12 +155,12 @@ func (s *acpSession) ended(m *rpcMessage) (map[string]any, *failure) {
 	case "end_turn":
 		return s.outputs(), nil
 	case "max_tokens", "max_turn_requests", "refusal":
-		return nil, failf(r.StopReason, "the agent's turn ended with %s", r.StopReason)
+		return nil, attempt.Failf(r.StopReason, "the agent's turn ended with %s", r.StopReason)
 	case "cancelled":
-		return nil, failf("failed", "the agent cancelled its turn by itself")
+		return nil, attempt.Failf("failed", "the agent cancelled its turn by itself")
 	}
-	s.c.fail(failf("malfunction", "session/prompt answered with stop reason %q", r.StopReason))
-	return nil, failf("malfunction", "session/prompt answered with stop reason %q", r.StopReason)
+	s.c.fail(attempt.Failf("malfunction", "session/prompt answered with stop reason %q", r.StopReason))
+	return nil, attempt.Failf("malfunction", "session/prompt answered with stop reason %q", r.StopReason)
 }
 
 // turnUsage counts the tokens of the prompt's response (its usage: the
@@ -192,48 +191,10 @@ func (s *acpSession) outputs() map[string]any {
 	s.mu.Lock()
 	text := s.reply.String()
 	s.mu.Unlock()
-	return replyOutputs(s.a.agent, text)
+	return attempt.ReplyOutputs(s.a.agent, text)
 }
 
-// replyOutputs are a coding agent's outputs from its reply: text, and the
-// other keys it provides from the reply's last JSON object.
-func replyOutputs(agent *spec.Agent, text string) map[string]any {
-	out := map[string]any{"text": text}
-	if keys := jsonKeys(agent.Provides); len(keys) > 0 {
-		obj := lastJSONObject(text)
-		for _, k := range keys {
-			if v, ok := obj[k]; ok {
-				out[k] = v
-			}
-		}
-	}
-	return out
-}
-
-// lastJSONObject is the last top-level JSON object in text (a reply often
-// ends with one, perhaps in a code fence), or nil.
-func lastJSONObject(text string) map[string]any {
-	var last map[string]any
-	b := []byte(text)
-	for i := 0; i < len(b); {
-		j := bytes.IndexByte(b[i:], '{')
-		if j < 0 {
-			break
-		}
-		i += j
-		dec := json.NewDecoder(bytes.NewReader(b[i:]))
-		var obj map[string]any
-		if dec.Decode(&obj) == nil {
-			last = obj
-			i += int(dec.InputOffset())
-			continue
-		}
-		i++
-	}
-	return last
-}
-
-func (d *acpDriver) close(a *attempt) (int, *int) {
+func (d *acpDriver) close(a *attemptRun) (int, *int) {
 	if d.c == nil {
 		return 0, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -168,8 +169,8 @@ func (s *acpSession) askPerson(what string, options []permOption) any {
 		return cancelledOutcome()
 	}
 	if !c.asks.Allow() {
-		f := failf("malfunction", "the agent asked more than %d permission questions a second (guardrails.message_rate)", a.r.messageRate())
-		a.note("permission for %s: cancelled (%s)", what, f.reason)
+		f := attempt.Failf("malfunction", "the agent asked more than %d permission questions a second (guardrails.message_rate)", a.r.messageRate())
+		a.note("permission for %s: cancelled (%s)", what, f.Reason)
 		c.fail(f)
 		return cancelledOutcome()
 	}
@@ -183,7 +184,7 @@ func (s *acpSession) askPerson(what string, options []permOption) any {
 	answers := make(chan string, 1)
 	if f := a.r.askPerson(a, protocols.QuestionAsk{CueID: a.cue.ID, Question: q.String(), Complexity: "quick"}, choices,
 		func(text string) { answers <- text }); f != nil {
-		a.note("permission for %s: cancelled (the question could not be asked: %s)", what, f.reason)
+		a.note("permission for %s: cancelled (the question could not be asked: %s)", what, f.Reason)
 		return cancelledOutcome()
 	}
 	select {

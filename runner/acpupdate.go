@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -167,13 +168,13 @@ func (s *acpSession) toolCall(u acpFields) []string {
 	tc, known := s.tools[id]
 	before := tc
 	if t, ok := u.text("title"); ok {
-		tc.title = truncate(t, 200)
+		tc.title = attempt.Truncate(t, 200)
 	}
 	if k, ok := u.text("kind"); ok {
-		tc.kind = truncate(k, 40)
+		tc.kind = attempt.Truncate(k, 40)
 	}
 	if st, ok := u.text("status"); ok {
-		tc.status = truncate(st, 40)
+		tc.status = attempt.Truncate(st, 40)
 	}
 	switch {
 	case tc.status == "completed" || tc.status == "failed":
@@ -331,7 +332,7 @@ func indented(text string) []string {
 			lines = append(lines, fmt.Sprintf("  … %s more", plural(int64(len(rows)-i), "line")))
 			break
 		}
-		lines = append(lines, "  "+truncate(strings.TrimRight(r, "\r"), 200))
+		lines = append(lines, "  "+attempt.Truncate(strings.TrimRight(r, "\r"), 200))
 	}
 	return lines
 }
@@ -343,7 +344,7 @@ func countLines(text string) int {
 	return strings.Count(strings.TrimSuffix(text, "\n"), "\n") + 1
 }
 
-func oneLine(s string) string { return truncate(strings.Join(strings.Fields(s), " "), 200) }
+func oneLine(s string) string { return attempt.Truncate(strings.Join(strings.Fields(s), " "), 200) }
 
 // base64Size is the size of the data base64 text encodes.
 func base64Size(b64 string) int64 { return int64(len(strings.TrimRight(b64, "="))) * 3 / 4 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
@@ -34,9 +35,9 @@ type agentProcess struct {
 
 	mu      sync.Mutex
 	replies map[string]func(*wireMessage) // by the id of the message waiting for its answer
-	active  map[string]*attempt           // attempts using the process, by cue
-	last    *attempt                      // the latest attempt to use it: stderr is logged as its
-	broken  *failure                      // why the process is unusable; set once
+	active  map[string]*attemptRun        // attempts using the process, by cue
+	last    *attemptRun                   // the latest attempt to use it: stderr is logged as its
+	broken  *attempt.Failure              // why the process is unusable; set once
 	done    chan struct{}                 // closed when broken
 	lines   int
 	closed  chan struct{} // closed when the process is gone and swept
@@ -49,17 +50,17 @@ type agentProcess struct {
 }
 
 // agentProc returns the agent's healthy process, starting one if needed.
-func (g *agents) agentProc(a *attempt) (*agentProcess, *failure) {
+func (g *agents) agentProc(a *attemptRun) (*agentProcess, *attempt.Failure) {
 	g.procsMu.Lock()
 	defer g.procsMu.Unlock()
 	if ap := g.procs[a.agent.ID]; ap != nil && ap.healthy() {
 		return ap, nil
 	}
 	ap := &agentProcess{r: g.host, agent: a.agent, token: fmt.Sprintf("%s/agent/%s/%s", g.host.id, a.agent.ID, NewRunID()),
-		replies: map[string]func(*wireMessage){}, active: map[string]*attempt{}, done: make(chan struct{}), closed: make(chan struct{})}
+		replies: map[string]func(*wireMessage){}, active: map[string]*attemptRun{}, done: make(chan struct{}), closed: make(chan struct{})}
 	s, err := proc.NewStdio(true)
 	if err != nil {
-		return nil, failf("start", "%v", err)
+		return nil, attempt.Failf("start", "%v", err)
 	}
 	ap.errw = &lineWriter{emit: ap.logLine}
 	ap.logs = g.host.newLogCap()
@@ -68,7 +69,7 @@ func (g *agents) agentProc(a *attempt) (*agentProcess, *failure) {
 		Token: ap.token, Stdio: s, Cgroup: g.sweeper.Cgroup(), Grace: g.grace})
 	if err != nil {
 		g.sweeper.End(ap.token)
-		return nil, failf("start", "%v", err)
+		return nil, attempt.Failf("start", "%v", err)
 	}
 	ap.p = p
 	ap.w = protocols.NewWriter(p.Stdin())
@@ -81,7 +82,7 @@ func (g *agents) agentProc(a *attempt) (*agentProcess, *failure) {
 
 // expect registers what to do with the answer to message id (called from
 // the reader goroutine: it must not block); unexpect forgets it.
-func (ap *agentProcess) expect(id string, answer func(*wireMessage)) *failure {
+func (ap *agentProcess) expect(id string, answer func(*wireMessage)) *attempt.Failure {
 	ap.mu.Lock()
 	defer ap.mu.Unlock()
 	if ap.broken != nil {
@@ -105,7 +106,7 @@ func (ap *agentProcess) healthy() bool {
 
 // fail marks the process unusable (once) and stops it: every attempt using
 // it learns why through done.
-func (ap *agentProcess) fail(f *failure) {
+func (ap *agentProcess) fail(f *attempt.Failure) {
 	ap.mu.Lock()
 	if ap.broken != nil {
 		ap.mu.Unlock()
@@ -118,7 +119,7 @@ func (ap *agentProcess) fail(f *failure) {
 }
 
 // failure is why the process is unusable (after done is closed).
-func (ap *agentProcess) failure() *failure {
+func (ap *agentProcess) failure() *attempt.Failure {
 	ap.mu.Lock()
 	defer ap.mu.Unlock()
 	return ap.broken
@@ -167,7 +168,7 @@ func (ap *agentProcess) note(reason string) {
 // waiting for them, requests to the attempt they are for. A line that is not
 // a message, or stdout closing, breaks the process.
 func (ap *agentProcess) read(r io.Reader) {
-	rd := protocols.NewReader(r, MaxLine)
+	rd := protocols.NewReader(r, attempt.MaxLine)
 	for {
 		msg, raw, err := rd.Next()
 		ap.mu.Lock()
@@ -177,7 +178,7 @@ func (ap *agentProcess) read(r io.Reader) {
 		var de *protocols.DecodeError
 		switch {
 		case errors.As(err, &de):
-			ap.fail(failf("malfunction", "line %d from the agent is not a protocol message: %v", line, err))
+			ap.fail(attempt.Failf("malfunction", "line %d from the agent is not a protocol message: %v", line, err))
 			return
 		case err != nil:
 			ap.outputClosed()
@@ -203,7 +204,7 @@ func (ap *agentProcess) outputClosed() {
 	case <-ap.p.Done():
 		ap.fail(exitFailure(ap.p.Exit(), "while serving its cues"))
 	case <-timer.C:
-		ap.fail(failf("malfunction", "the agent closed its output while still running"))
+		ap.fail(attempt.Failf("malfunction", "the agent closed its output while still running"))
 	}
 }
 
@@ -224,7 +225,7 @@ func (ap *agentProcess) deliver(msg protocols.Message, raw []byte) {
 		if a != nil {
 			a.recordMessage("in", msg, raw)
 		}
-		ap.fail(failf("malfunction", "%s answers no request (in_reply_to %q)", msg.Type, msg.InReplyTo))
+		ap.fail(attempt.Failf("malfunction", "%s answers no request (in_reply_to %q)", msg.Type, msg.InReplyTo))
 	case a == nil:
 		_ = ap.send(nil, protocols.Reply(msg, protocols.ProtocolError{Reason: msg.Type + ": no cue of this agent is in GO"}))
 	default: // the attempt records it before it acts on it (serve)
@@ -241,7 +242,7 @@ func (ap *agentProcess) deliver(msg protocols.Message, raw []byte) {
 
 // attemptFor names the attempt a message belongs to: the one whose request it
 // answers, the cue it names, or the only attempt using the process.
-func (ap *agentProcess) attemptFor(msg protocols.Message) *attempt {
+func (ap *agentProcess) attemptFor(msg protocols.Message) *attemptRun {
 	if cue := protocols.CueOf(msg); cue != "" {
 		if a := ap.active[cue]; a != nil {
 			return a
@@ -256,10 +257,10 @@ func (ap *agentProcess) attemptFor(msg protocols.Message) *attempt {
 }
 
 // send records and writes a message to the agent.
-func (ap *agentProcess) send(a *attempt, msg protocols.Message) *failure {
+func (ap *agentProcess) send(a *attemptRun, msg protocols.Message) *attempt.Failure {
 	raw, err := protocols.Encode(msg)
 	if err != nil {
-		return failf("internal", "encoding %s: %v", msg.Type, err)
+		return attempt.Failf("internal", "encoding %s: %v", msg.Type, err)
 	}
 	if a != nil {
 		if err := a.recordMessage("out", msg, raw); err != nil {
@@ -271,11 +272,11 @@ func (ap *agentProcess) send(a *attempt, msg protocols.Message) *failure {
 
 // write writes a message that is already recorded. An agent that has not
 // read its stdin for the grace period is broken: orch never blocks on it.
-func (ap *agentProcess) write(msg protocols.Message) *failure {
+func (ap *agentProcess) write(msg protocols.Message) *attempt.Failure {
 	_ = ap.p.Stdin().SetWriteDeadline(time.Now().Add(ap.r.grace))
 	if err := ap.w.Send(msg); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			f := failf("malfunction", "the agent has not read its stdin for %s (writing %s to it)", ap.r.grace, msg.Type)
+			f := attempt.Failf("malfunction", "the agent has not read its stdin for %s (writing %s to it)", ap.r.grace, msg.Type)
 			ap.fail(f)
 			return f
 		}
@@ -283,7 +284,7 @@ func (ap *agentProcess) write(msg protocols.Message) *failure {
 		case <-ap.done:
 			return ap.failure()
 		case <-time.After(ap.r.grace):
-			f := failf("malfunction", "cannot write %s to the agent: %v", msg.Type, err)
+			f := attempt.Failf("malfunction", "cannot write %s to the agent: %v", msg.Type, err)
 			ap.fail(f)
 			return f
 		}
@@ -320,7 +321,7 @@ func (g *agents) closeAgents() {
 			ap.mu.Lock()
 			healthy := ap.broken == nil
 			if healthy {
-				ap.broken = failf("stopped", "the run ended")
+				ap.broken = attempt.Failf("stopped", "the run ended")
 				close(ap.done)
 			}
 			ap.mu.Unlock()

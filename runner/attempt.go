@@ -3,14 +3,13 @@ package runner
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
@@ -26,7 +25,7 @@ const (
 
 type orderMsg struct {
 	kind order
-	task *Task
+	task *attempt.Task
 	msg  *wireMessage // the protocol message to send, already recorded
 	// base and from (GO, workspace: worktree): the commit the attempt's
 	// worktree moves to and the dependency cue whose branch it is ("": HEAD).
@@ -41,7 +40,7 @@ type wireMessage struct {
 
 // attempt is one agent's attempt at one cue, driven by its own goroutine
 // through WARNING, STANDBY and GO on the loop's orders.
-type attempt struct {
+type attemptRun struct {
 	r      *host        // what it sees of its run
 	cue    *planner.Cue // a child task's own cue (never scheduled)
 	pos    int          // the cue's plan position (-1: a child task)
@@ -80,7 +79,7 @@ type attempt struct {
 	// resolving is the merge a resolver's attempt works for, and
 	// resolveTask its GO task (merge_resolver.go).
 	resolving   *merge
-	resolveTask *Task
+	resolveTask *attempt.Task
 	usage       record.Usage // what it reported it used so far (its own goroutine only)
 	// inputs are its GO task's inputs, set before GO (its own goroutine):
 	// what its children inherit.
@@ -95,7 +94,7 @@ type attempt struct {
 	// a cue's own attempt when the cue accepts child exports (exports.go).
 	exports []childExport
 	abort   chan struct{} // closed by fail: another goroutine ended it (a question unanswered in time)
-	failed  *failure
+	failed  *attempt.Failure
 	status  AgentStatus // what the agent last reported of its state (under mu)
 }
 
@@ -104,9 +103,9 @@ type attempt struct {
 // one transaction; beyond it the agent's pipe fills and it waits.
 const requestBuffer = 256
 
-func newAttempt(r *host, c *planner.Cue, pos, slot int, agent *spec.Agent, n *node, number int, reports chan report) *attempt {
-	return &attempt{r: r, cue: c, pos: pos, slot: slot, agent: agent, number: number, node: n, reports: reports,
-		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, safeName(c.ID), number, NewRunID()),
+func newAttempt(r *host, c *planner.Cue, pos, slot int, agent *spec.Agent, n *node, number int, reports chan report) *attemptRun {
+	return &attemptRun{r: r, cue: c, pos: pos, slot: slot, agent: agent, number: number, node: n, reports: reports,
+		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, attempt.SafeName(c.ID), number, NewRunID()),
 		orders: make(chan orderMsg, 2), halt: make(chan struct{}), ended: make(chan struct{}), requests: make(chan *wireMessage, requestBuffer),
 		abort: make(chan struct{}), kids: map[*child]bool{},
 		trivial: trivial(agent),
@@ -115,7 +114,7 @@ func newAttempt(r *host, c *planner.Cue, pos, slot int, agent *spec.Agent, n *no
 
 // fail ends the attempt from another goroutine, with f, as soon as it is
 // waiting for its agent. The first failure wins.
-func (a *attempt) fail(f *failure) {
+func (a *attemptRun) fail(f *attempt.Failure) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.failed == nil {
@@ -124,14 +123,14 @@ func (a *attempt) fail(f *failure) {
 	}
 }
 
-func (a *attempt) failure() *failure {
+func (a *attemptRun) failure() *attempt.Failure {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.failed
 }
 
 // halted reports whether the attempt has been told to stop.
-func (a *attempt) halted() bool {
+func (a *attemptRun) halted() bool {
 	select {
 	case <-a.halt:
 		return true
@@ -140,19 +139,19 @@ func (a *attempt) halted() bool {
 	}
 }
 
-func (a *attempt) stop(why string) {
+func (a *attemptRun) stop(why string) {
 	a.once.Do(func() {
 		a.why = why
 		close(a.halt)
 	})
 }
 
-func (a *attempt) stopped() *failure {
-	return failf("stopped", "%s", a.why)
+func (a *attemptRun) stopped() *attempt.Failure {
+	return attempt.Failf("stopped", "%s", a.why)
 }
 
 // run takes the attempt through its phases and reports its end.
-func (a *attempt) run(ctx context.Context) {
+func (a *attemptRun) run(ctx context.Context) {
 	defer a.r.active.Done()
 	a.r.sweeper.Begin(a.token)
 	defer a.r.sweeper.End(a.token)
@@ -172,7 +171,7 @@ func (a *attempt) run(ctx context.Context) {
 		outputs, fail = a.commitWorkspace(outputs)
 	}
 	if fail == nil && a.resolving == nil { // a resolver's outputs are no cue's
-		fail = a.checkContract(outputs)
+		fail = attempt.CheckContract(a.agent, outputs)
 	}
 	if fail == nil && a.child == nil {
 		outputs = a.withChildExports(outputs)
@@ -180,7 +179,7 @@ func (a *attempt) run(ctx context.Context) {
 	how := "completed"
 	if fail != nil {
 		how = "failed"
-		if fail.class == "stopped" {
+		if fail.Class == "stopped" {
 			how = "stopped"
 		}
 	}
@@ -205,13 +204,13 @@ func (a *attempt) run(ctx context.Context) {
 }
 
 // takeReply hands the last recorded-later reply to a report.
-func (a *attempt) takeReply() *wireMessage {
+func (a *attemptRun) takeReply() *wireMessage {
 	m := a.reply
 	a.reply = nil
 	return m
 }
 
-func (a *attempt) phases(d driver) (map[string]any, *failure) {
+func (a *attemptRun) phases(d driver) (map[string]any, *attempt.Failure) {
 	if a.resolving != nil {
 		return a.resolverPhases(d)
 	}
@@ -253,22 +252,22 @@ func (a *attempt) phases(d driver) (map[string]any, *failure) {
 
 // work runs the GO task, keeping its inputs: the attempt's children inherit
 // them (child.task). Its children start from its own goroutine, after this.
-func (a *attempt) work(d driver, t *Task) (map[string]any, *failure) {
+func (a *attemptRun) work(d driver, t *attempt.Task) (map[string]any, *attempt.Failure) {
 	a.inputs = t.Inputs
 	return d.work(a, t)
 }
 
 // await waits for the loop's next order, or for the attempt to be stopped.
-func (a *attempt) await(want order) (*Task, *failure) {
+func (a *attemptRun) await(want order) (*attempt.Task, *attempt.Failure) {
 	o, f := a.awaitOrder(want)
 	return o.task, f
 }
 
-func (a *attempt) awaitOrder(want order) (orderMsg, *failure) {
+func (a *attemptRun) awaitOrder(want order) (orderMsg, *attempt.Failure) {
 	select {
 	case o := <-a.orders:
 		if o.kind != want {
-			return orderMsg{}, failf("internal", "expected order %d, got %d", want, o.kind)
+			return orderMsg{}, attempt.Failf("internal", "expected order %d, got %d", want, o.kind)
 		}
 		if o.kind == orderGo && o.base != "" {
 			return o, a.moveWorkspace(o.base, o.from)
@@ -279,38 +278,11 @@ func (a *attempt) awaitOrder(want order) (orderMsg, *failure) {
 	}
 }
 
-// checkContract fails a successful attempt that did not deliver every key
-// its agent provides.
-func (a *attempt) checkContract(outputs map[string]any) *failure {
-	var missing []string
-	for _, k := range a.agent.Provides {
-		if _, ok := outputs[k]; !ok {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	sort.Strings(missing)
-	return failf("contract", "contract violation: did not provide %s", joinQuoted(missing))
-}
-
-func joinQuoted(keys []string) string {
-	out := ""
-	for i, k := range keys {
-		if i > 0 {
-			out += ", "
-		}
-		out += k
-	}
-	return out
-}
-
 // dir is the attempt's working directory: where its agent's processes start
 // (a protocol agent's process, which serves several attempts, starts in
 // agentDir) and the session's directory for drivers that have one. It is
 // the agent's workdir, in the attempt's worktree when it has one.
-func (a *attempt) dir() string {
+func (a *attemptRun) dir() string {
 	dir := a.agentDir()
 	if a.ws == nil {
 		return dir
@@ -318,63 +290,29 @@ func (a *attempt) dir() string {
 	return a.ws.dirFor(a.r.worktrees.repo, dir)
 }
 
-// agentDir is the agent's workdir, relative to the file that defines it.
-func (a *attempt) agentDir() string {
-	base := a.agent.Dir()
-	if a.agent.Workdir == "" {
-		return base
-	}
-	if filepath.IsAbs(a.agent.Workdir) {
-		return a.agent.Workdir
-	}
-	return filepath.Join(base, a.agent.Workdir)
-}
+// agentDir is the agent's workdir (agentWorkdir).
+func (a *attemptRun) agentDir() string { return attempt.Workdir(a.agent) }
 
 // timeouts for this attempt's phases.
-func (a *attempt) ackTimeout() time.Duration {
-	return ackTimeout(a.r.plan.Cuelist, a.agent)
-}
+func (a *attemptRun) ackTimeout() time.Duration { return attempt.AckTimeout(a.r.plan.Cuelist, a.agent) }
 
-// ackTimeout is how long an agent has to acknowledge WARNING: the cuelist's
-// defaults.ack_timeout, else DefaultAckTimeout, or for an ACP agent, whose
-// WARNING starts a coding CLI that takes seconds to answer initialize,
-// DefaultACPStartTimeout.
-func ackTimeout(cl *spec.Cuelist, agent *spec.Agent) time.Duration {
-	def := DefaultAckTimeout
-	if agent.Protocol == "acp" {
-		def = DefaultACPStartTimeout
-	}
-	return firstPositive(cl.Defaults.AckTimeout.D(), def)
-}
+func (a *attemptRun) standbyTimeout() time.Duration { return attempt.StandbyTimeout(a.r.plan.Cuelist) }
 
-func (a *attempt) standbyTimeout() time.Duration {
-	return firstPositive(a.r.plan.Cuelist.Defaults.StandbyTimeout.D(), DefaultStandbyTimeout)
-}
-
-func (a *attempt) goTimeout() time.Duration {
-	return firstPositive(a.cue.Timeout.D(), a.agent.Timeout.D(), a.r.plan.Cuelist.Defaults.Timeout.D(), DefaultTimeout)
-}
-
-func firstPositive(ds ...time.Duration) time.Duration {
-	for _, d := range ds {
-		if d > 0 {
-			return d
-		}
-	}
-	return 0
+func (a *attemptRun) goTimeout() time.Duration {
+	return attempt.GoTimeout(a.r.plan.Cuelist, a.cue, a.agent)
 }
 
 // log records one line of the agent's output, within its budget.
-func (a *attempt) log(stream, text string) { a.logs.add(a.logLine(stream, text)) }
+func (a *attemptRun) log(stream, text string) { a.logs.add(a.logLine(stream, text)) }
 
-func (a *attempt) logLine(stream, text string) record.LogLine {
+func (a *attemptRun) logLine(stream, text string) record.LogLine {
 	return record.LogLine{RunID: a.r.id, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
 		Stream: stream, At: time.Now().UTC(), Text: text}
 }
 
 // note records something worth seeing about this attempt (not a decision:
 // a failure to record it does not stop the run).
-func (a *attempt) note(format string, args ...any) {
+func (a *attemptRun) note(format string, args ...any) {
 	a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvNote,
 		Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, Reason: fmt.Sprintf(format, args...)})
 }

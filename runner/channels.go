@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -96,7 +97,7 @@ func (c *channels) takeHeld(child string) []any {
 
 // toParent delivers a child's notice to its parent agent at work, as the
 // subtree's notification mode says.
-func (r *run) toParent(a *attempt, p *attempt, notice protocols.MessageNotice) {
+func (r *run) toParent(a *attemptRun, p *attemptRun, notice protocols.MessageNotice) {
 	switch r.notifyMode(p.node.id) {
 	case NotifySilent:
 		return
@@ -120,7 +121,7 @@ func (c *child) deliverSummary() {
 }
 
 // setNotifyMode is a parent agent's notify.mode: the mode of its children.
-func (r *run) setNotifyMode(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.NotifyMode) *failure {
+func (r *run) setNotifyMode(a *attemptRun, ap *agentProcess, msg protocols.Message, b protocols.NotifyMode) *attempt.Failure {
 	r.setMode(false, a.node.id, b.Mode)
 	r.toUser(a, "notify-mode", "", map[string]any{"mode": b.Mode, "subtree": a.node.id})
 	return ap.send(a, protocols.Reply(msg, protocols.NotifyAck{Mode: b.Mode}))
@@ -153,18 +154,18 @@ func modeWords(mode string) string {
 }
 
 // inGoRequest asks the loop for the attempts of the tasks in GO.
-type inGoRequest struct{ reply chan []*attempt }
+type inGoRequest struct{ reply chan []*attemptRun }
 
 func (q inGoRequest) serveOn(_ context.Context, r *run) { q.reply <- r.tasks.InGo() }
 
-func (r *run) inGo() []*attempt {
-	reply := make(chan []*attempt, 1)
+func (r *run) inGo() []*attemptRun {
+	reply := make(chan []*attemptRun, 1)
 	atts, _ := call(r, inGoRequest{reply: reply}, reply)
 	return atts
 }
 
 // listAgents answers agents.list: every task in GO, the asker's included.
-func (r *run) listAgents(a *attempt, ap *agentProcess, msg protocols.Message) *failure {
+func (r *run) listAgents(a *attemptRun, ap *agentProcess, msg protocols.Message) *attempt.Failure {
 	if !a.allows("agents") {
 		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: "agents.list: " + a.denied("agents")}))
 	}
@@ -186,7 +187,7 @@ func (r *run) listAgents(a *attempt, ap *agentProcess, msg protocols.Message) *f
 // broadcast sends a broadcast.send to every other task in GO that speaks
 // the protocol, shows it to the person, and answers broadcast.sent with
 // the task ids it reached.
-func (r *run) broadcast(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.BroadcastSend) *failure {
+func (r *run) broadcast(a *attemptRun, ap *agentProcess, msg protocols.Message, b protocols.BroadcastSend) *attempt.Failure {
 	reached := []string{}
 	for _, o := range r.inGo() {
 		if o == a || o.proc == nil || !speaks(o.agent) {
@@ -209,7 +210,7 @@ type AgentStatus struct {
 }
 
 // reported is the attempt's last reported state ("working" if none).
-func (a *attempt) reported() AgentStatus {
+func (a *attemptRun) reported() AgentStatus {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.status.State == "" {
@@ -220,7 +221,7 @@ func (a *attempt) reported() AgentStatus {
 
 // report records an agent's state (status.report, status.update) and keeps
 // it for agents.list. A progress above 1 is a percent.
-func (r *run) report(a *attempt, ap *agentProcess, msg protocols.Message, st AgentStatus) *failure {
+func (r *run) report(a *attemptRun, ap *agentProcess, msg protocols.Message, st AgentStatus) *attempt.Failure {
 	if st.Progress > 1 {
 		if st.Progress > 100 {
 			return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{
@@ -252,7 +253,7 @@ func (r *run) askStatus(cue string) {
 // escalate shows an escalation to the person at once: a line in the run's
 // output; high and critical ones also as a notice of kind needed (the
 // bell, the notify: block), and they stay in orch status's attention list.
-func (r *run) escalate(a *attempt, severity, what string, detail any) record.Event {
+func (r *run) escalate(a *attemptRun, severity, what string, detail any) record.Event {
 	if severity == "" {
 		severity = "medium"
 	}

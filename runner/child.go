@@ -7,6 +7,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
@@ -20,7 +21,7 @@ import (
 type child struct {
 	r       *run
 	node    *node
-	parent  *attempt          // the attempt that started it
+	parent  *attemptRun       // the attempt that started it
 	req     protocols.Message // the task.handoff or task.spawn it answers
 	taskRef string            // a handoff's task_id, as the sender gave it
 	inputs  map[string]any    // a spawn's inputs
@@ -43,7 +44,7 @@ type childResult struct {
 
 // newChild records a child task of parent; start starts it. The caller has
 // checked that it may start.
-func (r *run) newChild(parent *attempt, kind string, agent *spec.Agent, req protocols.Message, taskRef string, inputs, hctx map[string]any) (*child, error) {
+func (r *run) newChild(parent *attemptRun, kind string, agent *spec.Agent, req protocols.Message, taskRef string, inputs, hctx map[string]any) (*child, error) {
 	given := hctx
 	if kind == "spawn" {
 		given = inputs
@@ -126,8 +127,8 @@ func (c *child) attempts() childResult {
 		r := c.r
 		end := sched.End{Outputs: rep.outputs}
 		if f := rep.fail; f != nil {
-			end.Failed, end.Class, end.Reason = true, f.class, f.reason
-			end.Retriable = sched.Retriable(agent, f.class) || f.retry
+			end.Failed, end.Class, end.Reason = true, f.Class, f.Reason
+			end.Retriable = sched.Retriable(agent, f.Class) || f.Retry
 		}
 		step := r.childEnded(c.node, tries, end)
 		a := rep.att
@@ -166,7 +167,7 @@ func (c *child) attempt(number int) report {
 		events = append(events, a.messageEvent("out", a.warning))
 	}
 	if err := r.publish(context0, events...); err != nil {
-		return report{kind: repEnded, att: a, fail: failf("internal", "recording the attempt: %v", err)}
+		return report{kind: repEnded, att: a, fail: attempt.Failf("internal", "recording the attempt: %v", err)}
 	}
 	r.serveTask(n, a)
 	r.active.Add(1)
@@ -187,7 +188,7 @@ func (c *child) attempt(number int) report {
 // were given — with its own spawn inputs or handoff_context on top: on a
 // clash, what it was given itself wins. The handoff_context is also kept
 // apart, as it was sent.
-func (c *child) task(a *attempt) *Task {
+func (c *child) task(a *attemptRun) *attempt.Task {
 	inputs := map[string]any{}
 	for k, v := range c.parent.inputs {
 		inputs[k] = v
@@ -203,7 +204,7 @@ func (c *child) task(a *attempt) *Task {
 		tools = []string{}
 	}
 	n := c.node
-	return &Task{RunID: c.r.id, CueID: n.id, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools, HandoffContext: c.hctx,
+	return &attempt.Task{RunID: c.r.id, CueID: n.id, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools, HandoffContext: c.hctx,
 		TaskID: n.id, ParentTaskID: n.parent.id, Depth: n.depth, Workspace: a.worktreePath()}
 }
 
@@ -219,13 +220,13 @@ func (c *child) tellParent(res childResult) {
 		msg = protocols.New(protocols.TaskAnnounce{TaskID: c.node.id, Agent: c.node.agent.ID, Status: string(res.status), Outputs: res.outputs, Reason: res.reason})
 	}
 	if f := p.proc.send(p, msg); f != nil {
-		p.note("could not tell %s that task %s ended (%s): %s", p.agent.ID, c.node.id, res.status, f.reason)
+		p.note("could not tell %s that task %s ended (%s): %s", p.agent.ID, c.node.id, res.status, f.Reason)
 	}
 }
 
 // endChildren stops the attempt's children still running and waits for them:
 // no child outlives its parent.
-func (a *attempt) endChildren(why string) {
+func (a *attemptRun) endChildren(why string) {
 	a.mu.Lock()
 	kids := make([]*child, 0, len(a.kids))
 	for c := range a.kids {
@@ -242,7 +243,7 @@ func (a *attempt) endChildren(why string) {
 
 // childPhases takes a child's attempt through WARNING and STANDBY and into
 // GO at once, recording each step itself (no loop decides them).
-func (a *attempt) childPhases(d driver) (map[string]any, *failure) {
+func (a *attemptRun) childPhases(d driver) (map[string]any, *attempt.Failure) {
 	r, id := a.r, a.node.id
 	if !a.trivial {
 		if f := d.warning(a); f != nil {
@@ -263,7 +264,7 @@ func (a *attempt) childPhases(d driver) (map[string]any, *failure) {
 }
 
 // replyEvents is ev preceded by the record of the agent's last answer, if any.
-func (a *attempt) replyEvents(ev record.Event) []record.Event {
+func (a *attemptRun) replyEvents(ev record.Event) []record.Event {
 	if m := a.takeReply(); m != nil {
 		return []record.Event{a.messageEvent("in", m), ev}
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/spec"
 )
@@ -52,22 +53,22 @@ func cliArgv(agent *spec.Agent, p *cliProtocol) []string {
 	return append(append(argv, perms...), p.tail...)
 }
 
-func (d *cliDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
-	prompt, err := renderPrompt(a.agent, a.cue.Prompt, a.withBlackboard(t))
+func (d *cliDriver) work(a *attemptRun, t *attempt.Task) (map[string]any, *attempt.Failure) {
+	prompt, err := attempt.RenderPrompt(a.agent, a.cue.Prompt, a.withBlackboard(t))
 	if err != nil {
-		return nil, failf("prompt", "rendering the prompt: %v", err)
+		return nil, attempt.Failf("prompt", "rendering the prompt: %v", err)
 	}
 	s := d.goIO
 	d.goIO = nil
 	if s == nil {
 		if s, err = proc.NewStdio(true); err != nil {
-			return nil, failf("start", "command: %v", err)
+			return nil, attempt.Failf("start", "command: %v", err)
 		}
 	}
 	argv := cliArgv(a.agent, d.p)
 	p, err := proc.Start(proc.Spec{Argv: argv, Dir: a.dir(), Env: a.env(), Token: a.token, Stdio: s, Cgroup: a.r.sweeper.Cgroup(), Grace: a.r.grace})
 	if err != nil {
-		return nil, failf("start", "command: %v", err)
+		return nil, attempt.Failf("start", "command: %v", err)
 	}
 	d.goProc = p
 	st := &cliStream{a: a, p: d.p, broken: make(chan struct{})}
@@ -79,14 +80,14 @@ func (d *cliDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 	}()
 	timer := time.NewTimer(a.goTimeout())
 	defer timer.Stop()
-	var f *failure
+	var f *attempt.Failure
 	select {
 	case <-p.Done():
 	case <-st.broken:
 		f = st.malfunction()
 		p.Terminate(a.r.grace)
 	case <-timer.C:
-		f = failf("timeout", "%s did not finish within %s", argv[0], a.goTimeout())
+		f = attempt.Failf("timeout", "%s did not finish within %s", argv[0], a.goTimeout())
 		p.Terminate(a.r.grace)
 	case <-a.halt:
 		f = a.stopped()
@@ -103,15 +104,15 @@ func (d *cliDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 
 // cliStream is what one run of a CLI said on its stream.
 type cliStream struct {
-	a      *attempt
+	a      *attemptRun
 	p      *cliProtocol
 	broken chan struct{} // closed on a malformed line
 
 	mu      sync.Mutex
-	bad     *failure
-	ended   bool     // the stream's final event came (claude's result, codex's turn.completed)
-	text    string   // the final reply
-	failed  *failure // the error the stream ended with
+	bad     *attempt.Failure
+	ended   bool             // the stream's final event came (claude's result, codex's turn.completed)
+	text    string           // the final reply
+	failed  *attempt.Failure // the error the stream ended with
 	session string
 }
 
@@ -122,7 +123,7 @@ func (s *cliStream) read(r io.Reader) {
 	for n := 1; ; n++ {
 		line, err := readLine(br, acpMaxLine)
 		if errors.Is(err, errLineTooLong) {
-			s.broke(failf("malfunction", "line %d of the %s stream is longer than %d bytes", n, s.p.name, acpMaxLine))
+			s.broke(attempt.Failf("malfunction", "line %d of the %s stream is longer than %d bytes", n, s.p.name, acpMaxLine))
 			break
 		}
 		if err != nil {
@@ -134,19 +135,19 @@ func (s *cliStream) read(r io.Reader) {
 		}
 		if line[0] != '{' || !json.Valid(line) {
 			s.a.log("stdout", string(line))
-			s.broke(failf("malfunction", "line %d of the %s stream is not a JSON object: %s", n, s.p.name, truncate(string(line), 80)))
+			s.broke(attempt.Failf("malfunction", "line %d of the %s stream is not a JSON object: %s", n, s.p.name, attempt.Truncate(string(line), 80)))
 			break
 		}
 		if err := s.p.event(s, line); err != nil {
-			s.a.log("stdout", truncate(string(line), 200))
-			s.broke(failf("malfunction", "line %d of the %s stream: %v", n, s.p.name, err))
+			s.a.log("stdout", attempt.Truncate(string(line), 200))
+			s.broke(attempt.Failf("malfunction", "line %d of the %s stream: %v", n, s.p.name, err))
 			break
 		}
 	}
 	_, _ = io.Copy(io.Discard, r) // the process is being stopped; let it write
 }
 
-func (s *cliStream) broke(f *failure) {
+func (s *cliStream) broke(f *attempt.Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bad == nil {
@@ -155,7 +156,7 @@ func (s *cliStream) broke(f *failure) {
 	}
 }
 
-func (s *cliStream) malfunction() *failure {
+func (s *cliStream) malfunction() *attempt.Failure {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.bad
@@ -164,7 +165,7 @@ func (s *cliStream) malfunction() *failure {
 // end is how the attempt ends once the CLI exited and its stream is read:
 // a malformed line, then the error its stream reported, then its exit
 // status; a stream that never reached its final event is a malfunction.
-func (s *cliStream) end(e proc.ExitInfo) (map[string]any, *failure) {
+func (s *cliStream) end(e proc.ExitInfo) (map[string]any, *attempt.Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -173,13 +174,13 @@ func (s *cliStream) end(e proc.ExitInfo) (map[string]any, *failure) {
 	case s.failed != nil:
 		return nil, s.failed
 	case e.Signaled:
-		return nil, failf("signal", "command was %s", e)
+		return nil, attempt.Failf("signal", "command was %s", e)
 	case e.Code != 0:
-		return nil, failf(fmt.Sprintf("exit:%d", e.Code), "command %s", e)
+		return nil, attempt.Failf(fmt.Sprintf("exit:%d", e.Code), "command %s", e)
 	case !s.ended:
-		return nil, failf("malfunction", "the %s stream ended without its final event (the CLI exited 0)", s.p.name)
+		return nil, attempt.Failf("malfunction", "the %s stream ended without its final event (the CLI exited 0)", s.p.name)
 	}
-	return replyOutputs(s.a.agent, s.text), nil
+	return attempt.ReplyOutputs(s.a.agent, s.text), nil
 }
 
 // setSession records the CLI's session id once, as a note on the attempt
@@ -196,7 +197,7 @@ func (s *cliStream) setSession(id string) {
 	}
 }
 
-func (s *cliStream) finish(text string, f *failure) {
+func (s *cliStream) finish(text string, f *attempt.Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ended = true
@@ -206,7 +207,7 @@ func (s *cliStream) finish(text string, f *failure) {
 	}
 }
 
-func (s *cliStream) fail(f *failure) {
+func (s *cliStream) fail(f *attempt.Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -105,14 +106,14 @@ func claudeEvent(s *cliStream, line []byte) error {
 		if len(m.Errors) > 0 {
 			var errs []string
 			for _, e := range m.Errors {
-				errs = append(errs, promptValue(e))
+				errs = append(errs, attempt.PromptValue(e))
 			}
 			why = strings.Join(errs, "; ")
 		}
 		if why != "" {
 			why = ": " + oneLine(why)
 		}
-		s.finish("", failf(class, "claude ended with %s after %d turn(s)%s", orText(m.Subtype, "an error"), m.NumTurns, why))
+		s.finish("", attempt.Failf(class, "claude ended with %s after %d turn(s)%s", orText(m.Subtype, "an error"), m.NumTurns, why))
 	default:
 		s.a.log("stdout", "claude: "+m.Type)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -81,9 +82,9 @@ func codexEvent(s *cliStream, line []byte) error {
 		s.mu.Unlock()
 		s.finish(text, nil)
 	case "turn.failed":
-		s.finish("", failf("error", "codex's turn failed: %s", oneLine(m.Error.Message)))
+		s.finish("", attempt.Failf("error", "codex's turn failed: %s", oneLine(m.Error.Message)))
 	case "error":
-		s.fail(failf("error", "codex: %s", oneLine(m.Message)))
+		s.fail(attempt.Failf("error", "codex: %s", oneLine(m.Message)))
 		s.a.log("stdout", "error: "+oneLine(m.Message))
 	default:
 		s.a.log("stdout", "codex: "+m.Type)

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -13,18 +14,18 @@ import (
 // (registerDriver, in an init func): neither the scheduler core nor the
 // loop changes.
 type driver interface {
-	warning(a *attempt) *failure
-	standby(a *attempt) *failure
-	work(a *attempt, t *Task) (map[string]any, *failure)
+	warning(a *attemptRun) *attempt.Failure
+	standby(a *attemptRun) *attempt.Failure
+	work(a *attemptRun, t *attempt.Task) (map[string]any, *attempt.Failure)
 	// close stops whatever is still running and sweeps the process group;
 	// it returns the pid and exit status of the GO process, when there was one.
-	close(a *attempt) (pid int, exit *int)
+	close(a *attemptRun) (pid int, exit *int)
 }
 
 // goPreparer is a driver that gets ready for GO while it waits for it.
-type goPreparer interface{ prepareGo(a *attempt) }
+type goPreparer interface{ prepareGo(a *attemptRun) }
 
-func prepareGo(d driver, a *attempt) {
+func prepareGo(d driver, a *attemptRun) {
 	if p, ok := d.(goPreparer); ok {
 		p.prepareGo(a)
 	}

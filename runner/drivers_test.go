@@ -5,6 +5,7 @@ package runner
 import (
 	"testing"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -13,15 +14,15 @@ import (
 // and completes with the task's inputs as outputs.
 type echoDriver struct{ warned, stood bool }
 
-func (d *echoDriver) warning(*attempt) *failure { d.warned = true; return nil }
-func (d *echoDriver) standby(*attempt) *failure { d.stood = true; return nil }
-func (d *echoDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
+func (d *echoDriver) warning(*attemptRun) *attempt.Failure { d.warned = true; return nil }
+func (d *echoDriver) standby(*attemptRun) *attempt.Failure { d.stood = true; return nil }
+func (d *echoDriver) work(a *attemptRun, t *attempt.Task) (map[string]any, *attempt.Failure) {
 	if !d.warned || !d.stood {
-		return nil, failf("failed", "GO before WARNING and STANDBY")
+		return nil, attempt.Failf("failed", "GO before WARNING and STANDBY")
 	}
 	return map[string]any{"echo": t.Inputs["word"]}, nil
 }
-func (d *echoDriver) close(*attempt) (int, *int) { return 0, nil }
+func (d *echoDriver) close(*attemptRun) (int, *int) { return 0, nil }
 
 func TestAProtocolIsADriver(t *testing.T) {
 	registerDriver("test-echo", driverKind{new: func() driver { return &echoDriver{} }})

@@ -35,7 +35,7 @@ func (c *child) exportToCue(outputs map[string]any) {
 // children in the order they completed, a later one winning a clash between
 // them, then the agent's own outputs, which win over any child's. A child's
 // value lost to a different own value is noted as a warning.
-func (a *attempt) withChildExports(own map[string]any) map[string]any {
+func (a *attemptRun) withChildExports(own map[string]any) map[string]any {
 	a.mu.Lock()
 	exports := a.exports
 	a.exports = nil

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
@@ -86,7 +87,7 @@ func (r *run) loopGuard() loopLimits {
 // blackboard read or watch) and gives the loop guard's verdict: stop is
 // true when the guard answered it instead (the request is recorded here,
 // as nothing else will) or failed the attempt (f).
-func (r *run) guardRequest(a *attempt, ap *agentProcess, wm *wireMessage) (stop bool, f *failure) {
+func (r *run) guardRequest(a *attemptRun, ap *agentProcess, wm *wireMessage) (stop bool, f *attempt.Failure) {
 	n := a.guard.add(wm.msg)
 	if r.loopGuard().blocks(n) {
 		if err := a.recordMessage("in", wm.msg, wm.raw); err != nil {
@@ -106,7 +107,7 @@ func (r *run) guardRequest(a *attempt, ap *agentProcess, wm *wireMessage) (stop 
 // with a protocol.error telling the agent to try another way (blocked is
 // true), and the agent goes on; at loop_fail the attempt fails as
 // loop_detected.
-func (a *attempt) loopVerdict(ap *agentProcess, msg protocols.Message, n int) (blocked bool, f *failure) {
+func (a *attemptRun) loopVerdict(ap *agentProcess, msg protocols.Message, n int) (blocked bool, f *attempt.Failure) {
 	l := a.r.loopGuard()
 	if !l.speaks(n) {
 		return false, nil
@@ -117,7 +118,7 @@ func (a *attempt) loopVerdict(ap *agentProcess, msg protocols.Message, n int) (b
 	case n >= fail:
 		ev.Reason = fmt.Sprintf("loop detected: %s sent the same %s %d times (loop_fail %d)", a.agent.ID, msg.Type, n, fail)
 		_ = a.r.publish(context.Background(), ev)
-		return true, failf("loop_detected", "%s", ev.Reason)
+		return true, attempt.Failf("loop_detected", "%s", ev.Reason)
 	case n >= block:
 		ev.Reason = fmt.Sprintf("loop blocked: %s sent the same %s %d times (blocked from %d, the attempt fails at %d)", a.agent.ID, msg.Type, n, block, fail)
 		_ = a.r.publish(context.Background(), ev)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
 )
@@ -38,25 +39,25 @@ type hostServices interface {
 	// blackboard reads the run's board as it is now.
 	blackboard() (map[string]record.BlackboardEntry, error)
 	// agentEnv is the environment an agent's processes start with.
-	agentEnv(a *attempt) []string
+	agentEnv(a *attemptRun) []string
 	// agentProc returns a protocol agent's process, started at first use.
-	agentProc(a *attempt) (*agentProcess, *failure)
+	agentProc(a *attemptRun) (*agentProcess, *attempt.Failure)
 	// serve answers one of an agent's requests during GO (the hub).
-	serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure
+	serve(a *attemptRun, ap *agentProcess, wm *wireMessage) *attempt.Failure
 	// askPerson asks a question for an agent that is not a jsonl one (an
 	// ACP permission request): deliver gets the answer.
 	// The answer is one of options when there are some (PickOption).
-	askPerson(a *attempt, b protocols.QuestionAsk, options []record.QuestionOption, deliver func(answer string)) *failure
+	askPerson(a *attemptRun, b protocols.QuestionAsk, options []record.QuestionOption, deliver func(answer string)) *attempt.Failure
 	// withdrawQuestions closes the open questions of an attempt that ended.
-	withdrawQuestions(a *attempt)
+	withdrawQuestions(a *attemptRun)
 	// endWatch ends the blackboard watch of an attempt that ended.
-	endWatch(a *attempt)
+	endWatch(a *attemptRun)
 	// endTask records how an attempt's task ended.
 	endTask(n *node, how string)
 	// addUsage records what an attempt reported it used so far (cost,
 	// tokens, credits: its totals) and counts it toward the run's limits.
 	// Drivers call it from the attempt's goroutine.
-	addUsage(a *attempt, u record.Usage)
+	addUsage(a *attemptRun, u record.Usage)
 	loopGuard() loopLimits
 	messageRate() int
 	wire(msg protocols.Message) *wireMessage

@@ -7,6 +7,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -20,7 +21,7 @@ import (
 // Every request is stored before it is acted on: most are recorded here
 // first; a blackboard.write by the event of its write, a blackboard.read
 // together with its answer (one commit each, as the store's figures need).
-func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
+func (r *run) serve(a *attemptRun, ap *agentProcess, wm *wireMessage) *attempt.Failure {
 	msg := wm.msg
 	if a.allows("blackboard") {
 		switch b := msg.Body.(type) {
@@ -51,7 +52,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		}
 		return nil
 	}
-	refuse := func(format string, args ...any) *failure {
+	refuse := func(format string, args ...any) *attempt.Failure {
 		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: fmt.Sprintf(format, args...)}))
 	}
 	switch b := msg.Body.(type) {
@@ -121,16 +122,16 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 
 // notRecorded ends an attempt whose agent's message could not be stored:
 // it is not acted on, and the run ends with the recorder's error.
-func notRecorded(msg protocols.Message, err error) *failure {
-	return failf("internal", "%s could not be recorded: %v", msg.Type, err)
+func notRecorded(msg protocols.Message, err error) *attempt.Failure {
+	return attempt.Failf("internal", "%s could not be recorded: %v", msg.Type, err)
 }
 
 // allows reports whether the agent's effective tools at its depth include tool.
-func (a *attempt) allows(tool string) bool {
+func (a *attemptRun) allows(tool string) bool {
 	return toolsOf(a.r.plan, a.agent.ID).Allows(tool, a.node.depth)
 }
 
-func (a *attempt) denied(tool string) string {
+func (a *attemptRun) denied(tool string) string {
 	if why, ok := planner.NotOffered(a.r.plan, a.agent)[tool]; ok {
 		return fmt.Sprintf("%q is not offered to agent %s: %s", tool, a.agent.ID, why)
 	}
@@ -142,7 +143,7 @@ func (a *attempt) denied(tool string) string {
 // right behind it, in as few transactions as the store can (an agent may
 // send thousands a second), then acknowledges each in order. A request of
 // another kind found behind them waits in a.held for the exchange.
-func (r *run) serveWrites(a *attempt, ap *agentProcess, first *wireMessage) *failure {
+func (r *run) serveWrites(a *attemptRun, ap *agentProcess, first *wireMessage) *attempt.Failure {
 	if n := a.guard.add(first.msg); r.loopGuard().speaks(n) {
 		return r.serveRepeat(a, ap, first, n)
 	}
@@ -174,7 +175,7 @@ drain:
 
 // serveRepeat serves a blackboard.write the loop guard speaks about: its
 // verdict first, then, unless it blocks the write, the write alone.
-func (r *run) serveRepeat(a *attempt, ap *agentProcess, wm *wireMessage, n int) *failure {
+func (r *run) serveRepeat(a *attemptRun, ap *agentProcess, wm *wireMessage, n int) *attempt.Failure {
 	if r.loopGuard().blocks(n) { // not written: recorded here, with the guard's answer
 		if err := a.recordMessage("in", wm.msg, wm.raw); err != nil {
 			return notRecorded(wm.msg, err)
@@ -187,7 +188,7 @@ func (r *run) serveRepeat(a *attempt, ap *agentProcess, wm *wireMessage, n int) 
 }
 
 // writeBatch stores the writes of batch and acknowledges each in order.
-func (r *run) writeBatch(a *attempt, ap *agentProcess, batch []protocols.Message) *failure {
+func (r *run) writeBatch(a *attemptRun, ap *agentProcess, batch []protocols.Message) *attempt.Failure {
 	first := batch[0]
 	puts := make([]record.BlackboardPut, 0, len(batch))
 	replies := make([]protocols.Message, len(batch))
@@ -242,7 +243,7 @@ func (r *run) writeBatch(a *attempt, ap *agentProcess, batch []protocols.Message
 
 // read answers a blackboard.read; the request and its answer are stored in
 // one commit before the answer goes out.
-func (r *run) read(a *attempt, ap *agentProcess, wm *wireMessage, b protocols.BlackboardRead) *failure {
+func (r *run) read(a *attemptRun, ap *agentProcess, wm *wireMessage, b protocols.BlackboardRead) *attempt.Failure {
 	if stop, f := r.guardRequest(a, ap, wm); stop {
 		return f
 	}
@@ -266,7 +267,7 @@ func (r *run) read(a *attempt, ap *agentProcess, wm *wireMessage, b protocols.Bl
 	return ap.write(reply)
 }
 
-func (r *run) searchMemory(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.MemorySearch) *failure {
+func (r *run) searchMemory(a *attemptRun, ap *agentProcess, msg protocols.Message, b protocols.MemorySearch) *attempt.Failure {
 	items, err := r.rec.MemorySearch(context0, b.Query, b.Limit)
 	if err != nil {
 		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: "memory.search failed: " + err.Error()}))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
 )
@@ -22,7 +23,7 @@ type jsonlDriver struct {
 	ap *agentProcess
 }
 
-func (d *jsonlDriver) warning(a *attempt) *failure {
+func (d *jsonlDriver) warning(a *attemptRun) *attempt.Failure {
 	ap, f := a.r.agentProc(a)
 	if f != nil {
 		return f
@@ -39,18 +40,18 @@ func (d *jsonlDriver) warning(a *attempt) *failure {
 	return f
 }
 
-func (d *jsonlDriver) standby(a *attempt) *failure {
+func (d *jsonlDriver) standby(a *attemptRun) *attempt.Failure {
 	reply, f := d.exchange(a, a.standbyMsg, a.standbyTimeout(), "STANDBY")
 	a.reply = reply
 	return f
 }
 
-func (d *jsonlDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
+func (d *jsonlDriver) work(a *attemptRun, t *attempt.Task) (map[string]any, *attempt.Failure) {
 	m := a.goMsg // recorded with the decision to go
 	if m == nil {
 		// A child task goes by itself: its coord.go, with the blackboard
 		// snapshot read here, is recorded here, before it is sent.
-		m = a.r.wire(protocols.New(protocols.CoordGo{RunID: a.r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents, Task: protocolTask(a.withBlackboard(t))}))
+		m = a.r.wire(protocols.New(protocols.CoordGo{RunID: a.r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents, Task: attempt.ProtocolTask(a.withBlackboard(t))}))
 		a.recordMessage("out", m.msg, m.raw)
 	}
 	a.inGo.Store(true)
@@ -67,14 +68,14 @@ func (d *jsonlDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 		}
 		return b.Outputs, nil
 	case protocols.TaskFailed:
-		f := failf("failed", "the agent failed: %s", b.Error)
-		f.retry = b.Retriable
+		f := attempt.Failf("failed", "the agent failed: %s", b.Error)
+		f.Retry = b.Retriable
 		return nil, f
 	}
-	return nil, failf("malfunction", "unexpected %s in reply to coord.go", reply.Type)
+	return nil, attempt.Failf("malfunction", "unexpected %s in reply to coord.go", reply.Type)
 }
 
-func (d *jsonlDriver) close(a *attempt) (int, *int) {
+func (d *jsonlDriver) close(a *attemptRun) (int, *int) {
 	if d.ap == nil {
 		return 0, nil
 	}
@@ -92,7 +93,7 @@ func (d *jsonlDriver) close(a *attempt) (int, *int) {
 // (recorded here), a broken process or silence is a classified failure;
 // silence and protocol errors also stop the process (the next attempt gets
 // a fresh one).
-func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Duration, phase string) (*wireMessage, *failure) {
+func (d *jsonlDriver) exchange(a *attemptRun, out *wireMessage, timeout time.Duration, phase string) (*wireMessage, *attempt.Failure) {
 	ap, msg := d.ap, out.msg
 	waiter := make(chan *wireMessage, 1)
 	if f := ap.expect(msg.ID, func(m *wireMessage) { waiter <- m }); f != nil {
@@ -122,8 +123,8 @@ func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Durati
 			}
 			if err := protocols.CheckReply(msg, reply.msg); err != nil {
 				a.recordMessage("in", reply.msg, reply.raw)
-				f := failf("malfunction", "%v", err)
-				ap.fail(failf("malfunction", "the agent answered %s wrongly: %v", msg.Type, err))
+				f := attempt.Failf("malfunction", "%v", err)
+				ap.fail(attempt.Failf("malfunction", "the agent answered %s wrongly: %v", msg.Type, err))
 				return nil, f
 			}
 			return reply, nil
@@ -139,28 +140,28 @@ func (d *jsonlDriver) exchange(a *attempt, out *wireMessage, timeout time.Durati
 				return nil, a.tellStopped(ap)
 			}
 			f := ap.failure()
-			return nil, failf(f.class, "%s, during %s", f.reason, phase)
+			return nil, attempt.Failf(f.Class, "%s, during %s", f.Reason, phase)
 		case <-a.halt:
 			return nil, a.tellStopped(ap)
 		case <-a.abort:
 			f := a.failure()
-			_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.ID, Reason: f.reason}))
+			_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.ID, Reason: f.Reason}))
 			return nil, f
 		case <-timer.C:
-			var f *failure
+			var f *attempt.Failure
 			if phase == "GO" {
-				f = failf("timeout", "no %s within %s (GO timeout)", orList(want), timeout)
+				f = attempt.Failf("timeout", "no %s within %s (GO timeout)", orList(want), timeout)
 			} else {
-				f = failf("malfunction", "no %s within %s of %s", orList(want), timeout, msg.Type)
+				f = attempt.Failf("malfunction", "no %s within %s of %s", orList(want), timeout, msg.Type)
 			}
-			ap.fail(failf(f.class, "the agent did not answer %s of cue %s in time", msg.Type, a.cue.ID))
+			ap.fail(attempt.Failf(f.Class, "the agent did not answer %s of cue %s in time", msg.Type, a.cue.ID))
 			return nil, f
 		}
 	}
 }
 
 // serveQueued serves the requests waiting in the attempt's queue now.
-func (a *attempt) serveQueued(ap *agentProcess) *failure {
+func (a *attemptRun) serveQueued(ap *agentProcess) *attempt.Failure {
 	for {
 		req := a.held
 		a.held = nil
@@ -189,19 +190,19 @@ func isReplyType(t string) bool {
 
 // recordMessage stores a message of this attempt now. A failure
 // ends the run (publish); the caller does not act on the message.
-func (a *attempt) recordMessage(dir string, msg protocols.Message, raw []byte) error {
+func (a *attemptRun) recordMessage(dir string, msg protocols.Message, raw []byte) error {
 	return a.r.publish(context.Background(), a.messageEvent(dir, &wireMessage{msg: msg, raw: raw}))
 }
 
 // messageEvent is the record of a message of this attempt.
-func (a *attempt) messageEvent(dir string, m *wireMessage) record.Event {
+func (a *attemptRun) messageEvent(dir string, m *wireMessage) record.Event {
 	data := record.MessageData{Direction: dir, Type: m.msg.Type, ID: m.msg.ID, InReplyTo: m.msg.InReplyTo, Body: json.RawMessage(trimNewline(m.raw))}
 	return record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvMessage, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, Data: data}
 }
 
 // tellStopped tells a halted attempt's agent to stop (coord.stop, recorded)
 // and returns the attempt's failure.
-func (a *attempt) tellStopped(ap *agentProcess) *failure {
+func (a *attemptRun) tellStopped(ap *agentProcess) *attempt.Failure {
 	_ = ap.send(a, protocols.New(protocols.CoordStop{RunID: a.r.id, CueID: a.cue.ID, Reason: a.why}))
 	return a.stopped()
 }
@@ -216,11 +217,11 @@ func (r *run) wire(msg protocols.Message) *wireMessage {
 }
 
 // exitFailure classifies a process that ended when it should not have.
-func exitFailure(e proc.ExitInfo, when string) *failure {
+func exitFailure(e proc.ExitInfo, when string) *attempt.Failure {
 	if e.Signaled {
-		return failf("signal", "the agent was %s %s", e, when)
+		return attempt.Failf("signal", "the agent was %s %s", e, when)
 	}
-	return failf(fmt.Sprintf("exit:%d", e.Code), "the agent %s %s", e, when)
+	return attempt.Failf(fmt.Sprintf("exit:%d", e.Code), "the agent %s %s", e, when)
 }
 
 func orList(types []string) string {
@@ -238,11 +239,4 @@ func trimNewline(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
-}
-
-func protocolTask(t *Task) protocols.Task {
-	return protocols.Task{RunID: t.RunID, CueID: t.CueID, AgentID: t.AgentID, Attempt: t.Attempt, Inputs: t.Inputs,
-		Blackboard: t.Blackboard, Tools: t.Tools, HandoffContext: t.HandoffContext,
-		TaskID: t.TaskID, ParentTaskID: t.ParentTaskID, Depth: t.Depth, Workspace: t.Workspace,
-		BlackboardEntries: t.BlackboardEntries, Item: t.Item}
 }

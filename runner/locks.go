@@ -21,7 +21,7 @@ func (r *run) tellConflict(dc sched.Decision, d record.ConflictData) {
 
 // tell writes an already recorded message to the attempt's agent, if it has
 // a live process; it is information, so a failure to write is not one.
-func (r *run) tell(a *attempt, m *wireMessage) {
+func (r *run) tell(a *attemptRun, m *wireMessage) {
 	r.procsMu.Lock()
 	ap := r.procs[a.agent.ID]
 	r.procsMu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/redact"
 )
@@ -52,7 +53,7 @@ func lineCost(l record.LogLine) int64 { return int64(len(l.Text)) + logRowCost }
 
 // add logs l, or keeps it for close.
 func (c *logCap) add(l record.LogLine) {
-	if len(l.Text) > MaxLine {
+	if len(l.Text) > attempt.MaxLine {
 		l.Text = cutLine(l.Text, c.mask)
 	}
 	cost := lineCost(l)

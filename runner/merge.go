@@ -30,14 +30,14 @@ type merging struct {
 type merge struct {
 	id       int // the cue's plan position, or sched.ResultMerge
 	pos      int // the cue it is recorded at
-	att      *attempt
+	att      *attemptRun
 	tree     *mergeTree
 	sources  []sched.MergeSource
 	verify   []string
 	timeout  time.Duration // the verify command's
 	problem  *sched.MergeProblem
 	cancel   context.CancelFunc // ends the round running
-	resolver *attempt           // the resolver at work
+	resolver *attemptRun        // the resolver at work
 	question string             // the open question's id
 	// pending is the source whose merge stopped at a conflict (the rounds'
 	// goroutines, one after the other).
@@ -158,7 +158,7 @@ func (r *run) handleMerge(ctx context.Context, rep report) {
 		}
 		end := sched.End{Outputs: rep.outputs}
 		if f := rep.fail; f != nil {
-			end.Failed, end.Class, end.Reason = true, f.class, f.reason
+			end.Failed, end.Class, end.Reason = true, f.Class, f.Reason
 		}
 		r.core.ResolverEnded(m.id, a.pos, a.number, a.agent, end)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
@@ -50,7 +51,7 @@ func (r *run) startResolver(ctx context.Context, c *planner.Cue, d sched.Decisio
 // resolverPhases takes a resolver's attempt through WARNING and STANDBY
 // and into GO at once, recording its messages itself (no loop decides
 // them), as a child task's.
-func (a *attempt) resolverPhases(d driver) (map[string]any, *failure) {
+func (a *attemptRun) resolverPhases(d driver) (map[string]any, *attempt.Failure) {
 	r := a.r
 	if !a.trivial {
 		if f := d.warning(a); f != nil {
@@ -77,7 +78,7 @@ func (a *attempt) resolverPhases(d driver) (map[string]any, *failure) {
 
 // resolverTask is a resolver's GO task: the run's inputs and what it is to
 // resolve.
-func (m *merge) resolverTask(r *run, a *attempt, p *sched.MergeProblem) *Task {
+func (m *merge) resolverTask(r *run, a *attemptRun, p *sched.MergeProblem) *attempt.Task {
 	inputs := map[string]any{}
 	for k, v := range r.opts.Inputs {
 		inputs[k] = v
@@ -95,7 +96,7 @@ func (m *merge) resolverTask(r *run, a *attempt, p *sched.MergeProblem) *Task {
 	if tools == nil {
 		tools = []string{}
 	}
-	return &Task{RunID: r.id, CueID: a.cue.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools,
+	return &attempt.Task{RunID: r.id, CueID: a.cue.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools,
 		TaskID: a.cue.ID, Workspace: m.tree.path}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
@@ -17,7 +18,7 @@ import (
 // handoff checks a task.handoff like a handoff spec (DESIGN §2.3) plus the
 // guardrails, and starts the receiver as a child; its handoff.result comes
 // when the child ends. A refusal is a handoff.result too: the sender goes on.
-func (r *run) handoff(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.TaskHandoff) *failure {
+func (r *run) handoff(a *attemptRun, ap *agentProcess, msg protocols.Message, b protocols.TaskHandoff) *attempt.Failure {
 	to := r.plan.Agents[b.ToAgent]
 	var problems []string
 	if !a.allows("handoff") {
@@ -54,7 +55,7 @@ func (r *run) handoff(a *attempt, ap *agentProcess, msg protocols.Message, b pro
 // task.announce when the child ends. The receiver must be in the sender's
 // handoff_to (the one allowlist of whom an agent may give work to), and the
 // guardrails of handoffs apply. A refusal is a protocol.error with the reason.
-func (r *run) spawn(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.TaskSpawn) *failure {
+func (r *run) spawn(a *attemptRun, ap *agentProcess, msg protocols.Message, b protocols.TaskSpawn) *attempt.Failure {
 	to := r.plan.Agents[b.Agent]
 	var problems []string
 	if !a.allows("spawn") {
@@ -118,8 +119,8 @@ func (r *run) chainProblems(n *node, to *spec.Agent, what string) []string {
 // (REQ-COM-008), told first that it routed it — an agent in GO by a
 // message.notice, the person (above every cue) in the run's log. A private
 // message's notices have no body.
-func (r *run) sendMessage(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.MessageSend) *failure {
-	failed := func(why string) *failure {
+func (r *run) sendMessage(a *attemptRun, ap *agentProcess, msg protocols.Message, b protocols.MessageSend) *attempt.Failure {
+	failed := func(why string) *attempt.Failure {
 		return ap.send(a, protocols.Reply(msg, protocols.DeliveryFailed{Reason: why}))
 	}
 	rt := r.routeOf(a.node, b.To)
@@ -136,7 +137,7 @@ func (r *run) sendMessage(a *attempt, ap *agentProcess, msg protocols.Message, b
 	}
 	in := protocols.New(protocols.MessageReceived{CueID: n.id, From: a.agent.ID, FromTask: a.node.id, Body: b.Body, Private: b.Private})
 	if f := to.proc.send(to, in); f != nil {
-		return failed(fmt.Sprintf("%s could not take it: %s", n.agent.ID, f.reason))
+		return failed(fmt.Sprintf("%s could not take it: %s", n.agent.ID, f.Reason))
 	}
 	if rt.sibling {
 		r.notifyParentOf(a, protocols.TypeMessageSend, n, shown, b.Private)
@@ -147,7 +148,7 @@ func (r *run) sendMessage(a *attempt, ap *agentProcess, msg protocols.Message, b
 // notifyRouter tells the nearest common ancestor of a message's sender and
 // recipient that the message went through it: a message.notice to its agent
 // in GO; the person's log when it is the person, or not at work.
-func (r *run) notifyRouter(a *attempt, via, to *node, body any, private bool) {
+func (r *run) notifyRouter(a *attemptRun, via, to *node, body any, private bool) {
 	if via != nil {
 		if p, _ := r.workingAttempt(via); p != nil {
 			_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: via.id, From: a.agent.ID, To: to.agent.ID,
@@ -160,7 +161,7 @@ func (r *run) notifyRouter(a *attempt, via, to *node, body any, private bool) {
 
 // notifyParentOf is notifyParent for a message to a sibling, which may be
 // private (the notice has no body).
-func (r *run) notifyParentOf(a *attempt, kind string, to *node, body any, private bool) {
+func (r *run) notifyParentOf(a *attemptRun, kind string, to *node, body any, private bool) {
 	if !private {
 		r.notifyParent(a, kind, to.agent.ID, body)
 		return
@@ -180,7 +181,7 @@ func (r *run) notifyParentOf(a *attempt, kind string, to *node, body any, privat
 // message.notice to a parent agent at work; for a root task, whose parent is
 // the person, the person sees messages between tasks (what it sends the
 // person it already sees).
-func (r *run) notifyParent(a *attempt, kind, to string, body any) {
+func (r *run) notifyParent(a *attemptRun, kind, to string, body any) {
 	parent := a.node.parent
 	if parent == nil {
 		if kind == protocols.TypeMessageSend {
@@ -198,7 +199,7 @@ func (r *run) notifyParent(a *attempt, kind, to string, body any) {
 // forPerson is the record of what a request shows the person: a
 // message.user, or the discovery.report of a task whose parent is the person
 // (or is not at work to take it).
-func (r *run) forPerson(a *attempt, msg protocols.Message) (record.Event, bool) {
+func (r *run) forPerson(a *attemptRun, msg protocols.Message) (record.Event, bool) {
 	switch b := msg.Body.(type) {
 	case protocols.MessageUser:
 		return r.userEvent(a, "message", "", b.Body), true
@@ -225,7 +226,7 @@ func (r *run) forPerson(a *attempt, msg protocols.Message) (record.Event, bool) 
 }
 
 // discovery goes to the parent at work without interrupting it: a notice.
-func (r *run) discovery(a *attempt, b protocols.DiscoveryReport) {
+func (r *run) discovery(a *attemptRun, b protocols.DiscoveryReport) {
 	parent := a.node.parent
 	if p, _ := r.workingAttempt(parent); p != nil {
 		r.toParent(a, p, protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, Kind: protocols.TypeDiscoveryReport, Body: discoveryBody(b)})
@@ -243,20 +244,20 @@ func discoveryBody(b protocols.DiscoveryReport) map[string]any {
 }
 
 // toUser records something for the person running orch.
-func (r *run) toUser(a *attempt, kind, to string, body any) {
+func (r *run) toUser(a *attemptRun, kind, to string, body any) {
 	_ = r.publish(context.Background(), r.userEvent(a, kind, to, body))
 }
 
-func (r *run) userEvent(a *attempt, kind, to string, body any) record.Event {
+func (r *run) userEvent(a *attemptRun, kind, to string, body any) record.Event {
 	return r.userEventOf(a, record.UserMessageData{Kind: kind, To: to}, body)
 }
 
 // publishUser records data, with body, for the person.
-func (r *run) publishUser(a *attempt, data record.UserMessageData, body any) {
+func (r *run) publishUser(a *attemptRun, data record.UserMessageData, body any) {
 	_ = r.publish(context.Background(), r.userEventOf(a, data, body))
 }
 
-func (r *run) userEventOf(a *attempt, data record.UserMessageData, body any) record.Event {
+func (r *run) userEventOf(a *attemptRun, data record.UserMessageData, body any) record.Event {
 	data.From = a.agent.ID
 	if body != nil {
 		if raw, err := json.Marshal(body); err == nil {

@@ -3,15 +3,14 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/spec"
@@ -32,7 +31,7 @@ type plainDriver struct {
 	goProc *proc.Process
 }
 
-func (d *plainDriver) warning(a *attempt) *failure {
+func (d *plainDriver) warning(a *attemptRun) *attempt.Failure {
 	if len(a.agent.Prepare) == 0 {
 		return nil
 	}
@@ -40,7 +39,7 @@ func (d *plainDriver) warning(a *attempt) *failure {
 	return f
 }
 
-func (d *plainDriver) standby(a *attempt) *failure {
+func (d *plainDriver) standby(a *attemptRun) *attempt.Failure {
 	if len(a.agent.ReadyCheck) == 0 {
 		return nil
 	}
@@ -50,14 +49,14 @@ func (d *plainDriver) standby(a *attempt) *failure {
 
 // prepareGo makes the GO command's pipes before GO comes, off the path from
 // the decision to the process.
-func (d *plainDriver) prepareGo(*attempt) {
+func (d *plainDriver) prepareGo(*attemptRun) {
 	d.goIO, _ = proc.NewStdio(true) // on failure work tries again, and reports it
 }
 
-func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
+func (d *plainDriver) work(a *attemptRun, t *attempt.Task) (map[string]any, *attempt.Failure) {
 	// The agent creates the file when it writes an output (>> does): one
 	// file operation fewer per attempt when it has nothing to say.
-	outPath := filepath.Join(a.r.workDir, fmt.Sprintf("%s.%s.%d.out", safeName(a.cue.ID), safeName(a.agent.ID), a.number))
+	outPath := filepath.Join(a.r.workDir, fmt.Sprintf("%s.%s.%d.out", attempt.SafeName(a.cue.ID), attempt.SafeName(a.agent.ID), a.number))
 	// The task goes to stdin once the process is started, with the
 	// blackboard as of the GO's commit, which came before.
 	stdin := func() []byte {
@@ -66,9 +65,9 @@ func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 	}
 	inDir := strings.TrimSuffix(outPath, ".out") + ".in"
 	defer os.RemoveAll(inDir)
-	vars, err := inputVars(t, inDir)
+	vars, err := attempt.InputVars(t, inDir)
 	if err != nil {
-		return nil, failf("start", "command: writing a large input to a file: %v", err)
+		return nil, attempt.Failf("start", "command: writing a large input to a file: %v", err)
 	}
 	s := d.goIO
 	d.goIO = nil
@@ -77,21 +76,14 @@ func (d *plainDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 	if f != nil {
 		return nil, f
 	}
-	data, err := readCapped(outPath, maxOutputFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]any{}, nil
-	}
+	outputs, err := attempt.ReadOutputFile(outPath)
 	if err != nil {
-		return nil, failf("malfunction", "%v", err)
-	}
-	outputs, err := parseOutputFile(data)
-	if err != nil {
-		return nil, failf("malfunction", "%v", err)
+		return nil, attempt.Failf("malfunction", "%v", err)
 	}
 	return outputs, nil
 }
 
-func (d *plainDriver) close(a *attempt) (int, *int) {
+func (d *plainDriver) close(a *attemptRun) (int, *int) {
 	if d.goIO != nil { // stopped before GO
 		d.goIO.Close()
 		d.goIO = nil
@@ -113,20 +105,20 @@ func (d *plainDriver) close(a *attempt) (int, *int) {
 // started. A nil env means the agent's environment without a task. Its
 // output may still be being read when runStep returns: the attempt waits
 // for it after it has reported its end (see attempt.run).
-func (a *attempt) runStep(step string, argv []string, shell string, s *proc.Stdio, stdin func() []byte, timeout time.Duration, env []string) (*proc.Process, *failure) {
+func (a *attemptRun) runStep(step string, argv []string, shell string, s *proc.Stdio, stdin func() []byte, timeout time.Duration, env []string) (*proc.Process, *attempt.Failure) {
 	if env == nil {
 		env = a.env()
 	}
 	if s == nil {
 		var err error
 		if s, err = proc.NewStdio(stdin != nil); err != nil {
-			return nil, failf("start", "%s: %v", step, err)
+			return nil, attempt.Failf("start", "%s: %v", step, err)
 		}
 	}
 	spec := proc.Spec{Argv: argv, Shell: shell, Dir: a.dir(), Env: env, Token: a.token, Stdio: s, Cgroup: a.r.sweeper.Cgroup(), Grace: a.r.grace}
 	p, err := proc.Start(spec)
 	if err != nil {
-		return nil, failf("start", "%s: %v", step, err)
+		return nil, attempt.Failf("start", "%s: %v", step, err)
 	}
 	p.ReadOutput(logLines(a.logWriter("stdout")), logLines(a.logWriter("stderr")))
 	a.procs = append(a.procs, p)
@@ -138,11 +130,11 @@ func (a *attempt) runStep(step string, argv []string, shell string, s *proc.Stdi
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	var f *failure
+	var f *attempt.Failure
 	select {
 	case <-p.Done():
 	case <-timer.C:
-		f = failf("timeout", "%s did not finish within %s", step, timeout)
+		f = attempt.Failf("timeout", "%s did not finish within %s", step, timeout)
 		p.Terminate(a.r.grace)
 	case <-a.halt:
 		f = a.stopped()
@@ -156,9 +148,9 @@ func (a *attempt) runStep(step string, argv []string, shell string, s *proc.Stdi
 	e := p.Exit()
 	switch {
 	case e.Signaled:
-		return p, failf("signal", "%s was %s", step, e)
+		return p, attempt.Failf("signal", "%s was %s", step, e)
 	case e.Code != 0:
-		return p, failf(fmt.Sprintf("exit:%d", e.Code), "%s %s", step, e)
+		return p, attempt.Failf(fmt.Sprintf("exit:%d", e.Code), "%s %s", step, e)
 	}
 	return p, nil
 }
@@ -167,7 +159,7 @@ func (a *attempt) runStep(step string, argv []string, shell string, s *proc.Stdi
 // process group (unless it was killed: then that is expected), and with a
 // cgroup what escaped the group. Without a cgroup, descendants that escaped
 // the group are the run's sweeper's job.
-func (a *attempt) sweep(p *proc.Process, step string, killed bool) {
+func (a *attemptRun) sweep(p *proc.Process, step string, killed bool) {
 	inGroup, escaped := p.Sweep(a.r.grace, killed)
 	if len(inGroup) > 0 && !killed {
 		a.note("%s left %d process(es) running in its process group; stopped them", step, len(inGroup))
@@ -195,7 +187,7 @@ const secretSlack = 64 << 10
 // cutMarker ends a line that was cut.
 const cutMarker = " [line cut at 1 MiB]"
 
-func (a *attempt) logWriter(stream string) *lineWriter {
+func (a *attemptRun) logWriter(stream string) *lineWriter {
 	return &lineWriter{emit: func(s string) { a.log(stream, s) }}
 }
 
@@ -203,7 +195,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := len(p)
-	const limit = MaxLine + secretSlack
+	const limit = attempt.MaxLine + secretSlack
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		chunk := p
@@ -239,8 +231,8 @@ func (w *lineWriter) line() {
 func cutLine(text string, d *redact.Redactor) string {
 	text, cut := strings.CutSuffix(text, cutMarker)
 	text = d.Text(text)
-	if len(text) > MaxLine {
-		text, cut = text[:MaxLine], true
+	if len(text) > attempt.MaxLine {
+		text, cut = text[:attempt.MaxLine], true
 	}
 	if cut {
 		text += cutMarker
@@ -255,29 +247,4 @@ func (w *lineWriter) flush() {
 	if len(w.buf) > 0 || w.cut {
 		w.line()
 	}
-}
-
-func readCapped(path string, limit int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > limit {
-		return nil, fmt.Errorf("ORCH_OUTPUT is larger than %d bytes", limit)
-	}
-	return data, nil
-}
-
-func safeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == 0 {
-			return '_'
-		}
-		return r
-	}, s)
 }

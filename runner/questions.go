@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -38,13 +39,13 @@ type openQuestion struct {
 	// not speak the cue protocol (askPerson); nil: question.answer is sent.
 	deliver func(answer string)
 	options []record.QuestionOption // the answers it takes; none: any
-	asker   *attempt
+	asker   *attemptRun
 	// expired, on the loop, tells a question's asker that is not an
 	// attempt at work (a merge's) that it was not answered in time.
 	expired func(reason string)
 }
 
-type question = sched.Question[*attempt]
+type question = sched.Question[*attemptRun]
 
 func (r *run) questionTimeout() time.Duration {
 	if d := r.plan.Cuelist.Guardrails.QuestionTimeout.D(); d > 0 {
@@ -56,7 +57,7 @@ func (r *run) questionTimeout() time.Duration {
 // askRequest opens a question; the reply says where it went (fwd: the
 // question.ask to send the parent agent) once it is recorded.
 type askRequest struct {
-	att     *attempt
+	att     *attemptRun
 	msg     protocols.Message
 	body    protocols.QuestionAsk
 	options []record.QuestionOption
@@ -137,25 +138,25 @@ func (q answerRequest) serveOn(ctx context.Context, r *run) {
 
 // ask records a question and sends it up: the asker waits for the answer
 // while the run goes on with other work. It runs on the asker's goroutine.
-func (r *run) ask(a *attempt, msg protocols.Message, b protocols.QuestionAsk) *failure {
+func (r *run) ask(a *attemptRun, msg protocols.Message, b protocols.QuestionAsk) *attempt.Failure {
 	return r.askQuestion(askRequest{att: a, msg: msg, body: b})
 }
 
 // askPerson asks a question whose answer goes to deliver (see hostServices):
 // one of options when there are some.
-func (r *run) askPerson(a *attempt, b protocols.QuestionAsk, options []record.QuestionOption, deliver func(string)) *failure {
+func (r *run) askPerson(a *attemptRun, b protocols.QuestionAsk, options []record.QuestionOption, deliver func(string)) *attempt.Failure {
 	return r.askQuestion(askRequest{att: a, body: b, options: options, deliver: deliver})
 }
 
-func (r *run) askQuestion(req askRequest) *failure {
+func (r *run) askQuestion(req askRequest) *attempt.Failure {
 	reply := make(chan askReply, 1)
 	req.reply = reply
 	rep, ok := call(r, req, reply)
 	switch {
 	case !ok:
-		return failf("stopped", "the run is over")
+		return attempt.Failf("stopped", "the run is over")
 	case rep.err != nil:
-		return failf("internal", "recording question: %v", rep.err)
+		return attempt.Failf("internal", "recording question: %v", rep.err)
 	case rep.fwd.ID == "":
 		return nil // with the person
 	}
@@ -308,13 +309,13 @@ func (r *run) expireQuestions(now time.Time) {
 			oq.expired(reason)
 			continue
 		}
-		r.then(func() { a.fail(failf("unanswered", "%s", reason)) })
+		r.then(func() { a.fail(attempt.Failf("unanswered", "%s", reason)) })
 	}
 }
 
 // withdrawRequest closes the questions of an attempt that ended.
 type withdrawRequest struct {
-	att   *attempt
+	att   *attemptRun
 	reply chan struct{}
 }
 
@@ -332,7 +333,7 @@ func (q withdrawRequest) serveOn(ctx context.Context, r *run) {
 }
 
 // withdrawQuestions closes the questions of an attempt that ended.
-func (r *run) withdrawQuestions(a *attempt) {
+func (r *run) withdrawQuestions(a *attemptRun) {
 	if !speaks(a.agent) { // only a protocol agent asks
 		return
 	}

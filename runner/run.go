@@ -15,26 +15,15 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
-// Defaults for what a cuelist does not say.
-const (
-	DefaultMaxParallel = 4
-	DefaultAckTimeout  = 5 * time.Second
-	// DefaultACPStartTimeout is an ACP agent's ack_timeout by default: real
-	// coding CLIs answer initialize in 2 to 5 s, more on a busy machine.
-	DefaultACPStartTimeout = 30 * time.Second
-	DefaultStandbyTimeout  = time.Minute
-	DefaultTimeout         = 30 * time.Minute
-	DefaultKillGrace       = 5 * time.Second
-	MaxLine                = 1 << 20 // the longest protocol line or output line accepted
-
-	commandPoll = 200 * time.Millisecond // how often the owner looks for orch go and orch stop
-)
+// commandPoll is how often the owner looks for orch go and orch stop.
+const commandPoll = 200 * time.Millisecond
 
 // Options describe one run.
 type Options struct {
@@ -148,10 +137,10 @@ type run struct {
 
 // scheduling is the loop's: the core and what the loop knows of attempts.
 type scheduling struct {
-	core     *sched.Core            // the scheduling: cue phases, budgets, locks, retries, limits, credits
-	tasks    *sched.Tasks[*attempt] // the task tree and the open questions
-	atts     [][]*attempt           // the attempt running for each cue's target, by plan position
-	reports  chan report            // attempts and prompts report here
+	core     *sched.Core               // the scheduling: cue phases, budgets, locks, retries, limits, credits
+	tasks    *sched.Tasks[*attemptRun] // the task tree and the open questions
+	atts     [][]*attemptRun           // the attempt running for each cue's target, by plan position
+	reports  chan report               // attempts and prompts report here
 	parallel int
 	running  int          // attempt goroutines not yet reported finished
 	polledAt time.Time    // when the store was last asked for commands
@@ -245,20 +234,8 @@ func newRun(opts Options) (*run, error) {
 		host, _ := os.Hostname()
 		r.opts.Owner = record.Owner{PID: os.Getpid(), Host: host, Token: NewRunID() + NewRunID()}
 	}
-	r.parallel = opts.MaxParallel
-	if r.parallel <= 0 {
-		r.parallel = p.Cuelist.MaxParallel
-	}
-	if r.parallel <= 0 {
-		r.parallel = DefaultMaxParallel
-	}
-	r.grace = opts.KillGrace
-	if r.grace <= 0 {
-		r.grace = p.Cuelist.Defaults.KillGrace.D()
-	}
-	if r.grace <= 0 {
-		r.grace = DefaultKillGrace
-	}
+	r.parallel = attempt.MaxParallel(p.Cuelist, opts.MaxParallel)
+	r.grace = attempt.KillGrace(p.Cuelist, opts.KillGrace)
 	dir, err := os.MkdirTemp("", workDirPrefix(r.id))
 	if err != nil {
 		return nil, fmt.Errorf("creating the run's work directory: %w", err)
@@ -291,9 +268,9 @@ func newRun(opts Options) (*run, error) {
 		}
 	}
 	r.procs = map[string]*agentProcess{}
-	r.atts = make([][]*attempt, len(p.Order))
+	r.atts = make([][]*attemptRun, len(p.Order))
 	for i, c := range p.Order {
-		r.atts[i] = make([]*attempt, len(c.Agents))
+		r.atts[i] = make([]*attemptRun, len(c.Agents))
 	}
 	return r, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -98,7 +99,7 @@ func (r *run) launch(ctx context.Context, d sched.Decision) {
 
 // orderStandby records coord.standby for a protocol agent's attempt and
 // orders the attempt to send it once recorded.
-func (r *run) orderStandby(a *attempt) {
+func (r *run) orderStandby(a *attemptRun) {
 	var m *wireMessage
 	if speaks(a.agent) {
 		m = r.outbound(a, protocols.CoordStandby{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents, ReadyCheck: a.cue.ReadyCheck})
@@ -109,11 +110,11 @@ func (r *run) orderStandby(a *attempt) {
 // orderGo orders the attempt to go once the decision is committed. A
 // protocol agent's coord.go, which carries the blackboard as it is now, is
 // recorded with the decision: one commit, not a second one before sending.
-func (r *run) orderGo(a *attempt, task *Task) {
+func (r *run) orderGo(a *attemptRun, task *attempt.Task) {
 	var m *wireMessage
 	if speaks(a.agent) {
 		m = r.outbound(a, protocols.CoordGo{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents,
-			Task: protocolTask(a.withBlackboard(task))})
+			Task: attempt.ProtocolTask(a.withBlackboard(task))})
 	}
 	o := orderMsg{kind: orderGo, task: task, msg: m}
 	if a.agent.Workspace == WorkspaceWorktree { // the dependencies are done: their branches are known
@@ -124,7 +125,7 @@ func (r *run) orderGo(a *attempt, task *Task) {
 
 // outbound creates a message to an agent and emits its record, so that it is
 // stored with the decision that sends it.
-func (r *run) outbound(a *attempt, b protocols.Body) *wireMessage {
+func (r *run) outbound(a *attemptRun, b protocols.Body) *wireMessage {
 	msg := protocols.New(b)
 	raw, err := protocols.Encode(msg)
 	if err != nil {

@@ -30,9 +30,9 @@ func (r *run) nodeOf(t sched.Task, parent *node) *node {
 	return n
 }
 
-func newTasks() *sched.Tasks[*attempt] {
-	return sched.NewTasks(sched.TasksConfig[*attempt]{
-		Working: func(a *attempt) bool { return a.inGo.Load() },
+func newTasks() *sched.Tasks[*attemptRun] {
+	return sched.NewTasks(sched.TasksConfig[*attemptRun]{
+		Working: func(a *attemptRun) bool { return a.inGo.Load() },
 		Speaks:  speaks,
 	})
 }

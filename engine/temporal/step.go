@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/spec"
 )
@@ -35,7 +34,7 @@ var heartbeatEvery = 5 * time.Second
 // command) to its end, as the local runner's plain driver does: its own
 // process group, the task on stdin and in ORCH_* variables, outputs from
 // ORCH_OUTPUT; cancelled (orch stop, the run's end), its group is killed.
-func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, ag *spec.Agent, in AttemptInput, step string, argv []string, shell string, task *runner.Task) *AttemptResult {
+func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, ag *spec.Agent, in AttemptInput, step string, argv []string, shell string, task *attempt.Task) *AttemptResult {
 	if len(argv) == 0 && shell == "" {
 		return &AttemptResult{}
 	}
@@ -48,7 +47,7 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	outPath := filepath.Join(work, "out")
 	var stdin []byte
 	if task != nil {
-		vars, err := runner.InputVars(task, filepath.Join(work, "in"))
+		vars, err := attempt.InputVars(task, filepath.Join(work, "in"))
 		if err != nil {
 			return fail("start", "%s: writing a large input to a file: %v", step, err)
 		}
@@ -59,17 +58,17 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	if err != nil {
 		return fail("start", "%s: %v", step, err)
 	}
-	grace := firstDuration(p.Cuelist.Defaults.KillGrace.D(), runner.DefaultKillGrace)
+	grace := attempt.KillGrace(p.Cuelist, 0)
 	// The attempt's token names its run, cue and number, then this try. A
 	// try of the same attempt before it ran on a worker that was lost: if
 	// that worker was on this machine, its agent may still run (orphaned,
 	// with no one to stop it): kill it first, as orch resume does locally.
-	attempt := fmt.Sprintf("%s/temporal/%s/%d/", in.RunID, in.Cue, in.Attempt)
+	tokens := fmt.Sprintf("%s/temporal/%s/%d/", in.RunID, in.Cue, in.Attempt)
 	if info := activity.GetInfo(ctx); info.Attempt > 1 {
-		proc.KillTokened(attempt)
+		proc.KillTokened(tokens)
 	}
-	token := attempt + runner.NewRunID()
-	pr, err := proc.Start(proc.Spec{Argv: argv, Shell: shell, Dir: agentDir(ag), Env: env, Token: token, Stdio: s, Grace: grace})
+	token := tokens + runner.NewRunID()
+	pr, err := proc.Start(proc.Spec{Argv: argv, Shell: shell, Dir: attempt.Workdir(ag), Env: env, Token: token, Stdio: s, Grace: grace})
 	if err != nil {
 		return fail("start", "%s: %v", step, err)
 	}
@@ -81,9 +80,9 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 			_ = pr.Stdin().Close()
 		}()
 	}
-	timeout := firstDuration(p.Cuelist.Defaults.StandbyTimeout.D(), runner.DefaultStandbyTimeout)
+	timeout := attempt.StandbyTimeout(p.Cuelist)
 	if task != nil {
-		timeout = firstDuration(c.Timeout.D(), ag.Timeout.D(), p.Cuelist.Defaults.Timeout.D(), runner.DefaultTimeout)
+		timeout = attempt.GoTimeout(p.Cuelist, c, ag)
 	}
 	res := a.wait(ctx, pr, step, timeout, grace)
 	pr.WaitOutput()
@@ -147,23 +146,13 @@ func heartbeat(ctx context.Context) {
 
 // outputs reads ORCH_OUTPUT and checks the agent's provides contract.
 func outputs(res *AttemptResult, path string, ag *spec.Agent) *AttemptResult {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		res.Outputs = map[string]any{}
-	} else if err != nil {
+	out, err := attempt.ReadOutputFile(path)
+	if err != nil {
 		return withFail(res, "malfunction", err.Error())
-	} else {
-		data, err := io.ReadAll(io.LimitReader(f, runner.MaxOutputFile+1))
-		f.Close()
-		if err != nil {
-			return withFail(res, "malfunction", err.Error())
-		}
-		if res.Outputs, err = runner.ParseOutputFile(data); err != nil {
-			return withFail(res, "malfunction", err.Error())
-		}
 	}
-	if why := runner.ContractFailure(ag, res.Outputs); why != "" {
-		return withFail(res, "contract", why)
+	res.Outputs = out
+	if f := attempt.CheckContract(ag, out); f != nil {
+		return withFail(res, f.Class, f.Reason)
 	}
 	return res
 }
@@ -180,29 +169,9 @@ func fail(class, format string, args ...any) *AttemptResult {
 // agentEnv is the environment of the agent's processes: the worker's own,
 // the agent's env, and the ORCH_* variables of the attempt.
 func agentEnv(ag *spec.Agent, in AttemptInput, a *Activities) []string {
-	env := os.Environ()
-	keys := make([]string, 0, len(ag.Env))
-	for k := range ag.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+runner.Scalar(ag.Env[k]))
-	}
-	return append(env, "ORCH_RUN_ID="+in.RunID, "ORCH_CUE_ID="+in.Cue, "ORCH_AGENT_ID="+ag.ID,
-		"ORCH_ATTEMPT="+strconv.Itoa(in.Attempt), "ORCH_DB="+a.DBPath, "ORCH_ROOT="+a.Root, "ORCH_ENGINE=temporal")
-}
-
-// agentDir is the agent's workdir, relative to the file that defines it.
-func agentDir(ag *spec.Agent) string {
-	base := ag.Dir()
-	if ag.Workdir == "" {
-		return base
-	}
-	if filepath.IsAbs(ag.Workdir) {
-		return ag.Workdir
-	}
-	return filepath.Join(base, ag.Workdir)
+	env := attempt.Environ(os.Environ(), ag.Env)
+	env = append(env, attempt.OrchVars(in.RunID, in.Cue, ag.ID, in.Attempt, a.DBPath, a.Root)...)
+	return append(env, "ORCH_ENGINE=temporal")
 }
 
 // logTail keeps the last maxLogTail lines of a step's output.
@@ -214,7 +183,7 @@ type logTail struct {
 func (t *logTail) reader(stream string) func(io.Reader) {
 	return func(r io.Reader) {
 		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), runner.MaxLine)
+		sc.Buffer(make([]byte, 64<<10), attempt.MaxLine)
 		for sc.Scan() {
 			t.add(LogLine{Stream: stream, At: time.Now().UTC(), Text: sc.Text()})
 		}

@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"context"
+	"os"
+
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/record"
+)
+
+// task builds attempt a's task (PlanTask) with the attempt's place in the
+// task tree and its workspace; the blackboard snapshot comes later.
+func (r *run) task(pos int, a *attemptRun) *attempt.Task {
+	t := attempt.PlanTask(r.plan, r.core, pos, r.opts.Inputs, a.agent.ID)
+	t.RunID, t.Attempt, t.TaskID, t.Workspace = r.id, a.number, a.node.id, a.worktreePath()
+	return t
+}
+
+// withBlackboard fills the task's blackboard snapshot with the board as it
+// is now.
+func (a *attemptRun) withBlackboard(t *attempt.Task) *attempt.Task {
+	entries, err := a.r.blackboard()
+	if err != nil {
+		entries = nil // the task goes with an empty board
+	}
+	return attempt.WithBoard(t, entries)
+}
+
+// env is the agent's environment: orch's own, the agent's env, and ORCH_*
+// variables. Values never reach a command line.
+func (a *attemptRun) env(extra ...string) []string { return append(a.r.agentEnv(a), extra...) }
+
+// agentEnv is the environment of attempt a's processes (see attempt.env).
+func (r *run) agentEnv(a *attemptRun) []string {
+	env := append([]string(nil), r.baseEnv(a.agent.ID, a.agent.Env)...)
+	env = append(env, attempt.OrchVars(r.id, a.cue.ID, a.agent.ID, a.number, r.opts.DBPath, r.opts.ProjectRoot)...)
+	if v := r.redact.SecretsEnv(); v != "" {
+		env = append(env, v) // for orch bb set inside the agent
+	}
+	if r.opts.AgentEnv != nil {
+		env = append(env, r.opts.AgentEnv(a.cue.ID, a.agent.ID, a.number)...)
+	}
+	return env
+}
+
+// blackboard reads the run's board for a task's snapshot (see hostServices).
+func (r *run) blackboard() (map[string]record.BlackboardEntry, error) {
+	return r.rec.Blackboard(context.Background(), r.id)
+}
+
+// baseEnv is orch's environment plus the agent's env, built once per agent.
+func (r *run) baseEnv(agent string, vars map[string]any) []string {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if env, ok := r.envCache[agent]; ok {
+		return env
+	}
+	env := attempt.Environ(os.Environ(), vars)
+	if r.envCache == nil {
+		r.envCache = map[string][]string{}
+	}
+	r.envCache[agent] = env
+	return env
+}
