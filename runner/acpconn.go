@@ -144,7 +144,7 @@ func (cs *acpConns) closeAll() {
 
 func startACP(a *attemptRun) (*acpConn, *attempt.Failure) {
 	h := a.r
-	c := &acpConn{h: h, agent: a.agent, token: fmt.Sprintf("%s/acp/%s/%s", h.id, a.agent.ID, NewRunID()),
+	c := &acpConn{h: h, agent: a.agent, token: fmt.Sprintf("%s/acp/%s/%s", h.id, a.agent.ID, record.NewRunID()),
 		pending: map[string]chan *rpcMessage{}, sessions: map[string]*acpSession{}, opening: map[string]*acpSession{}, last: a,
 		done: make(chan struct{}), closed: make(chan struct{}),
 		asks: rate.NewLimiter(rate.Limit(h.messageRate()), h.messageRate())}

@@ -56,7 +56,7 @@ func (g *agents) agentProc(a *attemptRun) (*agentProcess, *attempt.Failure) {
 	if ap := g.procs[a.agent.ID]; ap != nil && ap.healthy() {
 		return ap, nil
 	}
-	ap := &agentProcess{r: g.host, agent: a.agent, token: fmt.Sprintf("%s/agent/%s/%s", g.host.id, a.agent.ID, NewRunID()),
+	ap := &agentProcess{r: g.host, agent: a.agent, token: fmt.Sprintf("%s/agent/%s/%s", g.host.id, a.agent.ID, record.NewRunID()),
 		replies: map[string]func(*wireMessage){}, active: map[string]*attemptRun{}, done: make(chan struct{}), closed: make(chan struct{})}
 	s, err := proc.NewStdio(true)
 	if err != nil {

@@ -105,7 +105,7 @@ const requestBuffer = 256
 
 func newAttempt(r *host, c *planner.Cue, pos, slot int, agent *spec.Agent, n *node, number int, reports chan report) *attemptRun {
 	return &attemptRun{r: r, cue: c, pos: pos, slot: slot, agent: agent, number: number, node: n, reports: reports,
-		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, attempt.SafeName(c.ID), number, NewRunID()),
+		token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, attempt.SafeName(c.ID), number, record.NewRunID()),
 		orders: make(chan orderMsg, 2), halt: make(chan struct{}), ended: make(chan struct{}), requests: make(chan *wireMessage, requestBuffer),
 		abort: make(chan struct{}), kids: map[*child]bool{},
 		trivial: trivial(agent),

@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,37 +80,23 @@ type Result struct {
 	RunID   string
 	State   record.RunState
 	Reason  string
-	Waiting []string     // manual cues waiting for GO when the run paused
-	Cues    []CueOutcome // the plan's cues as the run left them, in plan order
+	Waiting []string            // manual cues waiting for GO when the run paused
+	Cues    []record.CueOutcome // the plan's cues as the run left them, in plan order
 	// ResultBranch is where the worktree branches of a completed run were
 	// merged (nil: none).
 	ResultBranch *record.ResultBranch
 }
 
-// CueOutcome is where a run left one of its plan's cues.
-type CueOutcome struct {
-	ID     string
-	State  record.CueState
-	Reason string
-}
-
 // result is the run's outcome, with every plan cue's (what orch run prints
 // needs no read of the store).
 func (r *run) result(state record.RunState, reason string, waiting []string) *Result {
-	res := &Result{RunID: r.id, State: state, Reason: r.redact.Text(reason), Waiting: waiting, Cues: make([]CueOutcome, len(r.plan.Order)),
+	res := &Result{RunID: r.id, State: state, Reason: r.redact.Text(reason), Waiting: waiting, Cues: make([]record.CueOutcome, len(r.plan.Order)),
 		ResultBranch: r.resultBranch}
 	for i, c := range r.plan.Order {
 		st, why := r.core.State(i)
-		res.Cues[i] = CueOutcome{ID: c.ID, State: record.CueState(st), Reason: r.redact.Text(why)}
+		res.Cues[i] = record.CueOutcome{ID: c.ID, State: record.CueState(st), Reason: r.redact.Text(why)}
 	}
 	return res
-}
-
-// NewRunID returns a fresh run id: 12 hex digits, so a short prefix is unique.
-func NewRunID() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // run is the I/O shell of one run: it feeds the scheduler core (core)
@@ -228,11 +212,11 @@ func newRun(opts Options) (*run, error) {
 	r := &run{opts: opts, plan: p, id: opts.RunID}
 	r.reports = make(chan report, 64)
 	if r.id == "" {
-		r.id = NewRunID()
+		r.id = record.NewRunID()
 	}
 	if r.opts.Owner.Token == "" {
 		host, _ := os.Hostname()
-		r.opts.Owner = record.Owner{PID: os.Getpid(), Host: host, Token: NewRunID() + NewRunID()}
+		r.opts.Owner = record.Owner{PID: os.Getpid(), Host: host, Token: record.NewRunID() + record.NewRunID()}
 	}
 	r.parallel = attempt.MaxParallel(p.Cuelist, opts.MaxParallel)
 	r.grace = attempt.KillGrace(p.Cuelist, opts.KillGrace)

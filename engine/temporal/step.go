@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/proc"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -67,7 +67,7 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	if info := activity.GetInfo(ctx); info.Attempt > 1 {
 		proc.KillTokened(tokens)
 	}
-	token := tokens + runner.NewRunID()
+	token := tokens + record.NewRunID()
 	pr, err := proc.Start(proc.Spec{Argv: argv, Shell: shell, Dir: attempt.Workdir(ag), Env: env, Token: token, Stdio: s, Grace: grace})
 	if err != nil {
 		return fail("start", "%s: %v", step, err)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
@@ -53,7 +52,7 @@ type RunInput struct {
 type RunResult struct {
 	State  string // completed, failed or stopped
 	Reason string
-	Cues   []runner.CueOutcome
+	Cues   []record.CueOutcome
 }
 
 // PlanDoc is the cuelist and the agents it uses, as a worker loaded them:

@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
@@ -239,7 +238,7 @@ func (w *wf) end(state record.RunState, reason string) (*RunResult, error) {
 	res := &RunResult{State: string(state), Reason: reason}
 	for i, c := range w.plan.Order {
 		st, why := w.core.State(i)
-		res.Cues = append(res.Cues, runner.CueOutcome{ID: c.ID, State: record.CueState(st), Reason: why})
+		res.Cues = append(res.Cues, record.CueOutcome{ID: c.ID, State: record.CueState(st), Reason: why})
 	}
 	// The follower reads the last events with a query: a query needs a
 	// running workflow, so it waits a moment for the follower to catch up.
