@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -14,19 +15,18 @@ import (
 // and completes with the task's inputs as outputs.
 type echoDriver struct{ warned, stood bool }
 
-func (d *echoDriver) warning(*attemptRun) *attempt.Failure { d.warned = true; return nil }
-func (d *echoDriver) standby(*attemptRun) *attempt.Failure { d.stood = true; return nil }
-func (d *echoDriver) work(a *attemptRun, t *attempt.Task) (map[string]any, *attempt.Failure) {
+func (d *echoDriver) Warning(*driver.Attempt) *attempt.Failure { d.warned = true; return nil }
+func (d *echoDriver) Standby(*driver.Attempt) *attempt.Failure { d.stood = true; return nil }
+func (d *echoDriver) Work(a *driver.Attempt, t *attempt.Task) (map[string]any, *attempt.Failure) {
 	if !d.warned || !d.stood {
 		return nil, attempt.Failf("failed", "GO before WARNING and STANDBY")
 	}
 	return map[string]any{"echo": t.Inputs["word"]}, nil
 }
-func (d *echoDriver) close(*attemptRun) (int, *int) { return 0, nil }
+func (d *echoDriver) Close(*driver.Attempt) (int, *int) { return 0, nil }
 
 func TestAProtocolIsADriver(t *testing.T) {
-	registerDriver("test-echo", driverKind{new: func() driver { return &echoDriver{} }})
-	defer delete(drivers, "test-echo")
+	driver.Register("test-echo", driver.Kind{New: func() driver.Driver { return &echoDriver{} }})
 	p, _ := project(t, map[string]string{
 		"cuelist.yaml": agentsHead + `  inputs: {word: hello}
   cues:

@@ -11,8 +11,8 @@ import (
 // task builds attempt a's task (PlanTask) with the attempt's place in the
 // task tree and its workspace; the blackboard snapshot comes later.
 func (r *run) task(pos int, a *attemptRun) *attempt.Task {
-	t := attempt.PlanTask(r.plan, r.core, pos, r.opts.Inputs, a.agent.ID)
-	t.RunID, t.Attempt, t.TaskID, t.Workspace = r.id, a.number, a.node.id, a.worktreePath()
+	t := attempt.PlanTask(r.plan, r.core, pos, r.opts.Inputs, a.Agent.ID)
+	t.RunID, t.Attempt, t.TaskID, t.Workspace = r.id, a.Number, a.node.id, a.worktreePath()
 	return t
 }
 
@@ -32,13 +32,13 @@ func (a *attemptRun) env(extra ...string) []string { return append(a.r.agentEnv(
 
 // agentEnv is the environment of attempt a's processes (see attempt.env).
 func (r *run) agentEnv(a *attemptRun) []string {
-	env := append([]string(nil), r.baseEnv(a.agent.ID, a.agent.Env)...)
-	env = append(env, attempt.OrchVars(r.id, a.cue.ID, a.agent.ID, a.number, r.opts.DBPath, r.opts.ProjectRoot)...)
+	env := append([]string(nil), r.baseEnv(a.Agent.ID, a.Agent.Env)...)
+	env = append(env, attempt.OrchVars(r.id, a.Cue.ID, a.Agent.ID, a.Number, r.opts.DBPath, r.opts.ProjectRoot)...)
 	if v := r.redact.SecretsEnv(); v != "" {
 		env = append(env, v) // for orch bb set inside the agent
 	}
 	if r.opts.AgentEnv != nil {
-		env = append(env, r.opts.AgentEnv(a.cue.ID, a.agent.ID, a.number)...)
+		env = append(env, r.opts.AgentEnv(a.Cue.ID, a.Agent.ID, a.Number)...)
 	}
 	return env
 }

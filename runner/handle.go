@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
@@ -23,7 +24,7 @@ type report struct {
 	att     *attemptRun
 	pos     int // repApproval: the cue's plan position
 	ok      bool
-	reply   *wireMessage     // the agent's answer this report is about, recorded by the loop
+	reply   *driver.Wire     // the agent's answer this report is about, recorded by the loop
 	fail    *attempt.Failure // repEnded: nil on success
 	outputs map[string]any
 	pid     int
@@ -59,18 +60,18 @@ func (r *run) handle(ctx context.Context, rep report) {
 	}
 	switch rep.kind {
 	case repWarned:
-		r.core.Warned(a.pos, a.slot, a.number)
+		r.core.Warned(a.pos, a.slot, a.Number)
 	case repReady:
-		r.core.Ready(a.pos, a.slot, a.number)
+		r.core.Ready(a.pos, a.slot, a.Number)
 	case repEnded:
 		r.running--
 		r.atts[a.pos][a.slot] = nil
 		end := sched.End{Outputs: rep.outputs}
 		if f := rep.fail; f != nil {
 			end.Failed, end.Class, end.Reason = true, f.Class, f.Reason
-			end.Retriable = sched.Retriable(a.agent, f.Class) || f.Retry
+			end.Retriable = sched.Retriable(a.Agent, f.Class) || f.Retry
 		}
-		r.core.Ended(time.Now(), a.pos, a.slot, a.number, end)
+		r.core.Ended(time.Now(), a.pos, a.slot, a.Number, end)
 	}
 	r.apply(ctx, &rep)
 }

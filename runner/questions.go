@@ -7,6 +7,7 @@ import (
 
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -76,9 +77,9 @@ func (q askRequest) serveOn(ctx context.Context, r *run) {
 	qn := r.tasks.Ask(time.Now(), a.node.ref, a, r.questionTimeout())
 	to := "person"
 	if !qn.WithPerson() {
-		to = qn.To.agent.ID
+		to = qn.To.Agent.ID
 	}
-	r.emit(record.Event{Type: record.EvQuestion, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	r.emit(record.Event{Type: record.EvQuestion, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
 		Data: record.QuestionData{ID: qn.ID, Question: q.body.Question, Complexity: q.body.Complexity, To: to, Deadline: qn.Deadline.UTC(), Options: q.options}})
 	if err := r.flush(ctx); err != nil {
 		r.tasks.Answer(qn.ID) // not recorded: it was never asked
@@ -92,7 +93,7 @@ func (q askRequest) serveOn(ctx context.Context, r *run) {
 		r.toPerson(oq, qn, qn.Deadline)
 	} else {
 		p := qn.To
-		rep.fwd = protocols.New(protocols.QuestionAsk{CueID: p.cue.ID, Question: q.body.Question, Complexity: q.body.Complexity, QuestionID: qn.ID})
+		rep.fwd = protocols.New(protocols.QuestionAsk{CueID: p.Cue.ID, Question: q.body.Question, Complexity: q.body.Complexity, QuestionID: qn.ID})
 		oq.fwdID = rep.fwd.ID
 	}
 	q.reply <- rep
@@ -171,29 +172,29 @@ func (r *run) askQuestion(req askRequest) *attempt.Failure {
 // forward sends the question to the parent agent; false if it could not.
 func (r *run) forward(q question, fwd protocols.Message) bool {
 	parent := q.To
-	ap := parent.proc
-	if ap.expect(fwd.ID, func(m *wireMessage) { go r.fromParent(q, m) }) != nil {
+	p := parent.peer
+	if p.Expect(fwd.ID, func(m *driver.Wire) { go r.fromParent(q, m) }) != nil {
 		return false
 	}
-	if f := ap.send(parent, fwd); f != nil {
-		ap.unexpect(fwd.ID)
+	if f := p.Send(fwd); f != nil {
+		p.Unexpect(fwd.ID)
 		return false
 	}
 	return true
 }
 
 // fromParent takes the parent agent's answer to a forwarded question.
-func (r *run) fromParent(q question, m *wireMessage) {
+func (r *run) fromParent(q question, m *driver.Wire) {
 	parent := q.To
-	parent.recordMessage("in", m.msg, m.raw)
-	switch b := m.msg.Body.(type) {
+	parent.Record("in", m)
+	switch b := m.Msg.Body.(type) {
 	case protocols.QuestionAnswer:
-		r.answer(q.ID, b.Answer, parent.agent.ID)
+		r.answer(q.ID, b.Answer, parent.Agent.ID)
 		return
 	case protocols.ProtocolError:
-		parent.note("%s did not take question %s (%s): it goes to the person", parent.agent.ID, q.ID, b.Reason)
+		parent.Note("%s did not take question %s (%s): it goes to the person", parent.Agent.ID, q.ID, b.Reason)
 	default:
-		parent.note("%s answered question %s with %s, not question.answer: it goes to the person", parent.agent.ID, q.ID, m.msg.Type)
+		parent.Note("%s answered question %s with %s, not question.answer: it goes to the person", parent.Agent.ID, q.ID, m.Msg.Type)
 	}
 	done := make(chan struct{}, 1)
 	call(r, toPersonRequest{id: q.ID, reply: done}, done)
@@ -216,8 +217,8 @@ func (r *run) toPerson(oq *openQuestion, q question, deadline time.Time) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	oq.cancel = cancel
-	p := QuestionPrompt{ID: q.ID, Complexity: oq.body.Complexity, Question: r.redact.Text(oq.body.Question), Agent: q.Asker.agent.ID,
-		Cue: q.Asker.cue.ID, Deadline: deadline, Options: oq.options}
+	p := QuestionPrompt{ID: q.ID, Complexity: oq.body.Complexity, Question: r.redact.Text(oq.body.Question), Agent: q.Asker.Agent.ID,
+		Cue: q.Asker.Cue.ID, Deadline: deadline, Options: oq.options}
 	go func() {
 		if answer, ok := r.opts.Ask(ctx, p); ok {
 			r.answer(q.ID, answer, "person")
@@ -237,7 +238,7 @@ func (r *run) closed(q question) *openQuestion {
 		oq.cancel()
 	}
 	if q.To != nil && oq.fwdID != "" {
-		q.To.proc.unexpect(oq.fwdID)
+		q.To.peer.Unexpect(oq.fwdID)
 	}
 	return oq
 }
@@ -247,14 +248,14 @@ func (r *run) closed(q question) *openQuestion {
 func (r *run) answered(q question, text, by string) {
 	oq := r.closed(q)
 	a := q.Asker
-	r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: record.QuestionAnswered,
+	r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number, State: record.QuestionAnswered,
 		Data: record.AnswerData{ID: q.ID, Answer: text, By: by}})
 	if deliver := oq.deliver; deliver != nil {
 		r.then(func() { go deliver(text) })
 		return
 	}
 	reply := protocols.Reply(oq.ask, protocols.QuestionAnswer{QuestionID: q.ID, Answer: text})
-	r.then(func() { go func() { _ = a.proc.send(a, reply) }() })
+	r.then(func() { go func() { _ = a.peer.Send(reply) }() })
 }
 
 // answerFromPerson is orch answer RUN QID TEXT, arriving through the store.
@@ -267,8 +268,8 @@ func (r *run) answerFromPerson(id, text string) {
 	case !ok:
 	case withAgent:
 		a := q.Asker
-		r.emit(record.Event{Type: record.EvNote, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
-			Reason: fmt.Sprintf("orch answer %s: the question is with agent %s, which answers it (the person's answer is not used)", id, q.To.agent.ID)})
+		r.emit(record.Event{Type: record.EvNote, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
+			Reason: fmt.Sprintf("orch answer %s: the question is with agent %s, which answers it (the person's answer is not used)", id, q.To.Agent.ID)})
 	default:
 		r.answered(q, text, "person")
 	}
@@ -288,7 +289,7 @@ func (r *run) refused(id, text, from string) bool {
 		return false
 	}
 	a := oq.asker
-	r.emit(record.Event{Type: record.EvNote, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	r.emit(record.Event{Type: record.EvNote, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
 		Reason: fmt.Sprintf("%s %s: %v; the question stays open", from, id, err)})
 	return true
 }
@@ -303,7 +304,7 @@ func (r *run) expireQuestions(now time.Time) {
 		oq := r.closed(q)
 		a := q.Asker
 		reason := fmt.Sprintf("question %s was not answered within %s", q.ID, timeout)
-		r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: record.QuestionUnanswered,
+		r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number, State: record.QuestionUnanswered,
 			Reason: reason, Data: record.AnswerData{ID: q.ID}})
 		if oq.expired != nil {
 			oq.expired(reason)
@@ -324,7 +325,7 @@ func (q withdrawRequest) serveOn(ctx context.Context, r *run) {
 	if qs := r.tasks.Withdraw(a); len(qs) > 0 {
 		for _, qn := range qs {
 			r.closed(qn)
-			r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: record.QuestionWithdrawn,
+			r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number, State: record.QuestionWithdrawn,
 				Reason: "its asker's attempt ended", Data: record.AnswerData{ID: qn.ID}})
 		}
 		_ = r.flush(ctx)
@@ -334,7 +335,7 @@ func (q withdrawRequest) serveOn(ctx context.Context, r *run) {
 
 // withdrawQuestions closes the questions of an attempt that ended.
 func (r *run) withdrawQuestions(a *attemptRun) {
-	if !speaks(a.agent) { // only a protocol agent asks
+	if !driver.Speaks(a.Agent) { // only a protocol agent asks
 		return
 	}
 	reply := make(chan struct{}, 1)

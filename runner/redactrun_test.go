@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -51,7 +52,7 @@ func TestSecretAcrossTheLineCut(t *testing.T) {
 			line = l.Text
 		}
 	}
-	if !strings.HasSuffix(line, cutMarker) || len(line) != attempt.MaxLine+len(cutMarker) {
+	if !strings.HasSuffix(line, driver.CutMarker) || len(line) != attempt.MaxLine+len(driver.CutMarker) {
 		t.Fatalf("the long line was not cut at 1 MiB: %d bytes, ends %q", len(line), line[max(0, len(line)-40):])
 	}
 	if tail := line[attempt.MaxLine-40 : attempt.MaxLine]; strings.Contains(tail, secret[:9]) || !strings.Contains(tail, "[redacted") {

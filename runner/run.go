@@ -14,6 +14,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/redact"
@@ -105,7 +106,7 @@ func (r *run) result(state record.RunState, reason string, waiting []string) *Re
 // parts, each a type of its own that says which goroutines touch it:
 // scheduling (the cores, the loop's), recording (recording.go: pending
 // decisions, commit, observer), agents (the processes: agentProc,
-// closeAgents) and requests (how the hub reaches the loop).
+// driver.Agents) and requests (how the hub reaches the loop).
 type run struct {
 	opts Options
 	plan *planner.Plan
@@ -131,18 +132,15 @@ type scheduling struct {
 	used     record.Usage // the run's totals of what its attempts reported (the core keeps the limits)
 }
 
-// agents are the run's processes: attempt goroutines, agent processes, the
-// sweeper. procs and envCache are shared under their locks.
+// agents are the run's processes: attempt goroutines, the agents'
+// processes that serve attempt after attempt (host.agents), the sweeper.
+// envCache is shared under its lock.
 type agents struct {
 	host     *host // the run as its attempts and agents see it
 	grace    time.Duration
 	workDir  string         // ORCH_OUTPUT files
 	active   sync.WaitGroup // attempt goroutines
-	cascade  bool           // the whole run is being stopped: agents get no grace beyond the kill grace
 	sweeper  *proc.Sweeper
-	procsMu  sync.Mutex
-	procs    map[string]*agentProcess // jsonl agents' processes, by agent
-	allProcs []*agentProcess          // every agent process started, to wait for at the end
 	envMu    sync.Mutex
 	envCache map[string][]string // per agent: orch's environment and the agent's env
 }
@@ -167,7 +165,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := proc.Supported(); err != nil {
 		return nil, err
 	}
-	if err := CheckDrivers(opts.Plan); err != nil {
+	if err := driver.Check(opts.Plan); err != nil {
 		return nil, err
 	}
 	proc.BecomeSubreaper()
@@ -190,8 +188,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	stopWatch := r.watchOutputLog()
 	res, err := r.loop(ctx)
 	close(r.loopDone)
-	r.closeAgents()
-	r.host.acp.closeAll()
+	r.host.agents.Close()
 	stopWatch()
 	r.stopSweeper()
 	if testHookRunOver != nil {
@@ -234,7 +231,8 @@ func newRun(opts Options) (*run, error) {
 	}
 	r.sweeper = proc.NewSweeper(r.id, r.noteOrphan)
 	r.tasks = newTasks()
-	r.agents.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, acp: &acpConns{}, hostServices: r}
+	r.agents.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, hostServices: r,
+		agents: driver.NewAgents(driver.Run{ID: r.id, Grace: r.grace, Sweeper: r.sweeper, MessageRate: r.messageRate(), Host: runHost{r}})}
 	r.broken.done = make(chan struct{})
 	r.hub, r.loopDone = make(chan request), make(chan struct{})
 	r.nodes, r.openQuestions = map[sched.NodeID]*node{}, map[string]*openQuestion{}
@@ -251,7 +249,6 @@ func newRun(opts Options) (*run, error) {
 			return nil, err
 		}
 	}
-	r.procs = map[string]*agentProcess{}
 	r.atts = make([][]*attemptRun, len(p.Order))
 	for i, c := range p.Order {
 		r.atts[i] = make([]*attemptRun, len(c.Agents))
@@ -279,7 +276,7 @@ func RemoveWorkDirs(runID, keep string) {
 func (r *run) start(ctx context.Context) error {
 	host, _ := os.Hostname()
 	began := time.Now()
-	r.core = sched.New(sched.Config{Plan: r.plan, RunID: r.id, Parallel: r.parallel, CanAsk: r.opts.Approve != nil, Trivial: trivial,
+	r.core = sched.New(sched.Config{Plan: r.plan, RunID: r.id, Parallel: r.parallel, CanAsk: r.opts.Approve != nil, Trivial: driver.Trivial,
 		Lookup: lookup{r: r, ctx: ctx}})
 	if rec := r.opts.Resume; rec != nil {
 		r.used = rec.Used
@@ -493,13 +490,12 @@ func (r *run) stopped(ctx context.Context, why string) (*Result, error) {
 
 // halt stops everything as stopped does and ends the run in state.
 func (r *run) halt(ctx context.Context, why string, state record.RunState) (*Result, error) {
-	r.cascade = true
 	// Every attempt is told before the agents are closed: an attempt that
 	// saw its agent's process closed first would end with "the run ended"
 	// and never tell its agent why (coord.stop, recorded).
 	r.haltAttempts("the run was stopped: " + why)
 	agentsGone := make(chan struct{})
-	go func() { r.closeAgents(); close(agentsGone) }() // at the same time as the attempts
+	go func() { r.host.agents.Halt(); close(agentsGone) }() // at the same time as the attempts
 	r.stopAll(ctx, "the run was stopped: "+why)
 	<-agentsGone
 	r.core.EndAll(sched.Stopped, "the run was stopped: "+why)
@@ -561,3 +557,7 @@ func join(ids []string) string {
 	}
 	return out
 }
+
+// CheckDrivers refuses a plan with an agent whose protocol orch has no
+// driver for (driver.Check).
+func CheckDrivers(p *planner.Plan) error { return driver.Check(p) }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
@@ -33,7 +34,7 @@ func (r *run) nodeOf(t sched.Task, parent *node) *node {
 func newTasks() *sched.Tasks[*attemptRun] {
 	return sched.NewTasks(sched.TasksConfig[*attemptRun]{
 		Working: func(a *attemptRun) bool { return a.inGo.Load() },
-		Speaks:  speaks,
+		Speaks:  driver.Speaks,
 	})
 }
 

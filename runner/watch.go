@@ -8,6 +8,7 @@ import (
 
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -49,30 +50,30 @@ func (w *boardWatch) matches(key string) bool {
 // watchBoard serves blackboard.watch: the watch is added to the attempt's
 // (started at its first one), and the request and its answer are recorded
 // in one commit before the answer goes out.
-func (r *run) watchBoard(a *attemptRun, ap *agentProcess, wm *wireMessage, b protocols.BlackboardWatch) *attempt.Failure {
-	if stop, f := r.guardRequest(a, ap, wm); stop {
+func (r *run) watchBoard(a *attemptRun, peer driver.Peer, wm *driver.Wire, b protocols.BlackboardWatch) *attempt.Failure {
+	if stop, f := r.guardRequest(a, peer, wm); stop {
 		return f
 	}
 	var reply protocols.Message
 	switch {
 	case len(b.Keys) == 0 && b.Prefix == "":
-		reply = protocols.Reply(wm.msg, protocols.ProtocolError{Reason: "blackboard.watch: give keys, a prefix or both"})
+		reply = protocols.Reply(wm.Msg, protocols.ProtocolError{Reason: "blackboard.watch: give keys, a prefix or both"})
 	case slices.Contains(b.Keys, ""):
-		reply = protocols.Reply(wm.msg, protocols.ProtocolError{Reason: "blackboard.watch: a key is empty"})
+		reply = protocols.Reply(wm.Msg, protocols.ProtocolError{Reason: "blackboard.watch: a key is empty"})
 	default:
 		board, err := r.blackboard()
 		if err != nil {
-			reply = protocols.Reply(wm.msg, protocols.ProtocolError{Reason: "blackboard.watch failed: " + err.Error()})
+			reply = protocols.Reply(wm.Msg, protocols.ProtocolError{Reason: "blackboard.watch failed: " + err.Error()})
 			break
 		}
 		r.watches.add(a, b.Keys, b.Prefix, board)
-		reply = protocols.Reply(wm.msg, protocols.BlackboardWatching{Keys: b.Keys, Prefix: b.Prefix})
+		reply = protocols.Reply(wm.Msg, protocols.BlackboardWatching{Keys: b.Keys, Prefix: b.Prefix})
 	}
-	out := r.wire(reply)
+	out := driver.Encode(reply)
 	if err := r.publish(context0, a.messageEvent("in", wm), a.messageEvent("out", out)); err != nil {
-		return notRecorded(wm.msg, err)
+		return notRecorded(wm.Msg, err)
 	}
-	return ap.write(reply)
+	return peer.Write(reply)
 }
 
 // add adds keys and prefix to a's watch; board is the board as it is now,
@@ -143,7 +144,7 @@ func (ws *boardWatches) changed(writer *attemptRun, entries []record.BlackboardE
 			default:
 				if !w.dropped {
 					w.dropped = true
-					a.note("%s watches the blackboard but has not read its last %d notices: later ones are dropped (blackboard.read has the latest values)", a.agent.ID, watchQueue)
+					a.Note("%s watches the blackboard but has not read its last %d notices: later ones are dropped (blackboard.read has the latest values)", a.Agent.ID, watchQueue)
 				}
 			}
 		}
@@ -158,10 +159,10 @@ func (w *boardWatch) deliver(a *attemptRun) {
 		case <-w.done:
 			return
 		case n := <-w.queue:
-			if !a.inGo.Load() || a.proc == nil {
+			if !a.inGo.Load() || a.peer == nil {
 				continue
 			}
-			if f := a.proc.send(a, protocols.New(n)); f != nil {
+			if f := a.peer.Send(protocols.New(n)); f != nil {
 				return // the agent is broken: its attempt ends with it
 			}
 		}

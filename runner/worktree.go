@@ -109,14 +109,14 @@ func branchPart(id string) string {
 
 // pathFor is where attempt a's worktree is.
 func (w *worktrees) pathFor(a *attemptRun) string {
-	return filepath.Join(w.dir, fmt.Sprintf("%s-%d-%s", branchPart(a.cue.ID), a.number, a.agent.ID))
+	return filepath.Join(w.dir, fmt.Sprintf("%s-%d-%s", branchPart(a.Cue.ID), a.Number, a.Agent.ID))
 }
 
 // add creates attempt a's worktree on a new branch from the run's HEAD.
 func (w *worktrees) add(a *attemptRun) (*workspace, error) {
-	branch := fmt.Sprintf("orch/%s/%s/%d", w.runID, branchPart(a.cue.ID), a.number)
-	if len(a.cue.Agents) > 1 { // the cue's agents each have an attempt with this number
-		branch += "-" + a.agent.ID
+	branch := fmt.Sprintf("orch/%s/%s/%d", w.runID, branchPart(a.Cue.ID), a.Number)
+	if len(a.Cue.Agents) > 1 { // the cue's agents each have an attempt with this number
+		branch += "-" + a.Agent.ID
 	}
 	ws := &workspace{path: w.pathFor(a), branch: branch, base: w.head}
 	w.mu.Lock()

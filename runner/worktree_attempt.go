@@ -19,7 +19,7 @@ const (
 // worktreePath is where the attempt's worktree is ("" for an agent without
 // one), known before it is created.
 func (a *attemptRun) worktreePath() string {
-	if a.agent.Workspace != WorkspaceWorktree || a.r.worktrees == nil {
+	if a.Agent.Workspace != WorkspaceWorktree || a.r.worktrees == nil {
 		return ""
 	}
 	return a.r.worktrees.pathFor(a)
@@ -28,18 +28,18 @@ func (a *attemptRun) worktreePath() string {
 // openWorkspace creates a worktree agent's attempt's worktree, before its
 // agent does anything, and records it.
 func (a *attemptRun) openWorkspace() *attempt.Failure {
-	if a.agent.Workspace != WorkspaceWorktree {
+	if a.Agent.Workspace != WorkspaceWorktree {
 		return nil
 	}
 	if a.r.worktrees == nil {
-		return attempt.Failf("workspace", "agent %s has workspace: worktree, but the run has no git repository for it (only the agents its cues name were looked at when it started)", a.agent.ID)
+		return attempt.Failf("workspace", "agent %s has workspace: worktree, but the run has no git repository for it (only the agents its cues name were looked at when it started)", a.Agent.ID)
 	}
 	ws, err := a.r.worktrees.add(a)
 	if err != nil {
 		return attempt.Failf("workspace", "creating the attempt's worktree: %v", err)
 	}
 	a.ws = ws
-	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
 		Data: record.WorktreeData{Branch: ws.branch, Base: ws.base, From: ws.from, Path: ws.path}})
 	if err != nil {
 		return attempt.Failf("internal", "recording the attempt's worktree: %v", err)
@@ -60,7 +60,7 @@ func (a *attemptRun) moveWorkspace(base, from string) *attempt.Failure {
 		return attempt.Failf("workspace", "starting the attempt's worktree from %s's branch: %v", from, err)
 	}
 	a.ws.base, a.ws.from = commit, from
-	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
 		Data: record.WorktreeData{Branch: a.ws.branch, Base: commit, From: from, Path: a.ws.path}})
 	if err != nil {
 		return attempt.Failf("internal", "recording the attempt's worktree: %v", err)
@@ -72,11 +72,11 @@ func (a *attemptRun) moveWorkspace(base, from string) *attempt.Failure {
 // branch, records the commit and adds the branch and commit to its outputs.
 func (a *attemptRun) commitWorkspace(outputs map[string]any) (map[string]any, *attempt.Failure) {
 	ws := a.ws
-	commit, err := ws.commit(a.r.id, a.cue.ID, a.agent.ID, a.number)
+	commit, err := ws.commit(a.r.id, a.Cue.ID, a.Agent.ID, a.Number)
 	if err != nil {
 		return outputs, attempt.Failf("workspace", "committing the attempt's work on %s: %v", ws.branch, err)
 	}
-	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
 		Data: record.WorktreeData{Branch: ws.branch, Base: ws.base, From: ws.from, Path: ws.path, Commit: commit}})
 	if err != nil {
 		return outputs, attempt.Failf("internal", "recording the attempt's commit: %v", err)

@@ -87,3 +87,18 @@ func Workdir(agent *spec.Agent) string {
 	}
 	return filepath.Join(base, agent.Workdir)
 }
+
+// Timeouts are how long each phase of an attempt may take, and the grace
+// its processes get between SIGTERM and SIGKILL.
+type Timeouts struct {
+	Ack     time.Duration // to acknowledge WARNING (AckTimeout)
+	Standby time.Duration // prepare, ready_check, the answer to STANDBY (StandbyTimeout)
+	Go      time.Duration // GO (GoTimeout)
+	Grace   time.Duration // the kill grace (KillGrace)
+}
+
+// TimeoutsOf are the timeouts of an attempt of agent at cue in a run of
+// cuelist cl whose kill grace is grace.
+func TimeoutsOf(cl *spec.Cuelist, cue *planner.Cue, agent *spec.Agent, grace time.Duration) Timeouts {
+	return Timeouts{Ack: AckTimeout(cl, agent), Standby: StandbyTimeout(cl), Go: GoTimeout(cl, cue, agent), Grace: grace}
+}

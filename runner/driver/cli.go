@@ -1,4 +1,4 @@
-package runner
+package driver
 
 import (
 	"bufio"
@@ -29,8 +29,7 @@ type cliProtocol struct {
 }
 
 func registerCLI(protocol string, p *cliProtocol) {
-	registerDriver(protocol, driverKind{new: func() driver { return &cliDriver{p: p} },
-		trivial: func(a *spec.Agent) bool { return len(a.Prepare) == 0 && len(a.ReadyCheck) == 0 }})
+	Register(protocol, Kind{New: func() Driver { return &cliDriver{p: p} }, Trivial: noPhases})
 }
 
 // cliDriver is a plain agent's driver (prepare at WARNING, ready_check at
@@ -53,8 +52,8 @@ func cliArgv(agent *spec.Agent, p *cliProtocol) []string {
 	return append(append(argv, perms...), p.tail...)
 }
 
-func (d *cliDriver) work(a *attemptRun, t *attempt.Task) (map[string]any, *attempt.Failure) {
-	prompt, err := attempt.RenderPrompt(a.agent, a.cue.Prompt, a.withBlackboard(t))
+func (d *cliDriver) Work(a *Attempt, t *attempt.Task) (map[string]any, *attempt.Failure) {
+	prompt, err := attempt.RenderPrompt(a.Agent, a.Cue.Prompt, a.Host.Board(t))
 	if err != nil {
 		return nil, attempt.Failf("prompt", "rendering the prompt: %v", err)
 	}
@@ -65,36 +64,36 @@ func (d *cliDriver) work(a *attemptRun, t *attempt.Task) (map[string]any, *attem
 			return nil, attempt.Failf("start", "command: %v", err)
 		}
 	}
-	argv := cliArgv(a.agent, d.p)
-	p, err := proc.Start(proc.Spec{Argv: argv, Dir: a.dir(), Env: a.env(), Token: a.token, Stdio: s, Cgroup: a.r.sweeper.Cgroup(), Grace: a.r.grace})
+	argv := cliArgv(a.Agent, d.p)
+	p, err := proc.Start(proc.Spec{Argv: argv, Dir: a.Dir, Env: a.Host.Env(), Token: a.Token, Stdio: s, Cgroup: a.Cgroup, Grace: a.Timeouts.Grace})
 	if err != nil {
 		return nil, attempt.Failf("start", "command: %v", err)
 	}
 	d.goProc = p
 	st := &cliStream{a: a, p: d.p, broken: make(chan struct{})}
-	p.ReadOutput(st.read, logLines(a.logWriter("stderr")))
-	a.procs = append(a.procs, p)
+	p.ReadOutput(st.read, logLines(logWriter(a, "stderr")))
+	a.Host.Started(p)
 	go func() {
 		_, _ = io.WriteString(p.Stdin(), prompt) // a CLI that exits early gets EPIPE: fine
 		_ = p.Stdin().Close()
 	}()
-	timer := time.NewTimer(a.goTimeout())
+	timer := time.NewTimer(a.Timeouts.Go)
 	defer timer.Stop()
 	var f *attempt.Failure
 	select {
 	case <-p.Done():
 	case <-st.broken:
 		f = st.malfunction()
-		p.Terminate(a.r.grace)
+		p.Terminate(a.Timeouts.Grace)
 	case <-timer.C:
-		f = attempt.Failf("timeout", "%s did not finish within %s", argv[0], a.goTimeout())
-		p.Terminate(a.r.grace)
-	case <-a.halt:
-		f = a.stopped()
-		p.Terminate(a.r.grace)
+		f = attempt.Failf("timeout", "%s did not finish within %s", argv[0], a.Timeouts.Go)
+		p.Terminate(a.Timeouts.Grace)
+	case <-a.Halt:
+		f = a.Host.Stopped()
+		p.Terminate(a.Timeouts.Grace)
 	}
 	<-p.Done()
-	a.sweep(p, "command", f != nil)
+	Sweep(a, p, "command", f != nil)
 	if f != nil {
 		return nil, f
 	}
@@ -104,7 +103,7 @@ func (d *cliDriver) work(a *attemptRun, t *attempt.Task) (map[string]any, *attem
 
 // cliStream is what one run of a CLI said on its stream.
 type cliStream struct {
-	a      *attemptRun
+	a      *Attempt
 	p      *cliProtocol
 	broken chan struct{} // closed on a malformed line
 
@@ -134,12 +133,12 @@ func (s *cliStream) read(r io.Reader) {
 			continue
 		}
 		if line[0] != '{' || !json.Valid(line) {
-			s.a.log("stdout", string(line))
+			s.a.Host.Log("stdout", string(line))
 			s.broke(attempt.Failf("malfunction", "line %d of the %s stream is not a JSON object: %s", n, s.p.name, attempt.Truncate(string(line), 80)))
 			break
 		}
 		if err := s.p.event(s, line); err != nil {
-			s.a.log("stdout", attempt.Truncate(string(line), 200))
+			s.a.Host.Log("stdout", attempt.Truncate(string(line), 200))
 			s.broke(attempt.Failf("malfunction", "line %d of the %s stream: %v", n, s.p.name, err))
 			break
 		}
@@ -180,7 +179,7 @@ func (s *cliStream) end(e proc.ExitInfo) (map[string]any, *attempt.Failure) {
 	case !s.ended:
 		return nil, attempt.Failf("malfunction", "the %s stream ended without its final event (the CLI exited 0)", s.p.name)
 	}
-	return attempt.ReplyOutputs(s.a.agent, s.text), nil
+	return attempt.ReplyOutputs(s.a.Agent, s.text), nil
 }
 
 // setSession records the CLI's session id once, as a note on the attempt
@@ -193,7 +192,7 @@ func (s *cliStream) setSession(id string) {
 	}
 	s.mu.Unlock()
 	if first {
-		s.a.note("%s session %s", s.p.name, id)
+		s.a.Host.Note("%s session %s", s.p.name, id)
 	}
 }
 
@@ -218,6 +217,6 @@ func (s *cliStream) fail(f *attempt.Failure) {
 // logText logs a reply's text line by line.
 func (s *cliStream) logText(text string) {
 	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		s.a.log("stdout", l)
+		s.a.Host.Log("stdout", l)
 	}
 }

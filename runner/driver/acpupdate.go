@@ -1,4 +1,4 @@
-package runner
+package driver
 
 import (
 	"encoding/json"
@@ -112,7 +112,7 @@ func (s *acpSession) update(params json.RawMessage) {
 		lines = []string{"update: " + oneLine(kind)}
 	}
 	for _, l := range lines {
-		s.a.log("stdout", l)
+		s.a.Host.Log("stdout", l)
 	}
 }
 
@@ -122,7 +122,7 @@ func (s *acpSession) messageChunk(u acpFields) {
 	c := u.object("content")
 	if c.str("type") != "text" {
 		s.flush()
-		s.a.log("stdout", contentLine(c))
+		s.a.Host.Log("stdout", contentLine(c))
 		return
 	}
 	text := c.str("text")
@@ -140,7 +140,7 @@ func (s *acpSession) streamChunk(w *lineWriter, prefix string, u acpFields) {
 	s.flushOthers(w)
 	if c.str("type") != "text" {
 		w.flush()
-		s.a.log("stdout", prefix+contentLine(c))
+		s.a.Host.Log("stdout", prefix+contentLine(c))
 		return
 	}
 	_, _ = w.Write([]byte(c.str("text")))
@@ -252,9 +252,9 @@ func (s *acpSession) toolContent(c acpFields) []string {
 		path := s.rel(c.str("path"))
 		newLines := countLines(c.str("newText"))
 		if old, ok := c.text("oldText"); ok {
-			return []string{fmt.Sprintf("  edit %s: %s → %s", path, plural(int64(countLines(old)), "line"), plural(int64(newLines), "line"))}
+			return []string{fmt.Sprintf("  edit %s: %s → %s", path, record.Plural(int64(countLines(old)), "line"), record.Plural(int64(newLines), "line"))}
 		}
-		return []string{fmt.Sprintf("  edit %s: new file, %s", path, plural(int64(newLines), "line"))}
+		return []string{fmt.Sprintf("  edit %s: new file, %s", path, record.Plural(int64(newLines), "line"))}
 	case "terminal":
 		return []string{"  terminal " + c.str("terminalId")}
 	}
@@ -269,7 +269,7 @@ func contentLine(c acpFields) string {
 	case "text":
 		return oneLine(c.str("text"))
 	case "image", "audio":
-		return fmt.Sprintf("[%s %s, %s]", t, c.str("mimeType"), plural(base64Size(c.str("data")), "byte"))
+		return fmt.Sprintf("[%s %s, %s]", t, c.str("mimeType"), record.Plural(base64Size(c.str("data")), "byte"))
 	case "resource_link":
 		name := c.str("name")
 		if title := c.str("title"); title != "" {
@@ -281,7 +281,7 @@ func contentLine(c acpFields) string {
 		if text, ok := r.text("text"); ok {
 			return fmt.Sprintf("resource %s: %s", oneLine(r.str("uri")), oneLine(text))
 		}
-		return fmt.Sprintf("[resource %s %s, %s]", oneLine(r.str("uri")), r.str("mimeType"), plural(base64Size(r.str("blob")), "byte"))
+		return fmt.Sprintf("[resource %s %s, %s]", oneLine(r.str("uri")), r.str("mimeType"), record.Plural(base64Size(r.str("blob")), "byte"))
 	default:
 		return "content: " + oneLine(t)
 	}
@@ -329,7 +329,7 @@ func indented(text string) []string {
 	var lines []string
 	for i, r := range rows {
 		if i == acpMaxContentRows {
-			lines = append(lines, fmt.Sprintf("  … %s more", plural(int64(len(rows)-i), "line")))
+			lines = append(lines, fmt.Sprintf("  … %s more", record.Plural(int64(len(rows)-i), "line")))
 			break
 		}
 		lines = append(lines, "  "+attempt.Truncate(strings.TrimRight(r, "\r"), 200))

@@ -1,4 +1,4 @@
-package runner
+package driver
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	registerDriver("acp", driverKind{new: func() driver { return &acpDriver{} }})
+	Register("acp", Kind{New: func() Driver { return &acpDriver{} }})
 }
 
 // acpDriver takes one attempt through an Agent Client Protocol agent
@@ -26,7 +26,7 @@ type acpDriver struct {
 
 // acpSession is one attempt's session: its turn's reply, its workspace.
 type acpSession struct {
-	a    *attemptRun
+	a    *Attempt
 	c    *acpConn
 	id   string // set as session/new's response comes
 	cwd  string
@@ -43,8 +43,8 @@ type acpSession struct {
 	usageMu sync.Mutex // one addUsage at a time: the reader's (usage_update) or the turn's end
 }
 
-func (d *acpDriver) warning(a *attemptRun) *attempt.Failure {
-	c, f := a.r.acp.conn(a)
+func (d *acpDriver) Warning(a *Attempt) *attempt.Failure {
+	c, f := a.Agents.acp.conn(a.Agents.run, a)
 	if f != nil {
 		return f
 	}
@@ -55,8 +55,8 @@ func (d *acpDriver) warning(a *attemptRun) *attempt.Failure {
 	return nil
 }
 
-func (d *acpDriver) standby(a *attemptRun) *attempt.Failure {
-	cwd, err := filepath.Abs(a.dir())
+func (d *acpDriver) Standby(a *Attempt) *attempt.Failure {
+	cwd, err := filepath.Abs(a.Dir)
 	if err != nil {
 		return attempt.Failf("start", "the workspace: %v", err)
 	}
@@ -65,7 +65,7 @@ func (d *acpDriver) standby(a *attemptRun) *attempt.Failure {
 		return attempt.Failf("start", "opening the workspace %s: %v", cwd, err)
 	}
 	s := newACPSession(a, d.c, cwd, root)
-	res, f := d.c.call(a, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, a.standbyTimeout(), s)
+	res, f := d.c.call(a, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, a.Timeouts.Standby, s)
 	if f != nil {
 		root.Close()
 		return f
@@ -79,8 +79,8 @@ func (d *acpDriver) standby(a *attemptRun) *attempt.Failure {
 	return nil
 }
 
-func (d *acpDriver) work(a *attemptRun, t *attempt.Task) (map[string]any, *attempt.Failure) {
-	prompt, err := attempt.RenderPrompt(a.agent, a.cue.Prompt, a.withBlackboard(t))
+func (d *acpDriver) Work(a *Attempt, t *attempt.Task) (map[string]any, *attempt.Failure) {
+	prompt, err := attempt.RenderPrompt(a.Agent, a.Cue.Prompt, a.Host.Board(t))
 	if err != nil {
 		return nil, attempt.Failf("prompt", "rendering the prompt: %v", err)
 	}
@@ -91,24 +91,24 @@ func (d *acpDriver) work(a *attemptRun, t *attempt.Task) (map[string]any, *attem
 		return nil, f
 	}
 	defer c.forget(id)
-	a.inGo.Store(true)
-	timer := time.NewTimer(a.goTimeout())
+	a.Host.Going(nil) // its agent takes no message
+	timer := time.NewTimer(a.Timeouts.Go)
 	defer timer.Stop()
 	select {
 	case m := <-turn:
 		return s.ended(m)
 	case <-c.done:
-		if a.halted() {
-			return nil, a.stopped()
+		if halted(a) {
+			return nil, a.Host.Stopped()
 		}
 		f := c.failure()
 		return nil, attempt.Failf(f.Class, "%s, during GO", f.Reason)
-	case <-a.halt:
-		return nil, d.cancel(turn, a.stopped(), false)
-	case <-a.abort:
-		return nil, d.cancel(turn, a.failure(), false)
+	case <-a.Halt:
+		return nil, d.cancel(turn, a.Host.Stopped(), false)
+	case <-a.Abort:
+		return nil, d.cancel(turn, a.Host.Failure(), false)
 	case <-timer.C:
-		return nil, d.cancel(turn, attempt.Failf("timeout", "the turn did not end within %s (GO timeout)", a.goTimeout()), true)
+		return nil, d.cancel(turn, attempt.Failf("timeout", "the turn did not end within %s (GO timeout)", a.Timeouts.Go), true)
 	}
 }
 
@@ -117,13 +117,13 @@ func (d *acpDriver) work(a *attemptRun, t *attempt.Task) (map[string]any, *attem
 // gets the process stopped as for every agent; f is the attempt's failure.
 func (d *acpDriver) cancel(turn chan *rpcMessage, f *attempt.Failure, kill bool) *attempt.Failure {
 	c := d.c
-	d.s.a.note("session/cancel sent to %s: %s", d.s.a.agent.ID, f.Reason)
+	d.s.a.Host.Note("session/cancel sent to %s: %s", d.s.a.Agent.ID, f.Reason)
 	_ = c.notify("session/cancel", map[string]string{"sessionId": d.s.id})
 	select {
 	case m := <-turn:
 		d.s.turnUsage(m) // a cancelled turn cost what it cost
 	case <-c.done:
-	case <-time.After(c.h.grace):
+	case <-time.After(c.run.Grace):
 		kill = true
 	}
 	if kill {
@@ -132,11 +132,11 @@ func (d *acpDriver) cancel(turn chan *rpcMessage, f *attempt.Failure, kill bool)
 	return f
 }
 
-func newACPSession(a *attemptRun, c *acpConn, cwd string, root *os.Root) *acpSession {
+func newACPSession(a *Attempt, c *acpConn, cwd string, root *os.Root) *acpSession {
 	s := &acpSession{a: a, c: c, cwd: cwd, root: root, reply: tailText{max: attempt.MaxLine}, tools: map[string]acpToolCall{}}
-	s.message = a.logWriter("stdout")
-	s.thought = &lineWriter{emit: func(l string) { a.log("stdout", "thinking: "+l) }}
-	s.user = &lineWriter{emit: func(l string) { a.log("stdout", "user: "+l) }}
+	s.message = logWriter(a, "stdout")
+	s.thought = &lineWriter{emit: func(l string) { a.Host.Log("stdout", "thinking: "+l) }}
+	s.user = &lineWriter{emit: func(l string) { a.Host.Log("stdout", "user: "+l) }}
 	return s
 }
 
@@ -182,7 +182,7 @@ func (s *acpSession) turnUsage(m *rpcMessage) {
 func (s *acpSession) addUsage(u record.Usage) {
 	s.usageMu.Lock()
 	defer s.usageMu.Unlock()
-	s.a.r.addUsage(s.a, u)
+	s.a.Host.Usage(u)
 }
 
 // outputs are the turn's reply (its end: see tailText) and, for the other
@@ -191,10 +191,10 @@ func (s *acpSession) outputs() map[string]any {
 	s.mu.Lock()
 	text := s.reply.String()
 	s.mu.Unlock()
-	return attempt.ReplyOutputs(s.a.agent, text)
+	return attempt.ReplyOutputs(s.a.Agent, text)
 }
 
-func (d *acpDriver) close(a *attemptRun) (int, *int) {
+func (d *acpDriver) Close(a *Attempt) (int, *int) {
 	if d.c == nil {
 		return 0, nil
 	}

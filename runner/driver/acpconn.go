@@ -1,8 +1,7 @@
-package runner
+package driver
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,7 +47,7 @@ func (e *rpcError) Error() string { return fmt.Sprintf("%s (code %d)", e.Message
 // responses to the calls waiting for them and the agent's requests and
 // notifications to the session's attempt.
 type acpConn struct {
-	h     *host
+	run   Run
 	agent *spec.Agent
 	token string
 	p     *proc.Process
@@ -64,7 +63,7 @@ type acpConn struct {
 	// response, by request id: the reader registers one as its response
 	// comes, before the updates the agent sends right after it.
 	opening map[string]*acpSession
-	last    *attemptRun // its stderr is logged as this attempt's
+	last    *Attempt // its stderr is logged as this attempt's
 	broken  *attempt.Failure
 	idle    bool          // the run ended with no session open: see acpIdleExit
 	done    chan struct{} // closed when broken
@@ -81,31 +80,31 @@ type acpConns struct {
 }
 
 // conn returns the agent's initialized process, starting one if needed.
-func (cs *acpConns) conn(a *attemptRun) (*acpConn, *attempt.Failure) {
+func (cs *acpConns) conn(run Run, a *Attempt) (*acpConn, *attempt.Failure) {
 	cs.mu.Lock()
 	if cs.byID == nil {
 		cs.byID, cs.ready = map[string]*acpConn{}, map[string]*sync.Mutex{}
 	}
-	gate := cs.ready[a.agent.ID]
+	gate := cs.ready[a.Agent.ID]
 	if gate == nil {
 		gate = &sync.Mutex{}
-		cs.ready[a.agent.ID] = gate
+		cs.ready[a.Agent.ID] = gate
 	}
 	cs.mu.Unlock()
 	gate.Lock() // a second attempt waits for the first one's initialize
 	defer gate.Unlock()
 	cs.mu.Lock()
-	c := cs.byID[a.agent.ID]
+	c := cs.byID[a.Agent.ID]
 	cs.mu.Unlock()
 	if c != nil && c.healthy() {
 		return c, nil
 	}
-	c, f := startACP(a)
+	c, f := startACP(run, a)
 	if f != nil {
 		return nil, f
 	}
 	cs.mu.Lock()
-	cs.byID[a.agent.ID] = c
+	cs.byID[a.Agent.ID] = c
 	cs.all = append(cs.all, c)
 	cs.mu.Unlock()
 	if f := c.initialize(a); f != nil {
@@ -142,21 +141,20 @@ func (cs *acpConns) closeAll() {
 	wg.Wait()
 }
 
-func startACP(a *attemptRun) (*acpConn, *attempt.Failure) {
-	h := a.r
-	c := &acpConn{h: h, agent: a.agent, token: fmt.Sprintf("%s/acp/%s/%s", h.id, a.agent.ID, record.NewRunID()),
+func startACP(run Run, a *Attempt) (*acpConn, *attempt.Failure) {
+	c := &acpConn{run: run, agent: a.Agent, token: fmt.Sprintf("%s/acp/%s/%s", run.ID, a.Agent.ID, record.NewRunID()),
 		pending: map[string]chan *rpcMessage{}, sessions: map[string]*acpSession{}, opening: map[string]*acpSession{}, last: a,
 		done: make(chan struct{}), closed: make(chan struct{}),
-		asks: rate.NewLimiter(rate.Limit(h.messageRate()), h.messageRate())}
+		asks: rate.NewLimiter(rate.Limit(run.MessageRate), run.MessageRate)}
 	s, err := proc.NewStdio(true)
 	if err != nil {
 		return nil, attempt.Failf("start", "%v", err)
 	}
-	h.sweeper.Begin(c.token)
-	p, err := proc.Start(proc.Spec{Argv: a.agent.Command, Shell: a.agent.Run, Dir: a.dir(), Env: a.env(),
-		Token: c.token, Stdio: s, Cgroup: h.sweeper.Cgroup(), Grace: h.grace})
+	run.Sweeper.Begin(c.token)
+	p, err := proc.Start(proc.Spec{Argv: a.Agent.Command, Shell: a.Agent.Run, Dir: a.Dir, Env: a.Host.Env(),
+		Token: c.token, Stdio: s, Cgroup: run.Sweeper.Cgroup(), Grace: run.Grace})
 	if err != nil {
-		h.sweeper.End(c.token)
+		run.Sweeper.End(c.token)
 		return nil, attempt.Failf("start", "%v", err)
 	}
 	c.p = p
@@ -166,17 +164,17 @@ func startACP(a *attemptRun) (*acpConn, *attempt.Failure) {
 
 // initialize is WARNING's exchange: an agent started without its ACP flag
 // stays silent here, and the ack timeout ends it.
-func (c *acpConn) initialize(a *attemptRun) *attempt.Failure {
+func (c *acpConn) initialize(a *Attempt) *attempt.Failure {
 	params := map[string]any{"protocolVersion": 1,
 		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": false}}
-	_, f := c.call(a, "initialize", params, a.ackTimeout())
+	_, f := c.call(a, "initialize", params, a.Timeouts.Ack)
 	return f
 }
 
 // call sends a request and waits for its response within timeout, or for
 // the attempt to be stopped (then the call is abandoned: the caller decides).
 // With opening, the request is session/new for that session.
-func (c *acpConn) call(a *attemptRun, method string, params any, timeout time.Duration, opening ...*acpSession) (json.RawMessage, *attempt.Failure) {
+func (c *acpConn) call(a *Attempt, method string, params any, timeout time.Duration, opening ...*acpSession) (json.RawMessage, *attempt.Failure) {
 	id, ch, f := c.request(method, params, opening...)
 	if f != nil {
 		return nil, f
@@ -192,8 +190,8 @@ func (c *acpConn) call(a *attemptRun, method string, params any, timeout time.Du
 		return m.Result, nil
 	case <-c.done:
 		return nil, c.failure()
-	case <-a.halt:
-		return nil, a.stopped()
+	case <-a.Halt:
+		return nil, a.Host.Stopped()
 	case <-timer.C:
 		f := attempt.Failf("malfunction", "no answer to %s within %s", method, timeout)
 		c.fail(attempt.Failf("malfunction", "the agent did not answer %s in time", method))
@@ -251,11 +249,11 @@ func (c *acpConn) send(m rpcMessage) *attempt.Failure {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	_ = c.p.Stdin().SetWriteDeadline(time.Now().Add(c.h.grace))
+	_ = c.p.Stdin().SetWriteDeadline(time.Now().Add(c.run.Grace))
 	if _, err := c.p.Stdin().Write(append(b, '\n')); err != nil {
 		f := attempt.Failf("malfunction", "cannot write to the agent: %v", err)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			f = attempt.Failf("malfunction", "the agent has not read its stdin for %s", c.h.grace)
+			f = attempt.Failf("malfunction", "the agent has not read its stdin for %s", c.run.Grace)
 		}
 		c.fail(f)
 		return f
@@ -396,7 +394,7 @@ func (c *acpConn) fail(f *attempt.Failure) {
 func (c *acpConn) stop() {
 	defer close(c.closed)
 	_ = c.p.Stdin().Close()
-	wait := c.h.grace
+	wait := c.run.Grace
 	c.mu.Lock()
 	if c.idle {
 		wait = min(wait, acpIdleExit)
@@ -406,14 +404,14 @@ func (c *acpConn) stop() {
 	case <-c.p.Done():
 	case <-time.After(wait):
 	}
-	c.p.Terminate(c.h.grace)
-	_, escaped := c.p.Sweep(c.h.grace, true)
+	c.p.Terminate(c.run.Grace)
+	_, escaped := c.p.Sweep(c.run.Grace, true)
 	if len(escaped) > 0 {
-		c.h.publish(context.Background(), record.Event{RunID: c.h.id, At: time.Now().UTC(), Type: record.EvNote, Agent: c.agent.ID,
+		_ = c.run.Host.Publish(record.Event{RunID: c.run.ID, At: time.Now().UTC(), Type: record.EvNote, Agent: c.agent.ID,
 			Reason: fmt.Sprintf("%d process(es) of agent %s escaped its process group (setsid); stopped them: pids %v", len(escaped), c.agent.ID, escaped)})
 	}
 	c.p.WaitOutput()
-	c.h.sweeper.End(c.token)
+	c.run.Sweeper.End(c.token)
 }
 
 // outputClosed: the agent exited, or closed its output.
@@ -430,5 +428,5 @@ func (c *acpConn) logStderr(text string) {
 	c.mu.Lock()
 	a := c.last
 	c.mu.Unlock()
-	a.log("stderr", text)
+	a.Host.Log("stderr", text)
 }
