@@ -163,8 +163,9 @@ func (b *builder) arbitrate(p *Plan, adj *adjacency, order []int) {
 			c.Reason = fmt.Sprintf("decided at run time: the first cue to reach GO holds %s%s; the others wait in STANDBY and are told", bk.subject, capacityNote(bk))
 			p.Conflicts = append(p.Conflicts, c)
 		}
+		arbitration := graph.EdgeAttributes(map[string]string{"kind": "arbitration", "subject": bk.subject})
 		for _, e := range edges {
-			_ = p.Graph.AddEdge(p.Cues[e[0]].ID, p.Cues[e[1]].ID, graph.EdgeAttribute("kind", "arbitration"), graph.EdgeAttribute("subject", bk.subject))
+			_ = p.Graph.AddEdge(p.Cues[e[0]].ID, p.Cues[e[1]].ID, arbitration)
 			adj.succ[e[0]] = append(adj.succ[e[0]], e[1])
 			adj.pred[e[1]] = append(adj.pred[e[1]], e[0])
 			adj.kinds[e] = "arbitration"

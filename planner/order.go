@@ -81,16 +81,30 @@ func (h *readyHeap) Pop() any {
 }
 
 // ancestors is the transitive closure of the dependency edges: row v holds
-// every cue that must complete before v.
-func (a *adjacency) ancestors(order []int) matrix {
-	m := newMatrix(len(a.succ))
+// every cue that must complete before v. Each row is made in one dense
+// scratch bitset, of which only the words it touched are compressed and
+// cleared again.
+func (a *adjacency) ancestors(order []int) closure {
+	c := make(closure, len(a.succ))
+	scratch := newBitset(len(a.succ))
 	for _, v := range order {
-		for _, u := range a.pred[v] {
-			m[v].or(m[u])
-			m[v].set(u)
+		if len(a.pred[v]) == 0 {
+			continue
 		}
+		lo, hi := len(scratch), 0
+		for _, u := range a.pred[v] {
+			r := &c[u]
+			if r.end() > r.off {
+				r.orInto(scratch)
+				lo, hi = min(lo, r.off), max(hi, r.end())
+			}
+			scratch.set(u)
+			lo, hi = min(lo, u/64), max(hi, u/64+1)
+		}
+		c[v] = compress(scratch, lo, hi)
+		clear(scratch[lo:hi])
 	}
-	return m
+	return c
 }
 
 // descendants is the transpose: row u holds every cue that waits for u.

@@ -59,8 +59,24 @@ func BenchmarkCycleRing(b *testing.B) {
 	}
 }
 
-// BenchmarkCompileSchemas is the one-off cost every orch process pays.
+// BenchmarkCompileSchemas is the one-off cost every orch process pays: the
+// whole schemas, and (narrowed) the two a generated chain of /bin/true is
+// validated against, narrowed to its fields.
 func BenchmarkCompileSchemas(b *testing.B) {
+	b.Run("narrowed", func(b *testing.B) {
+		agent := map[string]any{"agent": map[string]any{"id": "a", "command": []any{"/bin/true"}, "protocol": "none", "concurrency": int64(1)}}
+		cues := []any{map[string]any{"id": "C1", "agents": []any{"a"}, "dependencies": []any{"C0"}}}
+		cuelist := map[string]any{"cuelist": map[string]any{"id": "c", "max_parallel": int64(1), "cues": cues}}
+		defer resetNarrowings()
+		for range b.N {
+			resetNarrowings()
+			for kind, doc := range map[Kind]any{KindAgent: agent, KindCuelist: cuelist} {
+				if ks := narrowedSchema(kind, doc); ks.err != nil || ks.keys == nil {
+					b.Fatalf("%s: not narrowed (%v)", kind, ks.err)
+				}
+			}
+		}
+	})
 	for _, kind := range []Kind{KindAgent, KindCuelist, KindMessage} {
 		b.Run(string(kind), func(b *testing.B) {
 			for range b.N {

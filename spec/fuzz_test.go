@@ -33,7 +33,7 @@ func FuzzLoad(f *testing.F) {
 	})
 }
 
-func fuzzSeeds(f *testing.F) [][]byte {
+func fuzzSeeds(f testing.TB) [][]byte {
 	var seeds [][]byte
 	scripts, _ := filepath.Glob(filepath.Join("..", "testdata", "script", "*.txtar"))
 	for _, s := range scripts {

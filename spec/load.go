@@ -120,11 +120,11 @@ func Load(paths []string, opts LoadOptions) (*Set, Diagnostics, error) {
 		opts.MaxFileSize = DefaultMaxFileSize
 	}
 	// Nearly every load needs the agent and the cuelist schemas: they are
-	// compiled (once per process) beside the reading and parsing of the
-	// files, each on its own goroutine, rather than one after the other when
-	// the first document of each kind asks for it.
-	go schemaFor(KindAgent)
-	go schemaFor(KindCuelist)
+	// decoded (once per process) beside the reading and parsing of the
+	// files, each on its own goroutine; each is compiled narrowed to the
+	// fields the documents use (schemanarrow.go) when the first asks.
+	go narrowings[KindAgent].names()
+	go narrowings[KindCuelist].names()
 	l := &loader{opts: opts, set: &Set{}, seen: map[string]bool{}}
 	defer l.closeRoots()
 	for _, p := range paths {
@@ -193,6 +193,7 @@ func (l *loader) loadArg(p string) error {
 				return &PathError{Path: p, Err: errors.New("no *.yaml or *.yml files in this directory")}
 			}
 		}
+		l.hintFields(r, files)
 		for _, f := range files {
 			name := filepath.Join(base, relTo(baseRel, f))
 			if err := l.loadFile(r, f, name); err != nil {
@@ -494,6 +495,10 @@ func (l *loader) includes(doc *Document) {
 	top, _ := doc.value.(map[string]any)
 	cl, _ := top["cuelist"].(map[string]any)
 	list, _ := cl["include"].([]any)
+	type included struct {
+		rel, pattern, ptr string
+	}
+	var files []included
 	for i, e := range list {
 		pattern, ok := e.(string)
 		if !ok || pattern == "" || f.root == nil {
@@ -519,22 +524,30 @@ func (l *loader) includes(doc *Document) {
 			continue
 		}
 		for _, m := range matches {
-			files := []string{m}
+			inDir := []string{m}
 			if info, err := f.root.root.Stat(m); err == nil && info.IsDir() {
-				files, _ = walkIn(f.root.root, m)
+				inDir, _ = walkIn(f.root.root, m)
 			}
-			for _, inc := range files {
-				name := filepath.Join(filepath.Dir(f.Name), relTo(filepath.Dir(f.rel), inc))
-				err := l.loadFile(f.root, inc, name)
-				switch {
-				case errors.Is(err, errOutside):
-					doc.includeFailed = true
-					l.diags.Add(Error, doc.Pos(ptr), ptr, "outside-root", "include %q: %s leads outside the project root %s", pattern, name, f.root.dir)
-				case err != nil:
-					doc.includeFailed = true
-					l.diags.Add(Error, doc.Pos(ptr), ptr, "unreadable-include", "include %q: cannot read %s: %v", pattern, name, err)
-				}
+			for _, inc := range inDir {
+				files = append(files, included{inc, pattern, ptr})
 			}
+		}
+	}
+	rels := make([]string, len(files))
+	for i, inc := range files {
+		rels[i] = inc.rel
+	}
+	l.hintFields(f.root, rels)
+	for _, inc := range files {
+		name := filepath.Join(filepath.Dir(f.Name), relTo(filepath.Dir(f.rel), inc.rel))
+		err := l.loadFile(f.root, inc.rel, name)
+		switch {
+		case errors.Is(err, errOutside):
+			doc.includeFailed = true
+			l.diags.Add(Error, doc.Pos(inc.ptr), inc.ptr, "outside-root", "include %q: %s leads outside the project root %s", inc.pattern, name, f.root.dir)
+		case err != nil:
+			doc.includeFailed = true
+			l.diags.Add(Error, doc.Pos(inc.ptr), inc.ptr, "unreadable-include", "include %q: cannot read %s: %v", inc.pattern, name, err)
 		}
 	}
 }

@@ -27,6 +27,7 @@ type kindSchema struct {
 	cue    *jsonschema.Schema // cuelist only: one cue, to validate big cuelists in parallel
 	raw    any                // the bundled schema document, to explain errors
 	err    error
+	keys   map[string]bool // narrowed (schemanarrow.go): the property names it checks; nil: all
 }
 
 var kindSchemas = map[Kind]*kindSchema{KindAgent: {}, KindCuelist: {}, KindMessage: {}}
@@ -37,20 +38,30 @@ func schemaFor(kind Kind) *kindSchema {
 	return ks
 }
 
-// compile builds the schema from the embedded files.
+// compile builds the whole schema from the embedded files.
 func (ks *kindSchema) compile(kind Kind) {
-	b, err := schemas.Bundle(string(kind))
+	doc, err := bundles[kind]()
 	if err != nil {
 		ks.err = err
 		return
 	}
-	ks.compileBundle(kind, b)
+	ks.compileDoc(kind, doc, doc)
 }
 
-// compileBundle builds the schema from its bundled document b; LoadURL
+// bundles are the bundled schemas, each decoded once.
+var bundles = map[Kind]func() (map[string]any, error){
+	KindAgent:   bundleDoc(KindAgent),
+	KindCuelist: bundleDoc(KindCuelist),
+	KindMessage: bundleDoc(KindMessage),
+}
+
+// compileDoc builds the schema from doc, a whole bundled schema or one
+// narrowed from it, and keeps raw (the whole one) to explain errors; LoadURL
 // refuses anything else, so compiling never touches the disk or the network.
-func (ks *kindSchema) compileBundle(kind Kind, b []byte) {
-	if err := json.Unmarshal(b, &ks.raw); err != nil {
+func (ks *kindSchema) compileDoc(kind Kind, doc, raw map[string]any) {
+	ks.raw = raw
+	b, err := json.Marshal(doc)
+	if err != nil {
 		ks.err = err
 		return
 	}
@@ -70,7 +81,7 @@ func (ks *kindSchema) compileBundle(kind Kind, b []byte) {
 	if ks.schema, ks.err = c.Compile(url); ks.err != nil {
 		return
 	}
-	if kind == KindCuelist {
+	if _, ok := asMap(doc["$defs"])["cue"]; ok && kind == KindCuelist { // a narrowed schema may have none
 		ks.cue, ks.err = c.Compile(url + "#/$defs/cue")
 	}
 }
@@ -104,7 +115,7 @@ func validateSchema(doc *Document, poisoned map[string]bool, diags *Diagnostics)
 		return
 	}
 	var errs []error
-	if cues, ok := bigCuelist(doc); ok {
+	if cues, ok := bigCuelist(doc); ok && ks.cue != nil {
 		errs = validateCuelistParallel(ks, doc, cues)
 	} else if err := validateOne(ks.schema, doc.value, ""); err != nil {
 		errs = []error{err}

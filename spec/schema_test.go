@@ -140,7 +140,7 @@ func TestNarrowedMessageSchemaFailsAlike(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
-	doc, err := messageDoc()
+	doc, err := bundles[KindMessage]()
 	if err != nil {
 		t.Fatal(err)
 	}

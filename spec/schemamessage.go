@@ -1,11 +1,7 @@
 package spec
 
 import (
-	"encoding/json"
-	"strings"
 	"sync"
-
-	"github.com/orch-cli/orch/schemas"
 )
 
 // The message schema describes some fifty message types, one allOf branch
@@ -23,7 +19,7 @@ var messageSchemas sync.Map // message_type -> *kindSchema
 // schemaOf is the compiled schema a document is validated against.
 func schemaOf(doc *Document) *kindSchema {
 	if doc.Kind != KindMessage {
-		return schemaFor(doc.Kind)
+		return narrowedSchema(doc.Kind, doc.value)
 	}
 	top, _ := doc.value.(map[string]any)
 	mt, _ := top["message_type"].(string)
@@ -36,20 +32,10 @@ func schemaOf(doc *Document) *kindSchema {
 	return ks
 }
 
-// messageDoc is the bundled message schema, decoded once.
-var messageDoc = sync.OnceValues(func() (map[string]any, error) {
-	b, err := schemas.Bundle(string(KindMessage))
-	if err != nil {
-		return nil, err
-	}
-	var doc map[string]any
-	return doc, json.Unmarshal(b, &doc)
-})
-
 // messageTypes are the types the message schema has a branch for.
 var messageTypes = sync.OnceValue(func() map[string]bool {
 	types := map[string]bool{}
-	doc, _ := messageDoc()
+	doc, _ := bundles[KindMessage]()
 	for _, b := range asList(doc["allOf"]) {
 		if t, ok := branchType(b); ok {
 			types[t] = true
@@ -59,17 +45,13 @@ var messageTypes = sync.OnceValue(func() map[string]bool {
 })
 
 func (ks *kindSchema) compileMessage(messageType string) {
-	doc, err := messageDoc()
+	doc, err := bundles[KindMessage]()
 	if err != nil {
 		ks.err = err
 		return
 	}
-	b, err := json.Marshal(narrowMessage(doc, messageType))
-	if err != nil {
-		ks.err = err
-		return
-	}
-	ks.compileBundle(KindMessage, b)
+	narrowed := narrowMessage(doc, messageType)
+	ks.compileDoc(KindMessage, narrowed, narrowed)
 }
 
 // narrowMessage returns the message schema doc for messageType alone (see
@@ -89,37 +71,7 @@ func narrowMessage(doc map[string]any, messageType string) map[string]any {
 	if branches != nil {
 		out["allOf"] = branches
 	}
-	defs, _ := doc["$defs"].(map[string]any)
-	delete(out, "$defs")
-	kept := map[string]any{}
-	var keep func(v any)
-	keep = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if ref, ok := v["$ref"].(string); ok {
-				if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok {
-					name, _, _ = strings.Cut(name, "/")
-					name = unescapePointer(name)
-					if def, ok := defs[name]; ok && kept[name] == nil {
-						kept[name] = def
-						keep(def)
-					}
-				}
-			}
-			for _, x := range v {
-				keep(x)
-			}
-		case []any:
-			for _, x := range v {
-				keep(x)
-			}
-		}
-	}
-	keep(out)
-	if len(kept) > 0 {
-		out["$defs"] = kept
-	}
-	return out
+	return keepReferencedDefs(out)
 }
 
 // branchType is X when branch is {"if": {"properties": {"message_type":

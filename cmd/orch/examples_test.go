@@ -35,6 +35,16 @@ func TestExamplesValidate(t *testing.T) {
 	if len(paths) < 4 {
 		t.Fatalf("expected at least three examples, found %v", paths[1:])
 	}
+	// examples/team/cuelist.real.yaml runs Claude Code and Codex, which
+	// validate looks up in PATH (a warning where they are not installed):
+	// stand-ins for them here.
+	stubs := t.TempDir()
+	for _, name := range []string{"claude", "codex"} {
+		if err := os.WriteFile(filepath.Join(stubs, name), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", stubs+string(os.PathListSeparator)+os.Getenv("PATH"))
 	for _, p := range paths {
 		code, stdout, stderr := runOrch(t, "", "validate", "--strict", p)
 		if code != exitOK {

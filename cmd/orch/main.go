@@ -18,7 +18,10 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], stdio()))
+	stopProfile := profile(os.Stderr)
+	code := run(os.Args[1:], stdio())
+	stopProfile()
+	os.Exit(code)
 }
 
 // streams are the command's input and outputs, injected so tests can capture them.

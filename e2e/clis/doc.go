@@ -7,7 +7,9 @@
 // claude-code and codex (headless), acp with claude-agent-acp, codex-acp and
 // gemini --acp (and the adapters' former packages), in the workdir and in a
 // worktree; a permission asked of the person and answered with orch answer;
-// a policy by tool kind; the four-CLI team. Each checks the files the CLIs
+// a policy by tool kind; the four-CLI team; examples/team's
+// cuelist.real.yaml, as it is and over ACP (its prompts carry no marker: the
+// model knows each conversation by a phrase of it). Each checks the files the CLIs
 // wrote, the tool lines of orch logs, the cost and tokens of orch status,
 // what the model was sent, and that no process is left.
 //

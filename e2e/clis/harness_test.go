@@ -74,17 +74,22 @@ type world struct {
 // when files are given (they are committed: a worktree starts from them).
 func newWorld(t *testing.T, scripts map[string]mockmodel.Script, legacy bool) *world {
 	t.Helper()
+	return newWorldOf(t, mockmodel.Config{Scripts: scripts}, legacy)
+}
+
+// newWorldOf is newWorld with the mock's whole configuration (its phrases).
+func newWorldOf(t *testing.T, cfg mockmodel.Config, legacy bool) *world {
+	t.Helper()
 	if skipWhy != "" {
 		t.Skip(skipWhy)
 	}
 	root := t.TempDir()
 	w := &world{t: t, dir: filepath.Join(root, "project"), home: filepath.Join(root, "home"),
 		marker: fmt.Sprintf("ORCH_CLIS_E2E=%s-%d", t.Name(), time.Now().UnixNano())}
-	dump := ""
 	if os.Getenv("CLIS_DUMP") != "" { // keep every request to read when a CLI misbehaves
-		dump = filepath.Join(os.Getenv("CLIS_DUMP"), strings.ReplaceAll(t.Name(), "/", "_"))
+		cfg.Dump = filepath.Join(os.Getenv("CLIS_DUMP"), strings.ReplaceAll(t.Name(), "/", "_"))
 	}
-	mock, err := mockmodel.Start(mockmodel.Config{Scripts: scripts, Dump: dump})
+	mock, err := mockmodel.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,6 +260,11 @@ type status struct {
 		InputTokens  int64          `json:"input_tokens"`
 		OutputTokens int64          `json:"output_tokens"`
 		Outputs      map[string]any `json:"outputs"`
+		Items        *struct {
+			Count     int      `json:"count"`
+			Completed int      `json:"completed"`
+			IDs       []string `json:"ids"`
+		} `json:"items"` // a fan-out's
 	} `json:"cues"`
 	Questions []struct {
 		ID       string `json:"id"`
@@ -267,6 +277,10 @@ type status struct {
 		Branch string `json:"branch"`
 		Commit string `json:"commit"`
 	} `json:"worktrees"`
+	Result *struct {
+		Branch string `json:"branch"`
+		Ahead  int    `json:"ahead"`
+	} `json:"result"`
 }
 
 // attemptBranch is the branch the cue's one attempt committed to (the run

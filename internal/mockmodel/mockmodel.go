@@ -10,7 +10,9 @@
 //     :streamGenerateContent?alt=sse, for gemini-cli (GOOGLE_GEMINI_BASE_URL=URL).
 //
 // A conversation follows a Script, chosen by the name the prompt carries
-// ("[mock-script NAME]", anywhere in the request): its turn N answers the
+// ("[mock-script NAME]", anywhere in the request), or else by a phrase it
+// holds (Config.Phrases: prompts a test does not write, such as an
+// example's cuelist's): its turn N answers the
 // request that carries N tool results, so the server keeps no state per
 // conversation and a CLI that retries a request gets the same answer. A
 // turn is a file written by the CLI's own edit tool, a shell command, or a
@@ -103,10 +105,20 @@ type Request struct {
 type Config struct {
 	Addr    string            // default 127.0.0.1:0 (any free port on loopback)
 	Scripts map[string]Script // by name
+	// Phrases choose the script of a request that names none: the first
+	// phrase found in one of its texts (a prompt, the system prompt, a tool
+	// result) names it.
+	Phrases []Phrase
 	// Dump, when set, is a directory that gets each request's body
 	// (NNNN-api.json) and what answered it (NNNN-api.txt), to read when a
 	// CLI does not do what a test expects.
 	Dump string
+}
+
+// Phrase is a text that chooses a script.
+type Phrase struct {
+	Text   string
+	Script string
 }
 
 // String is the request in one line, without its body.
@@ -207,6 +219,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if m := markerRE.FindSubmatch(body); m != nil {
 		req.Script = string(m[1])
+	} else {
+		req.Script = s.byPhrase(doc)
 	}
 	script, ok := s.cfg.Scripts[req.Script]
 	if !ok || len(script) == 0 {
@@ -226,6 +240,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	a.logged()
 	api.reply(w, a)
+}
+
+// byPhrase is the script of the first of the phrases the request holds.
+func (s *Server) byPhrase(doc map[string]any) string {
+	for _, p := range s.cfg.Phrases {
+		found := false
+		walkStrings(doc, func(text string) bool {
+			found = strings.Contains(text, p.Text)
+			return !found
+		})
+		if found {
+			return p.Script
+		}
+	}
+	return ""
 }
 
 func (s *Server) record(req *Request) {

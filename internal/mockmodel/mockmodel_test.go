@@ -237,3 +237,28 @@ func TestBadRequests(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestPhrases: a prompt without a marker follows the script of the first
+// phrase it holds; a marker wins over a phrase; no phrase, no script.
+func TestPhrases(t *testing.T) {
+	s, err := Start(Config{Scripts: map[string]Script{"plan": {{Text: "Planned."}}, "review": {{Text: "Reviewed."}}, "s": script},
+		Phrases: []Phrase{{Text: "You are the planner.", Script: "plan"}, {Text: "the reviewer", Script: "review"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for prompt, want := range map[string]string{
+		"You are the planner. Split the feature; the reviewer reads it.": "plan",
+		"You are the reviewer.":                "review",
+		Marker("s") + " You are the reviewer.": "s",
+		"You are someone else.":                "",
+	} {
+		req := map[string]any{"stream": true, "tools": []any{map[string]any{"name": "Write"}},
+			"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": prompt}}}}}
+		post(t, s, "/v1/messages", req)
+		log := s.Requests()
+		if got := log[len(log)-1].Script; got != want {
+			t.Errorf("%q was answered from script %q, want %q", prompt, got, want)
+		}
+	}
+}

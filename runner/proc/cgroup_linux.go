@@ -41,6 +41,12 @@ type leafCgroup struct {
 	run *RunCgroup
 	dir string
 	fd  int // to start a process in it
+	// events is its cgroup.events, kept open: whether the leaf is empty is
+	// read again with one pread each time an attempt ends, instead of an
+	// open, a read and a close, and a registration with Go's poller (-1:
+	// not open, read by path).
+	events int
+	killed bool // cgroup.kill was written: the leaf serves no other process
 }
 
 const cgroupPrefix = "orch-run-"
@@ -127,7 +133,11 @@ func (c *RunCgroup) leaf() *leafCgroup {
 		_ = os.Remove(dir)
 		return nil
 	}
-	return &leafCgroup{run: c, dir: dir, fd: fd}
+	events, err := syscall.Open(filepath.Join(dir, "cgroup.events"), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		events = -1
+	}
+	return &leafCgroup{run: c, dir: dir, fd: fd, events: events}
 }
 
 // failed says the kernel would not start a process in a leaf (clone3 with
@@ -154,7 +164,19 @@ func (g *leafCgroup) members() []int {
 }
 
 // populated reports whether a process is still in the leaf.
-func (g *leafCgroup) populated() bool { return g != nil && populated(g.dir) }
+func (g *leafCgroup) populated() bool {
+	if g == nil {
+		return false
+	}
+	if g.events >= 0 {
+		// cgroup.events is made anew by each read from offset 0.
+		var b [64]byte
+		if n, err := syscall.Pread(g.events, b[:], 0); err == nil {
+			return !bytes.Contains(b[:n], []byte("populated 0"))
+		}
+	}
+	return populated(g.dir)
+}
 
 // signal sends sig to every process in the leaf.
 func (g *leafCgroup) signal(sig syscall.Signal) {
@@ -166,23 +188,49 @@ func (g *leafCgroup) signal(sig syscall.Signal) {
 // kill kills everything in the leaf and waits until it is empty; it
 // reports whether it is.
 func (g *leafCgroup) kill() bool {
-	return g == nil || killCgroup(g.dir)
+	if g == nil {
+		return true
+	}
+	if g.populated() {
+		g.killed = true
+	}
+	return killCgroup(g.dir)
 }
 
-// release kills what is left in the leaf and gives it back to the run for
-// the next process; one that cannot be emptied is left to close.
+// release gives the leaf back to the run for the next process when its
+// processes all ended by themselves. A leaf that was killed (cgroup.kill)
+// is removed instead: Linux (6.18 here) kills at once any process a clone3
+// starts into a cgroup once killed (CLONE_INTO_CGROUP), so the run's next
+// agent would die as it started. One that cannot be emptied is left to
+// close.
 func (g *leafCgroup) release() {
 	if g == nil {
 		return
 	}
-	if !killCgroup(g.dir) {
-		_ = syscall.Close(g.fd)
+	if g.killed || g.populated() {
+		if g.kill() {
+			_ = os.Remove(g.dir) // else what is left is the run's close's
+		}
+		g.closeFiles()
 		return
 	}
+	g.reuse()
+}
+
+// reuse gives the empty leaf back to the run for the next process. Nothing
+// enters an empty leaf but a process orch starts in it: it stays empty.
+func (g *leafCgroup) reuse() {
 	c := g.run
 	c.mu.Lock()
 	c.free = append(c.free, g)
 	c.mu.Unlock()
+}
+
+func (g *leafCgroup) closeFiles() {
+	_ = syscall.Close(g.fd)
+	if g.events >= 0 {
+		_ = syscall.Close(g.events)
+	}
 }
 
 // close kills whatever is left in the run's cgroup and removes it. It
@@ -193,7 +241,7 @@ func (c *RunCgroup) close() []int {
 	}
 	c.mu.Lock()
 	for _, g := range c.free {
-		_ = syscall.Close(g.fd)
+		g.closeFiles()
 	}
 	c.free = nil
 	c.mu.Unlock()

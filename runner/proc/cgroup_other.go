@@ -20,3 +20,4 @@ func (*leafCgroup) populated() bool             { return false }
 func (*leafCgroup) signal(syscall.Signal)       {}
 func (*leafCgroup) kill() bool                  { return true }
 func (*leafCgroup) release()                    {}
+func (*leafCgroup) reuse()                      {}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -51,6 +52,9 @@ type Process struct {
 	// escaped are the processes of its cgroup outside its process group
 	// that Terminate stopped, for Sweep to report.
 	escaped []int
+	// swept: Sweep ran, and gave its leaf back (another process may be in
+	// it since: a second Sweep must not touch it).
+	swept atomic.Bool
 }
 
 // ExitInfo describes how a process ended.

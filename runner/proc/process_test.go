@@ -252,3 +252,60 @@ while [ ! -s escaped.pid ]; do sleep 0.01; done`, token, false, s.Cgroup())
 		_ = syscall.Kill(escaped, syscall.SIGKILL)
 	}
 }
+
+// TestCgroupLeafAfterEscapee: the leaf a process's sweep emptied of an
+// escapee serves the run's next process, which runs to its end (it was
+// killed at once: the leaf kept killing what came into it).
+func TestCgroupLeafAfterEscapee(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skipf("needs the setsid command (%v)", err)
+	}
+	s := cgroupSweeper(t, "r6")
+	dir := t.TempDir()
+	const token = "r6/cue/A/1/x"
+	s.Begin(token)
+	p, _ := start(t, dir, `setsid sleep 60 </dev/null >/dev/null 2>&1 & sleep 0.1`, token, false, s.Cgroup())
+	waitDone(t, p)
+	if _, out := p.Sweep(grace, false); len(out) != 1 {
+		t.Fatalf("swept %v from the cgroup, want the escapee", out)
+	}
+	s.End(token)
+	next, out := start(t, dir, `sleep 0.1; echo ran`, "r6/cue/B/1/x", false, s.Cgroup())
+	waitDone(t, next)
+	next.WaitOutput()
+	if e := next.Exit(); e.Signaled || e.Code != 0 || out.stdout != "ran\n" {
+		t.Errorf("the next process %s, said %q", e, out.stdout)
+	}
+}
+
+// TestSweepOnce: a second Sweep of a process does nothing: its leaf of the
+// run's cgroup serves another process since, which it must not kill.
+func TestSweepOnce(t *testing.T) {
+	s := cgroupSweeper(t, "r7")
+	dir := t.TempDir()
+	first, _ := start(t, dir, `true`, "r7/cue/A/1/x", false, s.Cgroup())
+	waitDone(t, first)
+	first.Sweep(grace, false)
+	next, out := start(t, dir, `sleep 0.2; echo ran`, "r7/cue/B/1/x", false, s.Cgroup())
+	if inGroup, escaped := first.Sweep(grace, true); inGroup != nil || escaped != nil {
+		t.Errorf("the second sweep swept %v and %v", inGroup, escaped)
+	}
+	waitDone(t, next)
+	next.WaitOutput()
+	if e := next.Exit(); e.Signaled || out.stdout != "ran\n" {
+		t.Errorf("the next process %s, said %q", e, out.stdout)
+	}
+}
+
+// cgroupSweeper starts run runID's sweeper, stopped when the test ends; it
+// skips the test where the run gets no cgroup.
+func cgroupSweeper(t *testing.T, runID string) *Sweeper {
+	t.Helper()
+	s := NewSweeper(runID, func(Orphan) {})
+	s.Start()
+	t.Cleanup(func() { s.Stop() })
+	if s.Cgroup() == nil {
+		t.Skip("no cgroup v2 to write to here")
+	}
+	return s
+}

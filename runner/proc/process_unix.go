@@ -43,18 +43,31 @@ func (p *Process) Terminate(grace time.Duration) {
 // Terminate (killed) the stragglers of the group get SIGKILL at once, else
 // SIGTERM and SIGKILL after grace; escapees get the rest of the grace
 // period to finish writing to its output (as they would without a cgroup,
-// until the Sweeper came), then SIGKILL.
+// until the Sweeper came), then SIGKILL. Only the first call does anything.
 func (p *Process) Sweep(grace time.Duration, killed bool) (inGroup, escaped []int) {
+	if p.swept.Swap(true) {
+		return nil, nil
+	}
 	inGroup = p.sweepGroup(grace, killed)
 	if p.cg == nil {
 		return inGroup, nil
 	}
-	defer p.cg.release()
 	if !killed {
 		p.output.Wait() // ends at the latest grace after the leader's exit
 	}
 	escaped = p.escaped // stopped by Terminate
-	if left := p.cg.members(); len(left) > 0 && p.cg.kill() {
+	// The leaf is given back to the run once swept: a later Terminate or
+	// Sweep of this process must not touch the next process it serves.
+	cg := p.cg
+	p.cg = nil
+	// The usual case: one read says the leaf is empty, and it serves the
+	// next process as it is.
+	if !cg.populated() {
+		cg.reuse()
+		return inGroup, escaped
+	}
+	defer cg.release()
+	if left := cg.members(); len(left) > 0 && cg.kill() {
 		escaped = append(escaped, left...)
 		reapOrphans(left)
 	}

@@ -95,6 +95,9 @@ type cue struct {
 	// itemAttempts: a for_each cue expanding afresh, the attempt numbers
 	// its earlier items used (by id), which its new ones continue.
 	itemAttempts map[string]int
+	// itemIDs: a for_each cue restored over (not expanded again), its
+	// items' names, which merges of their branches go by.
+	itemIDs []string
 }
 
 // phase is where one target agent of a cue is.

@@ -34,6 +34,9 @@ type fanOut struct {
 	done     int       // items completed
 	notDone  []*cue    // items that ended otherwise, in the order they ended
 	ending   bool      // the cue is ending: its items' ends change nothing
+	// allPrepared: no item waits to be prepared any more (each is in GO or
+	// over); the cues after the fan-out may get their WARNING.
+	allPrepared bool
 }
 
 // Item says, for an item's cue pos, what the item is and the name prompts
@@ -262,6 +265,17 @@ func (c *Core) itemEnded(cr *cue) {
 		p.fan.notDone = append(p.fan.notDone, cr)
 	}
 	c.touch(p)
+	c.fanPrepared(p)
+}
+
+// fanPrepared notes the moment no item of fan-out p waits to be prepared
+// any more, and wakes the cues after it (see warnsAfter).
+func (c *Core) fanPrepared(p *cue) {
+	f := p.fan
+	if !f.allPrepared && f.inGo+f.done+len(f.notDone) >= len(f.items) {
+		f.allPrepared = true
+		c.touchNext(p)
+	}
 }
 
 // fanCheck ends a for_each cue whose items decide it: at the first item
@@ -399,6 +413,9 @@ func (c *Core) restoreFanOut(cr *cue, rec Recorded) {
 		if len(rec.Outputs) > 0 {
 			c.withOutputs.Add(cr.spec)
 		}
+		for _, it := range rec.Items {
+			cr.itemIDs = append(cr.itemIDs, it.ID)
+		}
 		return
 	}
 	if rec.Items == nil {
@@ -430,4 +447,5 @@ func (c *Core) restoreFanOut(cr *cue, rec Recorded) {
 	} else {
 		c.setState(cr, Go, fanReason(len(ids)))
 	}
+	c.fanPrepared(cr) // every item over, or none restored to run again
 }

@@ -25,10 +25,11 @@ func TestFanOutStaticList(t *testing.T) {
 	h.core.Begin(h.now)
 	h.want("begin", h.advance(), "A warning", "start A/0#1 a", "A standby", "A go", "go A/0")
 	h.want("A completed", h.completed("A"), "ended A/0#1 completed ", "A completed",
-		"expand F into [F[0] F[1] F[2]]", "F go: fan-out: 3 item(s)", "D warning", "start D/0#1 a",
+		"expand F into [F[0] F[1] F[2]]", "F go: fan-out: 3 item(s)",
 		"F[0] warning", "start F[0]/0#1 b", "F[0] standby", "F[0] go", "go F[0]/0",
 		"F[1] warning", "start F[1]/0#1 b", "F[1] standby", "F[1] go", "go F[1]/0",
-		"F[2] warning", "start F[2]/0#1 b", "F[2] standby", "F[2] go", "go F[2]/0")
+		"F[2] warning", "start F[2]/0#1 b", "F[2] standby", "F[2] go", "go F[2]/0",
+		"D warning", "start D/0#1 a") // once every item is in GO (TestFanOutDependentsWarnAfterItsItems)
 	if v, name, ok := h.core.Item(h.pos("F[1]")); !ok || v != "y" || name != "item" {
 		t.Errorf("Item(F[1]) = %v, %q, %v", v, name, ok)
 	}
@@ -208,4 +209,22 @@ func TestFanOutStoppedWaiterLosesNoSlot(t *testing.T) {
 	if s := h.state("F[3]"); s != sched.Standby {
 		t.Errorf("F[3] is %s, want standby (prepared in F[2]'s turn)", s)
 	}
+}
+
+// The cues after a fan-out get their WARNING once none of its items waits
+// to be prepared (each is in GO or over), not as soon as it expands: a cue
+// warned earlier would hold a preparation slot its items need, and with
+// as many such cues as the run's max_parallel, the run waited forever.
+func TestFanOutDependentsWarnAfterItsItems(t *testing.T) {
+	h := newHarness(t, "", `    - {id: F, agents: [b], for_each: [1, 2]}
+    - {id: R, agents: [a], dependencies: [F]}
+`, fanAgents, 1, false)
+	h.core.Begin(h.now)
+	h.want("begin", h.advance(), "expand F into [F[0] F[1]]", "F go: fan-out: 2 item(s)",
+		"F[0] warning", "start F[0]/0#1 b", "F[0] standby", "F[0] go", "go F[0]/0",
+		"F[1] warning", "start F[1]/0#1 b", "F[1] standby")
+	h.want("F[0] completed", h.completed("F[0]"), "ended F[0]/0#1 completed ", "F[0] completed",
+		"F[1] go", "go F[1]/0", "R warning", "start R/0#1 a")
+	h.want("F[1] completed", h.completed("F[1]"), "ended F[1]/0#1 completed ", "F[1] completed", "F completed",
+		"R standby", "R go", "go R/0")
 }

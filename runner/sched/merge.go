@@ -158,8 +158,11 @@ func branchesOf(cr *cue) []MergeSource {
 // itemTask names item i of fan-out cr as its task: CUE[<id>] for an item
 // with an id, else CUE[i].
 func itemTask(cr *cue, i int) string {
-	if cr.fan != nil && i < len(cr.fan.items) {
+	switch {
+	case cr.fan != nil && i < len(cr.fan.items):
 		return cr.fan.items[i].spec.ID
+	case i < len(cr.itemIDs): // restored over
+		return cr.itemIDs[i]
 	}
 	return fmt.Sprintf("%s[%d]", cr.spec.ID, i)
 }

@@ -235,3 +235,28 @@ func TestMergeSources(t *testing.T) {
 		t.Errorf("D's sources: %v", srcs)
 	}
 }
+
+// A resumed run merges a completed fan-out's branches under its items'
+// names, as the run before the crash did: F[slug], not F[0] (its items are
+// not expanded again, but their names are recorded).
+func TestMergeSourcesRestoredFanOut(t *testing.T) {
+	h := newHarness(t, "", `    - {id: A, agents: [a]}
+    - {id: F, agents: [b], for_each: [{id: slug}, {id: words}]}
+    - {id: C, agents: [c], dependencies: [A, F]}
+`, worktreeAgents, 4, false)
+	h.core.Restore("A", sched.Recorded{State: sched.Completed, Attempts: 1,
+		Outputs: map[string]any{sched.OutputWorktreeBranch: "oa", sched.OutputWorktreeCommit: "ca"}})
+	item := func(id, branch string) sched.RecordedItem {
+		return sched.RecordedItem{ID: "F[" + id + "]", Value: map[string]any{"id": id}, Rec: sched.Recorded{State: sched.Completed, Attempts: 1,
+			Outputs: map[string]any{sched.OutputWorktreeBranch: branch, sched.OutputWorktreeCommit: "c" + branch}}}
+	}
+	h.core.Restore("F", sched.Recorded{State: sched.Completed, Attempts: 0, Items: []sched.RecordedItem{item("slug", "f0"), item("words", "f1")},
+		Outputs: map[string]any{sched.OutputWorktreeBranch: []any{"f0", "f1"}, sched.OutputWorktreeCommit: []any{"cf0", "cf1"}}})
+	var srcs []string
+	for _, s := range h.core.MergeSources(h.pos("C")) {
+		srcs = append(srcs, s.Task+"="+s.Branch+"@"+s.Commit)
+	}
+	if strings.Join(srcs, " ") != "A=oa@ca F[slug]=f0@cf0 F[words]=f1@cf1" {
+		t.Errorf("C's sources after a resume: %v", srcs)
+	}
+}

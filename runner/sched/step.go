@@ -148,6 +148,9 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 		}
 		cr.goAt = now
 		c.setState(cr, Go, "")
+		if cr.parent != nil {
+			c.fanPrepared(cr.parent)
+		}
 		for i := range cr.targets {
 			t := &cr.targets[i]
 			t.phase = tGoing
@@ -182,16 +185,30 @@ func (c *Core) blockedBy(cr *cue) (string, string) {
 // arbitration put after another waits until that one is in GO too.
 func (c *Core) warnable(cr *cue) bool {
 	for _, d := range cr.spec.Deps {
-		if s := c.byID[d.ID].state; s != Go && !s.Final() {
+		if !c.warnsAfter(c.byID[d.ID]) {
 			return false
 		}
 	}
 	for _, d := range cr.spec.After {
-		if s := c.byID[d.ID].state; s != Go && !s.Final() {
+		if !c.warnsAfter(c.byID[d.ID]) {
 			return false
 		}
 	}
 	return true
+}
+
+// warnsAfter says whether the cues after d may get their WARNING: d is in
+// GO or over; a for_each cue in GO once none of its items waits to be
+// prepared (a cue warned earlier would hold a preparation slot its items
+// need: with as many of them as max_parallel, the run would wait forever).
+func (c *Core) warnsAfter(d *cue) bool {
+	switch {
+	case d.state.Final():
+		return true
+	case d.state != Go:
+		return false
+	}
+	return d.fan == nil || d.fan.allPrepared
 }
 
 // ready: every dependency completed and every arbitration predecessor ended.

@@ -282,12 +282,21 @@ func (d *DB) BlackboardRead(ctx context.Context, runID, key string) (record.Blac
 // Blackboard returns the latest version of every key of the run's board,
 // another process's writes included. A run reads its board for every task
 // it hands out; while nobody has written the database since the board was
-// last read (PRAGMA data_version on the warm connection changes exactly when
-// another connection commits, and this handle's own board writes drop it),
-// the board comes from memory: one pragma instead of a query of every key.
+// last read (the WAL index's change counter says so, see walindex.go; else
+// PRAGMA data_version on the warm connection, which changes exactly when
+// another connection commits; this handle's own board writes drop it), the
+// board comes from memory instead of a query of every key.
 func (d *DB) Blackboard(ctx context.Context, runID string) (map[string]record.BlackboardEntry, error) {
 	var board map[string]record.BlackboardEntry
 	err := d.withWarm(func() error {
+		if c, ok := d.boards[runID]; ok && c.fresh {
+			if change, ok := d.walChange(); ok && change == c.change {
+				board = maps.Clone(c.board)
+				return nil
+			}
+		}
+		// The counter before the read: a commit after it makes it move.
+		change, fresh := d.walChange()
 		var version int64
 		err := d.queryWarm(ctx, "PRAGMA data_version", nil, func(rows *sql.Rows) error { return rows.Scan(&version) })
 		if err != nil {
@@ -295,15 +304,13 @@ func (d *DB) Blackboard(ctx context.Context, runID string) (map[string]record.Bl
 		}
 		if c, ok := d.boards[runID]; ok && c.version == version {
 			board = maps.Clone(c.board)
-			return nil
-		}
-		if board, err = d.readBoard(ctx, runID); err != nil {
+		} else if board, err = d.readBoard(ctx, runID); err != nil {
 			return err
 		}
 		if d.boards == nil || len(d.boards) >= maxBoards {
 			d.boards = map[string]cachedBoard{}
 		}
-		d.boards[runID] = cachedBoard{version: version, board: maps.Clone(board)}
+		d.boards[runID] = cachedBoard{version: version, board: maps.Clone(board), change: change, fresh: fresh}
 		return nil
 	})
 	if err != nil {
@@ -313,10 +320,13 @@ func (d *DB) Blackboard(ctx context.Context, runID string) (map[string]record.Bl
 }
 
 // cachedBoard is a run's board as read at a data_version of the warm
-// connection.
+// connection; fresh: and at the WAL index's change counter change, through
+// this handle's commits since (see boardsAfterCommit).
 type cachedBoard struct {
 	version int64
 	board   map[string]record.BlackboardEntry
+	change  uint32
+	fresh   bool
 }
 
 // maxBoards caps the boards kept: a process runs one run at a time, a test

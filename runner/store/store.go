@@ -131,6 +131,10 @@ type DB struct {
 	// boards holds, per run, the blackboard as last read (see Blackboard);
 	// a run's is dropped when a commit of this handle writes its board.
 	boards map[string]cachedBoard
+	// walIndex is the -shm file, for the change counter that tells whether
+	// another connection has committed (walindex.go); opened on first use.
+	walIndex       *walIndexFile
+	walIndexOpened bool
 	// leases are the runs this handle owns, fenced in every write (see
 	// lease.go); leaseVersion is the data_version they were last checked at.
 	leases       map[string]*lease
@@ -278,6 +282,7 @@ func (d *DB) Close() error {
 		for _, st := range d.stmts {
 			st.Close()
 		}
+		d.walIndex.close()
 		if d.wconn != nil {
 			d.wconn.Close()
 		}

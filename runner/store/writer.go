@@ -409,6 +409,11 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 		}
 		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
 	}
+	var change uint32
+	var changeOK bool
+	if len(d.boards) > 0 { // boards in memory are carried over the commit (walindex.go)
+		change, changeOK = d.walChange()
+	}
 	if err := t.knownRuns(); err != nil {
 		d.rollback(conn)
 		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
@@ -428,6 +433,7 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 		return -1, fmt.Errorf("committing to %s: %w", d.path, err)
 	}
 	t.commitLeases()
+	d.boardsAfterCommit(change, changeOK, t.wrote)
 	d.stats.transactions.Add(1)
 	d.stats.requests.Add(int64(len(batch)))
 	return -1, nil
@@ -451,6 +457,7 @@ type txn struct {
 
 	dataVersion  int64             // PRAGMA data_version under this transaction's write lock
 	leaseChanges map[string]string // runs this transaction claimed (token) or released ("")
+	wrote        bool              // a statement changed a row: the commit writes to the WAL
 }
 
 func (t *txn) apply(r *request) error {
@@ -518,7 +525,12 @@ func (t *txn) exec(query string, args ...any) (sql.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(t.ctx, args...)
+	res, err := st.ExecContext(t.ctx, args...)
+	if err == nil && !t.wrote && query != "BEGIN IMMEDIATE" && query != "COMMIT" {
+		// Only an INSERT, UPDATE or DELETE sets the count it reads.
+		t.wrote = rowsAffected(res) > 0
+	}
+	return res, err
 }
 
 func (t *txn) queryRow(query string, args ...any) *sql.Row {

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# orch's own CPU per cue beside the bare spawner's (issue 34): the 200-cue
+# chain of /bin/true (one at a time) and 1,000 independent /bin/true cues
+# (two at a time), each against bench/spawn starting the same processes the
+# same way, with the project's database already there. Orch and the spawner
+# run in turn, ROUNDS times (bench/interleave.py --cpu); the figures are the
+# kernel's CPU accounting (user + system) of each whole process and the
+# agents it waited for, medians:
+#   spawner       CPU per cue of the bare spawner (its /bin/true included)
+#   orch          CPU per cue of orch run (its /bin/true included)
+#   orch-spawner  orch's own cost per cue: the difference (target <= 0.5 ms)
+#   orch self     orch's process alone, without its agents (ORCH_RUSAGE)
+#   cpu ratio     orch / spawner, the median of the per-round ratios
+#   wall ratio    the same for wall time (targets: chain <= 1.4x, wide <= 1.6x)
+# Figures are printed, never judged: CI runs this as a benchmark.
+#   bench/cpu.sh [ROUNDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-11}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/orch" ./cmd/orch
+go build -o "$tmp/spawn" ./bench/spawn
+go run ./testdata/gen -cues 200 -chain -claimers 0 -no-provides -command /bin/true -max-parallel 1 >"$tmp/chain.yaml"
+go run ./testdata/gen -cues 1000 -independent -claimers 0 -no-provides -command /bin/true -max-parallel 2 >"$tmp/independent.yaml"
+"$tmp/orch" run --db "$tmp/db/o.db" "$tmp/chain.yaml" >/dev/null # the database exists, as usual
+
+printf '%-34s %8s %8s %13s %10s %9s %10s\n' "workload ($rounds rounds, ms per cue)" spawner orch orch-spawner "orch self" "cpu ratio" "wall ratio"
+measure() { # label, cues, at a time, cuelist
+	local label=$1 n=$2 p=$3 spec=$4 cpu wall self
+	rm -f "$tmp/self"
+	orch=(env "ORCH_RUSAGE=$tmp/self" "$tmp/orch" run --db "$tmp/db/o.db" "$spec")
+	cpu=$(python3 bench/interleave.py "$rounds" --cpu -- "$tmp/spawn" -n "$n" -p "$p" /bin/true -- "${orch[@]}")
+	wall=$(python3 bench/interleave.py "$rounds" -- "$tmp/spawn" -n "$n" -p "$p" /bin/true -- "${orch[@]}")
+	# ORCH_RUSAGE lines: "self USER SYS children USER SYS", one per orch run.
+	self=$(awk '{print $2 + $3}' "$tmp/self" | sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+	awk -v label="$label" -v n="$n" -v self="$self" -v cpu="$cpu" -v wall="$wall" 'BEGIN {
+		split(cpu, lines, "\n"); split(lines[1], b, " "); split(lines[2], o, " ")
+		split(wall, wl, "\n"); split(wl[2], w, " ")
+		k = 1000 / n
+		printf "%-34s %8.3f %8.3f %13.3f %10.3f %9s %10s\n", label, b[2] * k, o[2] * k, (o[2] - b[2]) * k, self * k, o[5], w[5]
+	}'
+}
+measure "200-cue chain of /bin/true" 200 1 "$tmp/chain.yaml"
+measure "1,000 independent, 2 at a time" 1000 2 "$tmp/independent.yaml"

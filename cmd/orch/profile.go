@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+)
+
+// profile starts the profiles that the hidden environment variables
+// ORCH_CPUPROFILE and ORCH_MEMPROFILE ask for (each a file to write, in
+// pprof's format) and returns what ends them, called once before orch
+// exits; ORCH_RUSAGE names a file to which a line with orch's own CPU
+// seconds and its agents' is then appended (writeRusage). They are for
+// measuring orch itself (bench/, the issues about its own cost): not part
+// of the interface, not in --help. What cannot be written is said on
+// stderr and orch goes on.
+func profile(stderr *os.File) (stop func()) {
+	cpu, mem, usage := os.Getenv("ORCH_CPUPROFILE"), os.Getenv("ORCH_MEMPROFILE"), os.Getenv("ORCH_RUSAGE")
+	if cpu == "" && mem == "" && usage == "" {
+		return func() {}
+	}
+	var cpuFile *os.File
+	if cpu != "" {
+		f, err := os.Create(cpu)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "orch: ORCH_CPUPROFILE: %v\n", err)
+		} else {
+			cpuFile = f
+		}
+	}
+	if mem != "" {
+		runtime.MemProfileRate = 64 << 10
+	}
+	return func() {
+		if cpuFile != nil {
+			pprof.StopCPUProfile()
+			_ = cpuFile.Close()
+		}
+		if mem != "" {
+			f, err := os.Create(mem)
+			if err == nil {
+				// allocs: every allocation since the start (alloc_space), and
+				// what was live at the last collection (inuse_space).
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				_ = f.Close()
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "orch: ORCH_MEMPROFILE: %v\n", err)
+			}
+		}
+		if usage != "" {
+			if err := writeRusage(usage); err != nil {
+				fmt.Fprintf(stderr, "orch: ORCH_RUSAGE: %v\n", err)
+			}
+		}
+	}
+}

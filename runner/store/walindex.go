@@ -1,0 +1,68 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// A run reads its blackboard for every task it hands out, and the board is
+// kept in memory between reads (Blackboard). Whether another process has
+// committed since was asked with PRAGMA data_version: a read transaction,
+// with its locks, on every read. SQLite counts every commit in the header of
+// the WAL index, the -shm file beside the database ("The WAL-Index File
+// Format" in SQLite's file format documentation: iChange, "incremented with
+// each transaction"), which it writes twice, the second copy last. Reading
+// that counter is one pread: while it is where it was when the board was
+// read, plus this handle's own commits (which it counts itself: tryCommit),
+// nobody else has written, and the board in memory is the board.
+
+// walIndexHeader is the size of the two copies of the WAL-index header.
+const walIndexHeader = 2 * 48
+
+// walIndexVersion is the header's iVersion of every SQLite since 3.7.0.
+const walIndexVersion = 3007000
+
+// walChange returns the WAL index's change counter; ok is false when it
+// cannot be read or a commit is writing it (the two copies differ). The
+// caller holds d.committing.
+func (d *DB) walChange() (change uint32, ok bool) {
+	if !d.walIndexOpened {
+		d.walIndexOpened = true
+		d.walIndex = openWalIndex(d.path + "-shm")
+	}
+	if d.walIndex == nil {
+		return 0, false
+	}
+	var b [walIndexHeader]byte
+	if !d.walIndex.read(b[:]) {
+		return 0, false
+	}
+	hdr := b[:48]
+	if !bytes.Equal(hdr, b[48:]) || hdr[12] == 0 || binary.NativeEndian.Uint32(hdr) != walIndexVersion {
+		return 0, false // being written, not initialized, or not a header this code knows
+	}
+	return binary.NativeEndian.Uint32(hdr[8:12]), true
+}
+
+// boardsAfterCommit carries the boards in memory over this handle's commit:
+// they stay fresh if the change counter moved by exactly that commit (one if
+// it wrote a row, none if not) from where it was when the transaction began
+// (before; the write lock kept everyone else out until COMMIT). Any other
+// move means another commit came between: they are read again.
+func (d *DB) boardsAfterCommit(before uint32, beforeOK, wrote bool) {
+	if len(d.boards) == 0 {
+		return
+	}
+	after, afterOK := d.walChange()
+	want := before
+	if wrote {
+		want++
+	}
+	carried := beforeOK && afterOK && after == want
+	for id, c := range d.boards {
+		if c.fresh = c.fresh && carried && c.change == before; c.fresh {
+			c.change = after
+		}
+		d.boards[id] = c
+	}
+}
