@@ -74,6 +74,7 @@ type attemptRun struct {
 	// a cue's own attempt when the cue accepts child exports (exports.go).
 	exports []childExport
 	status  AgentStatus // what the agent last reported of its state (under mu)
+	calls               // its typed requests (call.go)
 }
 
 // stopping is how an attempt ends early: told to stop (halt, why), or

@@ -64,6 +64,8 @@ func (a *attemptRun) Record(dir string, m *driver.Wire) *attempt.Failure {
 
 // Serve serves one of the agent's requests (the hub).
 func (a *attemptRun) Serve(p driver.Peer, req *driver.Wire, more func() *driver.Wire) *attempt.Failure {
+	a.calls.serving.Lock()
+	defer a.calls.serving.Unlock()
 	return a.r.serve(a, p, req, more)
 }
 
@@ -76,7 +78,13 @@ func (a *attemptRun) Started(p *proc.Process) { a.procs = append(a.procs, p) }
 func (a *attemptRun) Going(p driver.Peer) {
 	a.peer = p
 	a.inGo.Store(true)
+	if testHookGoing != nil {
+		testHookGoing(a)
+	}
 }
+
+// testHookGoing, set by tests, sees an attempt as it enters GO.
+var testHookGoing func(a *attemptRun)
 
 // messageEvent is the record of a message of this attempt.
 func (a *attemptRun) messageEvent(dir string, m *driver.Wire) record.Event {

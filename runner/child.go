@@ -220,7 +220,7 @@ func (c *child) tellParent(res childResult) {
 	} else {
 		msg = protocols.New(protocols.TaskAnnounce{TaskID: c.node.id, Agent: c.node.agent.ID, Status: string(res.status), Outputs: res.outputs, Reason: res.reason})
 	}
-	if f := p.peer.Send(msg); f != nil {
+	if f := p.answer(msg); f != nil {
 		p.Note("could not tell %s that task %s ended (%s): %s", p.Agent.ID, c.node.id, res.status, f.Reason)
 	}
 }

@@ -255,7 +255,7 @@ func (r *run) answered(q question, text, by string) {
 		return
 	}
 	reply := protocols.Reply(oq.ask, protocols.QuestionAnswer{QuestionID: q.ID, Answer: text})
-	r.then(func() { go func() { _ = a.peer.Send(reply) }() })
+	r.then(func() { go func() { _ = a.answer(reply) }() })
 }
 
 // answerFromPerson is orch answer RUN QID TEXT, arriving through the store.
