@@ -16,21 +16,7 @@ func (r *run) task(pos int, a *attemptRun) *attempt.Task {
 	return t
 }
 
-// withBlackboard fills the task's blackboard snapshot with the board as it
-// is now.
-func (a *attemptRun) withBlackboard(t *attempt.Task) *attempt.Task {
-	entries, err := a.r.blackboard()
-	if err != nil {
-		entries = nil // the task goes with an empty board
-	}
-	return attempt.WithBoard(t, entries)
-}
-
-// env is the agent's environment: orch's own, the agent's env, and ORCH_*
-// variables. Values never reach a command line.
-func (a *attemptRun) env(extra ...string) []string { return append(a.r.agentEnv(a), extra...) }
-
-// agentEnv is the environment of attempt a's processes (see attempt.env).
+// agentEnv is the environment of attempt a's processes (see attemptRun.Env).
 func (r *run) agentEnv(a *attemptRun) []string {
 	env := append([]string(nil), r.baseEnv(a.Agent.ID, a.Agent.Env)...)
 	env = append(env, attempt.OrchVars(r.id, a.Cue.ID, a.Agent.ID, a.Number, r.opts.DBPath, r.opts.ProjectRoot)...)
