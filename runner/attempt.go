@@ -52,7 +52,7 @@ type attemptRun struct {
 	child   *child      // set for a child task's attempt: it drives itself through the phases
 	reports chan report // where it reports: the loop's channel, or its child's
 	inGo    atomic.Bool // GO was sent: it may receive messages and questions
-	guard   loopGuard   // repeated messages (its own goroutine only)
+	guard   loopGuard   // repeated messages (under calls.serving)
 	// ws is a worktree agent's attempt's worktree, from before WARNING on
 	// (its own goroutine); a resolver's is its merge's.
 	ws *workspace
