@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
@@ -42,8 +42,9 @@ func TestAnswerStoredMasked(t *testing.T) {
 	go func() { owned <- own(ctx, db, "r1", false, time.Minute) }() // an owner that does not deliver
 	waitRunning(t, db, "r1")
 
-	var out, errb bytes.Buffer
-	if err := answer(ctx, &streams{in: bytes.NewReader(nil), out: &out, err: &errb}, db, "r1", "q1", "use "+secret+" please", 50*time.Millisecond); err != nil {
+	ctl := control.New(control.Config{DB: path})
+	defer ctl.Close()
+	if _, err := ctl.Answer(ctx, control.AnswerRequest{Run: "r1", Question: "q1", Text: "use " + secret + " please", Wait: 50 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")

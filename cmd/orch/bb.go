@@ -6,22 +6,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/runner/record"
-	"github.com/orch-cli/orch/runner/redact"
-	"github.com/orch-cli/orch/runner/store"
+	"github.com/orch-cli/orch/control"
 )
 
 // The blackboard commands work from a shell agent as from a person's shell:
 // inside an agent, ORCH_RUN_ID and ORCH_DB (set for every agent) find the
 // run and its database, and ORCH_AGENT_ID is the author of a write.
 
-func newBBCmd(io *streams) *cobra.Command {
+func newBBCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bb",
 		Short: "Read and write a run's blackboard",
@@ -39,50 +35,38 @@ is --db, else ORCH_DB (also set for every agent), else the nearest
   orch bb set plan '{"steps": 3}'
   orch bb set --run 3f9a note "looks good"`,
 	}
-	cmd.PersistentFlags().String("run", "", `the run: an id, a unique prefix or "last" (default $ORCH_RUN_ID, else last)`)
+	var run string
+	cmd.PersistentFlags().StringVar(&run, "run", "", `the run: an id, a unique prefix or "last" (default $ORCH_RUN_ID, else last)`)
 	_ = cmd.RegisterFlagCompletionFunc("run", func(c *cobra.Command, _ []string, s string) ([]string, cobra.ShellCompDirective) {
-		return completeRuns(c, nil, s)
+		return completeRuns(f)(c, nil, s)
 	})
-	cmd.AddCommand(newBBGetCmd(io), newBBSetCmd(io), newBBLsCmd(io))
+	bbRun := func() string { return bbRunRef(run) }
+	cmd.AddCommand(newBBGetCmd(f, bbRun, nil), newBBSetCmd(f, bbRun, nil), newBBLsCmd(f, bbRun, nil))
 	return cmd
 }
 
-// bbRun opens the database and finds the run of a blackboard command.
-func bbRun(cmd *cobra.Command, open func(*cobra.Command) (*store.DB, error)) (*store.DB, string, error) {
-	ref, _ := cmd.Flags().GetString("run")
-	if ref == "" {
-		ref = os.Getenv("ORCH_RUN_ID")
+// bbRunRef is the run of a blackboard command: --run, else the run in
+// ORCH_RUN_ID (inside an agent), else the most recent run.
+func bbRunRef(flag string) string {
+	if flag != "" {
+		return flag
 	}
-	if ref == "" {
-		ref = "last"
+	if env := os.Getenv("ORCH_RUN_ID"); env != "" {
+		return env
 	}
-	db, err := open(cmd)
-	if err != nil {
-		return nil, "", usageError(err)
-	}
-	id, err := resolveRun(cmd.Context(), db, ref)
-	if err != nil {
-		db.Close()
-		return nil, "", err
-	}
-	return db, id, nil
+	return "last"
 }
 
-// entryJSON is one blackboard entry in --output json.
-type entryJSON struct {
-	Key     string          `json:"key"`
-	Value   json.RawMessage `json:"value"`
-	Version int64           `json:"version"`
-	Author  string          `json:"author"`
-	At      *string         `json:"at"`
+type bbGetOptions struct {
+	io         *streams
+	controller func() (*control.Controller, error)
+	run        string
+	key        string
+	output     string
 }
 
-func toEntryJSON(e record.BlackboardEntry) entryJSON {
-	return entryJSON{Key: e.Key, Value: e.Value, Version: e.Version, Author: e.Author, At: timeJSON(e.At)}
-}
-
-func newBBGetCmd(io *streams) *cobra.Command {
-	var output string
+func newBBGetCmd(f *factory, run func() string, runF func(*bbGetOptions) error) *cobra.Command {
+	opts := &bbGetOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "get KEY",
 		Short: "Print the latest value of a blackboard key",
@@ -93,40 +77,54 @@ A key the board does not have exits 1.`,
   orch bb get --run last plan --output json | jq .version`,
 		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
+			opts.run, opts.key = run(), args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			db, id, err := bbRun(cmd, openReading)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			e, ok, err := db.BlackboardRead(cmd.Context(), id, args[0])
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("run %s has no blackboard key %q (orch bb ls --run %s lists its keys)", id, args[0], id)
-			}
-			if output == "json" {
-				return writeJSON(io.out, toEntryJSON(e))
-			}
-			var s string
-			if json.Unmarshal(e.Value, &s) == nil {
-				fmt.Fprintln(io.out, s)
-			} else {
-				fmt.Fprintln(io.out, string(e.Value))
-			}
-			return nil
+			return bbGetRun(cmd.Context(), opts)
 		},
 	}
-	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
+	outputFlag(cmd, &opts.output, "text", "text or json", textOrJSON)
 	return cmd
 }
 
-func newBBSetCmd(io *streams) *cobra.Command {
-	var output string
-	var asString bool
+func bbGetRun(ctx context.Context, opts *bbGetOptions) error {
+	if err := checkOutput(opts.output); err != nil {
+		return err
+	}
+	ctl, err := opts.controller()
+	if err != nil {
+		return err
+	}
+	e, err := ctl.BoardGet(ctx, opts.run, opts.key)
+	if err != nil {
+		return err
+	}
+	if opts.output == "json" {
+		return writeJSON(opts.io.out, e)
+	}
+	var s string
+	if json.Unmarshal(e.Value, &s) == nil {
+		fmt.Fprintln(opts.io.out, s)
+	} else {
+		fmt.Fprintln(opts.io.out, string(e.Value))
+	}
+	return nil
+}
+
+type bbSetOptions struct {
+	io         *streams
+	controller func() (*control.Controller, error)
+	run        string
+	key, value string
+	output     string
+	asString   bool
+	ifVersion  *int64   // --if-version, when given
+	unhandled  []string // flags orch-temporal does not take
+}
+
+func newBBSetCmd(f *factory, run func() string, runF func(*bbSetOptions) error) *cobra.Command {
+	opts := &bbSetOptions{io: f.io, controller: f.Controller}
 	var expected int64
 	cmd := &cobra.Command{
 		Use:   "set KEY VALUE",
@@ -151,47 +149,51 @@ refused.`,
   orch bb set --if-version 2 plan '{"steps": 4}'`,
 		Args: argsBetween(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			value, err := bbValue(args[1], asString)
-			if err != nil {
-				return err
-			}
-			db, id, err := bbRun(cmd, openExisting)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			if handled, err := handOverRecorded(cmd, io, db, id, []string{"run", "string"}, nil, func(flags []string) []string {
-				// VALUE as the JSON orch would store (--string applied), masked as here.
-				value = redact.New(os.Environ(), nil).JSON(value)
-				return append(append([]string{"bb", "set"}, flags...), "--", id, args[0], string(value))
-			}); handled {
-				return err
-			}
-			var ifVersion *int64
+			opts.run, opts.key, opts.value = run(), args[0], args[1]
 			if cmd.Flags().Changed("if-version") {
-				if expected < 0 {
-					return usageError(fmt.Errorf("--if-version must be 0 or more, not %d", expected))
-				}
-				ifVersion = &expected
+				opts.ifVersion = &expected
 			}
-			version, err := bbSet(cmd.Context(), db, id, args[0], value, ifVersion)
-			if err != nil {
-				return err
+			opts.unhandled = unhandledFlags(cmd.Flags(), "run", "string")
+			if runF != nil {
+				return runF(opts)
 			}
-			if output == "json" {
-				return writeJSON(io.out, map[string]any{"key": args[0], "version": version})
-			}
-			fmt.Fprintf(io.out, "%s: version %d\n", args[0], version)
-			return nil
+			return bbSetRun(cmd.Context(), opts)
 		},
 	}
-	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
-	cmd.Flags().BoolVar(&asString, "string", false, "store VALUE as a string even if it parses as JSON")
+	outputFlag(cmd, &opts.output, "text", "text or json", textOrJSON)
+	cmd.Flags().BoolVar(&opts.asString, "string", false, "store VALUE as a string even if it parses as JSON")
 	cmd.Flags().Int64Var(&expected, "if-version", 0, "write only if KEY is at this version (0: only if it does not exist yet)")
 	return cmd
+}
+
+func bbSetRun(ctx context.Context, opts *bbSetOptions) error {
+	if err := checkOutput(opts.output); err != nil {
+		return err
+	}
+	value, err := bbValue(opts.value, opts.asString)
+	if err != nil {
+		return err
+	}
+	if v := opts.ifVersion; v != nil && *v < 0 {
+		return usageError(fmt.Errorf("--if-version must be 0 or more, not %d", *v))
+	}
+	ctl, err := opts.controller()
+	if err != nil {
+		return err
+	}
+	w, err := ctl.BoardSet(ctx, control.BoardSetRequest{Run: opts.run, Key: opts.key, Value: value, IfVersion: opts.ifVersion, Unhandled: opts.unhandled})
+	if err != nil {
+		return err
+	}
+	if w.Temporal { // handed over to orch-temporal, which said what it did
+		printMessage(opts.io, w.Message)
+		return nil
+	}
+	if opts.output == "json" {
+		return writeJSON(opts.io.out, map[string]any{"key": opts.key, "version": w.Version})
+	}
+	fmt.Fprintf(opts.io.out, "%s: version %d\n", opts.key, w.Version)
+	return nil
 }
 
 // bbValue is the JSON to store for VALUE.
@@ -205,45 +207,15 @@ func bbValue(arg string, asString bool) (json.RawMessage, error) {
 	return json.Marshal(arg) // a Go string always marshals (invalid UTF-8 becomes U+FFFD)
 }
 
-// bbSet writes one key, as the agent running this command when there is one.
-// With ifVersion, only if the key is at that version.
-func bbSet(ctx context.Context, db *store.DB, id, key string, value json.RawMessage, ifVersion *int64) (int64, error) {
-	state, err := db.RunState(ctx, id)
-	if err != nil {
-		return 0, err
-	}
-	if state.Ended() {
-		return 0, fmt.Errorf("run %s is %s: its blackboard is kept as the run left it and cannot be written", id, state)
-	}
-	// orch bb set is a process of its own, often inside an agent: it masks
-	// the secrets of its own environment, which an agent inherits from orch
-	// (the values of secret-looking names, and the names orch lists in
-	// ORCH_SECRETS), as the run's owner masks what it records.
-	value = redact.New(os.Environ(), nil).JSON(value)
-	put := record.BlackboardPut{Key: key, Value: value, Author: "person", IfVersion: ifVersion}
-	if agent := os.Getenv("ORCH_AGENT_ID"); agent != "" {
-		put.Author = agent
-	}
-	if os.Getenv("ORCH_RUN_ID") == id { // the agent's own run: the write is its task's
-		put.Cue = os.Getenv("ORCH_CUE_ID")
-		put.Attempt, _ = strconv.Atoi(os.Getenv("ORCH_ATTEMPT"))
-	}
-	written, err := db.BlackboardWriteMany(ctx, id, []record.BlackboardPut{put})
-	if err != nil {
-		return 0, err
-	}
-	if w := written[0]; w.Conflict {
-		if w.Version == 0 {
-			return 0, fmt.Errorf("run %s: blackboard key %q does not exist, not at version %d: nothing written", id, key, *ifVersion)
-		}
-		return 0, fmt.Errorf("run %s: blackboard key %q is at version %d (by %s), not %d: nothing written (orch bb get %s shows it)",
-			id, key, w.Version, w.Author, *ifVersion, key)
-	}
-	return written[0].Version, nil
+type bbLsOptions struct {
+	io         *streams
+	controller func() (*control.Controller, error)
+	run        string
+	output     string
 }
 
-func newBBLsCmd(io *streams) *cobra.Command {
-	var output string
+func newBBLsCmd(f *factory, run func() string, runF func(*bbLsOptions) error) *cobra.Command {
+	opts := &bbLsOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "ls",
 		Short: "List a run's blackboard keys with their latest versions",
@@ -254,45 +226,42 @@ a list of {key, value, version, author, at}.`,
   orch bb ls --run 3f9a --output json`,
 		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
+			opts.run = run()
+			if runF != nil {
+				return runF(opts)
 			}
-			db, id, err := bbRun(cmd, openReading)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			board, err := db.Blackboard(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			keys := make([]string, 0, len(board))
-			for k := range board {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			if output == "json" {
-				out := make([]entryJSON, 0, len(keys))
-				for _, k := range keys {
-					out = append(out, toEntryJSON(board[k]))
-				}
-				return writeJSON(io.out, out)
-			}
-			if len(keys) == 0 {
-				fmt.Fprintf(io.out, "the blackboard of run %s is empty\n", id)
-				return nil
-			}
-			tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "KEY\tVERSION\tAUTHOR\tAGE\tVALUE")
-			for _, k := range keys {
-				e := board[k]
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", k, e.Version, e.Author, ago(e.At), oneLine(string(e.Value), 60))
-			}
-			return tw.Flush()
+			return bbLsRun(cmd.Context(), opts)
 		},
 	}
-	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
+	outputFlag(cmd, &opts.output, "text", "text or json", textOrJSON)
 	return cmd
+}
+
+func bbLsRun(ctx context.Context, opts *bbLsOptions) error {
+	if err := checkOutput(opts.output); err != nil {
+		return err
+	}
+	ctl, err := opts.controller()
+	if err != nil {
+		return err
+	}
+	board, id, err := ctl.Board(ctx, opts.run)
+	if err != nil {
+		return err
+	}
+	if opts.output == "json" {
+		return writeJSON(opts.io.out, board)
+	}
+	if len(board) == 0 {
+		fmt.Fprintf(opts.io.out, "the blackboard of run %s is empty\n", id)
+		return nil
+	}
+	tw := tabwriter.NewWriter(opts.io.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tVERSION\tAUTHOR\tAGE\tVALUE")
+	for _, e := range board {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", e.Key, e.Version, e.Author, ago(e.Entry.At), oneLine(string(e.Value), 60))
+	}
+	return tw.Flush()
 }
 
 // checkOutput accepts the values of --output.

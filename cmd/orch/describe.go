@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -86,7 +87,7 @@ func describeEvent(e record.Event) string {
 		if len(ids) == 0 {
 			return e.Cue + " fans out into no items"
 		}
-		return fmt.Sprintf("%s fans out into %d item(s): %s", e.Cue, len(ids), shortList(ids, 5))
+		return fmt.Sprintf("%s fans out into %d item(s): %s", e.Cue, len(ids), control.ShortList(ids, 5))
 	case record.EvTaskStarted:
 		d, _ := e.Data.(record.TaskStartedData) // nil data: the zero value
 		verb := "handed off to"

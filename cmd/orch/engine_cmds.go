@@ -1,60 +1,85 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/orch-cli/orch/control"
 )
+
+// temporalRunOptions are orch run's flags for --engine temporal.
+type temporalRunOptions struct {
+	engine                    string
+	engineSet                 bool
+	address, namespace, queue string
+	detach, maxParallelSet    bool
+	unhandled                 []string // flags orch-temporal does not take
+}
 
 // runOnTemporal hands orch run --engine temporal over to orch-temporal run,
 // with the database orch run would record in and the Temporal flags
 // resolved here; orch run's flags that orch-temporal does not take are
 // refused.
-func runOnTemporal(cmd *cobra.Command, io *streams, opts *runOptions) error {
-	if err := refuseFlags(cmd, "orch run --engine temporal", ", or run it with --engine local",
-		"engine", "temporal-address", "temporal-namespace", "task-queue", "detach", "set", "max-parallel", "root"); err != nil {
+func runOnTemporal(opts *runOptions) error {
+	const what = "orch run --engine temporal"
+	if err := control.RefuseOptions(what, ", or run it with --engine local", opts.temporal.unhandled); err != nil {
 		return err
 	}
-	dbFile, err := filepath.Abs(runDBPath(cmd, opts.path))
+	ctl, err := opts.controller()
 	if err != nil {
 		return err
 	}
-	queue, _ := cmd.Flags().GetString("task-queue")
-	argv := []string{"run", "--db", dbFile,
-		"--temporal-address", flagOrEnv(cmd, "temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233"),
-		"--temporal-namespace", flagOrEnv(cmd, "temporal-namespace", "TEMPORAL_NAMESPACE", "default"),
-		"--task-queue", queue}
+	dbFile, err := filepath.Abs(ctl.RunPath(opts.path))
+	if err != nil {
+		return err
+	}
+	t := opts.temporal
+	argv := []string{"run", "--db", dbFile, "--temporal-address", t.address, "--temporal-namespace", t.namespace, "--task-queue", t.queue}
 	for _, s := range opts.sets {
 		argv = append(argv, "--set", s)
 	}
-	if cmd.Flags().Changed("max-parallel") {
+	if t.maxParallelSet {
 		argv = append(argv, "--max-parallel", strconv.Itoa(opts.maxParallel))
 	}
 	if opts.root != "" {
 		argv = append(argv, "--root", opts.root)
 	}
-	if detach, _ := cmd.Flags().GetBool("detach"); detach {
+	if t.detach {
 		argv = append(argv, "--detach")
 	}
-	return handOver(io, "orch run --engine temporal", append(argv, "--", opts.path))
+	return handOver(opts.io, what, append(argv, "--", opts.path))
 }
 
-// flagOrEnv is a flag's value when set, else the environment variable's,
-// else def.
-func flagOrEnv(cmd *cobra.Command, flag, env, def string) string {
-	if f := cmd.Flag(flag); f != nil && f.Changed {
-		return f.Value.String()
-	}
-	if v := os.Getenv(env); v != "" {
-		return v
-	}
-	return def
+// temporalRunFlags registers orch run's Temporal flags.
+func temporalRunFlags(cmd *cobra.Command, t *temporalRunOptions) {
+	f := cmd.Flags()
+	f.StringVar(&t.engine, "engine", "local", "local, or temporal: run on Temporal through orch-temporal (default $ORCH_ENGINE)")
+	f.String("temporal-address", "", "--engine temporal: the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
+	f.String("temporal-namespace", "", "--engine temporal: the namespace (default $TEMPORAL_NAMESPACE, else default)")
+	f.StringVar(&t.queue, "task-queue", "orch", "--engine temporal: the task queue of the workflow and of agents without a placement")
+	f.BoolVar(&t.detach, "detach", false, "--engine temporal: start the run, print its id and how to follow it, and exit")
 }
 
-func newWorkerCmd(io *streams) *cobra.Command {
+// parseTemporalRunFlags fills t from the flags cmd was given.
+func parseTemporalRunFlags(cmd *cobra.Command, t *temporalRunOptions) {
+	t.engineSet = cmd.Flags().Changed("engine")
+	t.address = flagOrEnv(cmd, "temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233")
+	t.namespace = flagOrEnv(cmd, "temporal-namespace", "TEMPORAL_NAMESPACE", "default")
+	t.maxParallelSet = cmd.Flags().Changed("max-parallel")
+	t.unhandled = unhandledFlags(cmd.Flags(), "engine", "temporal-address", "temporal-namespace", "task-queue", "detach", "set", "max-parallel", "root")
+}
+
+type workerOptions struct {
+	io        *streams
+	argv      []string // orch-temporal's: worker and the flags set
+	unhandled []string
+}
+
+func newWorkerCmd(f *factory, runF func(*workerOptions) error) *cobra.Command {
+	opts := &workerOptions{io: f.io}
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run the agents of Temporal runs (orch run --engine temporal) from a task queue",
@@ -67,20 +92,28 @@ that orch run --engine temporal recorded. This runs orch-temporal worker.`,
   orch worker --queue gpu --max-concurrent 2 --root /srv/project`,
 		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := refuseFlags(cmd, "orch worker", "", "queue", "root", "max-concurrent", "temporal-address", "temporal-namespace", "task-queue"); err != nil {
-				return err
+			opts.unhandled = unhandledFlags(cmd.Flags(), "queue", "root", "max-concurrent", "temporal-address", "temporal-namespace", "task-queue")
+			opts.argv = []string{"worker"}
+			cmd.Flags().Visit(func(f *pflag.Flag) { opts.argv = append(opts.argv, "--"+f.Name, f.Value.String()) })
+			if runF != nil {
+				return runF(opts)
 			}
-			argv := []string{"worker"}
-			cmd.Flags().Visit(func(f *pflag.Flag) { argv = append(argv, "--"+f.Name, f.Value.String()) })
-			return handOver(io, "orch worker", argv)
+			return runWorker(opts)
 		},
 	}
-	f := cmd.Flags()
-	f.String("queue", "", "the task queue to poll (default --task-queue)")
-	f.String("root", ".", "the project checkout the cuelists' paths are relative to")
-	f.Int("max-concurrent", 4, "the most activities (agent processes) run at once")
-	f.String("temporal-address", "", "the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
-	f.String("temporal-namespace", "", "the namespace (default $TEMPORAL_NAMESPACE, else default)")
-	f.String("task-queue", "orch", "the task queue of the workflows, and of agents without a placement")
+	fs := cmd.Flags()
+	fs.String("queue", "", "the task queue to poll (default --task-queue)")
+	fs.String("root", ".", "the project checkout the cuelists' paths are relative to")
+	fs.Int("max-concurrent", 4, "the most activities (agent processes) run at once")
+	fs.String("temporal-address", "", "the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
+	fs.String("temporal-namespace", "", "the namespace (default $TEMPORAL_NAMESPACE, else default)")
+	fs.String("task-queue", "orch", "the task queue of the workflows, and of agents without a placement")
 	return cmd
+}
+
+func runWorker(opts *workerOptions) error {
+	if err := control.RefuseOptions("orch worker", "", opts.unhandled); err != nil {
+		return err
+	}
+	return handOver(opts.io, "orch worker", opts.argv)
 }

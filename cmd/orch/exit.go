@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -43,7 +44,8 @@ func usageError(err error) error { return &exitError{code: exitUsage, err: err} 
 
 func isSilent(err error) bool {
 	var e *exitError
-	return errors.As(err, &e) && e.err == nil || errors.Is(err, errOutputGone)
+	var h *control.HandOverError // orch-temporal printed its own error
+	return errors.As(err, &e) && e.err == nil || errors.Is(err, errOutputGone) || errors.As(err, &h) && h.Output == ""
 }
 
 // flagError marks errors cobra reports for bad flags or arguments.
@@ -69,8 +71,16 @@ func exitCode(err error) int {
 	if errors.Is(err, errOutputGone) { // what was wanted has been read
 		return exitOK
 	}
+	var h *control.HandOverError
+	if errors.As(err, &h) { // orch-temporal's own status
+		return h.Code
+	}
 	var pe *spec.PathError
 	if errors.As(err, &pe) || isFlagError(err) {
+		return exitUsage
+	}
+	switch control.KindOf(err) {
+	case control.Invalid, control.NotFound:
 		return exitUsage
 	}
 	return exitFailed

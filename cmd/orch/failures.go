@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
 
 // defaultTailLines is how many of its last output lines a failed attempt
 // shows (orch run and orch status --tail-lines).
-const defaultTailLines = 20
+const defaultTailLines = control.DefaultTailLines
 
 // tailFunc returns the last lines of output of the attempt an attempt/ended
 // event closes (nil when it printed nothing or they cannot be read: the

@@ -12,7 +12,7 @@ import (
 // the output format is --output (-o), and --format is at most its hidden
 // alias.
 func TestFlagConventions(t *testing.T) {
-	root := newRootCmd(&streams{in: bytes.NewReader(nil), out: &bytes.Buffer{}, err: &bytes.Buffer{}})
+	root := newRootCmd(newFactory(&streams{in: bytes.NewReader(nil), out: &bytes.Buffer{}, err: &bytes.Buffer{}}))
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		c.Flags().VisitAll(func(f *pflag.Flag) {

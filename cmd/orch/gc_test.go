@@ -11,7 +11,7 @@ import (
 func TestGCPolicy(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	root := newRootCmd(&streams{in: &bytes.Buffer{}, out: &bytes.Buffer{}, err: &bytes.Buffer{}})
+	root := newRootCmd(newFactory(&streams{in: &bytes.Buffer{}, out: &bytes.Buffer{}, err: &bytes.Buffer{}}))
 	for _, c := range []struct {
 		args    []string
 		gogc    string

@@ -9,12 +9,18 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/runner"
-	"github.com/orch-cli/orch/runner/store"
+	"github.com/orch-cli/orch/control"
 )
 
-func newLandCmd(io *streams) *cobra.Command {
-	var output string
+type landOptions struct {
+	io         *streams
+	controller func() (*control.Controller, error)
+	run        string
+	output     string
+}
+
+func newLandCmd(f *factory, runF func(*landOptions) error) *cobra.Command {
+	opts := &landOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "land RUN",
 		Short: "Bring a run's result branch into the branch checked out",
@@ -32,35 +38,34 @@ RUN says where the result is and how far ahead it is.`,
   orch land 3f9a2b --output json
   git log --oneline main..orch/3f9a2b1c4d5e/result   # what it brings, before landing`,
 		Args:              argsBetween(1, 1),
-		ValidArgsFunction: completeRuns,
+		ValidArgsFunction: completeRuns(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
+			opts.run = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			return onRunReading(cmd, args[0], func(ctx context.Context, db *store.DB, _, id string) error {
-				return landRun(ctx, io, db, id, output)
-			})
+			return landRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, or json")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "text, or json")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-func landRun(ctx context.Context, io *streams, db *store.DB, id, output string) error {
-	root, err := runRoot(ctx, db, id)
+func landRun(ctx context.Context, opts *landOptions) error {
+	if err := checkOutput(opts.output); err != nil {
+		return err
+	}
+	ctl, err := opts.controller()
 	if err != nil {
 		return err
 	}
-	repo, branch, err := runner.ResultBranchOf(ctx, root, id)
+	res, err := ctl.Land(ctx, opts.run)
 	if err != nil {
 		return err
 	}
-	res, err := runner.Land(ctx, repo, id, branch)
-	if err != nil {
-		return err
-	}
-	if output == "json" {
+	io, id, branch := opts.io, res.Run, res.Result
+	if opts.output == "json" {
 		return writeJSON(io.out, res)
 	}
 	switch res.How {
@@ -74,22 +79,17 @@ func landRun(ctx context.Context, io *streams, db *store.DB, id, output string) 
 	return nil
 }
 
-// runRoot is the project root a run recorded: its repository holds its
-// branches.
-func runRoot(ctx context.Context, db *store.DB, id string) (string, error) {
-	rec, err := db.LoadRun(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	if rec.Started.Root == "" {
-		return "", fmt.Errorf("run %s recorded no project root (an older orch): its repository is not known", id)
-	}
-	return rec.Started.Root, nil
+type cleanOptions struct {
+	io         *streams
+	controller func() (*control.Controller, error)
+	run        string
+	output     string
+	olderThan  string
+	dryRun     bool
 }
 
-func newCleanCmd(io *streams) *cobra.Command {
-	var output, olderThan string
-	var dryRun bool
+func newCleanCmd(f *factory, runF func(*cleanOptions) error) *cobra.Command {
+	opts := &cleanOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "clean [RUN]",
 		Short: "Delete the git branches of finished runs",
@@ -104,92 +104,52 @@ clean its run: the branches are deleted whether merged or not.`,
   orch clean --older-than 7d --dry-run
   orch clean --older-than 2w --output json`,
 		Args:              argsBetween(0, 1),
-		ValidArgsFunction: completeRuns,
+		ValidArgsFunction: completeRuns(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			var age time.Duration
-			switch {
-			case len(args) == 1 && olderThan != "":
-				return usageError(fmt.Errorf("orch clean takes a RUN or --older-than, not both"))
-			case len(args) == 0 && olderThan == "":
-				return usageError(fmt.Errorf("orch clean needs a RUN or --older-than (such as 7d)"))
-			case olderThan != "":
-				d, err := parseAge(olderThan)
-				if err != nil {
-					return usageError(fmt.Errorf("--older-than %s: %v", olderThan, err))
-				}
-				age = d
-			}
-			db, err := openReading(cmd)
-			if err != nil {
-				return openFailed(err)
-			}
-			defer db.Close()
-			ctx := cmd.Context()
-			var ids []string
+			opts.run = ""
 			if len(args) == 1 {
-				id, err := resolveRun(ctx, db, args[0])
-				if err != nil {
-					return damaged(dbPath(cmd), err)
-				}
-				ids = []string{id}
-			} else if ids, err = endedBefore(ctx, db, time.Now().Add(-age)); err != nil {
-				return damaged(dbPath(cmd), err)
+				opts.run = args[0]
 			}
-			return cleanRuns(ctx, io, db, ids, len(args) == 1, dryRun, output)
+			if runF != nil {
+				return runF(opts)
+			}
+			return cleanRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&olderThan, "older-than", "", "every run that finished longer ago than this (7d, 12h, 2w, 90m)")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list the branches, delete nothing")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, or json")
+	cmd.Flags().StringVar(&opts.olderThan, "older-than", "", "every run that finished longer ago than this (7d, 12h, 2w, 90m)")
+	cmd.Flags().BoolVar(&opts.dryRun, "dry-run", false, "list the branches, delete nothing")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "text, or json")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-// cleaned is what orch clean did for one run.
-type cleaned struct {
-	Run      string   `json:"run"`
-	Repo     string   `json:"repository"`
-	Branches []string `json:"branches"`
-	Deleted  bool     `json:"deleted"` // false with --dry-run
-}
-
-func cleanRuns(ctx context.Context, io *streams, db *store.DB, ids []string, named, dryRun bool, output string) error {
-	out := []cleaned{}
-	for _, id := range ids {
-		r, err := db.Run(ctx, id)
-		if err != nil {
-			return err
-		}
-		if !r.State.Ended() {
-			if named {
-				return fmt.Errorf("run %s is %s and may go on (orch resume, orch go, orch retry): its branches are kept", id, r.State)
-			}
-			continue
-		}
-		root, err := runRoot(ctx, db, id)
-		if err != nil {
-			return err
-		}
-		repo, branches, err := runner.RunBranches(ctx, root, id)
-		if err != nil {
-			return err
-		}
-		c := cleaned{Run: id, Repo: repo, Branches: branches}
-		if c.Branches == nil {
-			c.Branches = []string{}
-		}
-		if !dryRun {
-			if err := runner.DeleteBranches(ctx, repo, id, branches); err != nil {
-				return err
-			}
-			c.Deleted = true
-		}
-		out = append(out, c)
+func cleanRun(ctx context.Context, opts *cleanOptions) error {
+	if err := checkOutput(opts.output); err != nil {
+		return err
 	}
-	if output == "json" {
+	var age time.Duration
+	switch {
+	case opts.run != "" && opts.olderThan != "":
+		return usageError(fmt.Errorf("orch clean takes a RUN or --older-than, not both"))
+	case opts.run == "" && opts.olderThan == "":
+		return usageError(fmt.Errorf("orch clean needs a RUN or --older-than (such as 7d)"))
+	case opts.olderThan != "":
+		d, err := parseAge(opts.olderThan)
+		if err != nil {
+			return usageError(fmt.Errorf("--older-than %s: %v", opts.olderThan, err))
+		}
+		age = d
+	}
+	ctl, err := opts.controller()
+	if err != nil {
+		return err
+	}
+	out, err := ctl.Clean(ctx, control.CleanRequest{Run: opts.run, OlderThan: age, DryRun: opts.dryRun})
+	if err != nil {
+		return err
+	}
+	io := opts.io
+	if opts.output == "json" {
 		return writeJSON(io.out, out)
 	}
 	if len(out) == 0 {
@@ -197,7 +157,7 @@ func cleanRuns(ctx context.Context, io *streams, db *store.DB, ids []string, nam
 	}
 	for _, c := range out {
 		verb := "deleted"
-		if dryRun {
+		if opts.dryRun {
 			verb = "would delete"
 		}
 		if len(c.Branches) == 0 {
@@ -207,21 +167,6 @@ func cleanRuns(ctx context.Context, io *streams, db *store.DB, ids []string, nam
 		fmt.Fprintf(io.out, "run %s: %s %s in %s: %s\n", c.Run, verb, countOf(len(c.Branches), "branch"), c.Repo, strings.Join(c.Branches, " "))
 	}
 	return nil
-}
-
-// endedBefore lists the runs that finished before t.
-func endedBefore(ctx context.Context, db *store.DB, t time.Time) ([]string, error) {
-	runs, _, err := db.Runs(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for _, r := range runs {
-		if r.State.Ended() && !r.EndedAt.IsZero() && r.EndedAt.Before(t) {
-			ids = append(ids, r.ID)
-		}
-	}
-	return ids, nil
 }
 
 // parseAge reads an age: Nd (days), Nw (weeks), or a Go duration (12h, 90m).

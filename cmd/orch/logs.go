@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/runner/store"
 )
 
 type logsOptions struct {
+	io         *streams
+	controller func() (*control.Controller, error)
+	run, cue   string
 	follow     bool
 	tail       int
 	timestamps bool
@@ -21,8 +24,8 @@ type logsOptions struct {
 	terminal   bool // stdout is a terminal: escapes are shown as ^[ unless raw
 }
 
-func newLogsCmd(io *streams) *cobra.Command {
-	opts := &logsOptions{}
+func newLogsCmd(f *factory, runF func(*logsOptions) error) *cobra.Command {
+	opts := &logsOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "logs RUN [CUE]",
 		Short: "Print what a run's agents wrote (stderr, and stdout of plain agents)",
@@ -43,58 +46,65 @@ database, increasing), time, cue, agent, attempt, stream and line.`,
   orch logs last --output json | jq -r 'select(.stream=="stderr") | .line'
   orch logs last BUILD --raw         # the build's colours, on a terminal`,
 		Args:              argsBetween(1, 2),
-		ValidArgsFunction: completeRunThen(completeCues),
+		ValidArgsFunction: completeRunThen(f, completeCues),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.output != "text" && opts.output != "json" {
-				return usageError(fmt.Errorf("unknown output %q (want text or json)", opts.output))
+			opts.run, opts.cue = args[0], ""
+			if len(args) == 2 {
+				opts.cue = args[1]
 			}
-			if opts.tail < -1 {
-				return usageError(fmt.Errorf("--tail %d: want a number of lines, 0 or more", opts.tail))
+			opts.terminal = f.io.outTTY
+			if runF != nil {
+				return runF(opts)
 			}
-			opts.terminal = io.outTTY
-			return onRunReading(cmd, args[0], func(ctx context.Context, db *store.DB, _, id string) error {
-				cue := ""
-				if len(args) == 2 {
-					cue = args[1]
-				}
-				return printLogs(ctx, io, db, id, cue, opts)
-			})
+			return logsRun(cmd.Context(), opts)
 		},
 	}
-	f := cmd.Flags()
-	f.BoolVarP(&opts.follow, "follow", "f", false, "keep printing until the run ends (or pauses)")
-	f.IntVar(&opts.tail, "tail", -1, "only the last N lines of each cue (then, with --follow, what comes)")
-	f.BoolVarP(&opts.timestamps, "timestamps", "t", false, "begin each line with the time it was written")
-	f.BoolVar(&opts.raw, "raw", false, "print the lines' terminal escape sequences as written, also on a terminal")
+	fl := cmd.Flags()
+	fl.BoolVarP(&opts.follow, "follow", "f", false, "keep printing until the run ends (or pauses)")
+	fl.IntVar(&opts.tail, "tail", -1, "only the last N lines of each cue (then, with --follow, what comes)")
+	fl.BoolVarP(&opts.timestamps, "timestamps", "t", false, "begin each line with the time it was written")
+	fl.BoolVar(&opts.raw, "raw", false, "print the lines' terminal escape sequences as written, also on a terminal")
 	outputFlag(cmd, &opts.output, "text", "text, or json: one object a line", textOrJSON)
 	return cmd
 }
 
-// printLogs prints the run's output lines, of cue or of all its cues, then
+// logsRun prints the run's output lines, of a cue or of all its cues, then
 // says which cues that got to GO wrote nothing.
-func printLogs(ctx context.Context, io *streams, db *store.DB, id, cue string, opts *logsOptions) error {
-	r, err := db.Run(ctx, id)
+func logsRun(ctx context.Context, opts *logsOptions) error {
+	io := opts.io
+	if opts.output != "text" && opts.output != "json" {
+		return usageError(fmt.Errorf("unknown output %q (want text or json)", opts.output))
+	}
+	if opts.tail < -1 {
+		return usageError(fmt.Errorf("--tail %d: want a number of lines, 0 or more", opts.tail))
+	}
+	ctl, err := opts.controller()
 	if err != nil {
 		return err
 	}
+	r, err := ctl.Run(ctx, opts.run)
+	if err != nil {
+		return err
+	}
+	id, cue := r.ID, opts.cue
 	if cue != "" && !hasCue(r.Cues, cue) {
 		return usageError(fmt.Errorf("run %s has no cue %q", id, cue))
 	}
 	write := logWriter(io.out, opts)
 	wrote := map[string]bool{}
 	var after int64
-	show := func(lines []store.LogRecord) error {
+	show := func(lines []control.LogLine) error {
 		for _, l := range lines {
 			if err := write(l); err != nil {
 				return err // the reader has gone
 			}
 			wrote[l.Cue] = true
-			after = l.ID
+			after = l.Seq
 		}
 		return nil
 	}
 	if opts.tail >= 0 {
-		lines, last, err := db.LogsTail(ctx, id, cue, opts.tail)
+		lines, last, err := ctl.LogsTail(ctx, control.LogsRequest{Run: id, Cue: cue, Tail: opts.tail})
 		if err == nil {
 			err = show(lines)
 		}
@@ -102,38 +112,35 @@ func printLogs(ctx context.Context, io *streams, db *store.DB, id, cue string, o
 			return err
 		}
 		if !opts.follow {
-			return saySilent(ctx, io.err, db, id, cue, opts.tail == 0, wrote)
+			return saySilent(ctx, io.err, ctl, id, cue, opts.tail == 0, wrote)
 		}
 		after = last
 	}
-	err = followRun(ctx, db, id, opts.follow, func() (bool, error) {
-		lines, err := db.Logs(ctx, id, cue, after, pageSize)
+	err = ctl.Follow(ctx, id, opts.follow, func() (bool, error) {
+		lines, err := ctl.Logs(ctx, control.LogsRequest{Run: id, Cue: cue, After: after})
 		if perr := show(lines); perr != nil {
 			return false, perr
 		}
-		return len(lines) == pageSize, err
+		return len(lines) == control.PageSize, err
 	})
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
-	return saySilent(ctx, io.err, db, id, cue, opts.tail == 0, wrote)
+	return saySilent(ctx, io.err, ctl, id, cue, opts.tail == 0, wrote)
 }
 
 // logWriter prints one line as text or JSON.
-func logWriter(w io.Writer, opts *logsOptions) func(store.LogRecord) error {
+func logWriter(w io.Writer, opts *logsOptions) func(control.LogLine) error {
 	if opts.output == "json" {
 		enc := json.NewEncoder(w)
-		return func(l store.LogRecord) error {
-			return enc.Encode(logJSON{Seq: l.ID, Time: l.At.UTC().Format(time.RFC3339Nano), Cue: l.Cue,
-				Agent: l.Agent, Attempt: l.Attempt, Stream: l.Stream, Line: l.Text})
-		}
+		return func(l control.LogLine) error { return enc.Encode(l) }
 	}
-	return func(l store.LogRecord) error {
+	return func(l control.LogLine) error {
 		stamp := ""
 		if opts.timestamps {
 			stamp = l.At.Local().Format("2006-01-02T15:04:05.000Z07:00") + " "
 		}
-		text := l.Text
+		text := l.Line
 		if opts.terminal && !opts.raw {
 			text = terminalSafe(text)
 		}
@@ -142,29 +149,19 @@ func logWriter(w io.Writer, opts *logsOptions) func(store.LogRecord) error {
 	}
 }
 
-type logJSON struct {
-	Seq     int64  `json:"seq"`
-	Time    string `json:"time"`
-	Cue     string `json:"cue"`
-	Agent   string `json:"agent"`
-	Attempt int    `json:"attempt"`
-	Stream  string `json:"stream"`
-	Line    string `json:"line"`
-}
-
 // saySilent tells, on stderr, which cues wrote nothing, so that no output
 // is not mistaken for a broken command: every cue that got to GO (or CUE,
 // asked for by name, whatever its state). With --tail 0 nothing was asked
 // for.
-func saySilent(ctx context.Context, w io.Writer, db *store.DB, id, cue string, none bool, wrote map[string]bool) error {
+func saySilent(ctx context.Context, w io.Writer, ctl *control.Controller, id, cue string, none bool, wrote map[string]bool) error {
 	if none {
 		return nil
 	}
-	r, err := db.Run(ctx, id) // again: the cues' states as they are now
+	r, err := ctl.Run(ctx, id) // again: the cues' states as they are now
 	if err != nil {
 		return err
 	}
-	fans := fanOuts(r.Cues)
+	fans := control.FanOuts(r.Cues)
 	for _, c := range r.Cues {
 		asked := c.ID == cue || c.Parent == cue && c.Kind == "item" // a fan-out's lines are its items'
 		if wrote[c.ID] || fans[c.ID] != nil || (cue != "" && !asked) || (cue == "" && c.GoAt.IsZero()) || c.Kind == "dropped" {

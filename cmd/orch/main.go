@@ -2,8 +2,9 @@
 // validates agent contracts, cuelists and handoff specs, plans them as a DAG and
 // runs them through the cue protocol WARNING -> STANDBY -> GO.
 //
-// This package parses flags, calls one function per command and prints the
-// result; the work is done by the spec, planner, protocols and runner packages.
+// This package is the command line: each command parses its arguments into
+// an options struct and calls one run function, which asks package control
+// (or spec, planner) for the work and renders the result as text or JSON.
 package main
 
 import (
@@ -49,7 +50,9 @@ func isTerminal(f *os.File) bool {
 // run executes one orch command line and returns its exit code. Errors are
 // printed here, once, as "orch: ...".
 func run(args []string, io *streams) int {
-	root := newRootCmd(io)
+	f := newFactory(io)
+	defer f.close()
+	root := newRootCmd(f)
 	root.SetArgs(args)
 	// Ctrl-C and SIGTERM cancel the command's context: orch run stops its
 	// agents (exit 130), the --watch and --follow loops end (exit 0).

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -8,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/runner/store"
 )
 
-func newMemoryCmd(io *streams) *cobra.Command {
+func newMemoryCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "memory",
 		Short: "List and search what agents kept across runs",
@@ -27,13 +28,21 @@ and its history.`,
   orch memory show lesson --history
   orch memory rm lesson`,
 	}
-	cmd.AddCommand(newMemoryLsCmd(io), newMemorySearchCmd(io), newMemoryShowCmd(io), newMemoryRmCmd(io))
+	cmd.AddCommand(newMemoryLsCmd(f, nil), newMemorySearchCmd(f, nil), newMemoryShowCmd(f, nil), newMemoryRmCmd(f, nil))
 	return cmd
 }
 
-func newMemoryLsCmd(io *streams) *cobra.Command {
-	var output string
-	var limit int
+type memoryOptions struct {
+	io         *streams
+	controller func() (*control.Controller, error)
+	query      string // search: the words of QUERY; show, rm: KEY
+	output     string
+	limit      int
+	history    bool // show: every version
+}
+
+func newMemoryLsCmd(f *factory, runF func(*memoryOptions) error) *cobra.Command {
+	opts := &memoryOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "ls",
 		Short: "List memory items, newest first",
@@ -44,32 +53,37 @@ it, tags and text (shortened). With --output json: a list of
   orch memory ls --limit 100 --output json`,
 		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			db, err := openReading(cmd)
-			if errors.Is(err, errNoDatabase) {
-				return printMemory(io, nil, 0, output, "memory is empty")
-			}
-			if err != nil {
-				return usageError(err)
-			}
-			defer db.Close()
-			items, total, err := db.MemoryList(cmd.Context(), limit)
-			if err != nil {
-				return err
-			}
-			return printMemory(io, items, total, output, "memory is empty")
+			return memoryLsRun(cmd.Context(), opts)
 		},
 	}
-	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
-	cmd.Flags().IntVar(&limit, "limit", store.DefaultMemoryLimit, "items to list")
+	outputFlag(cmd, &opts.output, "text", "text or json", textOrJSON)
+	cmd.Flags().IntVar(&opts.limit, "limit", store.DefaultMemoryLimit, "items to list")
 	return cmd
 }
 
-func newMemorySearchCmd(io *streams) *cobra.Command {
-	var output string
-	var limit int
+func memoryLsRun(ctx context.Context, opts *memoryOptions) error {
+	if err := checkOutput(opts.output); err != nil {
+		return err
+	}
+	ctl, err := opts.controller()
+	if err != nil {
+		return err
+	}
+	items, total, err := ctl.MemoryList(ctx, opts.limit)
+	if errors.Is(err, control.ErrNoDatabase) {
+		return printMemory(opts.io, nil, 0, opts.output, "memory is empty")
+	}
+	if err != nil {
+		return err
+	}
+	return printMemory(opts.io, items, total, opts.output, "memory is empty")
+}
+
+func newMemorySearchCmd(f *factory, runF func(*memoryOptions) error) *cobra.Command {
+	opts := &memoryOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "search QUERY...",
 		Short: "Search memory (full text), best match first",
@@ -83,58 +97,44 @@ prefix. Quotes, AND, OR, NOT and other search syntax are plain words.`,
   orch memory search 'migrat*' --output json`,
 		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
+			opts.query = strings.Join(args, " ")
+			if runF != nil {
+				return runF(opts)
 			}
-			query := strings.Join(args, " ")
-			db, err := openReading(cmd)
-			if errors.Is(err, errNoDatabase) {
-				return printMemory(io, nil, -1, output, "nothing found: memory is empty")
-			}
-			if err != nil {
-				return usageError(err)
-			}
-			defer db.Close()
-			items, err := db.MemorySearch(cmd.Context(), query, limit)
-			if err != nil {
-				return err
-			}
-			return printMemory(io, items, -1, output, fmt.Sprintf("nothing in memory matches %q", query))
+			return memorySearchRun(cmd.Context(), opts)
 		},
 	}
-	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
-	cmd.Flags().IntVar(&limit, "limit", store.DefaultMemoryLimit, "items to print at most")
+	outputFlag(cmd, &opts.output, "text", "text or json", textOrJSON)
+	cmd.Flags().IntVar(&opts.limit, "limit", store.DefaultMemoryLimit, "items to print at most")
 	return cmd
 }
 
-// memoryJSON is one memory item in --output json.
-type memoryJSON struct {
-	Key   string   `json:"key"`
-	Text  string   `json:"text"`
-	Tags  []string `json:"tags"`
-	Agent string   `json:"agent"`
-	RunID string   `json:"run_id"`
-	At    *string  `json:"at"`
-	// Version counts the writes of the key; Author is who wrote this
-	// version (the same as Agent, by the name memory.results uses).
-	Version int64  `json:"version"`
-	Author  string `json:"author"`
+func memorySearchRun(ctx context.Context, opts *memoryOptions) error {
+	if err := checkOutput(opts.output); err != nil {
+		return err
+	}
+	ctl, err := opts.controller()
+	if err != nil {
+		return err
+	}
+	items, err := ctl.MemorySearch(ctx, opts.query, opts.limit)
+	if errors.Is(err, control.ErrNoDatabase) {
+		return printMemory(opts.io, nil, -1, opts.output, "nothing found: memory is empty")
+	}
+	if err != nil {
+		return err
+	}
+	return printMemory(opts.io, items, -1, opts.output, fmt.Sprintf("nothing in memory matches %q", opts.query))
 }
 
 // printMemory prints items; total >= 0 is how many memory holds (a list
 // that shows fewer says so), none what to say when there are no items.
-func printMemory(io *streams, items []record.MemoryItem, total int, output, none string) error {
+func printMemory(io *streams, items []control.MemoryItem, total int, output, none string) error {
 	if output == "json" {
-		out := make([]memoryJSON, 0, len(items))
-		for _, it := range items {
-			tags := it.Tags
-			if tags == nil {
-				tags = []string{}
-			}
-			out = append(out, memoryJSON{Key: it.Key, Text: it.Text, Tags: tags, Agent: it.Agent, RunID: it.RunID, At: timeJSON(it.At),
-				Version: it.Version, Author: it.Agent})
+		if items == nil {
+			items = []control.MemoryItem{}
 		}
-		return writeJSON(io.out, out)
+		return writeJSON(io.out, items)
 	}
 	if len(items) == 0 {
 		fmt.Fprintln(io.out, none)
@@ -143,7 +143,7 @@ func printMemory(io *streams, items []record.MemoryItem, total int, output, none
 	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tAGE\tAGENT\tRUN\tTAGS\tTEXT")
 	for _, it := range items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.Key, ago(it.At), dash(it.Agent), dash(it.RunID),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.Key, ago(it.Item.At), dash(it.Agent), dash(it.RunID),
 			dash(strings.Join(it.Tags, ",")), oneLine(it.Text, 70))
 	}
 	if err := tw.Flush(); err != nil {

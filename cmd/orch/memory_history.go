@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -9,9 +9,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newMemoryShowCmd(io *streams) *cobra.Command {
-	var output string
-	var history bool
+func newMemoryShowCmd(f *factory, runF func(*memoryOptions) error) *cobra.Command {
+	opts := &memoryOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "show KEY",
 		Short: "Print a memory item, or every version of it kept",
@@ -25,51 +24,52 @@ one item without --history. A key memory does not have exits 1.`,
   orch memory show lesson --history --output json`,
 		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
+			opts.query = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			key := args[0]
-			db, err := openReading(cmd)
-			if errors.Is(err, errNoDatabase) {
-				return fmt.Errorf("memory has no item %q: memory is empty", key)
-			}
-			if err != nil {
-				return usageError(err)
-			}
-			defer db.Close()
-			items, err := db.MemoryHistory(cmd.Context(), key)
-			if err != nil {
-				return err
-			}
-			if len(items) == 0 {
-				return fmt.Errorf("memory has no item %q (orch memory ls lists the keys)", key)
-			}
-			if !history {
-				items = items[:1]
-			}
-			if output == "json" {
-				return printMemory(io, items, -1, output, "")
-			}
-			tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
-			for i, it := range items {
-				if i > 0 {
-					fmt.Fprintln(tw)
-				}
-				fmt.Fprintf(tw, "%s version %d\tby %s in run %s, %s\n", it.Key, it.Version, dash(it.Agent), dash(it.RunID), ago(it.At))
-				if len(it.Tags) > 0 {
-					fmt.Fprintf(tw, "tags: %s\n", strings.Join(it.Tags, ", "))
-				}
-				fmt.Fprintln(tw, it.Text)
-			}
-			return tw.Flush()
+			return memoryShowRun(cmd.Context(), opts)
 		},
 	}
-	outputFlag(cmd, &output, "text", "text or json", textOrJSON)
-	cmd.Flags().BoolVar(&history, "history", false, "every version kept, newest first")
+	outputFlag(cmd, &opts.output, "text", "text or json", textOrJSON)
+	cmd.Flags().BoolVar(&opts.history, "history", false, "every version kept, newest first")
 	return cmd
 }
 
-func newMemoryRmCmd(io *streams) *cobra.Command {
+func memoryShowRun(ctx context.Context, opts *memoryOptions) error {
+	if err := checkOutput(opts.output); err != nil {
+		return err
+	}
+	ctl, err := opts.controller()
+	if err != nil {
+		return err
+	}
+	items, err := ctl.MemoryHistory(ctx, opts.query)
+	if err != nil {
+		return err
+	}
+	if !opts.history {
+		items = items[:1]
+	}
+	if opts.output == "json" {
+		return printMemory(opts.io, items, -1, opts.output, "")
+	}
+	tw := tabwriter.NewWriter(opts.io.out, 0, 0, 2, ' ', 0)
+	for i, it := range items {
+		if i > 0 {
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintf(tw, "%s version %d\tby %s in run %s, %s\n", it.Key, it.Version, dash(it.Agent), dash(it.RunID), ago(it.Item.At))
+		if len(it.Tags) > 0 {
+			fmt.Fprintf(tw, "tags: %s\n", strings.Join(it.Tags, ", "))
+		}
+		fmt.Fprintln(tw, it.Text)
+	}
+	return tw.Flush()
+}
+
+func newMemoryRmCmd(f *factory, runF func(*memoryOptions) error) *cobra.Command {
+	opts := &memoryOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "rm KEY",
 		Short: "Forget a memory item and its history",
@@ -78,21 +78,24 @@ exits 1 (nothing is changed).`,
 		Example: `  orch memory rm lesson`,
 		Args:    argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := openExisting(cmd)
-			if err != nil {
-				return usageError(err)
+			opts.query = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			defer db.Close()
-			ok, err := db.MemoryDelete(cmd.Context(), "", args[0])
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("memory has no item %q: nothing to forget (orch memory ls lists the keys)", args[0])
-			}
-			fmt.Fprintf(io.out, "forgot memory item %s\n", args[0])
-			return nil
+			return memoryRmRun(cmd.Context(), opts)
 		},
 	}
 	return cmd
+}
+
+func memoryRmRun(ctx context.Context, opts *memoryOptions) error {
+	ctl, err := opts.controller()
+	if err != nil {
+		return err
+	}
+	if err := ctl.MemoryForget(ctx, opts.query); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.io.out, "forgot memory item %s\n", opts.query)
+	return nil
 }

@@ -7,21 +7,22 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/planner/planfmt"
 	"github.com/orch-cli/orch/spec"
 	"github.com/orch-cli/orch/spec/diagfmt"
 )
 
 type planOptions struct {
+	io          *streams
 	path        string
 	cuelist     string
 	format      string
 	maxFileSize string
 }
 
-func newPlanCmd(io *streams) *cobra.Command {
-	opts := &planOptions{}
+func newPlanCmd(f *factory, runF func(*planOptions) error) *cobra.Command {
+	opts := &planOptions{io: f.io}
 	cmd := &cobra.Command{
 		Use:   "plan CUELIST|DIR",
 		Short: "Show the compiled DAG: waves, critical path, conflicts, tools",
@@ -42,24 +43,29 @@ is planned (exit 1).`,
 		Args: argsBetween(1, 1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.path = args[0]
-			return runPlan(io, opts)
+			if runF != nil {
+				return runF(opts)
+			}
+			return runPlan(opts)
 		},
 	}
-	f := cmd.Flags()
+	fs := cmd.Flags()
 	outputFlag(cmd, &opts.format, "text", "output format: "+strings.Join(planfmt.Formats, ", "), planfmt.Formats)
-	f.StringVar(&opts.cuelist, "cuelist", "", "the cuelist to plan when the file holds several")
-	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read")
+	fs.StringVar(&opts.cuelist, "cuelist", "", "the cuelist to plan when the file holds several")
+	fs.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read")
 	return cmd
 }
 
-func runPlan(io *streams, opts *planOptions) error {
+func runPlan(opts *planOptions) error {
+	io := opts.io
 	if !oneOf(opts.format, planfmt.Formats) {
 		return usageError(fmt.Errorf("unknown format %q (want %s)", opts.format, strings.Join(planfmt.Formats, ", ")))
 	}
-	_, p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize, "")
+	c, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize, "")
 	if err != nil {
 		return err
 	}
+	p := c.Plan
 	switch opts.format {
 	case "json":
 		return planfmt.JSON(io.out, p)
@@ -75,20 +81,16 @@ func runPlan(io *streams, opts *planOptions) error {
 // reads must be inside root ("" = the cuelist's directory). Problems in the
 // specs are printed to stderr as validate prints them (warnings too) and end
 // the command with exit 1.
-func compile(io *streams, path, id, maxFileSize, root string) (*spec.Set, *planner.Plan, error) {
+func compile(io *streams, path, id, maxFileSize, root string) (*control.Compiled, error) {
 	maxSize, err := parseSize(maxFileSize)
 	if err != nil {
-		return nil, nil, usageError(fmt.Errorf("--max-file-size: %w", err))
+		return nil, usageError(fmt.Errorf("--max-file-size: %w", err))
 	}
-	set, p, diags, err := planner.Compile(path, id, spec.LoadOptions{MaxFileSize: maxSize, Root: root})
-	if err != nil && (set == nil || !diags.HasErrors()) {
-		if set == nil {
-			return nil, nil, err
-		}
-		return nil, nil, usageError(err)
+	c, err := control.Compile(path, id, spec.LoadOptions{MaxFileSize: maxSize, Root: root})
+	if err != nil {
+		return nil, err
 	}
-	// A spec that does not load (NUL bytes, too deep, too big...) holds no
-	// cuelist: its diagnostics say why, not "no cuelist".
+	set, diags := c.Set, c.Diags
 	if len(diags) > 0 {
 		color := isTerminalWriter(io.err) && os.Getenv("NO_COLOR") == ""
 		shown := diags
@@ -101,10 +103,10 @@ func compile(io *streams, path, id, maxFileSize, root string) (*spec.Set, *plann
 			_ = diagfmt.Text(io.err, shown, set, diagfmt.TextOptions{Color: color, Files: len(set.Files)})
 		}
 	}
-	if p == nil {
-		return nil, nil, silent(exitFailed)
+	if c.Plan == nil {
+		return nil, silent(exitFailed)
 	}
-	return set, p, nil
+	return c, nil
 }
 
 func isTerminalWriter(w any) bool {

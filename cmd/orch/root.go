@@ -6,7 +6,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newRootCmd(io *streams) *cobra.Command {
+func newRootCmd(f *factory) *cobra.Command {
+	io := f.io
 	root := &cobra.Command{
 		Use:   "orch",
 		Short: "Validate, plan and run agents through the cue protocol",
@@ -35,31 +36,33 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 	root.SetVersionTemplate("orch {{.Version}}\n")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { setGCPolicy(cmd) }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
-	root.PersistentFlags().String("db", "", "run database (default $ORCH_DB, else orch.db in the nearest .orch/ directory here or above)")
-	root.PersistentFlags().String("sync", "normal", "database durability: normal, or full (fsync every commit: survives power loss)")
-	root.PersistentFlags().Duration("lock-timeout", 0, "how long a write waits for another process's lock on the database before orch gives up (default $ORCH_LOCK_TIMEOUT, else 10s)")
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.db, "db", "", "run database (default $ORCH_DB, else orch.db in the nearest .orch/ directory here or above)")
+	pf.StringVar(&f.sync, "sync", "normal", "database durability: normal, or full (fsync every commit: survives power loss)")
+	pf.DurationVar(&f.lockTimeout, "lock-timeout", 0, "how long a write waits for another process's lock on the database before orch gives up (default $ORCH_LOCK_TIMEOUT, else 10s)")
+	f.flags = pf
 	root.AddCommand(
-		newValidateCmd(io),
-		newPlanCmd(io),
-		newRunCmd(io),
-		newStatusCmd(io),
-		newEventsCmd(io),
-		newLogsCmd(io),
-		newGoCmd(io),
-		newAnswerCmd(io),
-		newAckCmd(io),
-		newNotifyModeCmd(io),
-		newStopCmd(io),
-		newResumeCmd(io),
-		newRetryCmd(io),
-		newLandCmd(io),
-		newCleanCmd(io),
-		newBBCmd(io),
-		newMemoryCmd(io),
-		newServeCmd(io),
-		newSchemaCmd(io),
+		newValidateCmd(f, nil),
+		newPlanCmd(f, nil),
+		newRunCmd(f, nil),
+		newStatusCmd(f, nil),
+		newEventsCmd(f, nil),
+		newLogsCmd(f, nil),
+		newGoCmd(f, nil),
+		newAnswerCmd(f, nil),
+		newAckCmd(f, nil),
+		newNotifyModeCmd(f, nil),
+		newStopCmd(f, nil),
+		newResumeCmd(f, nil),
+		newRetryCmd(f, nil),
+		newLandCmd(f, nil),
+		newCleanCmd(f, nil),
+		newBBCmd(f),
+		newMemoryCmd(f),
+		newServeCmd(f, nil),
+		newSchemaCmd(f, nil),
 		newVersionCmd(io),
-		newWorkerCmd(io),
+		newWorkerCmd(f, nil),
 	)
 	return root
 }

@@ -8,23 +8,23 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
-	"github.com/orch-cli/orch/spec"
 )
 
 type runOptions struct {
+	io          *streams
+	controller  func() (*control.Controller, error)
+	temporal    temporalRunOptions
 	path        string
 	cuelist     string
 	sets        []string
@@ -36,10 +36,11 @@ type runOptions struct {
 	tailLines   int
 	notify      []string
 	otel        bool
+	runID       string // hidden --run-id: the id control chose for a run it starts detached
 }
 
-func newRunCmd(io *streams) *cobra.Command {
-	opts := &runOptions{}
+func newRunCmd(f *factory, runF func(*runOptions) error) *cobra.Command {
+	opts := &runOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "run CUELIST|DIR",
 		Short: "Run a cuelist: every cue through WARNING, STANDBY and GO",
@@ -88,84 +89,85 @@ Exit status: 0 completed, 1 failed (or invalid specs, or a limit reached),
 		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
-			if engine, err := engineOf(cmd); err != nil {
-				return err
-			} else if engine == "temporal" {
-				return runOnTemporal(cmd, io, opts)
+			parseTemporalRunFlags(cmd, &opts.temporal)
+			if runF != nil {
+				return runF(opts)
 			}
-			if err := proc.Supported(); err != nil {
-				return err
-			}
-			return runRun(cmd, io, opts)
+			return runRun(cmd.Context(), opts)
 		},
 	}
-	f := cmd.Flags()
-	f.String("engine", "local", "local, or temporal: run on Temporal through orch-temporal (default $ORCH_ENGINE)")
-	f.String("temporal-address", "", "--engine temporal: the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
-	f.String("temporal-namespace", "", "--engine temporal: the namespace (default $TEMPORAL_NAMESPACE, else default)")
-	f.String("task-queue", "orch", "--engine temporal: the task queue of the workflow and of agents without a placement")
-	f.Bool("detach", false, "--engine temporal: start the run, print its id and how to follow it, and exit")
-	f.StringArrayVar(&opts.sets, "set", nil, "set a run input declared by the cuelist: --set key=value (repeatable)")
-	f.IntVar(&opts.maxParallel, "max-parallel", 0, "cues in GO at once (default: the cuelist's max_parallel, else 4)")
-	f.StringVarP(&opts.output, "output", "o", "text", "text, or json: every event as one JSON object per line")
-	f.StringVar(&opts.cuelist, "cuelist", "", "the cuelist to run when the file holds several")
-	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read")
-	f.BoolVarP(&opts.stream, "stream", "v", false, "print the agents' output as it comes, each line prefixed by its cue and agent")
-	f.IntVar(&opts.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
-	f.StringArrayVar(&opts.notify, "notify", nil, notifyUsage)
-	f.BoolVar(&opts.otel, "otel", false, otelUsage)
-	f.StringVar(&opts.root, "root", "", "project root: includes stay inside it, handoff artifact paths are relative to it (default: the cuelist's directory)")
+	temporalRunFlags(cmd, &opts.temporal)
+	fs := cmd.Flags()
+	fs.StringArrayVar(&opts.sets, "set", nil, "set a run input declared by the cuelist: --set key=value (repeatable)")
+	fs.IntVar(&opts.maxParallel, "max-parallel", 0, "cues in GO at once (default: the cuelist's max_parallel, else 4)")
+	fs.StringVarP(&opts.output, "output", "o", "text", "text, or json: every event as one JSON object per line")
+	fs.StringVar(&opts.cuelist, "cuelist", "", "the cuelist to run when the file holds several")
+	fs.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read")
+	fs.BoolVarP(&opts.stream, "stream", "v", false, "print the agents' output as it comes, each line prefixed by its cue and agent")
+	fs.IntVar(&opts.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
+	fs.StringArrayVar(&opts.notify, "notify", nil, notifyUsage)
+	fs.BoolVar(&opts.otel, "otel", false, otelUsage)
+	fs.StringVar(&opts.runID, "run-id", "", "the new run's id (12 hex digits; for a run started in the background by orch itself)")
+	_ = fs.MarkHidden("run-id")
+	fs.StringVar(&opts.root, "root", "", "project root: includes stay inside it, handoff artifact paths are relative to it (default: the cuelist's directory)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-func runRun(cmd *cobra.Command, io *streams, opts *runOptions) error {
+func runRun(ctx context.Context, opts *runOptions) error {
+	if engine, err := engineOf(opts.temporal.engine, opts.temporal.engineSet); err != nil {
+		return err
+	} else if engine == "temporal" {
+		return runOnTemporal(opts)
+	}
+	if err := proc.Supported(); err != nil {
+		return err
+	}
 	show := display{output: opts.output, stream: opts.stream, tailLines: opts.tailLines, notify: opts.notify, otel: opts.otel}
 	if err := show.check(); err != nil {
 		return err
 	}
-	set, p, err := compile(io, opts.path, opts.cuelist, opts.maxFileSize, opts.root)
+	compiled, err := compile(opts.io, opts.path, opts.cuelist, opts.maxFileSize, opts.root)
 	if err != nil {
 		return err
 	}
-	if err := checkCommands(p); err != nil {
-		return err
-	}
-	inputs, err := runInputs(p.Cuelist, opts.sets)
-	if err != nil {
-		return usageError(err)
-	}
-	db, dbFile, err := openRunDB(cmd, opts.path)
+	ctl, err := opts.controller()
 	if err != nil {
 		return err
 	}
-	if note := elsewhereNote(cmd, dbFile); note != "" {
-		fmt.Fprintln(io.err, note)
+	x, err := ctl.Start(ctx, control.StartRequest{Compiled: compiled, Root: opts.root, Sets: opts.sets, MaxParallel: opts.maxParallel, RunID: opts.runID})
+	if err != nil {
+		return err
 	}
-	defer db.Close()
-	specPath, root := runPaths(opts.path, opts.root, p)
-	hash := specHash(set)
-	rec := specRecorder{Recorder: db, hashes: cueSpecHashes(p)}
-	p = lighten(set, p)
-	ro := runner.Options{Plan: p, Recorder: rec, Inputs: inputs, SpecPath: specPath, SpecHash: hash,
-		DBPath: dbFile, MaxParallel: opts.maxParallel, ProjectRoot: root}
-	return execute(cmd.Context(), io, db, ro, show)
+	if note := elsewhereNote(ctl.Path(), x.Options.DBPath); note != "" {
+		fmt.Fprintln(opts.io.err, note)
+	}
+	return executeRun(ctx, opts.io, x, show)
 }
 
-// runPaths returns the cuelist file recorded for the run (what orch resume
-// compiles again) and its project root: --root, else the directory given
-// (everything was loaded from inside it), else the cuelist file's directory.
-func runPaths(path, root string, p *planner.Plan) (specPath, projectRoot string) {
-	specPath, _ = filepath.Abs(path)
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		specPath, projectRoot = p.Cuelist.Doc.File.Abs, specPath
-	} else {
-		projectRoot = filepath.Dir(specPath)
+// executeRun carries out a run control handed over (a new one, or one
+// continued here) and closes its database.
+func executeRun(ctx context.Context, io *streams, x *control.Execution, show display) error {
+	defer x.Close()
+	return execute(ctx, io, x.DB, x.Options, show)
+}
+
+// elsewhereNote is what orch run says when it records in a database that
+// the other commands, run from here, would not find (a new .orch/ next to a
+// cuelist in another directory): where it is, and how to reach it.
+func elsewhereNote(path, dbFile string) string {
+	here, err := filepath.Abs(path)
+	if err != nil || here == dbFile {
+		return ""
 	}
-	if root != "" {
-		projectRoot = root
+	project := filepath.Dir(filepath.Dir(dbFile))
+	if cwd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(cwd, project); err == nil && len(rel) < len(project) {
+			project = rel
+		}
 	}
-	return specPath, projectRoot
+	return fmt.Sprintf("orch: this run is recorded in %s; the other orch commands find it when run in %s (or with --db %s)",
+		dbFile, project, dbFile)
 }
 
 // execute runs (or continues) a run with progress on the terminal, prints
@@ -273,77 +275,3 @@ func notRecorded(err error) error {
 	}
 	return fmt.Errorf("%w\n  every agent was stopped; %s; %s", err, kept, next)
 }
-
-// runInputs applies --set key=value to the cuelist's inputs. Only declared
-// inputs may be set; a value takes the type of the declared default.
-func runInputs(cl *spec.Cuelist, sets []string) (map[string]any, error) {
-	inputs := map[string]any{}
-	for k, v := range cl.Inputs {
-		inputs[k] = v
-	}
-	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--set %q: use --set key=value", s)
-		}
-		def, declared := cl.Inputs[k]
-		if !declared {
-			names := make([]string, 0, len(cl.Inputs))
-			for n := range cl.Inputs {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			return nil, fmt.Errorf("--set %s: cuelist %s has no input %q (its inputs: %s)", s, cl.ID, k, orNone(names))
-		}
-		val, err := typedLike(def, v)
-		if err != nil {
-			return nil, fmt.Errorf("--set %s: %v", s, err)
-		}
-		inputs[k] = val
-	}
-	return inputs, nil
-}
-
-func typedLike(def any, v string) (any, error) {
-	switch def.(type) {
-	case int64:
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not an integer (the default is one)", v)
-		}
-		return n, nil
-	case float64:
-		n, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number (the default is one)", v)
-		}
-		return n, nil
-	case bool:
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not true or false (the default is a boolean)", v)
-		}
-		return b, nil
-	}
-	return v, nil
-}
-
-func orNone(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
-}
-
-// lighten frees what a run no longer needs once its plan is built: the
-// spec's YAML trees and the plan's library graph are most of the memory of a
-// big cuelist, and the run holds its plan to the end. It returns the plan
-// to run: a copy without the graph (the plan itself is never changed).
-func lighten(set *spec.Set, p *planner.Plan) *planner.Plan {
-	set.ReleaseSources()
-	return p.WithoutGraph()
-}
-
-// specHash fingerprints every loaded spec file, so a continued run can tell
-// that its cuelist changed.
-func specHash(set *spec.Set) string { return set.Hash() }

@@ -11,8 +11,14 @@ import (
 	"github.com/orch-cli/orch/schemas"
 )
 
-func newSchemaCmd(io *streams) *cobra.Command {
-	var dir string
+type schemaOptions struct {
+	io    *streams
+	dir   string
+	kinds []string // none: all (with --dir), or the list
+}
+
+func newSchemaCmd(f *factory, runF func(*schemaOptions) error) *cobra.Command {
+	opts := &schemaOptions{io: f.io}
 	cmd := &cobra.Command{
 		Use:   "schema [agent|cuelist|message]",
 		Short: "Print orch's JSON Schemas (for editors and other tools)",
@@ -26,23 +32,32 @@ after writing the files with --dir.`,
 		Args:      argsBetween(0, 1),
 		ValidArgs: schemas.Kinds,
 		RunE: func(_ *cobra.Command, args []string) error {
-			if dir != "" {
-				return writeSchemas(io, dir, args)
+			opts.kinds = args
+			if runF != nil {
+				return runF(opts)
 			}
-			if len(args) == 0 {
-				fmt.Fprintf(io.out, "schemas: %s\n\nPrint one with 'orch schema KIND', or write them all with 'orch schema --dir DIR'.\n", strings.Join(schemas.Kinds, ", "))
-				return nil
-			}
-			b, err := schemas.Bundle(args[0])
-			if err != nil {
-				return usageError(err)
-			}
-			_, err = io.out.Write(b)
-			return err
+			return runSchema(opts)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "write KIND.schema.json files into this directory")
+	cmd.Flags().StringVar(&opts.dir, "dir", "", "write KIND.schema.json files into this directory")
 	return cmd
+}
+
+func runSchema(opts *schemaOptions) error {
+	io := opts.io
+	if opts.dir != "" {
+		return writeSchemas(io, opts.dir, opts.kinds)
+	}
+	if len(opts.kinds) == 0 {
+		fmt.Fprintf(io.out, "schemas: %s\n\nPrint one with 'orch schema KIND', or write them all with 'orch schema --dir DIR'.\n", strings.Join(schemas.Kinds, ", "))
+		return nil
+	}
+	b, err := schemas.Bundle(opts.kinds[0])
+	if err != nil {
+		return usageError(err)
+	}
+	_, err = io.out.Write(b)
+	return err
 }
 
 func writeSchemas(io *streams, dir string, kinds []string) error {

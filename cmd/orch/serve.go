@@ -2,20 +2,26 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/orch-cli/orch/control"
+	"github.com/orch-cli/orch/serve"
 )
 
-func newServeCmd(io *streams) *cobra.Command {
-	var addr, token string
-	var noToken bool
+type serveOptions struct {
+	io         *streams
+	controller func() (*control.Controller, error)
+	addr       string
+	token      string
+	noToken    bool
+}
+
+func newServeCmd(f *factory, runF func(*serveOptions) error) *cobra.Command {
+	opts := &serveOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the run database over HTTP: a JSON API, live events, a page",
@@ -46,81 +52,39 @@ one takes the place of the one that has waited longest without a request.`,
   orch serve --no-token          # loopback only: anyone on this machine may act`,
 		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd, io, addr, token, noToken)
+			if runF != nil {
+				return runF(opts)
+			}
+			return runServe(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:7070", "address to listen on (host:port)")
-	cmd.Flags().StringVar(&token, "token", "", "the token requests must carry (default: one generated at each start, in the URL printed)")
-	cmd.Flags().BoolVar(&noToken, "no-token", false, "on loopback, take requests that change things without a token")
+	cmd.Flags().StringVar(&opts.addr, "addr", "127.0.0.1:7070", "address to listen on (host:port)")
+	cmd.Flags().StringVar(&opts.token, "token", "", "the token requests must carry (default: one generated at each start, in the URL printed)")
+	cmd.Flags().BoolVar(&opts.noToken, "no-token", false, "on loopback, take requests that change things without a token")
 	return cmd
 }
 
-func runServe(cmd *cobra.Command, io *streams, addr, token string, noToken bool) error {
-	host, _, err := net.SplitHostPort(addr)
+// runServe checks the flags and serves until ctx ends (SIGINT, SIGTERM:
+// main).
+func runServe(ctx context.Context, opts *serveOptions) error {
+	host, _, err := net.SplitHostPort(opts.addr)
 	if err != nil {
-		return usageError(fmt.Errorf("--addr %q: %v (want host:port, e.g. 127.0.0.1:7070)", addr, err))
+		return usageError(fmt.Errorf("--addr %q: %v (want host:port, e.g. 127.0.0.1:7070)", opts.addr, err))
 	}
-	loopback := isLoopback(host)
+	loopback := serve.IsLoopback(host)
 	switch {
-	case noToken && !loopback:
-		return usageError(fmt.Errorf("--no-token: only on loopback; on %s every request needs a token", addr))
-	case noToken && token != "":
+	case opts.noToken && !loopback:
+		return usageError(fmt.Errorf("--no-token: only on loopback; on %s every request needs a token", opts.addr))
+	case opts.noToken && opts.token != "":
 		return usageError(errors.New("--no-token and --token: give one of them"))
 	}
-	generated := false
-	if token == "" && !noToken {
-		token, generated = newToken(), true
+	cfg := serve.Config{Addr: opts.addr, Token: opts.token}
+	if cfg.Token == "" && !opts.noToken {
+		cfg.Token, cfg.Generated = serve.NewToken(), true
 	}
-	db, err := openReading(cmd)
-	if err != nil {
-		return openFailed(err)
-	}
-	defer db.Close()
-	ln, err := net.Listen("tcp", addr)
+	ctl, err := opts.controller()
 	if err != nil {
 		return err
 	}
-	s := newServer(cmd, db, token)
-	s.openReads = loopback && token != ""
-	limits := newConnLimits(ln, maxServeConns(), max(maxServeConns()/2, 1))
-	srv := &http.Server{Handler: s.handler(), ConnState: limits.ConnState}
-	serveTimeouts(srv)
-	url := "http://" + ln.Addr().String() + "/"
-	if token != "" {
-		url += "?token=" + token
-	}
-	fmt.Fprintf(io.out, "orch: serving %s at %s\n", db.Path(), url)
-	if generated && !loopback {
-		fmt.Fprintf(io.out, "orch: token (printed this once): %s\n", token)
-	}
-	ctx := cmd.Context() // ended by SIGINT and SIGTERM (main)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(limits) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	s.closing()
-	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return nil
-}
-
-// isLoopback says whether host (a name or an address) is this machine only.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func newToken() string {
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	return serve.Run(ctx, cfg, ctl, opts.io.out)
 }

@@ -47,9 +47,9 @@ func TestBrowserMoney(t *testing.T) {
 		t.Errorf("the runs' costs: %q, want \"$0.004321 $0.03\"", got)
 	}
 	for _, usd := range []float64{0, 0.5, 12.345, 0.0123, 0.0043216, 0.005, 0.00001234, 0.009996, 0.0099996} {
-		js := evalString(t, ctx, "orch.money("+strconv.FormatFloat(usd, 'g', -1, 64)+")")
-		if want := record.FormatUSD(usd); js != want {
-			t.Errorf("orch.money(%v) = %s, want %s as record.FormatUSD", usd, js, want)
+		js, err := chromedp.Run(ctx, chromedp.Evaluate[string](`import("./assets/util.js").then((m) => m.money(`+strconv.FormatFloat(usd, 'g', -1, 64)+`))`, chromedp.EvalAwaitPromise))
+		if want := record.FormatUSD(usd); err != nil || js != want {
+			t.Errorf("util.js money(%v) = %s (%v), want %s as record.FormatUSD", usd, js, err, want)
 		}
 	}
 }

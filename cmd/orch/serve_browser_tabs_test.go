@@ -58,7 +58,7 @@ func TestBrowserTabs(t *testing.T) {
 		waitJS(t, tab, "the DAG", `document.querySelectorAll("svg.dag [data-cue]").length === 8`, time.Minute)
 		waitJS(t, tab, "the inbox", `document.querySelector("#inbox li.k-question")`, time.Minute)
 		waitJS(t, tab, "the timeline, from the run's events", `document.querySelectorAll(".timeline .bar").length === 6`, time.Minute)
-		waitJS(t, tab, "one stream", `window.orch.openStreams === 1`, time.Minute)
+		waitJS(t, tab, "one stream", `document.documentElement.dataset.streams === "1"`, time.Minute)
 	}
 	// Another view, then back: still one stream, the run's events again.
 	last := tabs[len(tabs)-1]
@@ -71,7 +71,7 @@ func TestBrowserTabs(t *testing.T) {
 			view = "runs"
 		}
 		waitJS(t, last, hash+" rendered", `window.orchRendered && window.orchRendered.view === "`+view+`" && location.hash === "`+hash+`"`, time.Minute)
-		if got := evalString(t, last, `String(window.orch.openStreams)`); got != "1" {
+		if got := evalString(t, last, `String(document.documentElement.dataset.streams)`); got != "1" {
 			t.Errorf("on %s the page holds %s streams, want 1", hash, got)
 		}
 	}

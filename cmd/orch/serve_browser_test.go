@@ -288,13 +288,34 @@ func startRun(t *testing.T, cuelist, db string) *liveRun {
 	return r
 }
 
-// checkNoXSS: no script but the page's own, no img, and nothing ran.
+// checkNoXSS: no script but the page's own (its modules, and its import
+// map in the head), no img, and nothing ran.
 func checkNoXSS(t *testing.T, ctx context.Context) {
 	t.Helper()
 	pwned := evalString(t, ctx, `typeof window.pwned`) != "undefined"
-	scripts := evalString(t, ctx, `String(Array.from(document.scripts).filter((s) => !s.src.includes("/assets/")).length)`)
+	scripts := evalString(t, ctx, `String(Array.from(document.scripts).filter((s) => !s.src.includes("/assets/") && !(s.type === "importmap" && s.parentNode === document.head)).length)`)
 	imgs := evalString(t, ctx, `String(document.images.length)`)
 	if pwned || scripts != "0" || imgs != "0" {
 		t.Errorf("an agent's markup became HTML: window.pwned set %v, %s foreign scripts, %s images", pwned, scripts, imgs)
+	}
+}
+
+// TestBrowserTokenEveryRequest: where every request needs the token (orch
+// serve off loopback), the page still loads every module it imports (the
+// import map gives their URLs the token, and the page's policy allows the
+// map by its hash) and renders the runs.
+func TestBrowserTokenEveryRequest(t *testing.T) {
+	ctx := browser(t)
+	const token = "t0ken"
+	base := serveDBAs(t, newDB(t), token, false, nil).URL
+	if code, _ := get(t, base+"/assets/run.js"); code != 401 {
+		t.Fatalf("GET /assets/run.js without the token: %d, want 401", code)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/?token="+token+"#/")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the runs rendered", `window.orchRendered && window.orchRendered.view === "runs"`, time.Minute)
+	if got := evalString(t, ctx, `document.getElementById("live").textContent`); got != "live" {
+		t.Errorf("the page's stream says %q, want live", got)
 	}
 }

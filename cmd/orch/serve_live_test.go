@@ -34,6 +34,16 @@ func TestServeLiveRun(t *testing.T) {
 	owned := make(chan error, 1)
 	go func() { owned <- own(ctx, w, "r2", true, 5*time.Minute) }()
 	defer func() { cancel(); <-owned }()
+	// The owner claims the run on its goroutine: a request before the claim
+	// would find a running run nobody owns (interrupted).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if r, err := w.Run(ctx, "r2"); err == nil && r.OwnerPID != 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fixture did not claim run r2 within 10s")
+		}
+	}
 	code, body := post(t, srv.URL+"/api/runs/r2/answer", `{"question":"q1","answer":"PostgreSQL <b>"}`)
 	if code != 200 || !strings.Contains(body, "q1 answered: delivered to a (cue A)") {
 		t.Errorf("answer: %d %s", code, body)

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
+	"github.com/orch-cli/orch/serve"
 )
 
 const xss = `<script>alert(1)</script>`
@@ -63,24 +65,18 @@ func serveDBWith(t *testing.T, path, token string, wrap func(http.Handler) http.
 // token (the default): reads need no token, what changes things does.
 func serveDBAs(t *testing.T, path, token string, openReads bool, wrap func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
-	ro, err := store.OpenReadOnly(path)
-	if err != nil {
+	ctl := control.New(control.Config{DB: path})
+	if _, err := ctl.Reader(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ro.Close() })
-	root := newRootCmd(&streams{out: io.Discard, err: io.Discard})
-	if err := root.PersistentFlags().Set("db", path); err != nil {
-		t.Fatal(err)
-	}
-	serve, _, _ := root.Find([]string{"serve"})
-	s := newServer(serve, ro, token)
-	s.openReads = openReads
-	h := s.handler()
+	t.Cleanup(func() { ctl.Close() })
+	s := serve.New(serve.Options{Control: ctl, Token: token, OpenReads: openReads})
+	h := s.Handler()
 	if wrap != nil {
 		h = wrap(h)
 	}
 	srv := httptest.NewServer(h)
-	t.Cleanup(func() { s.closing(); srv.Close() })
+	t.Cleanup(func() { s.Close(); srv.Close() })
 	return srv
 }
 
@@ -200,6 +196,9 @@ func TestServeTokenAndOrigin(t *testing.T) {
 	if code, page := get(t, u+"/?token=s3cret"); code != 200 || !strings.Contains(page, `src="assets/app.js?token=s3cret"`) {
 		t.Errorf("the page's asset URLs carry the token: %d\n%s", code, page)
 	}
+	if code, page := get(t, u+"/?token=s3cret"); code != 200 || !strings.Contains(page, `"./assets/util.js":"./assets/util.js?token=s3cret"`) {
+		t.Errorf("the page's import map gives the modules it imports the token: %d\n%s", code, page)
+	}
 	checkAssets(t, u, "?token=s3cret")
 	if code, _ := get(t, u+"/assets/app.js"); code != 401 {
 		t.Errorf("an asset without the token: %d, want 401", code)
@@ -245,7 +244,7 @@ func TestServeTokenAndOrigin(t *testing.T) {
 // TestServeNonLoopbackNeedsToken: orch serve on a non-loopback address
 // without --token makes one, prints it once, and refuses requests without it.
 func TestServeNonLoopbackNeedsToken(t *testing.T) {
-	if isLoopback("0.0.0.0") || isLoopback("192.168.1.2") || !isLoopback("127.0.0.1") || !isLoopback("::1") || !isLoopback("localhost") {
+	if serve.IsLoopback("0.0.0.0") || serve.IsLoopback("192.168.1.2") || !serve.IsLoopback("127.0.0.1") || !serve.IsLoopback("::1") || !serve.IsLoopback("localhost") {
 		t.Fatal("isLoopback is wrong")
 	}
 	dir := t.TempDir()
@@ -260,7 +259,9 @@ func TestServeNonLoopbackNeedsToken(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		root := newRootCmd(&streams{out: pw, err: io.Discard})
+		f := newFactory(&streams{out: pw, err: io.Discard})
+		defer f.close()
+		root := newRootCmd(f)
 		root.SetArgs([]string{"serve", "--db", path, "--addr", "0.0.0.0:0"})
 		err := root.ExecuteContext(ctx)
 		pw.CloseWithError(io.EOF)

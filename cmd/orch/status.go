@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,27 +9,29 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/runner/record"
-	"github.com/orch-cli/orch/runner/store"
 )
 
 type statusOptions struct {
-	output    string
-	tailLines int
-	watch     bool
-	limit     int
-	all       bool
-	ask       bool
-	askCue    string
-	askWait   time.Duration
+	io         *streams
+	controller func() (*control.Controller, error)
+	run        string // "": the run list
+	output     string
+	tailLines  int
+	watch      bool
+	limit      int
+	all        bool
+	ask        bool
+	askCue     string
+	askWait    time.Duration
 }
 
-func newStatusCmd(io *streams) *cobra.Command {
-	opts := &statusOptions{}
+func newStatusCmd(f *factory, runF func(*statusOptions) error) *cobra.Command {
+	opts := &statusOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "status [RUN]",
 		Short: "Show runs, or one run's cues, attempts and reasons",
@@ -47,29 +46,40 @@ result branch (orch land RUN brings it into yours).`,
   orch status 3f9a --output json
   orch status last --watch`,
 		Args:              argsBetween(0, 1),
-		ValidArgsFunction: completeRuns,
+		ValidArgsFunction: completeRuns(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runStatus(cmd, io, opts, args)
+			if len(args) == 1 {
+				opts.run = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return statusRun(cmd.Context(), opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVarP(&opts.output, "output", "o", "text", "text or json")
-	f.BoolVarP(&opts.watch, "watch", "w", false, "redraw every second until the run ends (Ctrl-C to leave)")
-	f.IntVar(&opts.limit, "limit", 20, "runs to list")
-	f.BoolVar(&opts.all, "all", false, "list every run")
-	f.IntVar(&opts.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
-	f.BoolVar(&opts.ask, "ask", false, "first ask the agents at work for their state (status.request) and wait for their answers (--ask-wait)")
-	f.StringVar(&opts.askCue, "ask-cue", "", "with --ask: ask only this cue's agents (and its children's)")
-	f.DurationVar(&opts.askWait, "ask-wait", 5*time.Second, "with --ask: how long to wait for the answers")
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.output, "output", "o", "text", "text or json")
+	fl.BoolVarP(&opts.watch, "watch", "w", false, "redraw every second until the run ends (Ctrl-C to leave)")
+	fl.IntVar(&opts.limit, "limit", 20, "runs to list")
+	fl.BoolVar(&opts.all, "all", false, "list every run")
+	fl.IntVar(&opts.tailLines, "tail-lines", defaultTailLines, "last lines of output shown under each failed attempt (0: none)")
+	fl.BoolVar(&opts.ask, "ask", false, "first ask the agents at work for their state (status.request) and wait for their answers (--ask-wait)")
+	fl.StringVar(&opts.askCue, "ask-cue", "", "with --ask: ask only this cue's agents (and its children's)")
+	fl.DurationVar(&opts.askWait, "ask-wait", 5*time.Second, "with --ask: how long to wait for the answers")
 	return cmd
 }
 
-func runStatus(cmd *cobra.Command, io *streams, opts *statusOptions, args []string) error {
+func statusRun(ctx context.Context, opts *statusOptions) error {
+	io := opts.io
 	if opts.output != "text" && opts.output != "json" {
 		return usageError(fmt.Errorf("unknown output %q (want text or json)", opts.output))
 	}
-	db, err := openReading(cmd)
-	if errors.Is(err, errNoDatabase) && len(args) == 0 {
+	ctl, err := opts.controller()
+	if err != nil {
+		return err
+	}
+	_, err = ctl.Reader()
+	if errors.Is(err, control.ErrNoDatabase) && opts.run == "" {
 		if opts.output == "json" {
 			fmt.Fprintln(io.out, "[]")
 		} else {
@@ -78,31 +88,23 @@ func runStatus(cmd *cobra.Command, io *streams, opts *statusOptions, args []stri
 		return nil
 	}
 	if err != nil {
-		return openFailed(err)
+		return err
 	}
-	defer db.Close()
-	ctx := cmd.Context()
-	show := func() (bool, error) {
-		ended, err := showRuns(ctx, io, db, opts)
-		return ended, damaged(dbPath(cmd), err)
-	}
-	if opts.ask && len(args) == 0 {
+	show := func() (bool, error) { return false, showRuns(ctx, io, ctl, opts) }
+	if opts.ask && opts.run == "" {
 		return usageError(errors.New("--ask needs RUN: the run whose agents to ask"))
 	}
 	if opts.ask {
-		if err := askAgents(cmd, args[0], opts.askCue, opts.askWait); err != nil {
+		if err := ctl.AskAgents(ctx, control.AskRequest{Run: opts.run, Cue: opts.askCue, Wait: opts.askWait}); err != nil {
 			return err
 		}
 	}
-	if len(args) == 1 {
-		id, err := resolveRun(ctx, db, args[0])
+	if opts.run != "" {
+		id, err := ctl.Resolve(ctx, opts.run)
 		if err != nil {
-			return damaged(dbPath(cmd), err)
+			return err
 		}
-		show = func() (bool, error) {
-			ended, err := showRun(ctx, io, db, id, opts)
-			return ended, damaged(dbPath(cmd), err)
-		}
+		show = func() (bool, error) { return showRun(ctx, io, ctl, id, opts) }
 	}
 	if !opts.watch {
 		_, err := show()
@@ -116,7 +118,7 @@ func runStatus(cmd *cobra.Command, io *streams, opts *statusOptions, args []stri
 		if ctx.Err() != nil || outputGone(io.out) {
 			return nil // Ctrl-C, or the reader has gone: how --watch is left
 		}
-		if err != nil || ended && len(args) == 1 {
+		if err != nil || ended && opts.run != "" {
 			return err
 		}
 		select {
@@ -127,195 +129,43 @@ func runStatus(cmd *cobra.Command, io *streams, opts *statusOptions, args []stri
 	}
 }
 
-// runJSON is one run in `orch status --output json`.
-type runJSON struct {
-	ID        string  `json:"id"`
-	Cuelist   string  `json:"cuelist"`
-	State     string  `json:"state"`
-	Reason    string  `json:"reason,omitempty"`
-	StartedAt *string `json:"started_at"`
-	EndedAt   *string `json:"ended_at"`
-	Cues      int     `json:"cues"` // the plan's cues (not child tasks)
-	Completed int     `json:"completed"`
-	Failed    int     `json:"failed"`
-	Questions int     `json:"open_questions"`
-	Credits   float64 `json:"credits"`
-	Used              // what the agents reported they used: the page's cost column
-}
-
-func showRuns(ctx context.Context, io *streams, db *store.DB, opts *statusOptions) (bool, error) {
-	limit := opts.limit
-	if opts.all {
-		limit = 0
-	}
-	runs, total, err := db.Runs(ctx, limit)
+func showRuns(ctx context.Context, io *streams, ctl *control.Controller, opts *statusOptions) error {
+	list, err := ctl.Runs(ctx, control.RunsRequest{Limit: opts.limit, All: opts.all})
 	if err != nil {
-		return false, err
+		return err
 	}
 	if opts.output == "json" {
-		out := make([]runJSON, 0, len(runs))
-		for _, r := range runs {
-			out = append(out, runJSON{ID: r.ID, Cuelist: r.Cuelist, State: string(r.State), Reason: r.Reason,
-				StartedAt: timeJSON(r.StartedAt), EndedAt: timeJSON(r.EndedAt), Cues: r.Cues, Completed: r.Completed, Failed: r.Failed,
-				Questions: r.OpenQuestions, Credits: r.Used.Credits, Used: usedJSON(r.Used)})
-		}
-		return false, writeJSON(io.out, out)
+		return writeJSON(io.out, list.Runs)
 	}
-	if len(runs) == 0 {
+	if len(list.Runs) == 0 {
 		fmt.Fprintln(io.out, "no runs yet")
-		return false, nil
+		return nil
 	}
 	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tCUELIST\tSTATE\tSTARTED\tTOOK\tCUES")
-	for _, r := range runs {
+	for _, rs := range list.Runs {
+		r := rs.Summary
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d done%s\n", r.ID, r.Cuelist, r.State, ago(r.StartedAt), took(r.StartedAt, r.EndedAt), r.Completed, r.Cues,
 			plural(r.OpenQuestions, ", %d open question", ", %d open questions"))
 	}
 	_ = tw.Flush()
-	if total > len(runs) {
-		fmt.Fprintf(io.out, "... and %d older runs (orch status --all)\n", total-len(runs))
+	if list.Total > len(list.Runs) {
+		fmt.Fprintf(io.out, "... and %d older runs (orch status --all)\n", list.Total-len(list.Runs))
 	}
-	return false, nil
+	return nil
 }
 
-// statusJSON is `orch status RUN --output json` (DESIGN §6).
-type statusJSON struct {
-	ID        string         `json:"id"`
-	Cuelist   string         `json:"cuelist"`
-	State     string         `json:"state"`
-	Reason    string         `json:"reason,omitempty"`
-	StartedAt *string        `json:"started_at"`
-	EndedAt   *string        `json:"ended_at"`
-	Inputs    any            `json:"inputs"`
-	Cues      []cueJSON      `json:"cues"`
-	Questions []questionJSON `json:"questions"`
-	// Escalations are the high and critical ones; acknowledged_at is null
-	// until the person acknowledges one (orch ack).
-	Escalations []escalationJSON      `json:"escalations"`
-	Conflicts   []record.ConflictData `json:"conflicts"`
-	Credits     float64               `json:"credits"`
-	Used
-	Worktrees []worktreeJSON `json:"worktrees"` // the branches the run's attempts worked on (kept after the run)
-	// Result is where a completed run's worktree branches were merged.
-	Result  *record.ResultBranch `json:"result,omitempty"`
-	Owner   *ownerJSON           `json:"owner,omitempty"`
-	Waiting []string             `json:"waiting_for_go,omitempty"`
-	Counts  map[string]int       `json:"counts"`
-}
-
-// Used is what the agents reported they used (their credits are shown apart).
-type Used struct {
-	CostUSD      float64 `json:"cost_usd"`
-	InputTokens  int64   `json:"input_tokens"`
-	OutputTokens int64   `json:"output_tokens"`
-}
-
-func usedJSON(u record.Usage) Used {
-	return Used{CostUSD: u.CostUSD, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
-}
-
-type worktreeJSON struct {
-	Cue     string `json:"cue"`
-	Agent   string `json:"agent"`
-	Attempt int    `json:"attempt"`
-	Branch  string `json:"branch"`
-	Commit  string `json:"commit,omitempty"` // a completed attempt's
-}
-
-type ownerJSON struct {
-	PID  int    `json:"pid"`
-	Host string `json:"host"`
-}
-
-type cueJSON struct {
-	ID        string         `json:"id"`
-	State     string         `json:"state"`
-	Reason    string         `json:"reason,omitempty"`
-	Agents    []string       `json:"agents"`
-	After     []string       `json:"after,omitempty"` // the cues it waits for: the run's DAG (none recorded before schema 6)
-	WarningAt *string        `json:"warning_at"`
-	StandbyAt *string        `json:"standby_at"`
-	GoAt      *string        `json:"go_at"`
-	EndedAt   *string        `json:"ended_at"`
-	Outputs   map[string]any `json:"outputs,omitempty"`
-	Attempts  []attemptJSON  `json:"attempts"`
-	Parent    string         `json:"parent,omitempty"` // a child task's parent (handoff or spawn)
-	Kind      string         `json:"kind,omitempty"`   // handoff or spawn
-	Depth     int            `json:"depth"`            // 0 for the plan's cues
-	TaskRef   string         `json:"task_ref,omitempty"`
-	Credits   float64        `json:"credits"`
-	Used
-	Reported *reportedJSON `json:"reported,omitempty"` // the state its agent last reported (status.report)
-	Items    *itemsJSON    `json:"items,omitempty"`    // a fan-out's (for_each) items: each is a cue with kind item
-}
-
-type attemptJSON struct {
-	Number    int     `json:"number"`
-	Agent     string  `json:"agent"`
-	State     string  `json:"state"`
-	Reason    string  `json:"reason,omitempty"`
-	Class     string  `json:"class,omitempty"`
-	ExitCode  *int    `json:"exit_code,omitempty"`
-	StartedAt *string `json:"started_at"`
-	EndedAt   *string `json:"ended_at"`
-	// Tail is a failed attempt's last lines of output (--tail-lines).
-	Tail    []string `json:"tail,omitempty"`
-	Credits float64  `json:"credits"`
-	Used
-	WorktreeBranch string `json:"worktree_branch,omitempty"`
-	WorktreeCommit string `json:"worktree_commit,omitempty"`
-}
-
-func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *statusOptions) (bool, error) {
-	r, err := db.Run(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	ended := r.State.Ended() || r.State == record.RunPaused || r.State == record.RunInterrupted
-	reported, err := reportedStates(ctx, db, r.ID)
-	if err != nil {
-		return false, err
-	}
-	result, err := db.RunResult(ctx, r.ID)
+// showRun prints one run's status; ended says it is not moving on by
+// itself (over, paused or interrupted).
+func showRun(ctx context.Context, io *streams, ctl *control.Controller, id string, opts *statusOptions) (bool, error) {
+	st, err := ctl.Status(ctx, control.StatusRequest{Run: id, TailLines: opts.tailLines})
 	if err != nil {
 		return false, err
 	}
 	if opts.output == "json" {
-		out := statusJSON{ID: r.ID, Cuelist: r.Cuelist, State: string(r.State), Reason: r.Reason, StartedAt: timeJSON(r.StartedAt),
-			EndedAt: timeJSON(r.EndedAt), Inputs: r.Inputs, Questions: questionsJSON(r.Questions), Escalations: escalationsJSON(r.Escalations), Conflicts: r.Conflicts,
-			Credits: r.Credits, Used: usedJSON(r.Used), Worktrees: []worktreeJSON{}, Result: result, Counts: map[string]int{}}
-		if out.Conflicts == nil {
-			out.Conflicts = []record.ConflictData{}
-		}
-		if r.OwnerPID != 0 {
-			out.Owner = &ownerJSON{PID: r.OwnerPID, Host: r.OwnerHost}
-		}
-		fans := fanOuts(r.Cues)
-		for _, c := range r.Cues {
-			cj := cueJSON{ID: c.ID, Parent: c.Parent, Kind: c.Kind, Depth: c.Depth, TaskRef: c.TaskRef, State: string(c.State), Reason: c.Reason, Agents: c.Agents, After: c.After, WarningAt: timeJSON(c.WarningAt),
-				StandbyAt: timeJSON(c.StandbyAt), GoAt: timeJSON(c.GoAt), EndedAt: timeJSON(c.EndedAt), Outputs: c.Outputs, Attempts: []attemptJSON{},
-				Credits: c.Used().Credits, Used: usedJSON(c.Used()), Reported: reported[c.ID], Items: fans[c.ID]}
-			for _, a := range c.Attempts {
-				aj := attemptJSON{Number: a.Number, Agent: a.Agent, State: string(a.State), Reason: a.Reason,
-					Class: a.Class, ExitCode: a.ExitCode, StartedAt: timeJSON(a.StartedAt), EndedAt: timeJSON(a.EndedAt),
-					Credits: a.Used.Credits, Used: usedJSON(a.Used), WorktreeBranch: a.WorktreeBranch, WorktreeCommit: a.WorktreeCommit}
-				if a.WorktreeBranch != "" {
-					out.Worktrees = append(out.Worktrees, worktreeJSON{Cue: c.ID, Agent: a.Agent, Attempt: a.Number, Branch: a.WorktreeBranch, Commit: a.WorktreeCommit})
-				}
-				if a.State == record.AttemptFailed {
-					if aj.Tail, err = db.AttemptTail(ctx, r.ID, c.ID, a.Agent, a.Number, opts.tailLines); err != nil {
-						return false, err
-					}
-				}
-				cj.Attempts = append(cj.Attempts, aj)
-			}
-			out.Cues = append(out.Cues, cj)
-			if c.Parent == "" { // the counts are of the plan's cues, as in orch status
-				out.Counts[string(c.State)]++
-			}
-		}
-		return ended, writeRunJSON(io.out, out)
+		return st.Halted(), st.WriteJSON(io.out)
 	}
+	r := st.Detail
 	fmt.Fprintf(io.out, "run %s  cuelist %s  %s", r.ID, r.Cuelist, r.State)
 	if r.Reason != "" {
 		fmt.Fprintf(io.out, ": %s", r.Reason)
@@ -327,13 +177,16 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 	if u := r.Used; u.CostUSD > 0 || u.InputTokens > 0 || u.OutputTokens > 0 {
 		fmt.Fprintf(io.out, ", %s", usedText(u))
 	}
-	if result != nil {
-		fmt.Fprintf(io.out, "\n%s", resultLine(result))
+	if st.Result != nil {
+		fmt.Fprintf(io.out, "\n%s", resultLine(st.Result))
 	}
 	fmt.Fprint(io.out, "\n\n")
 	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CUE\tSTATE\tAGENTS\tATTEMPTS\tPREPARE\tGO\tTOOK\tREASON")
-	fans := fanOuts(r.Cues)
+	items := map[string]*control.Items{}
+	for _, c := range st.Cues {
+		items[c.ID] = c.Items
+	}
 	for _, row := range cueTree(r.Cues) {
 		c := row.cue
 		name := c.ID
@@ -341,19 +194,15 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 			name = row.prefix + c.ID + " " + c.Kind
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, c.State, strings.Join(c.Agents, ","), len(c.Attempts),
-			between(c.WarningAt, c.GoAt), ago0(c.GoAt, r.StartedAt), between(c.GoAt, c.EndedAt), oneLine(fanOutReason(fans[c.ID], c), 80))
+			between(c.WarningAt, c.GoAt), ago0(c.GoAt, r.StartedAt), between(c.GoAt, c.EndedAt), oneLine(fanOutReason(items[c.ID], c), 80))
 	}
 	_ = tw.Flush()
 	var failed []string
-	for _, c := range r.Cues {
-		for _, a := range c.Attempts {
+	for i, c := range r.Cues {
+		for j, a := range c.Attempts {
 			if a.State == record.AttemptFailed {
 				failed = append(failed, fmt.Sprintf("  %s attempt %d (%s): %s: %s", c.ID, a.Number, a.Agent, a.Class, oneLine(a.Reason, 100)))
-				tail, err := db.AttemptTail(ctx, r.ID, c.ID, a.Agent, a.Number, opts.tailLines)
-				if err != nil {
-					return false, err
-				}
-				failed = append(failed, tailBlock("    ", a.Agent, a.Number, tail)...)
+				failed = append(failed, tailBlock("    ", a.Agent, a.Number, st.Cues[i].Attempts[j].Tail)...)
 			}
 		}
 	}
@@ -369,63 +218,14 @@ func showRun(ctx context.Context, io *streams, db *store.DB, id string, opts *st
 			fmt.Fprintf(io.out, "  %s %s: %s\n", c.ConflictType, c.ResourceInQuestion, c.Reason)
 		}
 	}
-	printReported(io.out, r, reported)
+	printReported(io.out, st)
 	printQuestions(io.out, r) // last: what waits for a person is what they look for
 	printEscalations(io.out, r)
-	return ended, nil
+	return st.Halted(), nil
 }
 
-// writeRunJSON writes out as writeJSON does, a cue at a time: a run of
-// 10,000 cues is megabytes of JSON, and indenting it whole held several
-// copies of it at once (orch serve's memory).
-func writeRunJSON(w io.Writer, out statusJSON) error {
-	cues := out.Cues
-	if len(cues) == 0 {
-		return writeJSON(w, out)
-	}
-	out.Cues = []cueJSON{}
-	head, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return err
-	}
-	const mark = "\n  \"cues\": []"
-	before, after, ok := bytes.Cut(head, []byte(mark))
-	if !ok {
-		return fmt.Errorf("writing run %s: no cues in its JSON", out.ID)
-	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.Write(before)
-	bw.WriteString("\n  \"cues\": [")
-	for i, c := range cues {
-		b, err := json.MarshalIndent(c, "    ", "  ")
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			bw.WriteByte(',')
-		}
-		bw.WriteString("\n    ")
-		bw.Write(b)
-	}
-	bw.WriteString("\n  ]")
-	bw.Write(after)
-	bw.WriteByte('\n')
-	return bw.Flush()
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-func timeJSON(t time.Time) *string {
-	if t.IsZero() {
-		return nil
-	}
-	s := t.UTC().Format(time.RFC3339Nano)
-	return &s
-}
+// writeJSON writes v as every command prints JSON: indented.
+func writeJSON(w io.Writer, v any) error { return control.WriteJSON(w, v) }
 
 func ago(t time.Time) string {
 	if t.IsZero() {
@@ -460,13 +260,7 @@ func between(a, b time.Time) string {
 }
 
 // oneLine puts s on one line of at most n characters (runes).
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) > n {
-		return string([]rune(s)[:n-3]) + "..."
-	}
-	return s
-}
+func oneLine(s string, n int) string { return control.OneLine(s, n) }
 
 // plural formats n with one or many, and is empty for 0.
 func plural(n int, one, many string) string {

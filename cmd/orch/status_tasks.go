@@ -64,57 +64,6 @@ func cueTree(cues []store.CueDetail) []treeRow {
 	return rows
 }
 
-// questionJSON is one question in orch status --output json.
-type questionJSON struct {
-	ID         string  `json:"id"`
-	Cue        string  `json:"cue"`
-	Agent      string  `json:"agent"`
-	Attempt    int     `json:"attempt"`
-	Question   string  `json:"question"`
-	Complexity string  `json:"complexity"`
-	To         string  `json:"to"`
-	State      string  `json:"state"`
-	Answer     string  `json:"answer,omitempty"`
-	By         string  `json:"by,omitempty"`
-	Reason     string  `json:"reason,omitempty"`
-	AskedAt    *string `json:"asked_at"`
-	ClosedAt   *string `json:"closed_at"`
-	Deadline   *string `json:"deadline"`
-	// Options are the answers it takes ({id, name, kind}); none: any.
-	Options []record.QuestionOption `json:"options,omitempty"`
-}
-
-func questionsJSON(qs []store.QuestionDetail) []questionJSON {
-	out := make([]questionJSON, 0, len(qs))
-	for _, q := range qs {
-		out = append(out, questionJSON{ID: q.ID, Cue: q.Cue, Agent: q.Agent, Attempt: q.Attempt, Question: q.Question,
-			Complexity: q.Complexity, To: q.To, State: q.State, Answer: q.Answer, By: q.By, Reason: q.Reason,
-			AskedAt: timeJSON(q.AskedAt), ClosedAt: timeJSON(q.ClosedAt), Deadline: timeJSON(q.Deadline), Options: q.Options})
-	}
-	return out
-}
-
-// escalationJSON is one high or critical escalation in orch status --output json.
-type escalationJSON struct {
-	ID             string  `json:"id"`
-	Cue            string  `json:"cue"`
-	Agent          string  `json:"agent"`
-	Severity       string  `json:"severity"`
-	Text           string  `json:"text"`
-	At             *string `json:"at"`
-	AcknowledgedAt *string `json:"acknowledged_at"`
-	AcknowledgedBy string  `json:"acknowledged_by,omitempty"`
-}
-
-func escalationsJSON(list []store.Escalation) []escalationJSON {
-	out := make([]escalationJSON, 0, len(list))
-	for _, es := range list {
-		out = append(out, escalationJSON{ID: es.ID, Cue: es.Cue, Agent: es.Agent, Severity: es.Severity, Text: es.Text,
-			At: timeJSON(es.At), AcknowledgedAt: timeJSON(es.AckedAt), AcknowledgedBy: es.AckedBy})
-	}
-	return out
-}
-
 // printEscalations lists the high and critical escalations not yet
 // acknowledged, with the command that acknowledges them: they did not
 // stop their agent, but someone should see them.

@@ -8,12 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/spec"
 	"github.com/orch-cli/orch/spec/diagfmt"
 )
 
 type validateOptions struct {
+	io             *streams
 	paths          []string
 	format         string
 	strict         bool
@@ -22,8 +23,8 @@ type validateOptions struct {
 	maxFileSize    string
 }
 
-func newValidateCmd(io *streams) *cobra.Command {
-	opts := &validateOptions{}
+func newValidateCmd(f *factory, runF func(*validateOptions) error) *cobra.Command {
+	opts := &validateOptions{io: f.io}
 	cmd := &cobra.Command{
 		Use:   "validate PATH...",
 		Short: "Check specs against the schemas and against each other",
@@ -50,19 +51,23 @@ Exit status: 0 valid (warnings allowed unless --strict), 1 invalid,
 		Args: argsBetween(1, -1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.paths = args
-			return runValidate(io, opts)
+			if runF != nil {
+				return runF(opts)
+			}
+			return runValidate(opts)
 		},
 	}
-	f := cmd.Flags()
+	fs := cmd.Flags()
 	outputFlag(cmd, &opts.format, "text", "output format: "+strings.Join(diagfmt.Formats, ", "), diagfmt.Formats)
-	f.BoolVar(&opts.strict, "strict", false, "treat warnings as errors")
-	f.BoolVar(&opts.checkArtifacts, "check-artifacts", false, "check that handoff artifacts exist and match their sha256")
-	f.StringVar(&opts.root, "root", "", "project root: includes stay inside it (default: each PATH's directory), artifact paths are relative to it (default: .)")
-	f.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read (e.g. 512KiB, 32MiB)")
+	fs.BoolVar(&opts.strict, "strict", false, "treat warnings as errors")
+	fs.BoolVar(&opts.checkArtifacts, "check-artifacts", false, "check that handoff artifacts exist and match their sha256")
+	fs.StringVar(&opts.root, "root", "", "project root: includes stay inside it (default: each PATH's directory), artifact paths are relative to it (default: .)")
+	fs.StringVar(&opts.maxFileSize, "max-file-size", "8MiB", "largest spec file read (e.g. 512KiB, 32MiB)")
 	return cmd
 }
 
-func runValidate(io *streams, opts *validateOptions) error {
+func runValidate(opts *validateOptions) error {
+	io := opts.io
 	if !oneOf(opts.format, diagfmt.Formats) {
 		return usageError(fmt.Errorf("unknown format %q (want %s)", opts.format, strings.Join(diagfmt.Formats, ", ")))
 	}
@@ -70,7 +75,7 @@ func runValidate(io *streams, opts *validateOptions) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--max-file-size: %w", err))
 	}
-	set, diags, err := validateSpecs(opts.paths, spec.LoadOptions{MaxFileSize: maxSize, Root: opts.root},
+	set, diags, err := control.Validate(opts.paths, spec.LoadOptions{MaxFileSize: maxSize, Root: opts.root},
 		spec.CheckOptions{CheckArtifacts: opts.checkArtifacts, Root: opts.root})
 	if err != nil {
 		return err
@@ -96,18 +101,6 @@ func runValidate(io *streams, opts *validateOptions) error {
 		return silent(exitFailed)
 	}
 	return nil
-}
-
-// validateSpecs loads the specs and runs every check, returning the problems sorted.
-func validateSpecs(paths []string, lo spec.LoadOptions, co spec.CheckOptions) (*spec.Set, spec.Diagnostics, error) {
-	set, diags, err := spec.Load(paths, lo)
-	if err != nil {
-		return nil, nil, err
-	}
-	diags = append(diags, spec.Check(set, co)...)
-	diags = append(diags, planner.Check(set)...)
-	diags = append(diags, spec.CommandWarnings(set.Agents)...)
-	return set, diags.Sorted(), nil
 }
 
 func oneOf(s string, list []string) bool {

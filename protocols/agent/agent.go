@@ -14,8 +14,10 @@
 // handler at coord.go, and answers with task.complete and the handler's
 // outputs, or task.failed and its error (retriable if the error wraps
 // ErrRetriable: return agent.Retriable(err)). It returns when orch closes
-// stdin, once the running handlers are done, or when coord.stop arrives,
-// after cancelling the handlers' contexts.
+// stdin, once the running handlers are done, or when a coord.stop for the
+// whole run arrives, after cancelling the handlers' contexts. A coord.stop
+// that names a cue cancels that cue's handler only: one process serves
+// several cues, and the others go on.
 //
 // While it works, a handler may call on orch through its *Task: the run's
 // blackboard (BlackboardWrite, BlackboardRead), questions (Ask), handoffs and
@@ -133,6 +135,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, h Handler, opts ...
 		w:         protocols.NewWriter(out),
 		pending:   map[string]*pending{},
 		spawned:   map[string]*Task{},
+		cancels:   map[*Task]context.CancelCauseFunc{},
 		inputDone: make(chan struct{}),
 		stopped:   make(chan string, 1),
 		fatal:     make(chan error, 1),
@@ -184,13 +187,14 @@ type server struct {
 	logMu   sync.Mutex
 
 	mu        sync.Mutex
-	pending   map[string]*pending // requests waiting for an answer, by message id
-	running   []*Task             // tasks at GO, oldest first
-	spawned   map[string]*Task    // spawned child task id -> the task that spawned it
-	inputDone chan struct{}       // closed when stdin ends
-	stopped   chan string         // coord.stop's reason
-	fatal     chan error          // the first reason the protocol cannot go on
-	work      sync.WaitGroup      // running hooks and handlers
+	pending   map[string]*pending               // requests waiting for an answer, by message id
+	running   []*Task                           // tasks at GO, oldest first
+	cancels   map[*Task]context.CancelCauseFunc // each running task's handler context
+	spawned   map[string]*Task                  // spawned child task id -> the task that spawned it
+	inputDone chan struct{}                     // closed when stdin ends
+	stopped   chan string                       // coord.stop's reason
+	fatal     chan error                        // the first reason the protocol cannot go on
+	work      sync.WaitGroup                    // running hooks and handlers
 }
 
 // pending is a request waiting for its answer.
@@ -234,6 +238,10 @@ func (s *server) dispatch(m protocols.Message) {
 	case protocols.CoordGo:
 		s.start(m, b)
 	case protocols.CoordStop:
+		if b.CueID != "" { // one cue stops; the process serves the others
+			s.stopCue(b.CueID, b.Reason)
+			return
+		}
 		select {
 		case s.stopped <- b.Reason:
 		default: // already stopping
@@ -282,6 +290,7 @@ func (s *server) start(m protocols.Message, b protocols.CoordGo) {
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.mu.Lock()
 	s.running = append(s.running, t)
+	s.cancels[t] = cancel
 	s.mu.Unlock()
 	s.work.Add(1)
 	go func() {
@@ -311,9 +320,22 @@ func (s *server) start(m protocols.Message, b protocols.CoordGo) {
 }
 
 // finish forgets a task whose handler returned.
+// stopCue cancels the handler of the cue's task at GO, if there is one
+// (a stop during WARNING or STANDBY finds none: nothing is working yet).
+func (s *server) stopCue(cue, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.running {
+		if t.CueID == cue {
+			s.cancels[t](fmt.Errorf("%w: %s", ErrStopped, reason))
+		}
+	}
+}
+
 func (s *server) finish(t *Task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.cancels, t)
 	for i, r := range s.running {
 		if r == t {
 			s.running = append(s.running[:i], s.running[i+1:]...)

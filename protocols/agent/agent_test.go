@@ -238,6 +238,49 @@ func TestStopCancels(t *testing.T) {
 	}
 }
 
+// TestStopOneCue: one process serves several cues; a coord.stop naming one
+// of them cancels that cue's handler only, and the other goes on to complete
+// (a stop of a sibling cue once failed every cue the process served).
+func TestStopOneCue(t *testing.T) {
+	started := make(chan string, 2)
+	release := make(chan struct{})
+	f := serve(t, func(ctx context.Context, t *agent.Task) (map[string]any, error) {
+		started <- t.CueID
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-release:
+			return map[string]any{"done": t.CueID}, nil
+		}
+	})
+	a, b := goMsg(nil), goMsg(nil)
+	b.CueID, b.Task.CueID = "CUE-2", "CUE-2"
+	reqA := f.send(protocols.New(a))
+	reqB := f.send(protocols.New(b))
+	<-started
+	<-started
+	f.send(protocols.New(protocols.CoordStop{RunID: "r1", CueID: "CUE-2", Reason: "cue CUE-2 was stopped"}))
+	reply := f.recv()
+	if err := protocols.CheckReply(reqB, reply); err != nil {
+		t.Fatalf("the first reply is not CUE-2's: %v (%+v)", err, reply.Body)
+	}
+	if failed, ok := reply.Body.(protocols.TaskFailed); !ok || failed.Error != "stopped by orch: cue CUE-2 was stopped" {
+		t.Fatalf("CUE-2: got %+v", reply.Body)
+	}
+	close(release)
+	reply = f.recv()
+	if err := protocols.CheckReply(reqA, reply); err != nil {
+		t.Fatal(err)
+	}
+	if done, ok := reply.Body.(protocols.TaskComplete); !ok || done.Outputs["done"] != "CUE-1" {
+		t.Fatalf("CUE-1 did not complete: %+v", reply.Body)
+	}
+	f.in.Close() // the process served on after the cue's stop: it ends at EOF
+	if err := f.end(); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
 // TestStopThenEOF: coord.stop as the last line before stdin closes still
 // cancels the handlers (rather than waiting for them as at a plain EOF).
 func TestStopThenEOF(t *testing.T) {

@@ -1,0 +1,150 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/store"
+)
+
+// The Temporal engine lives in a second binary, orch-temporal, which holds
+// the Temporal client (its SDK and API): linked into orch, they would make
+// every command bigger and slower to start. An action on a run recorded
+// with a temporal block is handed over to it, with the database resolved
+// here and the Temporal address, namespace and task queue the run started
+// with.
+
+// TemporalBinary is the program that holds the Temporal client.
+const TemporalBinary = "orch-temporal"
+
+// EngineInfo says which engine runs a run.
+type EngineInfo struct {
+	Run      string              // the run's id
+	Temporal *record.TemporalRun // where its workflow is; nil: the local engine
+}
+
+// Engine says which engine runs the run ref names.
+func (c *Controller) Engine(ctx context.Context, ref string) (*EngineInfo, error) {
+	var out *EngineInfo
+	err := c.reading(ctx, ref, func(db *store.DB, id string) error {
+		t, err := db.TemporalRun(ctx, id)
+		out = &EngineInfo{Run: id, Temporal: t}
+		return err
+	})
+	return out, err
+}
+
+// HandOver is a command line for orch-temporal: What names the action for
+// messages ("orch run --engine temporal"), Args are orch-temporal's.
+type HandOver struct {
+	What string
+	Args []string
+}
+
+// Run runs orch-temporal with h.Args. With io its output goes there and a
+// failure is a *HandOverError with its exit status alone; without, its
+// output is captured: the message on success, the error's text on failure.
+// orch-temporal not found (next to this orch, else on PATH) is Invalid,
+// saying how to install it (version: orch's, for go install).
+func (h HandOver) Run(io *IO, version string) (string, error) {
+	bin := temporalPath()
+	if bin == "" {
+		return "", invalidf("%s needs %s: go install github.com/orch-cli/orch/cmd/orch-temporal@%s (it holds the Temporal client; orch stays small)",
+			h.What, TemporalBinary, version)
+	}
+	cmd := exec.Command(bin, h.Args...)
+	var out bytes.Buffer
+	if io != nil {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = io.In, io.Out, io.Err
+	} else {
+		cmd.Stdout, cmd.Stderr = &out, &out
+	}
+	err := cmd.Run()
+	msg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out.String()), "orch: "))
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return msg, nil
+	case errors.As(err, &ee):
+		return "", &HandOverError{Code: ee.ExitCode(), Output: msg}
+	}
+	return "", fmt.Errorf("running %s: %w", bin, err)
+}
+
+// handOver hands an action on run id (on Temporal at t) over to
+// orch-temporal: verb is its command (go; bb set), args what follows the
+// run's id. It returns what orch-temporal said, when captured.
+func (c *Controller) handOver(db *store.DB, id string, t *record.TemporalRun, verb []string, args ...string) (string, error) {
+	argv := append(append(append(verb[:len(verb):len(verb)], TemporalFlags(db.Path(), t)...), "--", id), args...)
+	what := fmt.Sprintf("orch %s: run %s", strings.Join(verb, " "), id)
+	return HandOver{What: what, Args: argv}.Run(c.HandOverIO, c.Version)
+}
+
+// TemporalFlags are orch-temporal's flags for a recorded Temporal run: the
+// database and where the run's workflow is.
+func TemporalFlags(dbFile string, t *record.TemporalRun) []string {
+	abs, err := filepath.Abs(dbFile)
+	if err != nil {
+		abs = dbFile
+	}
+	return []string{"--db", abs, "--temporal-address", t.Address, "--temporal-namespace", t.Namespace, "--task-queue", t.TaskQueue}
+}
+
+// temporalPath finds orch-temporal next to this orch, else on PATH.
+func temporalPath() string {
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), TemporalBinary+exeSuffix())
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	p, err := exec.LookPath(TemporalBinary)
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+func exeSuffix() string {
+	if runtime.GOOS == "windows" {
+		return ".exe"
+	}
+	return ""
+}
+
+// onTemporal is where run id's workflow is when it runs on Temporal (nil:
+// the local engine). unhandled are options the caller was given that
+// orch-temporal does not take (named as the caller knows them: --wait): on
+// Temporal they refuse the action, all named, before anything is sent.
+func onTemporal(ctx context.Context, db *store.DB, id, what string, unhandled []string) (*record.TemporalRun, error) {
+	t, err := db.TemporalRun(ctx, id)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	return t, RefuseOptions(fmt.Sprintf("%s: run %s", what, id), "", unhandled)
+}
+
+// RefuseOptions refuses, for an action handed over to orch-temporal, the
+// options it does not take, naming them all (sorted); none: nil.
+// otherwise ends the message (", or run it with --engine local").
+func RefuseOptions(what, otherwise string, unhandled []string) error {
+	if len(unhandled) == 0 {
+		return nil
+	}
+	bad := slices.Sorted(slices.Values(unhandled))
+	it := "it"
+	if len(bad) > 1 {
+		it = "them"
+	}
+	return invalidf("%s runs on Temporal (through %s), which does not take %s in this version: leave %s out%s",
+		what, TemporalBinary, strings.Join(bad, ", "), it, otherwise)
+}
