@@ -117,6 +117,7 @@ func (c *checker) agent(a *Agent) {
 	}
 	c.retry(a)
 	c.promptFields(a)
+	c.mcpServers(a)
 	for i, to := range a.HandoffTo {
 		c.agentRef(a.Origin, Pointer("handoff_to", i), to, "handoff_to")
 		if to == a.ID {

@@ -29,6 +29,7 @@ var Codes = map[string]string{
 	"invalid-key":         "a mapping key is not a valid name",
 	"invalid-utf8":        "the file is not valid UTF-8",
 	"missing-command":     "an agent has neither command nor run",
+	"mcp-server":          "an agent's MCP server is neither or both stdio (command) and HTTP (url), or has a field of the other kind",
 	"missing-context":     "a handoff lacks context keys the receiver requires",
 	"missing-field":       "a required field is missing",
 	"missing-input":       "an agent requires a key its cue never receives",

@@ -78,6 +78,9 @@ type Agent struct {
 	// Placement says where the agent's processes run under a distributed
 	// engine (orch run --engine temporal); the local engine ignores it.
 	Placement *Placement `json:"placement,omitempty"`
+	// MCPServers are MCP servers of the agent's own, passed to it beside
+	// orch's (see MCPServer).
+	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
 }
 
 // Placement is where an agent runs under a distributed engine.

@@ -26,7 +26,11 @@
 // unknown-method (calls terminal/create), stray-response (answers a request
 // never made), huge-line (a line over 10 MiB), fs FILE (writes FILE in its
 // cwd, reads it back, tries to read /etc/hostname and FILE.missing: it
-// reports the outcomes). With FAKE_ACP_PIDFILE set, it writes its pid there.
+// reports the outcomes), mcp CALL... (calls the tools of session/new's
+// server named orch, each CALL "TOOL {JSON arguments}", over HTTP or by
+// starting its stdio command, and reports each result in its reply; with
+// FAKE_ACP_MCP_HTTP set, initialize advertises mcpCapabilities.http). With
+// FAKE_ACP_PIDFILE set, it writes its pid there.
 package fakeacp
 
 import (
@@ -62,6 +66,7 @@ type agent struct {
 	cancels   map[string]chan struct{}
 	sessions  int
 	cwd       map[string]string
+	mcp       map[string][]MCPServer // session/new's mcpServers, by session
 }
 
 // Main runs the fake agent; it returns its exit status.
@@ -73,7 +78,7 @@ func Main(args []string) int {
 	if path := os.Getenv("FAKE_ACP_PIDFILE"); path != "" {
 		_ = os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())), 0o644)
 	}
-	a := &agent{mode: args[0], waiting: map[string]chan msg{}, cancels: map[string]chan struct{}{}, cwd: map[string]string{}}
+	a := &agent{mode: args[0], waiting: map[string]chan msg{}, cancels: map[string]chan struct{}{}, cwd: map[string]string{}, mcp: map[string][]MCPServer{}}
 	if len(args) > 1 {
 		a.arg, a.args = args[1], args[1:]
 	}
@@ -117,9 +122,10 @@ func (a *agent) handle(m msg) {
 		return
 	}
 	var p struct {
-		SessionID string `json:"sessionId"`
-		Cwd       string `json:"cwd"`
-		Prompt    []struct {
+		SessionID  string      `json:"sessionId"`
+		Cwd        string      `json:"cwd"`
+		MCPServers []MCPServer `json:"mcpServers"`
+		Prompt     []struct {
 			Text string `json:"text"`
 		} `json:"prompt"`
 	}
@@ -129,12 +135,17 @@ func (a *agent) handle(m msg) {
 		if a.mode == "silent" {
 			return
 		}
-		a.send(map[string]any{"id": m.ID, "result": map[string]any{"protocolVersion": 1, "agentCapabilities": map[string]any{}}})
+		caps := map[string]any{}
+		if os.Getenv("FAKE_ACP_MCP_HTTP") != "" {
+			caps["mcpCapabilities"] = map[string]any{"http": true}
+		}
+		a.send(map[string]any{"id": m.ID, "result": map[string]any{"protocolVersion": 1, "agentCapabilities": caps}})
 	case "session/new":
 		a.mu.Lock()
 		a.sessions++
 		id := fmt.Sprintf("s%d", a.sessions)
 		a.cwd[id] = p.Cwd
+		a.mcp[id] = p.MCPServers
 		a.cancels[id] = make(chan struct{}, 1)
 		a.mu.Unlock()
 		a.send(map[string]any{"id": m.ID, "result": map[string]any{"sessionId": id}})
@@ -218,6 +229,9 @@ func (a *agent) turn(id json.RawMessage, session, prompt string) {
 		a.end(id, "end_turn")
 	case "big":
 		a.bigReply(session, a.arg)
+		a.end(id, "end_turn")
+	case "mcp":
+		a.say(session, a.mcpTurn(session)+`{"summary": "mcp"}`)
 		a.end(id, "end_turn")
 	case "stop":
 		a.say(session, "stopping\n")

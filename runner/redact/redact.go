@@ -156,8 +156,10 @@ func jsonForms(v string) []string {
 	return forms
 }
 
-// RedactorFor is the redactor of a run of p: orch's environment, the env
-// the agents' specs set, and the secrets the cuelist and its agents declare.
+// ForPlan is the redactor of a run of p: orch's environment, the env the
+// agents' specs set (for their MCP servers too), and the secrets the
+// cuelist and its agents declare (an MCP server's {secret: NAME} declares
+// NAME).
 func ForPlan(p *planner.Plan) *Redactor {
 	environ := os.Environ()
 	var declared []string
@@ -168,6 +170,14 @@ func ForPlan(p *planner.Plan) *Redactor {
 		declared = append(declared, a.Secrets...)
 		for k, v := range a.Env {
 			environ = append(environ, k+"="+spec.EnvValue(v))
+		}
+		for _, s := range a.MCPServers { // what the agent passes to its own servers
+			declared = append(declared, s.Secrets()...)
+			for _, v := range s.EnvValues() {
+				if v.Secret == "" {
+					environ = append(environ, v.Name+"="+v.Value)
+				}
+			}
 		}
 	}
 	sort.Strings(declared)
