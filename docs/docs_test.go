@@ -151,10 +151,8 @@ func TestDesignCitations(t *testing.T) {
 
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
-// TestDocLinks checks that every relative link of the README and of docs/
-// leads to a file or directory of the repository, and, into a Markdown
-// page, to one of its anchors.
-func TestDocLinks(t *testing.T) {
+// docPages lists the README and every page under docs/.
+func docPages() []string {
 	pages := []string{filepath.Join(repoRoot, "README.md")}
 	_ = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
@@ -162,6 +160,14 @@ func TestDocLinks(t *testing.T) {
 		}
 		return nil
 	})
+	return pages
+}
+
+// TestDocLinks checks that every relative link of the README and of docs/
+// leads to a file or directory of the repository, and, into a Markdown
+// page, to one of its anchors.
+func TestDocLinks(t *testing.T) {
+	pages := docPages()
 	for _, page := range pages {
 		data, err := os.ReadFile(page)
 		if err != nil {
@@ -331,13 +337,7 @@ var repoPath = regexp.MustCompile(`\b(?:cmd|runner|spec|planner|protocols|schema
 // path (runner/sched/core.go, examples/team/cuelist.real.yaml) exists: code
 // moves, and a page that points to where it was misleads.
 func TestDocPaths(t *testing.T) {
-	pages := []string{filepath.Join(repoRoot, "README.md")}
-	_ = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
-			pages = append(pages, path)
-		}
-		return nil
-	})
+	pages := docPages()
 	named := 0
 	for _, page := range pages {
 		data, err := os.ReadFile(page)
