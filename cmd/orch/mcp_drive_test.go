@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/orch-cli/orch/runner/mcpbridge"
+	"github.com/orch-cli/orch/runner/store"
 )
 
 // The tools orch mcp offers (the issue's names).
@@ -118,14 +123,72 @@ type waited struct {
 	} `json:"inbox"`
 }
 
-// TestMCPDrive: a client drives orch through orch mcp on stdio as a coding
-// agent would: the tools listed with their annotations, a broken spec's
-// diagnostics, a plan, a run started in the background, wait returning on
-// its question, the answer, wait on the manual cue, GO, wait to the end,
-// then what the run recorded (status, events, logs, the blackboard).
+// TestMCPDrive: the Go SDK's client drives orch through orch mcp on stdio.
 func TestMCPDrive(t *testing.T) {
 	dir := writeFiles(t, driveSpecs)
-	cs := mcpSession(t, dir, nil)
+	driveSession(t, mcpSession(t, dir, nil))
+}
+
+// TestMCPDriveHTTP: the Go SDK's client drives orch through orch serve's
+// /mcp, with the token orch serve printed; without it, or for a foreign
+// host, the server refuses the client (401, 403).
+func TestMCPDriveHTTP(t *testing.T) {
+	dir := writeFiles(t, driveSpecs)
+	db := filepath.Join(dir, ".orch", "orch.db")
+	if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	p := startServeIn(t, dir, db)
+	connect := func(token, host string) (*mcp.ClientSession, error) {
+		rt := http.DefaultTransport
+		if token != "" {
+			rt = mcpbridge.Bearer(token, rt)
+		}
+		if host != "" {
+			rt = hostAs{host, rt}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+		return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.base + "/mcp", MaxRetries: -1, HTTPClient: &http.Client{Transport: rt}}, nil)
+	}
+	if _, err := connect("", ""); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Errorf("/mcp without the token: %v, want 401", err)
+	}
+	if _, err := connect(p.token, "evil.example"); err == nil || !strings.Contains(err.Error(), "Forbidden") {
+		t.Errorf("/mcp for a foreign host: %v, want 403", err)
+	}
+	cs, err := connect(p.token, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	driveSession(t, cs)
+}
+
+// hostAs sends every request for another Host (DNS rebinding).
+type hostAs struct {
+	host string
+	rt   http.RoundTripper
+}
+
+func (h hostAs) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Host = h.host
+	return h.rt.RoundTrip(r)
+}
+
+// driveSession drives orch through cs as a coding agent would: the tools
+// listed with their annotations, a broken spec's diagnostics, a plan, a
+// run started in the background, wait returning on its question, the
+// answer, wait on the manual cue, GO, wait to the end, then what the run
+// recorded (status, events, logs, the blackboard).
+func driveSession(t *testing.T, cs *mcp.ClientSession) {
 	ctx := context.Background()
 
 	list, err := cs.ListTools(ctx, nil)
