@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,11 +130,7 @@ func statusTool(ctx context.Context, s *Server, _ *mcp.CallToolRequest, in statu
 		}
 		return map[string]json.RawMessage{"runs": runs}, nil
 	}
-	st, err := s.ctl.Status(ctx, control.StatusRequest{Run: in.Run})
-	if err != nil {
-		return nil, err
-	}
-	return rendered(func(b *bytes.Buffer) error { return st.WriteJSON(b) })
+	return s.ctl.Status(ctx, control.StatusRequest{Run: in.Run}) // marshalled once, compact
 }
 
 // runsJSON is the recent runs as orch status --output json lists them
