@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -227,5 +228,17 @@ func TestMCPResources(t *testing.T) {
 	}
 	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMCPUsage: orch mcp takes no argument, and a --root that is not a
+// directory is a usage error, before any protocol is spoken.
+func TestMCPUsage(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := runOrch(t, dir, "mcp", "--root", filepath.Join(dir, "nope")); code != 2 || !strings.Contains(stderr, "not a directory") {
+		t.Errorf("orch mcp --root nope: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runOrch(t, dir, "mcp", "extra"); code != 2 {
+		t.Errorf("orch mcp extra: exit %d, %s", code, stderr)
 	}
 }

@@ -36,7 +36,7 @@ func driveFiles(t *testing.T) map[string]string {
   cues:
     - {id: ASK, agents: [asker]}
 ---
-agent: {id: asker, protocol: jsonl, command: [python3, asker.py]}
+agent: {id: asker, protocol: jsonl, command: [python3, asker.py], env: {PYTHONDONTWRITEBYTECODE: "1"}}
 `,
 		"asker.py": `import sys
 sys.path.insert(0, ` + strconv.Quote(lib) + `)
