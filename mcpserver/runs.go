@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/orch-cli/orch/control"
+	"github.com/orch-cli/orch/internal/toolschema"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
@@ -88,7 +89,7 @@ var runTools = []tool{
 		reads, nil, eventsTool),
 	define("logs", "Agents' output",
 		"The output lines of a run's agents ({lines: [{seq, time, cue, agent, attempt, stream, line}], more}), as orch logs --output json; tail: only the last lines of each cue.",
-		reads, atLeast("tail", 0, 0), logsTool),
+		reads, toolschema.Min("tail", 0), logsTool),
 	define("answer", "Answer a question",
 		"Answer a question an agent of the run asked the person (orch answer): the agent that asked goes on with it.",
 		answers, nil, answerTool),
@@ -117,7 +118,7 @@ var runTools = []tool{
 		"Block until the run needs the person (a question: answer it; a cue waiting for GO: go) or ends (over, paused or interrupted), "+
 			"or timeout_seconds pass, with progress notifications meanwhile. Returns {run, why: question|go|end|timeout, state, inbox}: "+
 			"what of the run waits for the person.",
-		reads, all(enum("until", control.WaitQuestion, control.WaitGo, control.WaitEnd), atLeast("timeout_seconds", 1, 3600)), waitTool),
+		reads, toolschema.All(toolschema.Enum("until", control.WaitQuestion, control.WaitGo, control.WaitEnd), toolschema.Bounds("timeout_seconds", 1, 3600)), waitTool),
 }
 
 var tools = append(append([]tool{}, specTools...), runTools...)

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/orch-cli/orch/control"
+	"github.com/orch-cli/orch/internal/toolschema"
 	"github.com/orch-cli/orch/planner/planfmt"
 	"github.com/orch-cli/orch/schemas"
 	"github.com/orch-cli/orch/spec"
@@ -52,11 +53,11 @@ var specTools = []tool{
 		reads, nil, planTool),
 	define("schema", "JSON Schema of a spec kind",
 		"The JSON Schema (draft 2020-12) of one kind of orch document: agent, cuelist or message.",
-		reads, enum("kind", schemas.Kinds...), schemaTool),
+		reads, toolschema.Enum("kind", schemas.Kinds...), schemaTool),
 	define("run", "Start a run",
 		"Start a run of a cuelist in the background and return its id at once ({run, pid, log, message}). "+
 			"Follow it with wait, status, events and logs.",
-		starts, enum("engine", "local", "temporal"), runTool),
+		starts, toolschema.Enum("engine", "local", "temporal"), runTool),
 }
 
 func validateTool(_ context.Context, s *Server, _ *mcp.CallToolRequest, in validateArgs) (any, error) {

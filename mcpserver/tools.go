@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/orch-cli/orch/internal/toolschema"
 )
 
 // tool is one of the server's tools, added to each Server.
@@ -29,7 +31,7 @@ func ptr[T any](v T) *T { return &v }
 // enums, bounds); call's result is the tool's structured output (a JSON
 // object: the JSON the command prints with --output json), its error the
 // tool's error result (the command's message).
-func define[In any](name, title, description string, ann *mcp.ToolAnnotations, fix func(*jsonschema.Schema),
+func define[In any](name, title, description string, ann *mcp.ToolAnnotations, fix toolschema.Fix,
 	call func(ctx context.Context, s *Server, req *mcp.CallToolRequest, in In) (any, error)) tool {
 	in, err := jsonschema.For[In](nil)
 	if err != nil {
@@ -50,33 +52,6 @@ func define[In any](name, title, description string, ann *mcp.ToolAnnotations, f
 			return nil, out, nil
 		})
 	}}
-}
-
-// enum restricts a string property to values.
-func enum(prop string, values ...string) func(*jsonschema.Schema) {
-	return func(s *jsonschema.Schema) {
-		for _, v := range values {
-			s.Properties[prop].Enum = append(s.Properties[prop].Enum, v)
-		}
-	}
-}
-
-// atLeast sets a number property's minimum (and maximum, when hi > lo).
-func atLeast(prop string, lo, hi float64) func(*jsonschema.Schema) {
-	return func(s *jsonschema.Schema) {
-		s.Properties[prop].Minimum = &lo
-		if hi > lo {
-			s.Properties[prop].Maximum = &hi
-		}
-	}
-}
-
-func all(fixes ...func(*jsonschema.Schema)) func(*jsonschema.Schema) {
-	return func(s *jsonschema.Schema) {
-		for _, f := range fixes {
-			f(s)
-		}
-	}
 }
 
 // Names lists the tools' names, in the order tools/list gives them.
