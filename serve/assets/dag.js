@@ -3,13 +3,17 @@ import * as orch from "./util.js";
 // The run's DAG: a layered layout (longest-path layers, then two cheap
 // barycentre sweeps to reduce crossings), drawn once as SVG; a cue's phase
 // or the critical path changes only the classes of the nodes concerned.
+// An edge that spans more than one layer is routed through a free slot of
+// each layer it passes (a virtual node, ordered with the cues), so no edge
+// crosses a cue's box: adjacent layers are joined inside the gap between
+// them, where nothing is drawn.
 const COMPACT = 400;   // above this many cues: small boxes without labels
-const BIG = { w: 150, h: 34, gx: 56, gy: 14 };
-const SMALL = { w: 16, h: 12, gx: 14, gy: 4 };
+const BIG = { w: 150, h: 34, gx: 56, gy: 14, lane: 8 };
+const SMALL = { w: 16, h: 12, gx: 14, gy: 4, lane: 3 };
 
 // layout places cues ({id, after}) in layers; it returns the nodes (with
-// x, y), the edges [from, to] and the order in which to visit them
-// (topological).
+// x, y), the edges [from, to], the order in which to visit them
+// (topological), and each long edge's route through the layers between.
 function layout(cues) {
   const n = cues.length;
   const index = new Map();
@@ -50,54 +54,136 @@ function layout(cues) {
       if (layer[i] + 1 > layers) layers = layer[i] + 1;
     }
   }
+  const v = virtualNodes(n, edges, layer, 4 * n + 2000);
+  const total = n + v.count;
+  const vlayer = (k) => (k < n ? layer[k] : v.layer[k - n]);
   const byLayer = [];
   for (let l = 0; l < layers; l++) byLayer.push([]);
-  for (let i = 0; i < n; i++) byLayer[layer[i]].push(i);
-  const pos = new Float64Array(n);
-  const place = (list) => list.forEach((v, k) => { pos[v] = k; });
+  for (let k = 0; k < total; k++) byLayer[vlayer(k)].push(k);
+  const pos = new Float64Array(total);
+  const place = (list) => list.forEach((k, at) => { pos[k] = at; });
   byLayer.forEach(place);
   const sweep = (l, nbrs) => {
     const list = byLayer[l];
-    const key = new Float64Array(n);
-    for (const v of list) {
-      const ns = nbrs[v];
-      if (!ns.length) { key[v] = pos[v]; continue; }
+    const key = new Float64Array(total);
+    for (const k of list) {
+      const ns = nbrs[k];
+      if (!ns.length) { key[k] = pos[k]; continue; }
       let s = 0;
       for (const u of ns) s += pos[u];
-      key[v] = s / ns.length;
+      key[k] = s / ns.length;
     }
     list.sort((a, b) => key[a] - key[b] || pos[a] - pos[b]);
     place(list);
   };
   if (edges.length) {
-    for (let l = 1; l < layers; l++) sweep(l, preds);
-    for (let l = layers - 2; l >= 0; l--) sweep(l, succs);
+    const up = v.count ? v.up : preds, down = v.count ? v.down : succs;
+    for (let l = 1; l < layers; l++) sweep(l, up);
+    for (let l = layers - 2; l >= 0; l--) sweep(l, down);
   }
   const size = n > COMPACT ? SMALL : BIG;
-  let rows = 0;
-  for (const list of byLayer) if (list.length > rows) rows = list.length;
-  const nodes = cues.map((c, i) => {
-    // centre each layer on the tallest
-    const off = (rows - byLayer[layer[i]].length) / 2;
-    return { cue: c, i: i, x: 8 + layer[i] * (size.w + size.gx), y: 8 + (pos[i] + off) * (size.h + size.gy) };
+  // Down each layer, a cue takes its box and a gap, a virtual node a lane
+  // (a thin slot an edge passes through); layers are centred on the tallest.
+  const top = new Float64Array(total), tall = new Float64Array(layers);
+  let height = 0;
+  byLayer.forEach((list, l) => {
+    const ordered = list.slice().sort((a, b) => pos[a] - pos[b]);
+    let y = 0;
+    for (const k of ordered) { top[k] = y; y += k < n ? size.h + size.gy : size.lane; }
+    tall[l] = y;
+    if (y > height) height = y;
   });
+  const x = (k) => 8 + vlayer(k) * (size.w + size.gx);
+  const y = (k) => 8 + top[k] + (height - tall[vlayer(k)]) / 2;
+  const nodes = cues.map((c, i) => ({ cue: c, i: i, x: x(i), y: y(i) }));
+  const lanes = [];
+  for (let k = n; k < total; k++) lanes.push({ x: x(k), cy: y(k) + size.lane / 2 });
+  let bottom = 8;
+  for (let k = 0; k < total; k++) bottom = Math.max(bottom, y(k) + (k < n ? size.h : size.lane));
   return {
     nodes: nodes, edges: edges, preds: preds, order: order, size: size,
+    // route(a, b): the lanes the edge a -> b passes, in order (none when
+    // it joins adjacent layers).
+    route: (a, b) => v.route(a, b).map((k) => lanes[k - n]),
     width: 16 + layers * (size.w + size.gx) - size.gx,
-    height: 16 + rows * (size.h + size.gy) - size.gy,
+    height: bottom + 8,
   };
 }
 
+// virtualNodes routes the edges that skip layers through chains of
+// virtual nodes (numbered from n), one node per layer passed. Edges share
+// chains: each cue's long edges leave it on one trunk (or, when that takes
+// fewer nodes, e.g. one cue after all the others, each cue's long edges
+// reach it on one), so a layout has at most as many virtual nodes as
+// cues times layers, and far fewer in practice; beyond budget none are
+// made and long edges are drawn straight. up and down are every node's
+// neighbours for the ordering sweeps.
+function virtualNodes(n, edges, layer, budget) {
+  const none = { count: 0, layer: [], up: [], down: [], route: () => [] };
+  const lo = [new Int32Array(n).fill(-1), new Int32Array(n).fill(-1)];
+  const hi = [new Int32Array(n).fill(-1), new Int32Array(n).fill(-1)];
+  const long = edges.filter(([j, i]) => layer[i] - layer[j] > 1);
+  if (!long.length) return none;
+  for (const [j, i] of long) { // [0]: trunks leaving sources, [1]: reaching targets
+    lo[0][j] = layer[j] + 1;
+    if (layer[i] - 1 > hi[0][j]) hi[0][j] = layer[i] - 1;
+    hi[1][i] = layer[i] - 1;
+    if (lo[1][i] < 0 || layer[j] + 1 < lo[1][i]) lo[1][i] = layer[j] + 1;
+  }
+  const size = (m) => { let c = 0; for (let t = 0; t < n; t++) if (lo[m][t] >= 0) c += hi[m][t] - lo[m][t] + 1; return c; };
+  const counts = [size(0), size(1)];
+  const m = counts[1] < counts[0] ? 1 : 0;
+  if (counts[m] > budget) return none;
+  const first = new Int32Array(n).fill(-1), vl = [];
+  for (let t = 0; t < n; t++) {
+    if (lo[m][t] < 0) continue;
+    first[t] = n + vl.length;
+    for (let l = lo[m][t]; l <= hi[m][t]; l++) vl.push(l);
+  }
+  const total = n + vl.length;
+  const up = new Array(total), down = new Array(total);
+  for (let k = 0; k < total; k++) { up[k] = []; down[k] = []; }
+  const link = (a, b) => { down[a].push(b); up[b].push(a); };
+  for (let t = 0; t < n; t++) {
+    if (first[t] < 0) continue;
+    const last = first[t] + hi[m][t] - lo[m][t];
+    for (let k = first[t]; k < last; k++) link(k, k + 1);
+    if (m === 0) link(t, first[t]); else link(last, t);
+  }
+  const slot = (t, l) => first[t] + (l - lo[m][t]); // t's trunk in layer l
+  for (const [j, i] of edges) {
+    if (layer[i] - layer[j] <= 1) link(j, i);
+    else if (m === 0) link(slot(j, layer[i] - 1), i);
+    else link(j, slot(i, layer[j] + 1));
+  }
+  return {
+    count: vl.length, layer: vl, up: up, down: down,
+    route(a, b) {
+      const out = [], t = m === 0 ? a : b;
+      for (let l = layer[a] + 1; l < layer[b]; l++) out.push(slot(t, l));
+      return out;
+    },
+  };
+}
+
+// edgePath draws the edges [from, to] of list: inside a gap between layers
+// a curve (a line when compact), through a virtual slot a straight line.
 function edgePath(L, list) {
   const s = L.size, parts = [];
+  const join = (x1, y1, x2, y2) => {
+    if (s === SMALL) return "L" + x2 + " " + y2;
+    const mx = (x1 + x2) / 2;
+    return "C" + mx + " " + y1 + " " + mx + " " + y2 + " " + x2 + " " + y2;
+  };
   for (const [a, b] of list) {
     const A = L.nodes[a], B = L.nodes[b];
-    const x1 = A.x + s.w, y1 = A.y + s.h / 2, x2 = B.x, y2 = B.y + s.h / 2;
-    if (s === SMALL) parts.push("M" + x1 + " " + y1 + "L" + x2 + " " + y2);
-    else {
-      const mx = (x1 + x2) / 2;
-      parts.push("M" + x1 + " " + y1 + "C" + mx + " " + y1 + " " + mx + " " + y2 + " " + x2 + " " + y2);
+    let x = A.x + s.w, y = A.y + s.h / 2;
+    let d = "M" + x + " " + y;
+    for (const v of L.route(a, b)) {
+      d += join(x, y, v.x, v.cy) + "L" + (v.x + s.w) + " " + v.cy;
+      x = v.x + s.w; y = v.cy;
     }
+    parts.push(d + join(x, y, B.x, B.y + s.h / 2));
   }
   return parts.join("");
 }
