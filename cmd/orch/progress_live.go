@@ -256,12 +256,42 @@ func (p *liveProgress) above(lines ...string) {
 }
 
 // printAbove prints a line of an agent's output (--stream) above the block,
-// cut to the terminal's width like every other line; an open prompt stays
-// where it is, in the block.
+// wrapped to the terminal's width under its "CUE agent |" prefix (all of an
+// agent's words are shown, unlike the block's own lines, which are cut); an
+// open prompt stays where it is, in the block.
 func (p *liveProgress) printAbove(line string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.above(line)
+	cols, _ := p.size()
+	p.above(wrapStreamLine(line, cols)...)
+}
+
+// wrapStreamLine wraps a streamed line ("CUE agent | text", the prefix
+// perhaps coloured) to cols, the text's continuation lines indented under
+// its start; a terminal too narrow for that wraps the whole line.
+func wrapStreamLine(line string, cols int) []string {
+	sep := strings.Index(line, " |")
+	if cols <= 0 || displayWidth(line) <= cols || sep < 0 {
+		return wrap(line, cols)
+	}
+	head := line[:sep+2]
+	if rest := line[sep+2:]; strings.HasPrefix(rest, "\x1b[0m") {
+		head += "\x1b[0m"
+	}
+	text := strings.TrimPrefix(line[len(head):], " ")
+	indent := displayWidth(head) + 1
+	if cols-indent < 16 {
+		return wrap(line, cols)
+	}
+	lines := wrap(text, cols-indent)
+	for i := range lines {
+		if i == 0 {
+			lines[i] = head + " " + lines[i]
+		} else {
+			lines[i] = strings.Repeat(" ", indent) + lines[i]
+		}
+	}
+	return lines
 }
 
 // clear erases the block and leaves the cursor where it started.

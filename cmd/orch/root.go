@@ -28,12 +28,12 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
   orch schema cuelist > cuelist.schema.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       versionString(),
+		Version:       versionLine(), // orch --version prints what orch version does
 	}
 	root.SetIn(io.in)
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.SetVersionTemplate("orch {{.Version}}\n")
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { setGCPolicy(cmd) }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	pf := root.PersistentFlags()

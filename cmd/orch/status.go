@@ -197,6 +197,7 @@ func showRun(ctx context.Context, io *streams, ctl *control.Controller, id strin
 			between(c.WarningAt, c.GoAt), ago0(c.GoAt, r.StartedAt), between(c.GoAt, c.EndedAt), oneLine(fanOutReason(items[c.ID], c), 80))
 	}
 	_ = tw.Flush()
+	printOutputs(io.out, r)
 	var failed []string
 	for i, c := range r.Cues {
 		for j, a := range c.Attempts {

@@ -119,3 +119,41 @@ func TestStreamPrintsAboveTheLiveBlock(t *testing.T) {
 		t.Errorf("the streamed lines are not above the live block, in order:\n%s", screen)
 	}
 }
+
+// On a narrow terminal a streamed line is wrapped under its prefix, every
+// word shown (it was cut at the terminal's width, the rest lost).
+func TestStreamWrapsOnNarrowTerminal(t *testing.T) {
+	var out syncBuffer
+	cues := []record.CueInfo{{ID: "BUILD", Agents: []string{"make"}}}
+	p := newLiveProgress(&out, liveOptions{size: func() (int, int) { return 40, 12 }, cues: cues})
+	defer p.stop()
+	p.printAbove("\x1b[36mBUILD make |\x1b[0m compiling the first package, then the second one, and finally the last")
+	term := newVT(40, 12)
+	term.write([]byte(strings.ReplaceAll(out.String(), "\n", "\r\n")))
+	screen := term.screen()
+	want := []string{
+		"BUILD make | compiling the first",
+		"             package, then the second",
+		"             one, and finally the last",
+	}
+	if !strings.Contains(screen, strings.Join(want, "\n")) {
+		t.Errorf("the line is not wrapped under its prefix; want\n%s\nscreen:\n%s", strings.Join(want, "\n"), screen)
+	}
+}
+
+func TestWrapStreamLine(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		cols int
+		want []string
+	}{
+		{"A x | short", 40, []string{"A x | short"}},
+		{"A x | one two three four", 14, []string{"A x | one two", "three four"}}, // too narrow to indent: the line wraps whole
+		{"no separator at all here", 10, []string{"no", "separator", "at all", "here"}},
+		{"A x | " + strings.Repeat("w", 30), 26, []string{"A x | " + strings.Repeat("w", 20), "      " + strings.Repeat("w", 10)}},
+	} {
+		if got := wrapStreamLine(tc.line, tc.cols); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("wrapStreamLine(%q, %d) = %q, want %q", tc.line, tc.cols, got, tc.want)
+		}
+	}
+}

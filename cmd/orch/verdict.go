@@ -31,14 +31,14 @@ func printVerdict(io *streams, db *store.DB, plan *planner.Plan, res *runner.Res
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}
 	}
-	fmt.Fprintf(io.out, "run %s %s in %s: %s\n", res.RunID, res.State, shortDuration(took), strings.Join(parts, ", "))
+	detail, _ := db.Run(context.Background(), res.RunID) // nil: the summary goes on without the store's detail
+	fmt.Fprintf(io.out, "run %s %s in %s: %s\n", res.RunID, res.State, runTook(detail, took), strings.Join(parts, ", "))
 	if rb := res.ResultBranch; rb != nil {
 		fmt.Fprintf(io.out, "  %s (orch land %s brings it into your branch)\n", resultLine(rb), res.RunID)
 	}
 	if res.State != record.RunCompleted && res.State != record.RunPaused && !strings.HasPrefix(res.Reason, "failed: ") {
 		fmt.Fprintf(io.out, "  %s\n", res.Reason)
 	}
-	detail, _ := db.Run(context.Background(), res.RunID) // nil: the summary goes on without the store's detail
 	failed := failedFirst(res, detail)
 	blocked := blockedBy(plan, res)
 	for _, c := range failed {
@@ -193,4 +193,22 @@ func terminalLive(io *streams, ro runner.Options, tail tailFunc) liveOptions {
 		o.input = f
 	}
 	return o
+}
+
+// runTook is the run's whole time, from its start to now: a run continued
+// by orch go, resume or retry took longer than this process's part, which
+// is added when it differs (a run that waited 18s for a GO did not take the
+// 6ms its last part did).
+func runTook(detail *store.RunDetail, part time.Duration) string {
+	if detail == nil || detail.StartedAt.IsZero() {
+		return shortDuration(part)
+	}
+	whole := time.Since(detail.StartedAt)
+	if !detail.EndedAt.IsZero() && detail.EndedAt.After(detail.StartedAt) {
+		whole = detail.EndedAt.Sub(detail.StartedAt)
+	}
+	if whole < part+time.Second {
+		return shortDuration(part)
+	}
+	return fmt.Sprintf("%s (%s since it continued)", shortDuration(whole), shortDuration(part))
 }

@@ -67,6 +67,12 @@ func versionString() string {
 	return describeBuild(info, version).version
 }
 
+// versionLine is the line orch version and orch --version print.
+func versionLine() string {
+	info, _ := debug.ReadBuildInfo()
+	return describeBuild(info, version).String()
+}
+
 // String is the line orch version prints.
 func (d buildDesc) String() string {
 	var parts []string
@@ -95,8 +101,7 @@ platform.`,
 		Example: "  orch version",
 		Args:    argsBetween(0, 0),
 		RunE: func(*cobra.Command, []string) error {
-			info, _ := debug.ReadBuildInfo()
-			_, err := fmt.Fprintln(io.out, describeBuild(info, version))
+			_, err := fmt.Fprintln(io.out, versionLine())
 			return err
 		},
 	}
