@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/orch-cli/orch/engine/temporal"
-	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
@@ -120,7 +119,7 @@ func resumeCmd() *cobra.Command {
 			// One follower at a time: the lease says who (a second one
 			// would write every event twice).
 			host, _ := os.Hostname()
-			me := record.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
+			me := record.Owner{PID: os.Getpid(), Host: host, Token: record.NewRunID() + record.NewRunID()}
 			if err := db.ClaimRun(context.Background(), args[0], me); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("%v: it is followed already", err)}
 			}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
@@ -44,7 +44,7 @@ type RunInput struct {
 	Path        string
 	SpecHash    string
 	Inputs      map[string]any
-	MaxParallel int    // 0: the cuelist's max_parallel, else runner.DefaultMaxParallel
+	MaxParallel int    // 0: the cuelist's max_parallel, else attempt.DefaultMaxParallel
 	TaskQueue   string // the agents' default queue ("": DefaultTaskQueue)
 }
 
@@ -52,7 +52,7 @@ type RunInput struct {
 type RunResult struct {
 	State  string // completed, failed or stopped
 	Reason string
-	Cues   []runner.CueOutcome
+	Cues   []record.CueOutcome
 }
 
 // PlanDoc is the cuelist and the agents it uses, as a worker loaded them:
@@ -77,7 +77,7 @@ type AttemptInput struct {
 	Cue      string
 	Agent    string
 	Attempt  int
-	Task     *runner.Task // orch.go only
+	Task     *attempt.Task // orch.go only
 }
 
 // AttemptResult is how a phase ended. A failure is a result, not an
