@@ -149,7 +149,9 @@ func (a *attemptRun) run(ctx context.Context) {
 	a.r.sweeper.Begin(a.Token)
 	defer a.r.sweeper.End(a.Token)
 	d := driver.Of(a.Agent).New()
+	detach := a.attachMCP()
 	outputs, fail := a.phases(d)
+	detach()
 	close(a.ended)
 	a.inGo.Store(false)
 	why := "their parent's attempt ended"

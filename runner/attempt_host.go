@@ -20,7 +20,13 @@ var _ driver.Host = (*attemptRun)(nil)
 
 // Env is the agent's environment: orch's own, the agent's env, and ORCH_*
 // variables, extra last. Values never reach a command line.
-func (a *attemptRun) Env(extra ...string) []string { return append(a.r.agentEnv(a), extra...) }
+func (a *attemptRun) Env(extra ...string) []string {
+	env := a.r.agentEnv(a)
+	if a.MCP != nil {
+		env = append(env, a.MCP.Env()...)
+	}
+	return append(env, extra...)
+}
 
 // Log records one line of the agent's output, within its budget.
 func (a *attemptRun) Log(stream, text string) { a.logs.Add(a.logLine(stream, text)) }
