@@ -75,6 +75,7 @@ type attemptRun struct {
 	exports []childExport
 	status  AgentStatus // what the agent last reported of its state (under mu)
 	calls               // its typed requests (call.go)
+	inbox   *inboxPeer  // its peer when it takes no jsonl messages but has orch's MCP tools
 }
 
 // stopping is how an attempt ends early: told to stop (halt, why), or

@@ -82,6 +82,10 @@ func (a *attemptRun) Started(p *proc.Process) { a.procs = append(a.procs, p) }
 // Going marks the attempt in GO: from now on it may receive messages and
 // questions, through p.
 func (a *attemptRun) Going(p driver.Peer) {
+	if p == nil && a.MCP != nil { // it reads what it is sent through its inbox
+		a.inbox = newInboxPeer(a)
+		p = a.inbox
+	}
 	a.peer = p
 	a.inGo.Store(true)
 	if testHookGoing != nil {

@@ -108,9 +108,13 @@ func (t mcpTask) Broadcast(ctx context.Context, req protocols.BroadcastSend) (pr
 	return answer[protocols.BroadcastSent](t, ctx, req)
 }
 
-// Inbox: the notices of an attempt without a jsonl peer are not queued yet.
+// Inbox takes what the attempt was sent, when it reads it through its
+// inbox (a jsonl agent gets it on its stdin: its inbox stays empty).
 func (t mcpTask) Inbox(ctx context.Context, wait time.Duration) ([]mcpbridge.Notice, error) {
-	return nil, errors.New("inbox: not yet served (phase B draft)")
+	if t.a.inbox == nil {
+		return nil, nil
+	}
+	return t.a.inbox.take(ctx, wait), nil
 }
 
 func (t mcpTask) Handoff(ctx context.Context, req protocols.TaskHandoff) (protocols.HandoffResult, error) {
