@@ -22,7 +22,10 @@ var _ driver.Host = (*attemptRun)(nil)
 // variables, extra last. Values never reach a command line.
 func (a *attemptRun) Env(extra ...string) []string {
 	env := a.r.agentEnv(a)
-	if a.MCP != nil {
+	// A jsonl or ACP agent's process serves attempt after attempt: a
+	// token in its environment would be its first attempt's. A jsonl agent
+	// has the protocol; an ACP one gets the server in each session/new.
+	if a.MCP != nil && a.Agent.Protocol != "jsonl" && a.Agent.Protocol != "acp" {
 		env = append(env, a.MCP.Env()...)
 	}
 	return append(env, extra...)
