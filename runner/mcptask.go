@@ -97,7 +97,9 @@ func (t mcpTask) BlackboardList(_ context.Context, prefix string) ([]mcpbridge.B
 }
 
 func (t mcpTask) Ask(ctx context.Context, q mcpbridge.Question) (protocols.QuestionAnswer, error) {
-	return answer[protocols.QuestionAnswer](t, ctx, q.QuestionAsk)
+	ask := q.QuestionAsk
+	ask.Options = q.Options
+	return answer[protocols.QuestionAnswer](t, ctx, ask)
 }
 
 func (t mcpTask) SendMessage(ctx context.Context, req protocols.MessageSend) (protocols.MessageSent, error) {
