@@ -18,16 +18,7 @@ import (
 // orch's MCP tools act as the attempt through the hub: the same requests
 // as a jsonl agent's (the same events), with the tool policy applied.
 func TestMCPToolsThroughTheHub(t *testing.T) {
-	o := collab(t, `  guardrails: {loop_warn: 1000000, loop_block: 1000000}
-  cues:
-    - id: C
-      agents: [lead]
-      inputs:
-        script:
-          - await_key: done
-          - bb_read: k
-    - {id: D, agents: [helper], inputs: {script: [{output: {ok: true}}]}}
-`, scriptAgent(t, "lead", ""), scriptAgent(t, "helper", ""))
+	o := collab(t, callCuelist, scriptAgent(t, "lead", ""), scriptAgent(t, "helper", ""))
 	e, err := mcpbridge.Start(mcpbridge.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -117,14 +108,7 @@ func TestMCPToolsThroughTheHub(t *testing.T) {
 	if got := outputsOf(t, rec, "C")["read_k"]; got != float64(7) {
 		t.Errorf("the agent read k = %v, want the tool's 7", got)
 	}
-	seen := map[string]bool{}
-	for _, e := range rec.of(record.EvMessage) {
-		var d record.MessageData
-		asData(e.Data, &d)
-		if e.Agent == "lead" && e.Cue == "C" {
-			seen[d.Direction+" "+d.Type] = true
-		}
-	}
+	seen := recordedMessages(rec, "lead", "C")
 	for _, want := range []string{"in blackboard.read", "out blackboard.value", "in question.ask", "out question.answer",
 		"in status.report", "in agents.list", "out agents.listed"} {
 		if !seen[want] {
