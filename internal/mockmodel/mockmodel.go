@@ -35,6 +35,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -482,7 +483,13 @@ func called(tc *ToolCall, req *Request, results []string) (*toolCall, error) {
 		return nil, noTool("call "+tc.Name, req)
 	}
 	args := map[string]any{}
-	for k, v := range tc.Args {
+	keys := make([]string, 0, len(tc.Args))
+	for k := range tc.Args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the first argument no result has is named, the same each time
+	for _, k := range keys {
+		v := tc.Args[k]
 		ref, ok := v.(string)
 		if !ok || !strings.HasPrefix(ref, "{{") || !strings.HasSuffix(ref, "}}") {
 			args[k] = v

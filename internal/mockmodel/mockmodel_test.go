@@ -290,7 +290,7 @@ func TestAnthropicNamedTool(t *testing.T) {
 		t.Errorf("turn 1's arguments: %v, want run abc (the first result), question q1 (the latest)", in)
 	}
 	_, events = post(t, s, "/v1/messages", map[string]any{"tools": tools, "messages": []any{user, result("{}"), result("{}")}})
-	if text := str(obj(list(events[0]["content"])[0])["text"]); !strings.Contains(text, "no tool result has run") {
+	if text := str(obj(list(events[0]["content"])[0])["text"]); !strings.Contains(text, "no tool result has inbox.0.id (for wait's question)") {
 		t.Errorf("a reference no result has: %v", events[0])
 	}
 }
