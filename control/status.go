@@ -25,7 +25,7 @@ type StatusRequest struct {
 	TailLines int
 }
 
-// RunStatus is one run in orch status RUN --output json (DESIGN §6): its
+// RunStatus is one run in orch status RUN --output json (docs/design.md#status-json): its
 // cues with their attempts, questions, escalations, conflicts, what was
 // used, its worktree branches and result.
 type RunStatus struct {

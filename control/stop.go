@@ -135,7 +135,7 @@ func stopRun(ctx context.Context, db *store.DB, id string, wait time.Duration) (
 }
 
 // stopCue asks a running run's owner to stop one cue and its subtree (orch
-// stop RUN CUE, seed 004 §10), waits until the cue and every task under it
+// stop RUN CUE, docs/design.md#cascade-stop), waits until the cue and every task under it
 // have ended, and says how many were stopped.
 func stopCue(ctx context.Context, db *store.DB, id, cue string, wait time.Duration) (*StopResult, error) {
 	r, err := db.Run(ctx, id)

@@ -327,7 +327,7 @@ cuelist:
 }
 
 // TestToolsOfferedWhereTheyCanSucceed: a cuelist of one cue with one agent
-// offers none of the multi-agent tools (seed 004 §5), except the blackboard
+// offers none of the multi-agent tools (docs/design.md#seeing-each-other), except the blackboard
 // when its conditions read it; the reason is there for the refusal. One
 // agent serving two cues is two tasks: they share the board and may list
 // each other.

@@ -56,7 +56,7 @@ func MaxHandoffDepth(cl *spec.Cuelist) int {
 // maximum): a chain never holds an agent twice, so no real chain nears it.
 const MaxHandoffDepthLimit = 100
 
-// tools computes each agent's effective tool policy (seed 004 §7): start from
+// tools computes each agent's effective tool policy (docs/design.md#tool-policy): start from
 // every known tool, or the agent's allow list; remove the cuelist's global
 // deny, the agent's deny, then what deny_at_depth removes from each depth on.
 // Each layer narrows, never widens. Unknown group:NAME entries are reported.
@@ -149,7 +149,7 @@ func (b *builder) tools(p *Plan) []AgentTools {
 }
 
 // NotOffered is what an agent is not offered because it could never
-// succeed, with why (seed 004 §5: multi-agent tools only where there are
+// succeed, with why (docs/design.md#seeing-each-other: multi-agent tools only where there are
 // several agents): handoff and spawn without a handoff_to to name a
 // receiver; and in a cuelist of a single cue with a single agent no
 // blackboard, handoff, spawn or agents list, as no other task is ever at

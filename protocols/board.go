@@ -1,6 +1,6 @@
 package protocols
 
-// The blackboard's and memory's later messages (seed 002 Layers 2 and 3, the
+// The blackboard's and memory's later messages (docs/design.md#context-layers, the
 // guidelines' state versioning): watching keys, fenced writes, and deleting
 // a memory item. Their rows are at the end of the table, in registry.go.
 

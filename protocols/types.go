@@ -1,5 +1,5 @@
 // Package protocols is orch's side of the cue protocol spoken by `protocol: jsonl`
-// agents (DESIGN §4): the message types, their expected replies, the JSON-lines
+// agents (docs/design.md#the-cue-protocol): the message types, their expected replies, the JSON-lines
 // codec and the hub-and-spoke routing rules.
 //
 // On the wire every message is one JSON object on one line. The envelope fields
@@ -91,21 +91,21 @@ const (
 	TypeGuardWarning  = "guard.warning"
 	TypeProtocolError = "protocol.error"
 
-	// Who else is at work in the run (seed 004 §5 ListAgents).
+	// Who else is at work in the run (docs/design.md#seeing-each-other).
 	TypeAgentsList   = "agents.list"
 	TypeAgentsListed = "agents.listed"
 
-	// Broadcasts to every agent of the run in GO (seed 003 P2, channel 4).
+	// Broadcasts to every agent of the run in GO (docs/design.md#hub-and-spoke).
 	TypeBroadcastSend   = "broadcast.send"
 	TypeBroadcastSent   = "broadcast.sent"
 	TypeBroadcastNotice = "broadcast.notice"
 
-	// orch asks an agent in GO for its state (seed 003 P2, "requested
+	// orch asks an agent in GO for its state (docs/design.md#hub-and-spoke, "requested
 	// status updates"); an agent may also report unasked.
 	TypeStatusRequest = "status.request"
 	TypeStatusReport  = "status.report"
 
-	// A parent sets how its children's notices reach it (seed 001 REQ-COM-005).
+	// A parent sets how its children's notices reach it (docs/design.md#notification-mode).
 	TypeNotifyMode = "notify.mode"
 	TypeNotifyAck  = "notify.ack"
 )
@@ -126,7 +126,7 @@ type Message struct {
 	Body      Body
 }
 
-// Task is the task an agent gets at GO, inside coord.go (DESIGN §4). The same
+// Task is the task an agent gets at GO, inside coord.go (docs/design.md#the-go-task). The same
 // shape reaches `protocol: none` agents as JSON on stdin.
 type Task struct {
 	RunID          string         `json:"run_id"`

@@ -14,11 +14,11 @@ import (
 	"github.com/orch-cli/orch/runner/record"
 )
 
-// The hub's channels beyond requests and answers (seed 003 P2): who is at
+// The hub's channels beyond requests and answers (docs/design.md#hub-and-spoke): who is at
 // work (agents.list), broadcasts to every agent in GO, the agents' reported
 // states (status.report, asked for with status.request), escalations shown
 // to the person, and how children's notices reach their parent
-// (notify.mode, seed 001 REQ-COM-005).
+// (notify.mode, docs/design.md#notification-mode).
 
 // Notification modes of a subtree: how a child's notices (its messages and
 // discoveries) reach its parent agent.

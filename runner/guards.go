@@ -14,7 +14,7 @@ import (
 	"github.com/orch-cli/orch/spec"
 )
 
-// Guardrails the cuelist does not set (seed 004 §8: warn at 10, block at 20).
+// Guardrails the cuelist does not set (docs/design.md#loop-detection: warn at 10, block at 20).
 const (
 	DefaultLoopWarn        = 10
 	DefaultLoopBlock       = spec.DefaultLoopBlock
@@ -100,7 +100,7 @@ func (r *run) guardRequest(a *attemptRun, peer driver.Peer, wm *driver.Wire) (st
 }
 
 // loopVerdict acts on the n-th repeat of msg (a.guard.add counts them;
-// seed 004 §8: the guard blocks the call, not the agent). From loop_warn
+// docs/design.md#loop-detection: the guard blocks the call, not the agent). From loop_warn
 // repeats on the agent gets a guard.warning with each one and the request is
 // served; from loop_block on the request is not acted on: it is answered
 // with a protocol.error telling the agent to try another way (blocked is

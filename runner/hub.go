@@ -13,7 +13,7 @@ import (
 )
 
 // serve handles a message an agent sent during its attempt that is not the
-// reply being waited for: the hub side of hub and spoke (DESIGN §4). It runs
+// reply being waited for: the hub side of hub and spoke (docs/design.md#hub-and-spoke). It runs
 // on the attempt's goroutine. Requests get their answer (some later: a
 // handoff's result, a question's answer); reports are recorded (they already
 // are, as messages); anything else gets a protocol.error with the reason,

@@ -16,7 +16,7 @@ import (
 	"github.com/orch-cli/orch/spec"
 )
 
-// handoff checks a task.handoff like a handoff spec (DESIGN §2.3) plus the
+// handoff checks a task.handoff like a handoff spec (docs/design.md#handoff-specs) plus the
 // guardrails, and starts the receiver as a child; its handoff.result comes
 // when the child ends. A refusal is a handoff.result too: the sender goes on.
 func (r *run) handoff(a *attemptRun, peer driver.Peer, msg protocols.Message, b protocols.TaskHandoff) *attempt.Failure {

@@ -12,7 +12,7 @@ import (
 	"github.com/orch-cli/orch/runner/record"
 )
 
-// Watching the blackboard (seed 002 Layer 2, the event bus): an agent in GO
+// Watching the blackboard (docs/design.md#the-blackboard, the event bus): an agent in GO
 // sends blackboard.watch with keys or a prefix, and from then until its
 // attempt ends every write to a watched key by anyone else reaches it as a
 // blackboard.changed notice. The hub keeps the watches; writes made through

@@ -13,7 +13,7 @@ type CheckOptions struct {
 	Root string
 }
 
-// Check runs the semantic checks across everything loaded (DESIGN §2.2, §2.3):
+// Check runs the semantic checks across everything loaded (docs/design.md#cuelists, docs/design.md#handoff-specs):
 // unique ids, references that resolve, acyclic cue graphs, the static data-flow
 // check and handoff specs. It never reads anything but artifacts, and only
 // with CheckArtifacts, and whether a worktree agent's file is in a git

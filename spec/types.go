@@ -45,7 +45,7 @@ func (o Origin) At(ptr string) Pos {
 	return o.Doc.Pos(o.Ptr + ptr)
 }
 
-// Agent is an agent contract (DESIGN §2.1).
+// Agent is an agent contract (docs/design.md#agent-contracts).
 type Agent struct {
 	Origin      `json:"-"`
 	ID          string         `json:"id"`
@@ -115,7 +115,7 @@ type Retry struct {
 	RetryOn     []string `json:"retry_on,omitempty"`
 }
 
-// Cuelist is a set of cues with their dependency graph and run settings (DESIGN §2.2).
+// Cuelist is a set of cues with their dependency graph and run settings (docs/design.md#cuelists).
 type Cuelist struct {
 	Origin      `json:"-"`
 	ID          string              `json:"id"`
@@ -146,7 +146,7 @@ type Limits struct {
 }
 
 // DefaultLoopBlock is the repeat of one request from which the loop guard
-// blocks it when the cuelist does not say (seed 004 §8).
+// blocks it when the cuelist does not say (docs/design.md#loop-detection).
 const DefaultLoopBlock = 20
 
 // Guardrails bound what agents may do to each other during a run.
@@ -232,7 +232,7 @@ func (c *Cue) Manual() bool {
 // IsIdempotent reports whether the cue may run again after a crash (default true).
 func (c *Cue) IsIdempotent() bool { return c.Idempotent == nil || *c.Idempotent }
 
-// Handoff is a handoff spec: a task.handoff message written as a file (DESIGN §2.3).
+// Handoff is a handoff spec: a task.handoff message written as a file (docs/design.md#handoff-specs).
 type Handoff struct {
 	Origin  `json:"-"`
 	From    string         `json:"from_agent"`

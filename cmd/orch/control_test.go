@@ -359,7 +359,7 @@ agent: {id: after, command: ["true"]}
 					t.Errorf("cue %s is %s (%s), want stopped", cue.ID, cue.State, cue.Reason)
 				}
 			}
-			// The protocol agent was told first (DESIGN §4, Stop).
+			// The protocol agent was told first (docs/design.md#cascade-stop).
 			evs := c.events("last")
 			checkSeqs(t, evs)
 			told := false

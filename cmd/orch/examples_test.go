@@ -55,7 +55,8 @@ func TestExamplesValidate(t *testing.T) {
 
 // TestExamplesRun runs every example to completion through orch run, in a
 // fresh database; a manual cue pauses the run (exit 3) and orch go continues
-// it. An example that does not complete fails the test with its output.
+// it. An example that does not complete fails the test with its output, and
+// the shape of its run is checked (checkExampleShape).
 func TestExamplesRun(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", "..", "examples"))
 	if err != nil {
@@ -101,6 +102,7 @@ func TestExamplesRun(t *testing.T) {
 			if !strings.Contains(stdout, " completed in ") {
 				t.Errorf("no completed verdict:\n%s", stdout)
 			}
+			checkExampleShape(t, e.Name(), db)
 		})
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/orch-cli/orch/spec"
 )
 
-// Exit codes (DESIGN §6).
+// Exit codes (docs/design.md#exit-codes).
 const (
 	exitOK          = 0   // success
 	exitFailed      = 1   // the run failed or the specs are invalid

@@ -10,7 +10,7 @@ import (
 
 const validAgent = "agent:\n  id: a\n  command: [/bin/true]\n"
 
-// TestValidateExitCodes checks the exit codes of DESIGN §6 in-process
+// TestValidateExitCodes checks the exit codes of docs/design.md#exit-codes in-process
 // (testscript's `! exec` only tells zero from non-zero).
 func TestValidateExitCodes(t *testing.T) {
 	tests := []struct {

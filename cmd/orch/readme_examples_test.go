@@ -122,31 +122,39 @@ func readmeCommands(t *testing.T, path string) []readmeCommand {
 	return out
 }
 
-// runREADMECommand runs one command line through sh in dir (orch is on
-// PATH: TestMain puts this test binary there under that name), answering
-// the person's questions of the run it starts.
+// runREADMECommand runs one command line of an examples README, answering
+// the person's questions of the run it starts, and checks its exit status.
 func runREADMECommand(t *testing.T, root, dir string, c readmeCommand) {
 	t.Helper()
-	if fields := strings.Fields(c.line); len(fields) > 2 && fields[1] == "run" {
-		db := filepath.Join(exampleProject(dir, filepath.Join(dir, fields[2])), ".orch", "orch.db")
-		defer answerQuestions(t, db, "0")()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", c.line)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("line %d: %s: %v", c.at, c.line, err)
-	}
+	code, out := runShell(t, dir, c.line, "0")
 	if code != c.exit {
 		rel, _ := filepath.Rel(root, dir)
 		t.Errorf("line %d, in %s: %s\nexit %d, the README says %d\n%s", c.at, rel, c.line, code, c.exit, out)
 	}
+}
+
+// runShell runs a command line through sh in dir (orch is on PATH: TestMain
+// puts this test binary there under that name) and returns its exit status
+// and output. When it is an orch run and answer is not empty, every question
+// of the run for the person gets answer, as someone at another shell would.
+func runShell(t *testing.T, dir, line, answer string) (int, []byte) {
+	t.Helper()
+	if fields := strings.Fields(line); answer != "" && len(fields) > 2 && fields[0] == "orch" && fields[1] == "run" {
+		db := filepath.Join(exampleProject(dir, filepath.Join(dir, fields[2])), ".orch", "orch.db")
+		defer answerQuestions(t, db, answer)()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out
+	} else if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	return 0, out
 }
 
 // exampleProject is the directory whose .orch/ orch run uses, run in dir

@@ -95,7 +95,7 @@ func plainTask(b *strings.Builder, t *Task) {
 	none := func(string) string { return "" }
 	section("Inputs", t.Inputs, none)
 	section("Handoff context", t.HandoffContext, none)
-	section("Blackboard", t.Blackboard, func(k string) string { // who wrote what (seed 004 §2)
+	section("Blackboard", t.Blackboard, func(k string) string { // who wrote what (docs/design.md#the-blackboard)
 		if e, ok := t.BlackboardEntries[k]; ok && e.Author != "" {
 			return fmt.Sprintf(" (version %d, by %s)", e.Version, e.Author)
 		}

@@ -49,7 +49,7 @@ func TestRenderPrompt(t *testing.T) {
 	}
 }
 
-// The blackboard in a prompt says who wrote each value (seed 004 §2:
+// The blackboard in a prompt says who wrote each value (docs/design.md#the-blackboard:
 // "(by researcher)"), in the plain task and to a template.
 func TestPromptBoardAuthors(t *testing.T) {
 	task := &Task{RunID: "r1", CueID: "impl", Attempt: 1, Blackboard: map[string]any{"plan": "ok"},

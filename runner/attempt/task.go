@@ -10,7 +10,7 @@ import (
 	"github.com/orch-cli/orch/runner/sched"
 )
 
-// Task is what an agent gets at GO (DESIGN §4): inside coord.go for protocol
+// Task is what an agent gets at GO (docs/design.md#the-go-task): inside coord.go for protocol
 // agents, as JSON on stdin for plain processes.
 type Task struct {
 	RunID          string         `json:"run_id"`
@@ -31,7 +31,7 @@ type Task struct {
 	// protocol agent's process serves several attempts, each works there.
 	Workspace string `json:"workspace,omitempty"`
 	// BlackboardEntries is the snapshot with each key's version and author
-	// (seed 004: "(by researcher)"); Blackboard keeps the values alone, as
+	// (docs/design.md#the-blackboard: "(by researcher)"); Blackboard keeps the values alone, as
 	// agents written before it read them.
 	BlackboardEntries map[string]protocols.BoardEntry `json:"blackboard_entries,omitempty"`
 	// Item is a fan-out item's task's item (for_each), as JSON; ItemName is

@@ -2,7 +2,7 @@ package record
 
 import "github.com/orch-cli/orch/runner/sched"
 
-// RunState is the state of a run (DESIGN §6).
+// RunState is the state of a run (docs/design.md#states).
 type RunState string
 
 const (
@@ -19,7 +19,7 @@ func (s RunState) Ended() bool {
 	return s == RunCompleted || s == RunFailed || s == RunStopped
 }
 
-// CueState is the state of a cue in a run (DESIGN §6): the scheduler
+// CueState is the state of a cue in a run (docs/design.md#states): the scheduler
 // core's, recorded as it decides it. Final reports whether the cue has
 // reached a state it never leaves in this run.
 type CueState = sched.State

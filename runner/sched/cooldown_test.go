@@ -7,7 +7,7 @@ import (
 	"github.com/orch-cli/orch/runner/sched"
 )
 
-// A success clears the agent's cooldown (seed 004 §3: RecordSuccess): a
+// A success clears the agent's cooldown (docs/design.md#fallback-chains: RecordSuccess): a
 // cue after it starts the agent at once.
 func TestSuccessClearsCooldown(t *testing.T) {
 	h := newHarness(t, "", `    - {id: A, agents: [a]}

@@ -275,7 +275,7 @@ func (c *Core) EndAll(s State, reason string) {
 }
 
 // StopCue ends one cue stopped while the rest of the run goes on (orch stop
-// RUN CUE, seed 004 §10): its attempts are stopped (and with them the tasks
+// RUN CUE, docs/design.md#cascade-stop): its attempts are stopped (and with them the tasks
 // they handed off or spawned), and its dependents are blocked as by any
 // dependency that will not complete. It says why not when the cue is
 // unknown or over.

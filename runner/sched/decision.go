@@ -84,7 +84,7 @@ const (
 	// ApprovalAnswered.
 	AskForGo
 	// CooldownCleared: record that Agent's cooldown ended at Until because
-	// its attempt at cue Cue succeeded (seed 004 §3: RecordSuccess).
+	// its attempt at cue Cue succeeded (docs/design.md#fallback-chains: RecordSuccess).
 	CooldownCleared
 	// Expand: for_each cue Cue fans out into Items (their ids; Values, the
 	// items, in order), which are cues of the core from now on, at the

@@ -146,7 +146,7 @@ func (c *Core) fallbackFirst(now time.Time, t *target, until time.Time) bool {
 }
 
 // FallsBack reports whether a failure moves the cue to the agent's next
-// fallback (seed 004 §3: fallback is for retriable failures): one its retry
+// fallback (docs/design.md#fallback-chains: fallback is for retriable failures): one its retry
 // policy retries or the agent said is retriable; an agent whose retry_on
 // is left out falls back on every failure.
 func FallsBack(a *spec.Agent, e End) bool {

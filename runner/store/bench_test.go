@@ -13,7 +13,7 @@ import (
 	"github.com/orch-cli/orch/runner/record"
 )
 
-// Targets (DESIGN §6, the brief of this package): ≥ 20,000 events/s with
+// Targets (docs/design.md#the-store, the brief of this package): ≥ 20,000 events/s with
 // concurrent appenders; Run on a run of 100,000 events and 1,000 cues, and
 // Runs(20) or ResolveRun("last") among 10,000 runs, in well under 100 ms.
 // Compare figures within one run of the benchmarks: machines here are shared.

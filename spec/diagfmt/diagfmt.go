@@ -1,5 +1,5 @@
 // Package diagfmt renders spec diagnostics for people and for machines: text
-// with the source line and a caret, JSON (DESIGN §6), GitHub Actions workflow
+// with the source line and a caret, JSON (docs/design.md#diagnostics), GitHub Actions workflow
 // commands and SARIF 2.1.0 for code scanning. Finding problems is spec's job;
 // showing them is this package's.
 package diagfmt
@@ -172,7 +172,7 @@ loop:
 	return max(end, 1)
 }
 
-// JSON writes {"valid": bool, "diagnostics": [...]} (DESIGN §6).
+// JSON writes {"valid": bool, "diagnostics": [...]} (docs/design.md#diagnostics).
 func JSON(w io.Writer, ds spec.Diagnostics) error {
 	type item struct {
 		File     string `json:"file"`

@@ -86,7 +86,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestJSONShape pins the exact keys of DESIGN §6.
+// TestJSONShape pins the exact keys of docs/design.md#diagnostics.
 func TestJSONShape(t *testing.T) {
 	var b bytes.Buffer
 	if err := JSON(&b, diags); err != nil {
