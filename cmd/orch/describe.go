@@ -28,7 +28,7 @@ func describeEvent(e record.Event) string {
 	switch e.Type {
 	case record.EvRunStarted:
 		d, _ := e.Data.(record.RunStartedData) // nil data: the zero value
-		return fmt.Sprintf("run %s started: cuelist %s, %d cues", e.RunID, d.Cuelist, len(d.Cues))
+		return fmt.Sprintf("run %s started: cuelist %s, %s", e.RunID, d.Cuelist, countOf(len(d.Cues), "cue"))
 	case record.EvRunState:
 		return with("run " + e.State)
 	case record.EvCueState:
