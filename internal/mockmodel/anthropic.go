@@ -40,13 +40,13 @@ func (anthropic) toolResults(doc map[string]any) int {
 
 func (h anthropic) call(t Turn, a *answer) (*toolCall, error) {
 	if t.Tool != nil {
-		return called(t.Tool, a.req, h.resultTexts(a.doc))
+		return called(t.Tool, a.req, h.results(a.doc))
 	}
 	return namedCall(t, a.req, "Write", "Bash")
 }
 
-// resultTexts are the texts of the conversation's tool_result blocks.
-func (anthropic) resultTexts(doc map[string]any) []string {
+// results are the texts of the conversation's tool_result blocks.
+func (anthropic) results(doc map[string]any) []string {
 	var out []string
 	for _, m := range list(doc["messages"]) {
 		for _, b := range list(obj(m)["content"]) {

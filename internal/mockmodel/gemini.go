@@ -52,6 +52,20 @@ func (gemini) toolResults(doc map[string]any) int {
 	return n
 }
 
+// results are the conversation's functionResponse parts, as JSON.
+func (gemini) results(doc map[string]any) []string {
+	var out []string
+	for _, c := range list(doc["contents"]) {
+		for _, p := range list(obj(c)["parts"]) {
+			if r, ok := obj(p)["functionResponse"]; ok {
+				b, _ := json.Marshal(obj(r)["response"])
+				out = append(out, string(b))
+			}
+		}
+	}
+	return out
+}
+
 func (gemini) call(t Turn, a *answer) (*toolCall, error) {
 	if t.Tool != nil {
 		return nil, errNamedTool

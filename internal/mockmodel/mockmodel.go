@@ -45,6 +45,9 @@ import (
 // Turn is one answer of the model.
 type Turn struct {
 	// Text is said first (a final reply when the turn has no tool call).
+	// A "{{PATH}}" in it is the value at PATH in the latest tool result
+	// that has it, as ToolCall's arguments: a reply can repeat what a tool
+	// returned.
 	Text string `json:"text,omitempty"`
 	// Write asks the CLI's edit tool to create the file Path (relative to
 	// the CLI's working directory) with Content.
@@ -57,8 +60,14 @@ type Turn struct {
 	// decide (approval_policy "on-request").
 	Escalate bool `json:"escalate,omitempty"`
 	// Tool calls a tool the request offers by its name (an MCP tool's
-	// too: mcp__SERVER__NAME), on the Messages API (claude).
+	// too: mcp__SERVER__NAME), on the Messages API (claude) and the
+	// Responses API (codex).
 	Tool *ToolCall `json:"tool,omitempty"`
+	// After holds the turn back until a request of the script named After
+	// has been answered (at most afterWait): a test's way to order what two
+	// CLIs at work at once do, such as a message sent only once its
+	// recipient is at work.
+	After string `json:"after,omitempty"`
 	// The turn's token usage; zero means 100 in, 10 out.
 	InputTokens  int `json:"input_tokens,omitempty"`
 	OutputTokens int `json:"output_tokens,omitempty"`
@@ -67,7 +76,8 @@ type Turn struct {
 // ToolCall is a call a Turn makes. A string argument "{{PATH}}" takes the
 // value at PATH (keys and list indexes, dotted: inbox.0.id) in the latest
 // tool result that has it, read as JSON: a script can pass on the run id a
-// tool returned.
+// tool returned. In a longer string each "{{PATH}}" is replaced as in a
+// Turn's Text.
 type ToolCall struct {
 	Name string         `json:"name"`
 	Args map[string]any `json:"args"`
@@ -246,7 +256,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Turn = api.toolResults(doc)
 	t := script[min(req.Turn, len(script)-1)]
-	a.text = t.Text
+	if t.After != "" && !s.awaitScript(t.After, r) {
+		a.text = fmt.Sprintf("mockmodel: no request of script %q came within %s", t.After, afterWait)
+		a.logged()
+		api.reply(w, a)
+		return
+	}
+	if a.text, err = filled(t.Text, api.results(doc)); err != nil {
+		a.text = "mockmodel: " + err.Error()
+	}
 	a.in, a.out = t.usage()
 	if t.Write != nil || t.Shell != "" || t.Tool != nil {
 		if a.call, err = api.call(t, a); err != nil {
@@ -255,6 +273,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	a.logged()
 	api.reply(w, a)
+}
+
+// afterWait bounds how long a Turn.After waits.
+const afterWait = 2 * time.Minute
+
+// awaitScript waits until a request of script has been answered, the
+// client gone or afterWait passed; it reports whether one was.
+func (s *Server) awaitScript(script string, r *http.Request) bool {
+	deadline := time.Now().Add(afterWait)
+	for {
+		for _, q := range s.Requests() {
+			if q.Script == script {
+				return true
+			}
+		}
+		if time.Now().After(deadline) || r.Context().Err() != nil {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // byPhrase is the script of the first of the phrases the request holds.
@@ -291,6 +329,8 @@ type handler interface {
 	tools(doc map[string]any) []string
 	wantsJSON(doc map[string]any) bool
 	toolResults(doc map[string]any) int
+	// results are the texts of the conversation's tool results, oldest first.
+	results(doc map[string]any) []string
 	// call is the tool call that does a turn's write or shell command, in
 	// the API's terms, with the tool the request offers.
 	call(t Turn, a *answer) (*toolCall, error)
@@ -316,19 +356,27 @@ type toolCall struct {
 	args     map[string]any
 	freeform string
 	custom   bool // a custom (freeform) tool of the Responses API
+	// namespace is the Responses API namespace of the tool (its name is
+	// then the name within it); search: a tool_search call (args: its query).
+	namespace string
+	search    bool
 }
 
 func (a *answer) logged() {
 	a.req.Reply = a.text
 	if c := a.call; c != nil {
 		what := c.freeform
-		for _, k := range []string{"file_path", "command", "cmd"} {
+		for _, k := range []string{"file_path", "command", "cmd", "query"} {
 			if v, ok := c.args[k]; ok {
 				what = fmt.Sprint(v)
 				break
 			}
 		}
-		a.req.Call = c.name + " " + what
+		name := c.name
+		if c.namespace != "" {
+			name = strings.TrimSuffix(c.namespace, "__") + "__" + c.name
+		}
+		a.req.Call = name + " " + what
 	}
 }
 
@@ -472,8 +520,8 @@ func str(v any) string {
 	return s
 }
 
-// errNamedTool: a Turn's Tool is answered on the Messages API only.
-var errNamedTool = errors.New("a scripted tool call (Turn.Tool) is answered on the Messages API (claude) only")
+// errNamedTool: a Turn's Tool is answered on the Messages and Responses APIs only.
+var errNamedTool = errors.New("a scripted tool call (Turn.Tool) is answered on the Messages (claude) and Responses (codex) APIs only")
 
 // called is the call of tc, with its "{{PATH}}" arguments taken from
 // results (the conversation's tool results, oldest first).
@@ -491,23 +539,67 @@ func called(tc *ToolCall, req *Request, results []string) (*toolCall, error) {
 	for _, k := range keys {
 		v := tc.Args[k]
 		ref, ok := v.(string)
-		if !ok || !strings.HasPrefix(ref, "{{") || !strings.HasSuffix(ref, "}}") {
+		if !ok || !strings.Contains(ref, "{{") {
 			args[k] = v
 			continue
 		}
-		path := strings.TrimSuffix(strings.TrimPrefix(ref, "{{"), "}}")
-		found := false
-		for i := len(results) - 1; i >= 0 && !found; i-- {
-			var doc any
-			if json.Unmarshal([]byte(results[i]), &doc) == nil {
-				args[k], found = lookup(doc, strings.Split(path, "."))
+		if m := refRE.FindStringIndex(ref); m == nil || m[0] != 0 || m[1] != len(ref) { // a text around references
+			text, err := filled(ref, results)
+			if err != nil {
+				return nil, fmt.Errorf("%v (for %s's %s)", err, tc.Name, k)
 			}
+			args[k] = text
+			continue
 		}
-		if !found {
+		path := strings.TrimSuffix(strings.TrimPrefix(ref, "{{"), "}}")
+		var found bool
+		if args[k], found = resultAt(path, results); !found {
 			return nil, fmt.Errorf("no tool result has %s (for %s's %s)", path, tc.Name, k)
 		}
 	}
 	return &toolCall{name: name, args: args}, nil
+}
+
+// resultAt is the value at path in the latest of results (JSON texts) that
+// has it. A result may lead with the CLI's own lines before its JSON
+// object (codex: "Wall time: ...\nOutput:\n{...}").
+func resultAt(path string, results []string) (any, bool) {
+	for i := len(results) - 1; i >= 0; i-- {
+		text := results[i]
+		if j := strings.IndexByte(text, '{'); j > 0 && !json.Valid([]byte(text)) {
+			text = text[j:]
+		}
+		var doc any
+		if json.Unmarshal([]byte(text), &doc) == nil {
+			if v, ok := lookup(doc, strings.Split(path, ".")); ok {
+				return v, true
+			}
+		}
+	}
+	return nil, false
+}
+
+var refRE = regexp.MustCompile(`\{\{([A-Za-z0-9_.-]+)\}\}`)
+
+// filled is a turn's text with each "{{PATH}}" replaced by the value at
+// PATH in the latest tool result that has it (a string as it is, anything
+// else as JSON).
+func filled(text string, results []string) (string, error) {
+	var missing error
+	out := refRE.ReplaceAllStringFunc(text, func(ref string) string {
+		path := refRE.FindStringSubmatch(ref)[1]
+		v, ok := resultAt(path, results)
+		if !ok {
+			missing = fmt.Errorf("no tool result has %s (for the reply)", path)
+			return ref
+		}
+		if s, ok := v.(string); ok {
+			return s
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	})
+	return out, missing
 }
 
 // lookup is the value at path in doc.

@@ -294,3 +294,54 @@ func TestAnthropicNamedTool(t *testing.T) {
 		t.Errorf("a reference no result has: %v", events[0])
 	}
 }
+
+// TestResponsesNamedTool: on the Responses API a turn's tool deferred
+// behind a client tool_search is searched for first, then called in its
+// namespace, with an argument built from a result codex prefixed with its
+// own lines; the reply repeats a value of the latest result.
+func TestResponsesNamedTool(t *testing.T) {
+	s, err := Start(Config{Scripts: map[string]Script{"mcp": {
+		{Tool: &ToolCall{Name: "inbox"}},
+		{Tool: &ToolCall{Name: "send_message", Args: map[string]any{"to": "b", "body": "re: {{notices.0.body}}"}}},
+		{Text: "sent to {{to}}"},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	user := map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": Marker("mcp")}}}
+	tools := []any{map[string]any{"type": "function", "name": "inbox"}, map[string]any{"type": "tool_search", "execution": "client"}}
+	item := func(in ...any) map[string]any {
+		_, events := post(t, s, "/v1/responses", map[string]any{"tools": tools, "input": in})
+		out := list(events[0]["output"])
+		if len(out) == 0 {
+			t.Fatalf("no output: %v", events[0])
+		}
+		return obj(out[len(out)-1])
+	}
+	if c := item(user); c["type"] != "function_call" || c["name"] != "inbox" {
+		t.Fatalf("turn 0: %v, want a call of inbox", c)
+	}
+	inbox := map[string]any{"type": "function_call_output", "call_id": "c0", "output": "Wall time: 0.1 seconds\nOutput:\n{\"notices\": [{\"body\": \"hi\"}]}"}
+	// send_message is not offered: a search for it.
+	search := item(user, inbox)
+	if search["type"] != "tool_search_call" || obj(search["arguments"])["query"] != "send_message" {
+		t.Fatalf("turn 1 without the tool: %v, want a tool_search_call for send_message", search)
+	}
+	found := map[string]any{"type": "tool_search_output", "call_id": search["call_id"], "execution": "client", "tools": []any{
+		map[string]any{"type": "namespace", "name": "mcp__orch", "tools": []any{map[string]any{"type": "function", "name": "send_message"}}}}}
+	call := item(user, inbox, search, found)
+	var args map[string]any
+	_ = json.Unmarshal([]byte(str(call["arguments"])), &args)
+	if call["type"] != "function_call" || call["namespace"] != "mcp__orch" || call["name"] != "send_message" || args["body"] != "re: hi" {
+		t.Fatalf("turn 1 after the search: %v, want send_message in mcp__orch with body \"re: hi\"", call)
+	}
+	if got := s.Requests()[len(s.Requests())-1].Call; got != "mcp__orch__send_message " {
+		t.Errorf("the call logged: %q", got)
+	}
+	sent := map[string]any{"type": "function_call_output", "call_id": "c1", "output": `{"sent": true, "to": "b"}`}
+	reply := item(user, inbox, search, found, sent)
+	if text := str(obj(list(reply["content"])[0])["text"]); text != "sent to b" {
+		t.Errorf("turn 2's reply: %q, want the result's to filled in", text)
+	}
+}

@@ -15,14 +15,66 @@ import (
 // such as codex's apply_patch, carries its input as text.
 type responses struct{}
 
+// tools are the request's tools and those a tool search loaded (the
+// tools of its tool_search_output items); a namespace's are named
+// NAMESPACE__NAME, as codex names an MCP server's tools (mcp__orch__ask).
 func (responses) tools(doc map[string]any) []string {
 	var names []string
-	for _, t := range list(doc["tools"]) {
-		if n := str(obj(t)["name"]); n != "" {
-			names = append(names, n)
-		}
+	for _, t := range offeredTools(doc) {
+		names = append(names, t.name)
 	}
 	return names
+}
+
+// offered is a tool of the request: its full name, and the namespace
+// and name a call of it gives.
+type offered struct {
+	name, namespace, short string
+}
+
+func offeredTools(doc map[string]any) []offered {
+	var out []offered
+	add := func(ts []any) {
+		for _, t := range ts {
+			n := str(obj(t)["name"])
+			if n == "" {
+				continue
+			}
+			if str(obj(t)["type"]) != "namespace" {
+				out = append(out, offered{name: n, short: n})
+				continue
+			}
+			for _, m := range list(obj(t)["tools"]) {
+				if mn := str(obj(m)["name"]); mn != "" {
+					out = append(out, offered{name: strings.TrimSuffix(n, "__") + "__" + mn, namespace: n, short: mn})
+				}
+			}
+		}
+	}
+	add(list(doc["tools"]))
+	for _, it := range list(doc["input"]) {
+		if str(obj(it)["type"]) == "tool_search_output" {
+			add(list(obj(it)["tools"]))
+		}
+	}
+	return out
+}
+
+// searchesFor: the request offers a tool search the client runs (codex
+// defers MCP tools behind it for the models that support it) and the
+// conversation has not searched for name yet.
+func searchesFor(doc map[string]any, name string) bool {
+	for _, it := range list(doc["input"]) {
+		if str(obj(it)["type"]) == "tool_search_call" && str(obj(obj(it)["arguments"])["query"]) == name {
+			return false
+		}
+	}
+	for _, t := range list(doc["tools"]) {
+		if str(obj(t)["type"]) == "tool_search" && str(obj(t)["execution"]) == "client" {
+			return true
+		}
+	}
+	return false
 }
 
 // wantsJSON: a structured output (text.format json_schema).
@@ -50,9 +102,44 @@ func toolType(doc map[string]any, name string) string {
 	return ""
 }
 
-func (responses) call(t Turn, a *answer) (*toolCall, error) {
+// results are the outputs of the conversation's tool calls: a string, or
+// a list of input_text parts.
+func (responses) results(doc map[string]any) []string {
+	var out []string
+	for _, it := range list(doc["input"]) {
+		if !strings.HasSuffix(str(obj(it)["type"]), "call_output") {
+			continue
+		}
+		if s, ok := obj(it)["output"].(string); ok {
+			out = append(out, s)
+			continue
+		}
+		var parts []string
+		for _, p := range list(obj(it)["output"]) {
+			parts = append(parts, str(obj(p)["text"]))
+		}
+		out = append(out, strings.Join(parts, ""))
+	}
+	return out
+}
+
+func (h responses) call(t Turn, a *answer) (*toolCall, error) {
 	if t.Tool != nil {
-		return nil, errNamedTool
+		c, err := called(t.Tool, a.req, h.results(a.doc))
+		if err != nil && pick(a.req.Tools, t.Tool.Name) == "" && searchesFor(a.doc, t.Tool.Name) {
+			// Not offered yet: search for it, as a model does; the next
+			// request carries what the search found.
+			return &toolCall{name: "tool_search", args: map[string]any{"query": t.Tool.Name, "limit": 1}, search: true}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range offeredTools(a.doc) {
+			if o.name == c.name {
+				c.name, c.namespace = o.short, o.namespace
+			}
+		}
+		return c, nil
 	}
 	req := a.req
 	if t.Write != nil {
@@ -118,9 +205,16 @@ func (responses) reply(w http.ResponseWriter, a *answer) {
 	}
 	if c := a.call; c != nil {
 		it := map[string]any{"id": a.s.id("fc"), "call_id": a.s.id("call"), "name": c.name, "status": "completed"}
-		if c.custom {
+		switch {
+		case c.search:
+			it = map[string]any{"type": "tool_search_call", "id": it["id"], "call_id": it["call_id"], "execution": "client",
+				"arguments": c.args, "status": "completed"}
+		case c.custom:
 			it["type"], it["input"] = "custom_tool_call", c.freeform
-		} else {
+		default:
+			if c.namespace != "" {
+				it["namespace"] = c.namespace
+			}
 			args, _ := json.Marshal(c.args)
 			it["type"], it["arguments"] = "function_call", string(args)
 		}

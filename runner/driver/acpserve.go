@@ -107,6 +107,21 @@ type permOption struct {
 	Kind     string `json:"kind"` // allow_once, allow_always, reject_once, reject_always
 }
 
+// orchToolPrefix begins the title Claude's ACP adapters give a call of a
+// tool of orch's MCP server (mcp__SERVER__TOOL; no other server may be
+// named orch).
+const orchToolPrefix = "mcp__orch__"
+
+// pickOption is the first option of kind want, or nil.
+func pickOption(options []permOption, want string) *permOption {
+	for i := range options {
+		if options[i].Kind == want {
+			return &options[i]
+		}
+	}
+	return nil
+}
+
 // permission answers session/request_permission by the agent's policy for
 // the tool's kind (default: ask). orch itself only ever picks a _once
 // option; ask puts the options, as the agent gave them, to the person.
@@ -123,6 +138,14 @@ func (s *acpSession) permission(params json.RawMessage) any {
 		kind = "other"
 	}
 	what := fmt.Sprintf("%s %q", kind, tc.title)
+	if strings.HasPrefix(tc.title, orchToolPrefix) {
+		// orch's own tools: its tools: policy decides (the bridge refuses
+		// what it denies), as --allowedTools mcp__orch__* lets claude -p.
+		if o := pickOption(options, "allow_once"); o != nil {
+			a.Host.Note("permission for %s: %s (%s, orch's own tool: its tools: policy decides)", what, o.Name, o.OptionID)
+			return selected(o.OptionID)
+		}
+	}
 	policy := a.Agent.Permissions[kind]
 	if policy == "" {
 		policy = a.Agent.Permissions["default"]
@@ -130,14 +153,7 @@ func (s *acpSession) permission(params json.RawMessage) any {
 	if policy == "" {
 		policy = "ask"
 	}
-	pick := func(want string) *permOption {
-		for i := range options {
-			if options[i].Kind == want {
-				return &options[i]
-			}
-		}
-		return nil
-	}
+	pick := func(want string) *permOption { return pickOption(options, want) }
 	switch policy {
 	case "allow", "deny":
 		want := "allow_once"

@@ -99,6 +99,9 @@ func (d *cliDriver) Work(a *Attempt, t *attempt.Task) (map[string]any, *attempt.
 		return nil, attempt.Failf("start", "command: %v", err)
 	}
 	d.goProc = p
+	if a.MCP != nil {
+		a.Host.Going(nil) // what it is sent waits in its inbox (orch's inbox tool)
+	}
 	st := &cliStream{a: a, p: d.p, broken: make(chan struct{})}
 	p.ReadOutput(st.read, logLines(logWriter(a, "stderr")))
 	a.Host.Started(p)

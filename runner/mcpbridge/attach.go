@@ -123,7 +123,8 @@ func claudeValues(vals []spec.MCPValue) map[string]string {
 }
 
 // CodexArgs are codex's -c overrides of mcp_servers: orch's over HTTP with
-// its token read from ORCH_MCP_TOKEN (bearer_token_env_var), the agent's
+// its token read from ORCH_MCP_TOKEN (bearer_token_env_var) and its tools
+// approved (default_tools_approval_mode), the agent's
 // own with their secrets forwarded from the environment by name (env_vars,
 // env_http_headers). Codex forwards a variable only under its own name:
 // an env value {secret: NAME} under another name is refused.
@@ -134,6 +135,10 @@ func (t Attachment) CodexArgs() ([]string, error) {
 	}
 	set(spec.MCPServerName, "url", t.URL)
 	set(spec.MCPServerName, "bearer_token_env_var", TokenVar)
+	// orch's tools need no approval from codex (orch's tools: policy
+	// decides, as --allowedTools mcp__orch__* does for claude): codex exec
+	// never asks, so it would refuse every call of a tool not read-only.
+	set(spec.MCPServerName, "default_tools_approval_mode", "approve")
 	for _, s := range t.Own {
 		literal, forwarded := map[string]string{}, map[string]string{}
 		vals := s.HeaderValues()

@@ -90,6 +90,7 @@ func TestAttachmentCodex(t *testing.T) {
 	want := []string{
 		"-c", `mcp_servers.orch.url="http://127.0.0.1:4242/mcp"`,
 		"-c", `mcp_servers.orch.bearer_token_env_var="ORCH_MCP_TOKEN"`,
+		"-c", `mcp_servers.orch.default_tools_approval_mode="approve"`,
 		"-c", `mcp_servers.github.command="github-mcp-server"`,
 		"-c", `mcp_servers.github.args=["stdio"]`,
 		"-c", `mcp_servers.github.env={"LOG"="info"}`,
