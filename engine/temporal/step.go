@@ -65,7 +65,7 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	// that worker was on this machine, its agent may still run (orphaned,
 	// with no one to stop it): kill it first, as orch resume does locally.
 	attempt := fmt.Sprintf("%s/temporal/%s/%d/", in.RunID, in.Cue, in.Attempt)
-	if info := activity.GetInfo(ctx); info.Attempt > 1 {
+	if info := activity.GetInfo(ctx); info.Attempt > 1 || in.Try > 1 {
 		proc.KillTokened(attempt)
 	}
 	token := attempt + runner.NewRunID()
