@@ -14,7 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
@@ -100,12 +103,21 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 }
 
 // wait waits for the process, heartbeating; a timeout or a cancellation
-// kills its group.
+// kills its group. A cancellation is a requested stop only when Temporal
+// says so: when the SDK cancels because a heartbeat found the server
+// without the activity (NotFound while it restarts) or unreachable, the
+// agent goes on and the heartbeats go on through the client, until the
+// server answers again (the agent is not killed by a short outage), asks
+// for the stop, or has given the activity up (no heartbeat got through for
+// HeartbeatTimeout: it is another worker's now). A worker stopping past its
+// drain grace kills the agent and hands the phase back (HandedBack).
 func (a *Activities) wait(ctx context.Context, pr *proc.Process, step string, timeout, grace time.Duration) *AttemptResult {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	beat := time.NewTicker(heartbeatEvery)
 	defer beat.Stop()
+	cancelled := ctx.Done()
+	var lastBeat time.Time // since the server lost track: its last heartbeat that got through
 	var res *AttemptResult
 	for res == nil {
 		select {
@@ -114,11 +126,32 @@ func (a *Activities) wait(ctx context.Context, pr *proc.Process, step string, ti
 		case <-timer.C:
 			res = fail("timeout", "%s did not finish within %s", step, timeout)
 			pr.Terminate(grace)
-		case <-ctx.Done():
-			res = fail("stopped", "stopped")
-			pr.Terminate(grace)
+		case <-cancelled:
+			switch why := context.Cause(ctx); {
+			case serverLost(why):
+				cancelled, lastBeat = nil, time.Now()
+			case errors.Is(why, worker.ErrWorkerShutdown):
+				res = fail(HandedBack, "%s: its worker stopped (drain grace over) and handed it back", step)
+				pr.Terminate(grace)
+			default:
+				res = fail("stopped", "stopped")
+				pr.Terminate(grace)
+			}
 		case <-beat.C:
-			heartbeat(ctx)
+			if lastBeat.IsZero() {
+				heartbeat(ctx)
+				continue
+			}
+			switch err := recordHeartbeat(ctx); {
+			case err == nil:
+				lastBeat = time.Now()
+			case temporal.IsCanceledError(err):
+				res = fail("stopped", "stopped")
+				pr.Terminate(grace)
+			case time.Since(lastBeat) > serverLostLimit:
+				res = fail("stopped", "%s: the Temporal server lost the activity for longer than its heartbeat timeout (%s): %v", step, serverLostLimit, err)
+				pr.Terminate(grace)
+			}
 		}
 	}
 	<-pr.Done()
@@ -136,6 +169,27 @@ func (a *Activities) wait(ctx context.Context, pr *proc.Process, step string, ti
 		return fail("exit:"+strconv.Itoa(e.Code), "%s %s", step, e)
 	}
 	return res
+}
+
+// serverLost: the SDK cancelled the activity because a heartbeat found the
+// server without it or unreachable, not because anyone asked.
+func serverLost(cause error) bool {
+	var notFound *serviceerror.NotFound
+	var unavailable *serviceerror.Unavailable
+	var nsInactive *serviceerror.NamespaceNotActive
+	return errors.As(cause, &notFound) || errors.As(cause, &unavailable) || errors.As(cause, &nsInactive)
+}
+
+// serverLostLimit is how long an agent goes on while no heartbeat gets
+// through: past it, the server has given the activity to another worker.
+var serverLostLimit = HeartbeatTimeout
+
+// recordHeartbeat heartbeats through the worker's client, once the SDK's
+// own heartbeats stopped with the activity's context.
+var recordHeartbeat = func(actx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return activity.GetClient(actx).RecordActivityHeartbeat(ctx, activity.GetInfo(actx).TaskToken)
 }
 
 // heartbeat tells Temporal the step is alive, outside an activity (tests
