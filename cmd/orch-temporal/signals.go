@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
@@ -64,8 +65,9 @@ func signalCmd(use, short string, args cobra.PositionalArgs, signal func(args []
 			return &exitError{code: 1, msg: fmt.Sprintf("run %s: sending %s to workflow %s: %v", args[0], name, t.WorkflowID, err)}
 		}
 		// Nothing is written to the store here (its seqs are the
-		// workflow's): what the signal did shows once a follower mirrors it.
-		fmt.Fprintf(os.Stderr, "sent %s to run %s (orch status shows its effect once the run is followed: orch resume %s)\n", name, args[0], args[0])
+		// workflow's): the follower, or orch status (orch-temporal sync),
+		// mirrors what the signal did.
+		fmt.Fprintf(os.Stderr, "sent %s to run %s: its workflow acts on it now (orch status %s shows it)\n", name, args[0], args[0])
 		return nil
 	}}
 }
@@ -107,6 +109,33 @@ func bbCmd() *cobra.Command {
 	}))
 	return bb
 }
+
+// syncCmd mirrors what the workflow of a run nobody follows has now into
+// the store, once (orch status of a Temporal run calls it): the store is
+// current without a follower. A run someone follows is left to them.
+func syncCmd() *cobra.Command {
+	return &cobra.Command{Use: "sync RUN", Short: "Bring a Temporal run's store up to date once, when nobody follows it", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, t, c, err := temporalRun(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			defer c.Close()
+			host, _ := os.Hostname()
+			me := record.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
+			if err := db.ClaimRun(context.Background(), args[0], me); err != nil {
+				return nil // followed: its follower keeps the store current
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), syncPatience)
+			defer cancel()
+			_, _, err = (&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token, once: true}).follow(ctx)
+			return err
+		}}
+}
+
+// syncPatience bounds orch-temporal sync: orch status waits for it.
+const syncPatience = 10 * time.Second
 
 func resumeCmd() *cobra.Command {
 	return &cobra.Command{Use: "resume RUN", Short: "Follow a Temporal run again into the local store", Args: cobra.ExactArgs(1),

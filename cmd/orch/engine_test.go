@@ -39,13 +39,16 @@ func TestOrchDoesNotLinkTemporal(t *testing.T) {
 }
 
 // TestRunTemporalWithoutOrchTemporal: with no orch-temporal next to orch nor
-// on PATH, orch run --engine temporal says how to install it (exit 2).
+// on PATH, orch run --engine temporal says how to install it (exit 2): a
+// build of a clone (version dev) is told to build it there, never to go
+// install @dev, which fails.
 func TestRunTemporalWithoutOrchTemporal(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	var out, errOut bytes.Buffer
 	code := run([]string{"run", "--engine", "temporal", "x.yaml"}, &streams{in: strings.NewReader(""), out: &out, err: &errOut})
-	if code != exitUsage || !strings.Contains(errOut.String(), "needs orch-temporal: go install github.com/orch-cli/orch/cmd/orch-temporal@") {
-		t.Fatalf("exit %d: %s", code, errOut.String())
+	msg := errOut.String()
+	if code != exitUsage || !strings.Contains(msg, "needs orch-temporal") || !strings.Contains(msg, "go build -o ") || !strings.Contains(msg, " ./cmd/orch-temporal") || strings.Contains(msg, "@dev") {
+		t.Fatalf("exit %d: %s", code, msg)
 	}
 }
 

@@ -28,6 +28,9 @@ const (
 	// HandedBack is the type of the error of an activity a stopping worker
 	// gave back unfinished (orch worker's drain): its worker was lost.
 	HandedBack = "handed-back"
+	// WaitingPrefix starts the reason of a run paused for a person's GO;
+	// the waiting cues follow, comma-separated.
+	WaitingPrefix = "waiting for GO: "
 	// DefaultTaskQueue is the task queue of the workflow and of the agents
 	// without a placement.
 	DefaultTaskQueue = "orch"

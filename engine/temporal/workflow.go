@@ -154,7 +154,7 @@ func (w *wf) run() (*RunResult, error) {
 		}
 		if w.core.Stuck(w.running) && !w.paused {
 			w.paused = true
-			reason := "waiting for GO: " + strings.Join(w.core.Waiting(), ", ")
+			reason := WaitingPrefix + strings.Join(w.core.Waiting(), ", ")
 			if len(w.core.Waiting()) == 0 {
 				reason = "nothing can move"
 			}
