@@ -5,7 +5,6 @@ package temporal
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -94,15 +93,7 @@ func TestTemporalFaults(t *testing.T) {
 		"TEMPORAL_ADDRESS="+server.addr,
 		"PATH="+filepath.Dir(orch)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"ORCH_ENGINE=", "ORCH_DB=")
-	run := func(args ...string) (string, int) {
-		cmd := exec.Command(orch, args...)
-		cmd.Dir, cmd.Env = proj, env
-		out, err := cmd.CombinedOutput()
-		if _, ok := err.(*exec.ExitError); err != nil && !ok {
-			t.Fatalf("orch %s: %v", strings.Join(args, " "), err)
-		}
-		return string(out), cmd.ProcessState.ExitCode()
-	}
+	run := orchIn(t, orch, proj, env)
 	seen := map[int]bool{}
 	next := func() int { // the next agent at the gate
 		pid := gate.waitAgent(t, seen)

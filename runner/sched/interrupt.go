@@ -30,6 +30,9 @@ func (c *Core) Interrupt(pos, i, attempt int, reason string) bool {
 		}
 		u.phase, u.outputs, u.retryAt = tIdle, nil, time.Time{}
 	}
+	for _, n := range cr.spec.Next {
+		c.unprepare(c.byID[n.ID], "cue "+cr.spec.ID+" is interrupted")
+	}
 	c.stopMerge(cr, reason)
 	c.freeGo()
 	c.release(cr)
@@ -38,4 +41,24 @@ func (c *Core) Interrupt(pos, i, attempt int, reason string) bool {
 	c.setState(cr, Interrupted, reason+": orch go "+c.cfg.RunID+" "+cr.spec.ID+" runs it again")
 	c.touch(cr)
 	return true
+}
+
+// unprepare takes a cue prepared early (in WARNING or STANDBY while the cue
+// before it was in GO) back to pending: its attempts are stopped (not its
+// agents' failures: they do not count as tries), and it is prepared again
+// when that cue goes again.
+func (c *Core) unprepare(n *cue, why string) {
+	if n.parent != nil || n.fan != nil || (n.state != Warning && n.state != Standby) {
+		return
+	}
+	for j := range n.targets {
+		u := &n.targets[j]
+		if u.attempt != 0 {
+			u.tries--
+			c.decide(Decision{Kind: StopAttempt, Cue: n.pos, Target: j, Attempt: u.attempt, Agent: u.agent, Reason: why})
+		}
+		u.phase = tIdle
+	}
+	c.freePrepared()
+	c.setState(n, Pending, why+": it is prepared again when that cue goes")
 }
