@@ -118,7 +118,7 @@ func continuable(rec *record.RunRecord, allowSpecChange bool) (*spec.Set, *plann
 // newOwner is this process as a run's owner, with a fresh lease token.
 func newOwner() record.Owner {
 	host, _ := os.Hostname()
-	return record.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
+	return record.Owner{PID: os.Getpid(), Host: host, Token: record.NewRunID() + record.NewRunID()}
 }
 
 // compileRecorded compiles a recorded run's cuelist again, from its file as

@@ -12,6 +12,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
@@ -139,7 +140,7 @@ func (c *Controller) StartDetached(ctx context.Context, req StartRequest, d Deta
 	}
 	id := req.RunID
 	if id == "" {
-		id = runner.NewRunID()
+		id = record.NewRunID()
 	}
 	err = newRunID(ctx, db, id)
 	db.Close()

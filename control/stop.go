@@ -102,7 +102,7 @@ func stopRun(ctx context.Context, db *store.DB, id string, wait time.Duration) (
 	}
 	// No live owner: take the run over, stop what it left, and mark it stopped.
 	host, _ := os.Hostname()
-	if err := db.ClaimRun(ctx, id, record.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID()}); err != nil {
+	if err := db.ClaimRun(ctx, id, record.Owner{PID: os.Getpid(), Host: host, Token: record.NewRunID()}); err != nil {
 		var owned *store.OwnedError
 		if errors.As(err, &owned) {
 			return nil, As(Refused, fmt.Errorf("%w; try again", err))

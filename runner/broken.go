@@ -55,10 +55,9 @@ func (r *recording) recordFailed(err error) error {
 // SIGTERM, SIGKILL after the kill grace). Nothing is waited for that
 // depends on the store.
 func (r *run) abandon(ctx context.Context, err error) error {
-	r.cascade = true
 	r.haltAttempts("the run could not be recorded") // before the agents are closed (see halt)
 	agentsGone := make(chan struct{})
-	go func() { r.closeAgents(); close(agentsGone) }()
+	go func() { r.host.agents.Halt(); close(agentsGone) }()
 	r.stopAll(ctx, "the run could not be recorded")
 	<-agentsGone
 	return err

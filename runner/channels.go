@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -96,7 +98,7 @@ func (c *channels) takeHeld(child string) []any {
 
 // toParent delivers a child's notice to its parent agent at work, as the
 // subtree's notification mode says.
-func (r *run) toParent(a *attempt, p *attempt, notice protocols.MessageNotice) {
+func (r *run) toParent(a *attemptRun, p *attemptRun, notice protocols.MessageNotice) {
 	switch r.notifyMode(p.node.id) {
 	case NotifySilent:
 		return
@@ -104,7 +106,7 @@ func (r *run) toParent(a *attempt, p *attempt, notice protocols.MessageNotice) {
 		r.hold(a.node.id, notice)
 		return
 	}
-	_ = p.proc.send(p, protocols.New(notice))
+	_ = p.peer.Send(protocols.New(notice))
 }
 
 // deliverSummary sends a child's held notices to its parent, as one
@@ -116,14 +118,14 @@ func (c *child) deliverSummary() {
 	}
 	p := c.parent
 	n := protocols.MessageNotice{CueID: p.node.id, From: c.node.agent.ID, Kind: "summary", Body: map[string]any{"task_id": c.node.id, "notices": held}}
-	_ = p.proc.send(p, protocols.New(n))
+	_ = p.peer.Send(protocols.New(n))
 }
 
 // setNotifyMode is a parent agent's notify.mode: the mode of its children.
-func (r *run) setNotifyMode(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.NotifyMode) *failure {
+func (r *run) setNotifyMode(a *attemptRun, peer driver.Peer, msg protocols.Message, b protocols.NotifyMode) *attempt.Failure {
 	r.setMode(false, a.node.id, b.Mode)
 	r.toUser(a, "notify-mode", "", map[string]any{"mode": b.Mode, "subtree": a.node.id})
-	return ap.send(a, protocols.Reply(msg, protocols.NotifyAck{Mode: b.Mode}))
+	return peer.Send(protocols.Reply(msg, protocols.NotifyAck{Mode: b.Mode}))
 }
 
 // notifyModeFromPerson is orch notify-mode RUN [CUE] MODE, through the store.
@@ -153,52 +155,52 @@ func modeWords(mode string) string {
 }
 
 // inGoRequest asks the loop for the attempts of the tasks in GO.
-type inGoRequest struct{ reply chan []*attempt }
+type inGoRequest struct{ reply chan []*attemptRun }
 
 func (q inGoRequest) serveOn(_ context.Context, r *run) { q.reply <- r.tasks.InGo() }
 
-func (r *run) inGo() []*attempt {
-	reply := make(chan []*attempt, 1)
+func (r *run) inGo() []*attemptRun {
+	reply := make(chan []*attemptRun, 1)
 	atts, _ := call(r, inGoRequest{reply: reply}, reply)
 	return atts
 }
 
 // listAgents answers agents.list: every task in GO, the asker's included.
-func (r *run) listAgents(a *attempt, ap *agentProcess, msg protocols.Message) *failure {
+func (r *run) listAgents(a *attemptRun, peer driver.Peer, msg protocols.Message) *attempt.Failure {
 	if !a.allows("agents") {
-		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: "agents.list: " + a.denied("agents")}))
+		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: "agents.list: " + a.denied("agents")}))
 	}
 	canHandOff := a.allows("handoff") || a.allows("spawn")
 	list := []protocols.ListedAgent{}
 	for _, o := range r.inGo() {
 		st := o.reported()
-		provides := o.agent.Provides
+		provides := o.Agent.Provides
 		if provides == nil {
 			provides = []string{}
 		}
 		cue, _, _ := strings.Cut(o.node.id, "/")
-		list = append(list, protocols.ListedAgent{ID: o.agent.ID, TaskID: o.node.id, CueID: cue, State: st.State,
-			Progress: st.Progress, Provides: provides, AcceptsHandoff: canHandOff && slices.Contains(a.agent.HandoffTo, o.agent.ID)})
+		list = append(list, protocols.ListedAgent{ID: o.Agent.ID, TaskID: o.node.id, CueID: cue, State: st.State,
+			Progress: st.Progress, Provides: provides, AcceptsHandoff: canHandOff && slices.Contains(a.Agent.HandoffTo, o.Agent.ID)})
 	}
-	return ap.send(a, protocols.Reply(msg, protocols.AgentsListed{Agents: list}))
+	return peer.Send(protocols.Reply(msg, protocols.AgentsListed{Agents: list}))
 }
 
 // broadcast sends a broadcast.send to every other task in GO that speaks
 // the protocol, shows it to the person, and answers broadcast.sent with
 // the task ids it reached.
-func (r *run) broadcast(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.BroadcastSend) *failure {
+func (r *run) broadcast(a *attemptRun, peer driver.Peer, msg protocols.Message, b protocols.BroadcastSend) *attempt.Failure {
 	reached := []string{}
 	for _, o := range r.inGo() {
-		if o == a || o.proc == nil || !speaks(o.agent) {
+		if o == a || o.peer == nil || !driver.Speaks(o.Agent) {
 			continue
 		}
-		n := protocols.New(protocols.BroadcastNotice{CueID: o.node.id, From: a.agent.ID, Body: b.Body})
-		if o.proc.send(o, n) == nil {
+		n := protocols.New(protocols.BroadcastNotice{CueID: o.node.id, From: a.Agent.ID, Body: b.Body})
+		if o.peer.Send(n) == nil {
 			reached = append(reached, o.node.id)
 		}
 	}
 	r.toUser(a, "broadcast", strings.Join(reached, ", "), b.Body)
-	return ap.send(a, protocols.Reply(msg, protocols.BroadcastSent{Recipients: reached}))
+	return peer.Send(protocols.Reply(msg, protocols.BroadcastSent{Recipients: reached}))
 }
 
 // AgentStatus is what an agent last reported of its state.
@@ -209,7 +211,7 @@ type AgentStatus struct {
 }
 
 // reported is the attempt's last reported state ("working" if none).
-func (a *attempt) reported() AgentStatus {
+func (a *attemptRun) reported() AgentStatus {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.status.State == "" {
@@ -220,10 +222,10 @@ func (a *attempt) reported() AgentStatus {
 
 // report records an agent's state (status.report, status.update) and keeps
 // it for agents.list. A progress above 1 is a percent.
-func (r *run) report(a *attempt, ap *agentProcess, msg protocols.Message, st AgentStatus) *failure {
+func (r *run) report(a *attemptRun, peer driver.Peer, msg protocols.Message, st AgentStatus) *attempt.Failure {
 	if st.Progress > 1 {
 		if st.Progress > 100 {
-			return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{
+			return peer.Send(protocols.Reply(msg, protocols.ProtocolError{
 				Reason: fmt.Sprintf("%s: progress %g is more than 100 percent (give 0..1, or a percent)", msg.Type, st.Progress)}))
 		}
 		st.Progress /= 100
@@ -231,8 +233,8 @@ func (r *run) report(a *attempt, ap *agentProcess, msg protocols.Message, st Age
 	a.mu.Lock()
 	a.status = st
 	a.mu.Unlock()
-	_ = r.publish(context0, record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvAgentStatus, Cue: a.cue.ID, Agent: a.agent.ID,
-		Attempt: a.number, State: st.State, Data: record.StatusData{Progress: st.Progress, Detail: st.Detail, Asked: msg.InReplyTo != ""}})
+	_ = r.publish(context0, record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvAgentStatus, Cue: a.Cue.ID, Agent: a.Agent.ID,
+		Attempt: a.Number, State: st.State, Data: record.StatusData{Progress: st.Progress, Detail: st.Detail, Asked: msg.InReplyTo != ""}})
 	return nil
 }
 
@@ -241,18 +243,18 @@ func (r *run) report(a *attempt, ap *agentProcess, msg protocols.Message, st Age
 // answers come as status.report, served as any request.
 func (r *run) askStatus(cue string) {
 	for _, o := range r.tasks.InGo() {
-		if o.proc == nil || !speaks(o.agent) || cue != "" && o.node.id != cue && !strings.HasPrefix(o.node.id, cue+"/") {
+		if o.peer == nil || !driver.Speaks(o.Agent) || cue != "" && o.node.id != cue && !strings.HasPrefix(o.node.id, cue+"/") {
 			continue
 		}
 		req := protocols.New(protocols.StatusRequest{CueID: o.node.id})
-		r.then(func() { go func() { _ = o.proc.send(o, req) }() })
+		r.then(func() { go func() { _ = o.peer.Send(req) }() })
 	}
 }
 
 // escalate shows an escalation to the person at once: a line in the run's
 // output; high and critical ones also as a notice of kind needed (the
 // bell, the notify: block), and they stay in orch status's attention list.
-func (r *run) escalate(a *attempt, severity, what string, detail any) record.Event {
+func (r *run) escalate(a *attemptRun, severity, what string, detail any) record.Event {
 	if severity == "" {
 		severity = "medium"
 	}

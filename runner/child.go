@@ -7,6 +7,8 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
@@ -20,7 +22,7 @@ import (
 type child struct {
 	r       *run
 	node    *node
-	parent  *attempt          // the attempt that started it
+	parent  *attemptRun       // the attempt that started it
 	req     protocols.Message // the task.handoff or task.spawn it answers
 	taskRef string            // a handoff's task_id, as the sender gave it
 	inputs  map[string]any    // a spawn's inputs
@@ -43,7 +45,7 @@ type childResult struct {
 
 // newChild records a child task of parent; start starts it. The caller has
 // checked that it may start.
-func (r *run) newChild(parent *attempt, kind string, agent *spec.Agent, req protocols.Message, taskRef string, inputs, hctx map[string]any) (*child, error) {
+func (r *run) newChild(parent *attemptRun, kind string, agent *spec.Agent, req protocols.Message, taskRef string, inputs, hctx map[string]any) (*child, error) {
 	given := hctx
 	if kind == "spawn" {
 		given = inputs
@@ -126,12 +128,12 @@ func (c *child) attempts() childResult {
 		r := c.r
 		end := sched.End{Outputs: rep.outputs}
 		if f := rep.fail; f != nil {
-			end.Failed, end.Class, end.Reason = true, f.class, f.reason
-			end.Retriable = sched.Retriable(agent, f.class) || f.retry
+			end.Failed, end.Class, end.Reason = true, f.Class, f.Reason
+			end.Retriable = sched.Retriable(agent, f.Class) || f.Retry
 		}
 		step := r.childEnded(c.node, tries, end)
 		a := rep.att
-		events := []record.Event{{RunID: r.id, At: time.Now().UTC(), Type: record.EvAttemptEnded, Cue: c.node.id, Agent: agent.ID, Attempt: a.number,
+		events := []record.Event{{RunID: r.id, At: time.Now().UTC(), Type: record.EvAttemptEnded, Cue: c.node.id, Agent: agent.ID, Attempt: a.Number,
 			State: string(step.Attempt), Reason: end.Reason,
 			Data: record.AttemptEndedData{Class: end.Class, ExitCode: rep.exit, PID: rep.pid, Outputs: rep.outputs}}}
 		if rep.reply != nil {
@@ -161,12 +163,12 @@ func (c *child) attempt(number int) report {
 		{RunID: r.id, At: time.Now().UTC(), Type: record.EvAttemptStarted, Cue: n.id, Agent: n.agent.ID, Attempt: number, Data: record.AttemptStartedData{}},
 		{RunID: r.id, At: time.Now().UTC(), Type: record.EvCueState, Cue: n.id, State: string(record.CueWarning)},
 	}
-	if speaks(n.agent) {
-		a.warning = r.wire(protocols.New(protocols.CoordWarning{RunID: r.id, CueID: n.id, TargetAgents: []string{n.agent.ID}, Attempt: number}))
-		events = append(events, a.messageEvent("out", a.warning))
+	if driver.Speaks(n.agent) {
+		a.Msgs.Warning = driver.Encode(protocols.New(protocols.CoordWarning{RunID: r.id, CueID: n.id, TargetAgents: []string{n.agent.ID}, Attempt: number}))
+		events = append(events, a.messageEvent("out", a.Msgs.Warning))
 	}
 	if err := r.publish(context0, events...); err != nil {
-		return report{kind: repEnded, att: a, fail: failf("internal", "recording the attempt: %v", err)}
+		return report{kind: repEnded, att: a, fail: attempt.Failf("internal", "recording the attempt: %v", err)}
 	}
 	r.serveTask(n, a)
 	r.active.Add(1)
@@ -187,7 +189,7 @@ func (c *child) attempt(number int) report {
 // were given — with its own spawn inputs or handoff_context on top: on a
 // clash, what it was given itself wins. The handoff_context is also kept
 // apart, as it was sent.
-func (c *child) task(a *attempt) *Task {
+func (c *child) task(a *attemptRun) *attempt.Task {
 	inputs := map[string]any{}
 	for k, v := range c.parent.inputs {
 		inputs[k] = v
@@ -198,12 +200,12 @@ func (c *child) task(a *attempt) *Task {
 	for k, v := range c.hctx {
 		inputs[k] = v
 	}
-	tools := toolsOf(c.r.plan, a.agent.ID).At(c.node.depth)
+	tools := toolsOf(c.r.plan, a.Agent.ID).At(c.node.depth)
 	if tools == nil {
 		tools = []string{}
 	}
 	n := c.node
-	return &Task{RunID: c.r.id, CueID: n.id, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools, HandoffContext: c.hctx,
+	return &attempt.Task{RunID: c.r.id, CueID: n.id, AgentID: a.Agent.ID, Attempt: a.Number, Inputs: inputs, Tools: tools, HandoffContext: c.hctx,
 		TaskID: n.id, ParentTaskID: n.parent.id, Depth: n.depth, Workspace: a.worktreePath()}
 }
 
@@ -218,14 +220,14 @@ func (c *child) tellParent(res childResult) {
 	} else {
 		msg = protocols.New(protocols.TaskAnnounce{TaskID: c.node.id, Agent: c.node.agent.ID, Status: string(res.status), Outputs: res.outputs, Reason: res.reason})
 	}
-	if f := p.proc.send(p, msg); f != nil {
-		p.note("could not tell %s that task %s ended (%s): %s", p.agent.ID, c.node.id, res.status, f.reason)
+	if f := p.answer(msg); f != nil {
+		p.Note("could not tell %s that task %s ended (%s): %s", p.Agent.ID, c.node.id, res.status, f.Reason)
 	}
 }
 
 // endChildren stops the attempt's children still running and waits for them:
 // no child outlives its parent.
-func (a *attempt) endChildren(why string) {
+func (a *attemptRun) endChildren(why string) {
 	a.mu.Lock()
 	kids := make([]*child, 0, len(a.kids))
 	for c := range a.kids {
@@ -242,19 +244,19 @@ func (a *attempt) endChildren(why string) {
 
 // childPhases takes a child's attempt through WARNING and STANDBY and into
 // GO at once, recording each step itself (no loop decides them).
-func (a *attempt) childPhases(d driver) (map[string]any, *failure) {
+func (a *attemptRun) childPhases(d driver.Driver) (map[string]any, *attempt.Failure) {
 	r, id := a.r, a.node.id
 	if !a.trivial {
-		if f := d.warning(a); f != nil {
+		if f := d.Warning(a.Attempt); f != nil {
 			return nil, f
 		}
 		events := a.replyEvents(record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvCueState, Cue: id, State: string(record.CueStandby)})
-		if speaks(a.agent) {
-			a.standbyMsg = r.wire(protocols.New(protocols.CoordStandby{RunID: r.id, CueID: id, TargetAgents: []string{a.agent.ID}}))
-			events = append(events, a.messageEvent("out", a.standbyMsg))
+		if driver.Speaks(a.Agent) {
+			a.Msgs.Standby = driver.Encode(protocols.New(protocols.CoordStandby{RunID: r.id, CueID: id, TargetAgents: []string{a.Agent.ID}}))
+			events = append(events, a.messageEvent("out", a.Msgs.Standby))
 		}
 		_ = r.publish(context0, events...)
-		if f := d.standby(a); f != nil {
+		if f := d.Standby(a.Attempt); f != nil {
 			return nil, f
 		}
 	}
@@ -263,8 +265,8 @@ func (a *attempt) childPhases(d driver) (map[string]any, *failure) {
 }
 
 // replyEvents is ev preceded by the record of the agent's last answer, if any.
-func (a *attempt) replyEvents(ev record.Event) []record.Event {
-	if m := a.takeReply(); m != nil {
+func (a *attemptRun) replyEvents(ev record.Event) []record.Event {
+	if m := a.Msgs.TakeReply(); m != nil {
 		return []record.Event{a.messageEvent("in", m), ev}
 	}
 	return []record.Event{ev}

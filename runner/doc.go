@@ -10,15 +10,18 @@
 //   - run (run.go, schedule.go, handle.go): the loop goroutine; its fields
 //     are grouped by concern (scheduling, recording, agents, requests),
 //     each group saying which goroutines touch it.
-//   - attempt (attempt.go) and its driver: one agent's attempt at one cue,
-//     on its own goroutine. It sees its run only through host (host.go).
-//     Each protocol is a driver in a file of its own that registers it
-//     (drivers.go; plain.go for protocol none, jsonl.go): adding one
-//     touches neither the core nor the loop. Processes are started and
-//     swept through runner/proc.
+//   - attemptRun (attempt.go) and its driver: one agent's attempt at one
+//     cue, on its own goroutine. It sees its run only through host
+//     (host.go). Its driver (runner/driver: one file per protocol, which
+//     registers it; adding one touches neither the core nor the loop) sees
+//     the attempt as a driver.Attempt and the run's services through
+//     driver.Host, which the attempt implements (attempt_host.go).
+//     Processes are started and swept through runner/proc.
 //   - the hub (hub.go, messages.go, tree.go, child.go, questions.go,
 //     requests.go): agents' requests during GO (blackboard, memory,
-//     messages, handoffs, questions), served on the attempts' goroutines.
+//     messages, handoffs, questions), served on the attempts' goroutines,
+//     or typed, without a wire message (call.go: attemptRun.Call, on the
+//     caller's), one request of an attempt at a time.
 //     What the core decides (a child task, who a question goes to, a
 //     sibling, credits) the hub asks the loop with a typed request
 //     (requests.go); the loop decides, records, and replies, and the hub

@@ -5,6 +5,8 @@ package runner
 import (
 	"testing"
 
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -13,19 +15,18 @@ import (
 // and completes with the task's inputs as outputs.
 type echoDriver struct{ warned, stood bool }
 
-func (d *echoDriver) warning(*attempt) *failure { d.warned = true; return nil }
-func (d *echoDriver) standby(*attempt) *failure { d.stood = true; return nil }
-func (d *echoDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
+func (d *echoDriver) Warning(*driver.Attempt) *attempt.Failure { d.warned = true; return nil }
+func (d *echoDriver) Standby(*driver.Attempt) *attempt.Failure { d.stood = true; return nil }
+func (d *echoDriver) Work(a *driver.Attempt, t *attempt.Task) (map[string]any, *attempt.Failure) {
 	if !d.warned || !d.stood {
-		return nil, failf("failed", "GO before WARNING and STANDBY")
+		return nil, attempt.Failf("failed", "GO before WARNING and STANDBY")
 	}
 	return map[string]any{"echo": t.Inputs["word"]}, nil
 }
-func (d *echoDriver) close(*attempt) (int, *int) { return 0, nil }
+func (d *echoDriver) Close(*driver.Attempt) (int, *int) { return 0, nil }
 
 func TestAProtocolIsADriver(t *testing.T) {
-	registerDriver("test-echo", driverKind{new: func() driver { return &echoDriver{} }})
-	defer delete(drivers, "test-echo")
+	driver.Register("test-echo", driver.Kind{New: func() driver.Driver { return &echoDriver{} }})
 	p, _ := project(t, map[string]string{
 		"cuelist.yaml": agentsHead + `  inputs: {word: hello}
   cues:

@@ -22,7 +22,7 @@ func (c *child) exportToCue(outputs map[string]any) {
 	for root.child != nil {
 		root = root.child.parent
 	}
-	if !root.cue.AcceptChildExports || len(outputs) == 0 {
+	if !root.Cue.AcceptChildExports || len(outputs) == 0 {
 		return
 	}
 	root.mu.Lock()
@@ -35,7 +35,7 @@ func (c *child) exportToCue(outputs map[string]any) {
 // children in the order they completed, a later one winning a clash between
 // them, then the agent's own outputs, which win over any child's. A child's
 // value lost to a different own value is noted as a warning.
-func (a *attempt) withChildExports(own map[string]any) map[string]any {
+func (a *attemptRun) withChildExports(own map[string]any) map[string]any {
 	a.mu.Lock()
 	exports := a.exports
 	a.exports = nil
@@ -59,8 +59,8 @@ func (a *attempt) withChildExports(own map[string]any) map[string]any {
 	}
 	sort.Strings(clashes)
 	for _, k := range clashes {
-		a.note("warning: child task %s exports %q, which %s's own outputs hold with another value: cue %s keeps its own",
-			from[k], k, a.agent.ID, a.cue.ID)
+		a.Note("warning: child task %s exports %q, which %s's own outputs hold with another value: cue %s keeps its own",
+			from[k], k, a.Agent.ID, a.Cue.ID)
 	}
 	return merged
 }

@@ -20,7 +20,7 @@ import (
 func (r *run) expand(d sched.Decision) {
 	c := r.core.Cue(d.Cue)
 	for range d.Items {
-		r.atts = append(r.atts, make([]*attempt, len(c.Agents)))
+		r.atts = append(r.atts, make([]*attemptRun, len(c.Agents)))
 	}
 }
 

@@ -7,9 +7,9 @@ import (
 	"hash/maphash"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
@@ -86,16 +86,16 @@ func (r *run) loopGuard() loopLimits {
 // blackboard read or watch) and gives the loop guard's verdict: stop is
 // true when the guard answered it instead (the request is recorded here,
 // as nothing else will) or failed the attempt (f).
-func (r *run) guardRequest(a *attempt, ap *agentProcess, wm *wireMessage) (stop bool, f *failure) {
-	n := a.guard.add(wm.msg)
+func (r *run) guardRequest(a *attemptRun, peer driver.Peer, wm *driver.Wire) (stop bool, f *attempt.Failure) {
+	n := a.guard.add(wm.Msg)
 	if r.loopGuard().blocks(n) {
-		if err := a.recordMessage("in", wm.msg, wm.raw); err != nil {
-			return true, notRecorded(wm.msg, err)
+		if f := a.Record("in", wm); f != nil {
+			return true, f
 		}
-		_, f := a.loopVerdict(ap, wm.msg, n)
+		_, f := a.loopVerdict(peer, wm.Msg, n)
 		return true, f
 	}
-	_, f = a.loopVerdict(ap, wm.msg, n)
+	_, f = a.loopVerdict(peer, wm.Msg, n)
 	return f != nil, f
 }
 
@@ -106,41 +106,27 @@ func (r *run) guardRequest(a *attempt, ap *agentProcess, wm *wireMessage) (stop 
 // with a protocol.error telling the agent to try another way (blocked is
 // true), and the agent goes on; at loop_fail the attempt fails as
 // loop_detected.
-func (a *attempt) loopVerdict(ap *agentProcess, msg protocols.Message, n int) (blocked bool, f *failure) {
+func (a *attemptRun) loopVerdict(peer driver.Peer, msg protocols.Message, n int) (blocked bool, f *attempt.Failure) {
 	l := a.r.loopGuard()
 	if !l.speaks(n) {
 		return false, nil
 	}
 	warn, block, fail := l.warn, l.block, l.fail
-	ev := record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvGuard, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number}
+	ev := record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvGuard, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number}
 	switch {
 	case n >= fail:
-		ev.Reason = fmt.Sprintf("loop detected: %s sent the same %s %d times (loop_fail %d)", a.agent.ID, msg.Type, n, fail)
+		ev.Reason = fmt.Sprintf("loop detected: %s sent the same %s %d times (loop_fail %d)", a.Agent.ID, msg.Type, n, fail)
 		_ = a.r.publish(context.Background(), ev)
-		return true, failf("loop_detected", "%s", ev.Reason)
+		return true, attempt.Failf("loop_detected", "%s", ev.Reason)
 	case n >= block:
-		ev.Reason = fmt.Sprintf("loop blocked: %s sent the same %s %d times (blocked from %d, the attempt fails at %d)", a.agent.ID, msg.Type, n, block, fail)
+		ev.Reason = fmt.Sprintf("loop blocked: %s sent the same %s %d times (blocked from %d, the attempt fails at %d)", a.Agent.ID, msg.Type, n, block, fail)
 		_ = a.r.publish(context.Background(), ev)
 		reason := fmt.Sprintf("loop_blocked: you sent the same %s %d times; try a different approach", msg.Type, n)
-		return true, ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: reason}))
+		return true, peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: reason}))
 	}
-	ev.Reason = fmt.Sprintf("possible loop: %s sent the same %s %d times (warned from %d, blocked from %d)", a.agent.ID, msg.Type, n, warn, block)
+	ev.Reason = fmt.Sprintf("possible loop: %s sent the same %s %d times (warned from %d, blocked from %d)", a.Agent.ID, msg.Type, n, warn, block)
 	_ = a.r.publish(context.Background(), ev)
-	return false, ap.send(a, protocols.Reply(msg, protocols.GuardWarning{Reason: ev.Reason, Count: n}))
-}
-
-// rateLimited says which requests count against an agent's message rate:
-// those that reach another agent or the person (an agent's state, reported
-// with status.report, is an event each). Blackboard and memory requests are
-// storage; a flood of them is slowed by the store itself.
-func rateLimited(t string) bool {
-	switch t {
-	case protocols.TypeMessageSend, protocols.TypeMessageUser, protocols.TypeDiscoveryReport, protocols.TypeQuestionAsk,
-		protocols.TypeStatusReport, protocols.TypeStatusUpdate, protocols.TypeStatusUsage, protocols.TypeEscalationConflict,
-		protocols.TypeEscalationError:
-		return true
-	}
-	return false
+	return false, peer.Send(protocols.Reply(msg, protocols.GuardWarning{Reason: ev.Reason, Count: n}))
 }
 
 func (r *run) messageRate() int {
@@ -148,39 +134,4 @@ func (r *run) messageRate() int {
 		return n
 	}
 	return DefaultMessageRate
-}
-
-// throttle holds an agent's reader back while the agent sends messages
-// faster than its rate: its stdout pipe fills and it waits, so a flood costs
-// orch no memory. The agent is told (guard.warning) at most once a second.
-// It runs on the process's reader goroutine.
-func (ap *agentProcess) throttle(msg protocols.Message) {
-	if !rateLimited(msg.Type) {
-		return
-	}
-	if ap.limiter == nil {
-		n := ap.r.messageRate()
-		ap.limiter = rate.NewLimiter(rate.Limit(n), n)
-	}
-	delay := ap.limiter.Reserve().Delay()
-	if delay <= 0 {
-		return
-	}
-	ap.throttled++
-	if time.Since(ap.warnedAt) >= time.Second {
-		ap.warnedAt = time.Now()
-		ap.mu.Lock()
-		a := ap.attemptFor(msg)
-		ap.mu.Unlock()
-		reason := fmt.Sprintf("%s sends more than %d messages a second: throttled (%d messages held back so far)",
-			ap.agent.ID, ap.r.messageRate(), ap.throttled)
-		ev := record.Event{RunID: ap.r.id, At: time.Now().UTC(), Type: record.EvGuard, Agent: ap.agent.ID, Reason: reason}
-		if a != nil {
-			ev.Cue, ev.Attempt = a.cue.ID, a.number
-		}
-		_ = ap.r.publish(context.Background(), ev)
-		warning := protocols.New(protocols.GuardWarning{Reason: reason, Count: ap.throttled})
-		go func() { _ = ap.send(a, warning) }() // never on the reader: the agent may not be reading its stdin
-	}
-	time.Sleep(delay)
 }

@@ -2,9 +2,10 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"time"
 
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
@@ -20,11 +21,11 @@ const (
 
 type report struct {
 	kind    reportKind
-	att     *attempt
+	att     *attemptRun
 	pos     int // repApproval: the cue's plan position
 	ok      bool
-	reply   *wireMessage // the agent's answer this report is about, recorded by the loop
-	fail    *failure     // repEnded: nil on success
+	reply   *driver.Wire     // the agent's answer this report is about, recorded by the loop
+	fail    *attempt.Failure // repEnded: nil on success
 	outputs map[string]any
 	pid     int
 	exit    *int
@@ -33,19 +34,6 @@ type report struct {
 	merge  *merge
 	merged sched.MergeReport
 	text   string
-}
-
-// failure is a classified reason an attempt did not complete.
-type failure struct {
-	class  string // exit:N, timeout, malfunction, signal, contract, failed, stopped, start
-	reason string
-	retry  bool // the agent said the failure is retriable (task.failed retriable)
-}
-
-func (f *failure) Error() string { return f.reason }
-
-func failf(class, format string, args ...any) *failure {
-	return &failure{class: class, reason: fmt.Sprintf(format, args...)}
 }
 
 // handle applies one report to the run's state.
@@ -72,18 +60,18 @@ func (r *run) handle(ctx context.Context, rep report) {
 	}
 	switch rep.kind {
 	case repWarned:
-		r.core.Warned(a.pos, a.slot, a.number)
+		r.core.Warned(a.pos, a.slot, a.Number)
 	case repReady:
-		r.core.Ready(a.pos, a.slot, a.number)
+		r.core.Ready(a.pos, a.slot, a.Number)
 	case repEnded:
 		r.running--
 		r.atts[a.pos][a.slot] = nil
 		end := sched.End{Outputs: rep.outputs}
 		if f := rep.fail; f != nil {
-			end.Failed, end.Class, end.Reason = true, f.class, f.reason
-			end.Retriable = sched.Retriable(a.agent, f.class) || f.retry
+			end.Failed, end.Class, end.Reason = true, f.Class, f.Reason
+			end.Retriable = sched.Retriable(a.Agent, f.Class) || f.Retry
 		}
-		r.core.Ended(time.Now(), a.pos, a.slot, a.number, end)
+		r.core.Ended(time.Now(), a.pos, a.slot, a.Number, end)
 	}
 	r.apply(ctx, &rep)
 }

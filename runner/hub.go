@@ -7,6 +7,8 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -20,16 +22,16 @@ import (
 // Every request is stored before it is acted on: most are recorded here
 // first; a blackboard.write by the event of its write, a blackboard.read
 // together with its answer (one commit each, as the store's figures need).
-func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
-	msg := wm.msg
+func (r *run) serve(a *attemptRun, peer driver.Peer, wm *driver.Wire, more func() *driver.Wire) *attempt.Failure {
+	msg := wm.Msg
 	if a.allows("blackboard") {
 		switch b := msg.Body.(type) {
 		case protocols.BlackboardWrite:
-			return r.serveWrites(a, ap, wm)
+			return r.serveWrites(a, peer, wm, more)
 		case protocols.BlackboardRead:
-			return r.read(a, ap, wm, b)
+			return r.read(a, peer, wm, b)
 		case protocols.BlackboardWatch:
-			return r.watchBoard(a, ap, wm, b)
+			return r.watchBoard(a, peer, wm, b)
 		}
 	}
 	in := a.messageEvent("in", withheld(wm))
@@ -42,7 +44,7 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 	if err := r.publish(context0, events...); err != nil {
 		return notRecorded(msg, err)
 	}
-	if blocked, f := a.loopVerdict(ap, msg, repeats); blocked || f != nil {
+	if blocked, f := a.loopVerdict(peer, msg, repeats); blocked || f != nil {
 		return f
 	}
 	if forPerson {
@@ -51,23 +53,23 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		}
 		return nil
 	}
-	refuse := func(format string, args ...any) *failure {
-		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: fmt.Sprintf(format, args...)}))
+	refuse := func(format string, args ...any) *attempt.Failure {
+		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: fmt.Sprintf(format, args...)}))
 	}
 	switch b := msg.Body.(type) {
 	case protocols.BlackboardWrite, protocols.BlackboardRead, protocols.BlackboardWatch:
 		return refuse("%s: %s", msg.Type, a.denied("blackboard"))
 	case protocols.TaskHandoff:
-		return r.handoff(a, ap, msg, b)
+		return r.handoff(a, peer, msg, b)
 	case protocols.TaskSpawn:
-		return r.spawn(a, ap, msg, b)
+		return r.spawn(a, peer, msg, b)
 	case protocols.QuestionAsk:
 		return r.ask(a, msg, b)
 	case protocols.QuestionAnswer: // an answer to a question that closed meanwhile
-		a.note("%s answered question %s after it closed; the answer is not used", a.agent.ID, b.QuestionID)
+		a.Note("%s answered question %s after it closed; the answer is not used", a.Agent.ID, b.QuestionID)
 		return nil
 	case protocols.MessageSend:
-		return r.sendMessage(a, ap, msg, b)
+		return r.sendMessage(a, peer, msg, b)
 	case protocols.DiscoveryReport: // for a parent agent at work (forPerson took the rest)
 		r.discovery(a, b)
 		return nil
@@ -75,11 +77,11 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		if !a.allows("memory") {
 			return refuse("memory.write: %s", a.denied("memory"))
 		}
-		item := record.MemoryItem{Key: b.Key, Text: b.Text, Tags: b.Tags, Agent: a.agent.ID, RunID: r.id, At: time.Now().UTC()}
+		item := record.MemoryItem{Key: b.Key, Text: b.Text, Tags: b.Tags, Agent: a.Agent.ID, RunID: r.id, At: time.Now().UTC()}
 		if err := r.rec.MemoryWrite(context0, item); err != nil {
 			return refuse("memory.write failed: %v", err)
 		}
-		return ap.send(a, protocols.Reply(msg, protocols.MemoryAck{Key: b.Key}))
+		return peer.Send(protocols.Reply(msg, protocols.MemoryAck{Key: b.Key}))
 	case protocols.MemoryDelete:
 		if !a.allows("memory") {
 			return refuse("memory.delete: %s", a.denied("memory"))
@@ -87,25 +89,25 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 		if _, err := r.rec.MemoryDelete(context0, r.id, b.Key); err != nil {
 			return refuse("memory.delete failed: %v", err)
 		}
-		return ap.send(a, protocols.Reply(msg, protocols.MemoryAck{Key: b.Key}))
+		return peer.Send(protocols.Reply(msg, protocols.MemoryAck{Key: b.Key}))
 	case protocols.MemorySearch:
 		if !a.allows("memory") {
 			return refuse("memory.search: %s", a.denied("memory"))
 		}
-		return r.searchMemory(a, ap, msg, b)
+		return r.searchMemory(a, peer, msg, b)
 	case protocols.StatusUsage:
 		a.r.addUsage(a, record.Usage{Credits: b.Credits, CostUSD: b.CostUSD, InputTokens: b.InputTokens, OutputTokens: b.OutputTokens})
 		return nil
 	case protocols.StatusReport:
-		return r.report(a, ap, msg, AgentStatus{State: b.State, Progress: b.Progress, Detail: b.Detail})
+		return r.report(a, peer, msg, AgentStatus{State: b.State, Progress: b.Progress, Detail: b.Detail})
 	case protocols.StatusUpdate:
-		return r.report(a, ap, msg, AgentStatus{State: b.State, Detail: b.Detail})
+		return r.report(a, peer, msg, AgentStatus{State: b.State, Detail: b.Detail})
 	case protocols.AgentsList:
-		return r.listAgents(a, ap, msg)
+		return r.listAgents(a, peer, msg)
 	case protocols.BroadcastSend:
-		return r.broadcast(a, ap, msg, b)
+		return r.broadcast(a, peer, msg, b)
 	case protocols.NotifyMode:
-		return r.setNotifyMode(a, ap, msg, b)
+		return r.setNotifyMode(a, peer, msg, b)
 	}
 	ch, err := protocols.Route(msg.Type)
 	switch {
@@ -121,73 +123,78 @@ func (r *run) serve(a *attempt, ap *agentProcess, wm *wireMessage) *failure {
 
 // notRecorded ends an attempt whose agent's message could not be stored:
 // it is not acted on, and the run ends with the recorder's error.
-func notRecorded(msg protocols.Message, err error) *failure {
-	return failf("internal", "%s could not be recorded: %v", msg.Type, err)
+func notRecorded(msg protocols.Message, err error) *attempt.Failure {
+	return attempt.Failf("internal", "%s could not be recorded: %v", msg.Type, err)
 }
 
 // allows reports whether the agent's effective tools at its depth include tool.
-func (a *attempt) allows(tool string) bool {
-	return toolsOf(a.r.plan, a.agent.ID).Allows(tool, a.node.depth)
+func (a *attemptRun) allows(tool string) bool {
+	return toolsOf(a.r.plan, a.Agent.ID).Allows(tool, a.node.depth)
 }
 
-func (a *attempt) denied(tool string) string {
-	if why, ok := planner.NotOffered(a.r.plan, a.agent)[tool]; ok {
-		return fmt.Sprintf("%q is not offered to agent %s: %s", tool, a.agent.ID, why)
+func (a *attemptRun) denied(tool string) string {
+	if why, ok := planner.NotOffered(a.r.plan, a.Agent)[tool]; ok {
+		return fmt.Sprintf("%q is not offered to agent %s: %s", tool, a.Agent.ID, why)
 	}
 	return fmt.Sprintf("agent %s may not use %q at handoff depth %d (its effective tools: %v)",
-		a.agent.ID, tool, a.node.depth, toolsOf(a.r.plan, a.agent.ID).At(a.node.depth))
+		a.Agent.ID, tool, a.node.depth, toolsOf(a.r.plan, a.Agent.ID).At(a.node.depth))
 }
 
 // serveWrites stores a blackboard.write together with the writes queued
-// right behind it, in as few transactions as the store can (an agent may
-// send thousands a second), then acknowledges each in order. A request of
-// another kind found behind them waits in a.held for the exchange.
-func (r *run) serveWrites(a *attempt, ap *agentProcess, first *wireMessage) *failure {
-	if n := a.guard.add(first.msg); r.loopGuard().speaks(n) {
-		return r.serveRepeat(a, ap, first, n)
+// right behind it (more), in as few transactions as the store can (an
+// agent may send thousands a second), then acknowledges each in order. A
+// request of another kind found behind them is served next.
+func (r *run) serveWrites(a *attemptRun, peer driver.Peer, first *driver.Wire, more func() *driver.Wire) *attempt.Failure {
+	if n := a.guard.add(first.Msg); r.loopGuard().speaks(n) {
+		return r.serveRepeat(a, peer, first, n)
 	}
-	batch := []protocols.Message{first.msg}
-	var repeat *wireMessage // a write the loop guard has a word about: after the batch, in order
+	batch := []protocols.Message{first.Msg}
+	var held *driver.Wire   // a request of another kind, taken out of the queue: served after the batch
+	var repeat *driver.Wire // a write the loop guard has a word about: after the batch, in order
 	var repeats int
-drain:
-	for len(batch) < requestBuffer {
-		select {
-		case m := <-a.requests:
-			if m.msg.Type != protocols.TypeBlackboardWrite {
-				a.held = m
-				break drain
-			}
-			if n := a.guard.add(m.msg); r.loopGuard().speaks(n) {
-				repeat, repeats = m, n
-				break drain
-			}
-			batch = append(batch, m.msg)
-		default:
-			break drain
+	for more != nil && len(batch) < driver.RequestQueue {
+		m := more()
+		if m == nil {
+			break
 		}
+		if m.Msg.Type != protocols.TypeBlackboardWrite {
+			held = m
+			break
+		}
+		if n := a.guard.add(m.Msg); r.loopGuard().speaks(n) {
+			repeat, repeats = m, n
+			break
+		}
+		batch = append(batch, m.Msg)
 	}
-	if f := r.writeBatch(a, ap, batch); f != nil || repeat == nil || a.halted() {
+	if f := r.writeBatch(a, peer, batch); f != nil {
 		return f
 	}
-	return r.serveRepeat(a, ap, repeat, repeats)
+	if held != nil {
+		return r.serve(a, peer, held, more)
+	}
+	if repeat == nil || a.halted() {
+		return nil
+	}
+	return r.serveRepeat(a, peer, repeat, repeats)
 }
 
 // serveRepeat serves a blackboard.write the loop guard speaks about: its
 // verdict first, then, unless it blocks the write, the write alone.
-func (r *run) serveRepeat(a *attempt, ap *agentProcess, wm *wireMessage, n int) *failure {
+func (r *run) serveRepeat(a *attemptRun, peer driver.Peer, wm *driver.Wire, n int) *attempt.Failure {
 	if r.loopGuard().blocks(n) { // not written: recorded here, with the guard's answer
-		if err := a.recordMessage("in", wm.msg, wm.raw); err != nil {
-			return notRecorded(wm.msg, err)
+		if f := a.Record("in", wm); f != nil {
+			return f
 		}
 	}
-	if blocked, f := a.loopVerdict(ap, wm.msg, n); blocked || f != nil {
+	if blocked, f := a.loopVerdict(peer, wm.Msg, n); blocked || f != nil {
 		return f
 	}
-	return r.writeBatch(a, ap, []protocols.Message{wm.msg})
+	return r.writeBatch(a, peer, []protocols.Message{wm.Msg})
 }
 
 // writeBatch stores the writes of batch and acknowledges each in order.
-func (r *run) writeBatch(a *attempt, ap *agentProcess, batch []protocols.Message) *failure {
+func (r *run) writeBatch(a *attemptRun, peer driver.Peer, batch []protocols.Message) *attempt.Failure {
 	first := batch[0]
 	puts := make([]record.BlackboardPut, 0, len(batch))
 	replies := make([]protocols.Message, len(batch))
@@ -202,8 +209,8 @@ func (r *run) writeBatch(a *attempt, ap *agentProcess, batch []protocols.Message
 			replies[i] = protocols.Reply(m, protocols.ProtocolError{Reason: "blackboard.write: the key is empty"})
 			continue
 		}
-		puts = append(puts, record.BlackboardPut{Key: b.Key, Value: json.RawMessage(raw), Author: a.agent.ID,
-			Cue: a.cue.ID, Attempt: a.number, MessageID: m.ID, IfVersion: b.ExpectedVersion})
+		puts = append(puts, record.BlackboardPut{Key: b.Key, Value: json.RawMessage(raw), Author: a.Agent.ID,
+			Cue: a.Cue.ID, Attempt: a.Number, MessageID: m.ID, IfVersion: b.ExpectedVersion})
 	}
 	written, err := r.writeBoard(context0, puts)
 	if err != nil { // the run ends with the error: nothing more is answered
@@ -233,7 +240,7 @@ func (r *run) writeBatch(a *attempt, ap *agentProcess, batch []protocols.Message
 		if a.halted() { // the exchange tells the agent why; the rest is moot
 			return nil
 		}
-		if f := ap.write(m); f != nil {
+		if f := peer.Write(m); f != nil {
 			return f
 		}
 	}
@@ -242,14 +249,14 @@ func (r *run) writeBatch(a *attempt, ap *agentProcess, batch []protocols.Message
 
 // read answers a blackboard.read; the request and its answer are stored in
 // one commit before the answer goes out.
-func (r *run) read(a *attempt, ap *agentProcess, wm *wireMessage, b protocols.BlackboardRead) *failure {
-	if stop, f := r.guardRequest(a, ap, wm); stop {
+func (r *run) read(a *attemptRun, peer driver.Peer, wm *driver.Wire, b protocols.BlackboardRead) *attempt.Failure {
+	if stop, f := r.guardRequest(a, peer, wm); stop {
 		return f
 	}
 	var reply protocols.Message
 	e, ok, err := r.rec.BlackboardRead(context0, r.id, b.Key)
 	if err != nil {
-		reply = protocols.Reply(wm.msg, protocols.ProtocolError{Reason: "blackboard.read failed: " + err.Error()})
+		reply = protocols.Reply(wm.Msg, protocols.ProtocolError{Reason: "blackboard.read failed: " + err.Error()})
 	} else {
 		val := protocols.BlackboardValue{Key: b.Key, Found: ok}
 		if ok {
@@ -257,19 +264,19 @@ func (r *run) read(a *attempt, ap *agentProcess, wm *wireMessage, b protocols.Bl
 			_ = json.Unmarshal(e.Value, &v)
 			val.Value, val.Version, val.Author = v, e.Version, e.Author
 		}
-		reply = protocols.Reply(wm.msg, val)
+		reply = protocols.Reply(wm.Msg, val)
 	}
-	out := r.wire(reply)
+	out := driver.Encode(reply)
 	if err := r.publish(context0, a.messageEvent("in", wm), a.messageEvent("out", out)); err != nil {
-		return notRecorded(wm.msg, err)
+		return notRecorded(wm.Msg, err)
 	}
-	return ap.write(reply)
+	return peer.Write(reply)
 }
 
-func (r *run) searchMemory(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.MemorySearch) *failure {
+func (r *run) searchMemory(a *attemptRun, peer driver.Peer, msg protocols.Message, b protocols.MemorySearch) *attempt.Failure {
 	items, err := r.rec.MemorySearch(context0, b.Query, b.Limit)
 	if err != nil {
-		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: "memory.search failed: " + err.Error()}))
+		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: "memory.search failed: " + err.Error()}))
 	}
 	out := make([]map[string]any, 0, len(items))
 	for _, it := range items {
@@ -280,5 +287,5 @@ func (r *run) searchMemory(a *attempt, ap *agentProcess, msg protocols.Message, 
 		out = append(out, map[string]any{"key": it.Key, "text": it.Text, "tags": tags, "agent": it.Agent, "run_id": it.RunID,
 			"at": it.At.Format(time.RFC3339Nano), "version": it.Version, "author": it.Agent})
 	}
-	return ap.send(a, protocols.Reply(msg, protocols.MemoryResults{Items: out}))
+	return peer.Send(protocols.Reply(msg, protocols.MemoryResults{Items: out}))
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -10,22 +11,11 @@ import (
 // cues hold (EventFor records it) what holds it: escalation.conflict.
 func (r *run) tellConflict(dc sched.Decision, d record.ConflictData) {
 	for _, a := range r.atts[dc.Cue] {
-		if a != nil && speaks(a.agent) {
+		if a != nil && driver.Speaks(a.Agent) {
 			m := r.outbound(a, protocols.EscalationConflict{ConflictType: d.ConflictType, CuesInvolved: d.CuesInvolved,
 				AgentsInvolved: d.AgentsInvolved, ResourceInQuestion: d.ResourceInQuestion, ProposedResolution: d.ProposedResolution,
 				Winner: d.Winner, SuggestedWinner: d.SuggestedWinner, Reason: d.Reason})
-			r.then(func() { r.tell(a, m) })
+			r.then(func() { r.host.agents.Tell(a.Agent.ID, m.Msg) })
 		}
-	}
-}
-
-// tell writes an already recorded message to the attempt's agent, if it has
-// a live process; it is information, so a failure to write is not one.
-func (r *run) tell(a *attempt, m *wireMessage) {
-	r.procsMu.Lock()
-	ap := r.procs[a.agent.ID]
-	r.procsMu.Unlock()
-	if ap != nil && ap.healthy() {
-		go func() { _ = ap.write(m.msg) }()
 	}
 }

@@ -2,9 +2,12 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/redact"
 )
@@ -50,9 +53,9 @@ func (r *run) newLogCap() *logCap {
 
 func lineCost(l record.LogLine) int64 { return int64(len(l.Text)) + logRowCost }
 
-// add logs l, or keeps it for close.
-func (c *logCap) add(l record.LogLine) {
-	if len(l.Text) > MaxLine {
+// Add logs l, or keeps it for Close.
+func (c *logCap) Add(l record.LogLine) {
+	if len(l.Text) > attempt.MaxLine {
 		l.Text = cutLine(l.Text, c.mask)
 	}
 	cost := lineCost(l)
@@ -84,17 +87,17 @@ func (c *logCap) add(l record.LogLine) {
 	}
 }
 
-// close logs what was held back, after a line saying what was dropped. A
+// Close logs what was held back, after a line saying what was dropped. A
 // line that comes later (a jsonl agent's stderr, after its attempt ended)
-// is logged while the budget lasts, and dropped past it; the next close
+// is logged while the budget lasts, and dropped past it; the next Close
 // says so.
-func (c *logCap) close(note record.LogLine) {
+func (c *logCap) Close(note record.LogLine) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.droppedLines > 0 {
 		note.At = time.Now().UTC()
 		note.Text = fmt.Sprintf("… %s (%s) dropped: the log keeps the first and the last %s of each attempt (defaults.max_log %s)",
-			humanBytes(c.droppedBytes), plural(c.droppedLines, "line"), humanBytes(c.tail), humanBytes(c.head+c.tail))
+			record.HumanBytes(c.droppedBytes), record.Plural(c.droppedLines, "line"), record.HumanBytes(c.tail), record.HumanBytes(c.head+c.tail))
 		c.log(note)
 		c.droppedLines, c.droppedBytes = 0, 0
 	}
@@ -106,27 +109,16 @@ func (c *logCap) close(note record.LogLine) {
 	c.closed = true
 }
 
-// humanBytes writes n in B, KiB, MiB or GiB with one decimal.
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+// cutLine masks a line longer than MaxLine (lineWriter kept some more of
+// it), then cuts it at MaxLine: mask, then cut.
+func cutLine(text string, d *redact.Redactor) string {
+	text, cut := strings.CutSuffix(text, driver.CutMarker)
+	text = d.Text(text)
+	if len(text) > attempt.MaxLine {
+		text, cut = text[:attempt.MaxLine], true
 	}
-	return fmt.Sprintf("%d B", n)
-}
-
-// plural writes "1 line", "912,345 lines".
-func plural(n int64, what string) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
+	if cut {
+		text += driver.CutMarker
 	}
-	if n == 1 {
-		return s + " " + what
-	}
-	return s + " " + what + "s"
+	return text
 }

@@ -30,14 +30,14 @@ type merging struct {
 type merge struct {
 	id       int // the cue's plan position, or sched.ResultMerge
 	pos      int // the cue it is recorded at
-	att      *attempt
+	att      *attemptRun
 	tree     *mergeTree
 	sources  []sched.MergeSource
 	verify   []string
 	timeout  time.Duration // the verify command's
 	problem  *sched.MergeProblem
 	cancel   context.CancelFunc // ends the round running
-	resolver *attempt           // the resolver at work
+	resolver *attemptRun        // the resolver at work
 	question string             // the open question's id
 	// pending is the source whose merge stopped at a conflict (the rounds'
 	// goroutines, one after the other).
@@ -96,7 +96,7 @@ func (r *run) startMerge(ctx context.Context, c *planner.Cue, d sched.Decision) 
 		m.verify = policy.Verify
 	}
 	m.att = newAttempt(r.host, c, d.Cue, -1, mergeAgent, nil, d.Attempt, r.reports)
-	m.timeout = m.att.goTimeout()
+	m.timeout = m.att.Timeouts.Go
 	if r.merges == nil {
 		r.merges = map[int]*merge{}
 	}
@@ -146,9 +146,9 @@ func (r *run) handleMerge(ctx context.Context, rep report) {
 	case rep.kind == repMerge:
 		r.running--
 		rep.merge.cancel = nil
-		r.core.Merged(rep.merge.id, rep.merge.att.number, rep.merged)
+		r.core.Merged(rep.merge.id, rep.merge.att.Number, rep.merged)
 	case rep.kind == repMergeAnswer:
-		r.core.MergeAnswered(rep.merge.id, rep.merge.att.number, rep.text)
+		r.core.MergeAnswered(rep.merge.id, rep.merge.att.Number, rep.text)
 	default: // a resolver's attempt ended
 		a := rep.att
 		m := a.resolving
@@ -158,9 +158,9 @@ func (r *run) handleMerge(ctx context.Context, rep report) {
 		}
 		end := sched.End{Outputs: rep.outputs}
 		if f := rep.fail; f != nil {
-			end.Failed, end.Class, end.Reason = true, f.class, f.reason
+			end.Failed, end.Class, end.Reason = true, f.Class, f.Reason
 		}
-		r.core.ResolverEnded(m.id, a.pos, a.number, a.agent, end)
+		r.core.ResolverEnded(m.id, a.pos, a.Number, a.Agent, end)
 	}
 	r.apply(ctx, &rep)
 }
@@ -174,7 +174,7 @@ func (r *run) askMerge(c *planner.Cue, d sched.Decision) {
 	text := m.questionText(d.Problem)
 	q := r.tasks.AskPerson(time.Now(), m.att, r.questionTimeout())
 	m.question = q.ID
-	r.emit(record.Event{Type: record.EvQuestion, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.number,
+	r.emit(record.Event{Type: record.EvQuestion, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.Number,
 		Data: record.QuestionData{ID: q.ID, Question: text, Complexity: "deep", To: "person", Deadline: q.Deadline.UTC()}})
 	oq := &openQuestion{body: protocols.QuestionAsk{Question: text, Complexity: "deep"},
 		deliver: func(answer string) {
@@ -183,7 +183,7 @@ func (r *run) askMerge(c *planner.Cue, d sched.Decision) {
 			case <-r.loopDone:
 			}
 		},
-		expired: func(reason string) { r.core.MergeUnanswered(m.id, m.att.number, reason) }}
+		expired: func(reason string) { r.core.MergeUnanswered(m.id, m.att.Number, reason) }}
 	r.openQuestions[q.ID] = oq
 	r.then(func() { r.toPerson(oq, q, q.Deadline) })
 }
@@ -193,7 +193,7 @@ func (r *run) withdrawMergeQuestion(m *merge) {
 	a := m.att
 	for _, q := range r.tasks.Withdraw(a) {
 		r.closed(q)
-		r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: record.QuestionWithdrawn,
+		r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number, State: record.QuestionWithdrawn,
 			Reason: "the merge it was about ended", Data: record.AnswerData{ID: q.ID}})
 	}
 }
@@ -211,7 +211,7 @@ func (r *run) mergeEnded(d sched.Decision) {
 	case sched.AttemptCompleted:
 		outputs = map[string]any{"merge_branch": m.tree.branch, "merge_commit": d.Key}
 		data.Commit, data.Result = d.Key, m.result
-		r.emit(record.Event{Type: record.EvWorktree, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.number,
+		r.emit(record.Event{Type: record.EvWorktree, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.Number,
 			Data: record.WorktreeData{Branch: m.tree.branch, Base: m.sources[0].Commit, From: "merge of " + sourceTasks(m.sources), Path: m.tree.path, Commit: d.Key}})
 		if m.id == sched.ResultMerge {
 			r.resultBranch = m.result
@@ -224,10 +224,10 @@ func (r *run) mergeEnded(d sched.Decision) {
 	if m.tree != nil {
 		r.emit(m.event(state, d.Reason, data))
 	}
-	r.emit(record.Event{Type: record.EvAttemptEnded, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.number, State: string(d.AttemptState), Reason: d.Reason,
+	r.emit(record.Event{Type: record.EvAttemptEnded, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.Number, State: string(d.AttemptState), Reason: d.Reason,
 		Data: record.AttemptEndedData{Class: d.Class, Outputs: outputs}})
 	a := m.att
-	r.then(func() { a.logs.close(a.logLine("stderr", "")) })
+	r.then(func() { a.logs.Close(a.logLine("stderr", "")) })
 }
 
 // halt stops what the merge has at work: its round's git commands and
@@ -251,7 +251,7 @@ func (r *run) haltMerges(why string) {
 // event is an EvMerge of the merge's attempt, in state with reason.
 func (m *merge) event(state, reason string, data record.MergeData) record.Event {
 	data.Branch = m.tree.branch
-	return record.Event{RunID: m.att.r.id, At: time.Now().UTC(), Type: record.EvMerge, Cue: m.att.cue.ID, Agent: mergeAgent.ID, Attempt: m.att.number, State: state, Reason: reason, Data: data}
+	return record.Event{RunID: m.att.r.id, At: time.Now().UTC(), Type: record.EvMerge, Cue: m.att.Cue.ID, Agent: mergeAgent.ID, Attempt: m.att.Number, State: state, Reason: reason, Data: data}
 }
 
 // note records a step the round's goroutine took (not a decision: its

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -405,7 +406,7 @@ func hasMarker(path string) bool {
 	}
 	defer fh.Close()
 	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 64<<10), MaxLine)
+	sc.Buffer(make([]byte, 64<<10), attempt.MaxLine)
 	for sc.Scan() {
 		line := sc.Text()
 		for _, m := range []string{"<<<<<<<", ">>>>>>>"} {

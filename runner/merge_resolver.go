@@ -7,6 +7,8 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
@@ -36,8 +38,8 @@ func (r *run) startResolver(ctx context.Context, c *planner.Cue, d sched.Decisio
 	r.tasks.Serve(n.ref, a)
 	r.emit(record.Event{Type: record.EvAttemptStarted, Cue: c.ID, Agent: agent.ID, Attempt: d.Attempt, Data: record.AttemptStartedData{}})
 	r.emit(m.event(record.MergeResolving, fmt.Sprintf("resolver %s (attempt %d) works in %s", agent.ID, d.Attempt, m.tree.path), record.MergeData{Path: m.tree.path}))
-	if speaks(agent) {
-		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, TargetAgents: rc.Agents, Attempt: a.number})
+	if driver.Speaks(agent) {
+		a.Msgs.Warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, TargetAgents: rc.Agents, Attempt: a.Number})
 	}
 	m.resolver = a
 	r.then(func() {
@@ -50,26 +52,26 @@ func (r *run) startResolver(ctx context.Context, c *planner.Cue, d sched.Decisio
 // resolverPhases takes a resolver's attempt through WARNING and STANDBY
 // and into GO at once, recording its messages itself (no loop decides
 // them), as a child task's.
-func (a *attempt) resolverPhases(d driver) (map[string]any, *failure) {
+func (a *attemptRun) resolverPhases(d driver.Driver) (map[string]any, *attempt.Failure) {
 	r := a.r
 	if !a.trivial {
-		if f := d.warning(a); f != nil {
+		if f := d.Warning(a.Attempt); f != nil {
 			return nil, f
 		}
 		var events []record.Event
-		if m := a.takeReply(); m != nil {
+		if m := a.Msgs.TakeReply(); m != nil {
 			events = append(events, a.messageEvent("in", m))
 		}
-		if speaks(a.agent) {
-			a.standbyMsg = r.wire(protocols.New(protocols.CoordStandby{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents}))
-			events = append(events, a.messageEvent("out", a.standbyMsg))
+		if driver.Speaks(a.Agent) {
+			a.Msgs.Standby = driver.Encode(protocols.New(protocols.CoordStandby{RunID: r.id, CueID: a.Cue.ID, TargetAgents: a.Cue.Agents}))
+			events = append(events, a.messageEvent("out", a.Msgs.Standby))
 		}
 		_ = r.publish(context0, events...)
-		if f := d.standby(a); f != nil {
+		if f := d.Standby(a.Attempt); f != nil {
 			return nil, f
 		}
 	}
-	if m := a.takeReply(); m != nil {
+	if m := a.Msgs.TakeReply(); m != nil {
 		_ = r.publish(context0, a.messageEvent("in", m))
 	}
 	return a.work(d, a.resolveTask)
@@ -77,7 +79,7 @@ func (a *attempt) resolverPhases(d driver) (map[string]any, *failure) {
 
 // resolverTask is a resolver's GO task: the run's inputs and what it is to
 // resolve.
-func (m *merge) resolverTask(r *run, a *attempt, p *sched.MergeProblem) *Task {
+func (m *merge) resolverTask(r *run, a *attemptRun, p *sched.MergeProblem) *attempt.Task {
 	inputs := map[string]any{}
 	for k, v := range r.opts.Inputs {
 		inputs[k] = v
@@ -91,12 +93,12 @@ func (m *merge) resolverTask(r *run, a *attempt, p *sched.MergeProblem) *Task {
 		"verify": stringsAny(m.verify)}
 	inputs["merge_problem"], inputs["merge_reason"] = p.Kind, p.Reason
 	inputs["merge_files"], inputs["merge_output"] = strings.Join(p.Files, "\n"), p.Output
-	tools := toolsOf(r.plan, a.agent.ID).At(0)
+	tools := toolsOf(r.plan, a.Agent.ID).At(0)
 	if tools == nil {
 		tools = []string{}
 	}
-	return &Task{RunID: r.id, CueID: a.cue.ID, AgentID: a.agent.ID, Attempt: a.number, Inputs: inputs, Tools: tools,
-		TaskID: a.cue.ID, Workspace: m.tree.path}
+	return &attempt.Task{RunID: r.id, CueID: a.Cue.ID, AgentID: a.Agent.ID, Attempt: a.Number, Inputs: inputs, Tools: tools,
+		TaskID: a.Cue.ID, Workspace: m.tree.path}
 }
 
 // resolverPrompt says in words what a coding agent resolving the merge is

@@ -3,10 +3,12 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -22,22 +24,22 @@ const verifyTail = 40
 // problem holding the command's last lines.
 func (m *merge) runVerify(ctx context.Context, r *run) (*sched.MergeProblem, error) {
 	a := m.att
-	r.sweeper.Begin(a.token) // what carries its token is the verify command's, while it runs
-	defer r.sweeper.End(a.token)
+	r.sweeper.Begin(a.Token) // what carries its token is the verify command's, while it runs
+	defer r.sweeper.End(a.Token)
 	dir := (&workspace{path: m.tree.path}).dirFor(m.tree.w.repo, r.opts.ProjectRoot)
 	s, err := proc.NewStdio(false)
 	if err != nil {
 		return nil, err
 	}
 	tail := &lastLines{max: verifyTail}
-	writer := func(stream string) *lineWriter {
-		return &lineWriter{emit: func(line string) { a.log(stream, line); tail.add(line) }}
+	lines := func(stream string) func(io.Reader) {
+		return driver.Lines(func(line string) { a.Log(stream, line); tail.add(line) })
 	}
-	p, err := proc.Start(proc.Spec{Argv: m.verify, Dir: dir, Env: a.env(), Token: a.token, Stdio: s, Cgroup: r.sweeper.Cgroup(), Grace: r.grace})
+	p, err := proc.Start(proc.Spec{Argv: m.verify, Dir: dir, Env: a.Env(), Token: a.Token, Stdio: s, Cgroup: r.sweeper.Cgroup(), Grace: r.grace})
 	if err != nil {
 		return &sched.MergeProblem{Kind: "verify", Reason: fmt.Sprintf("the verify command %s could not start: %v", quoteArgv(m.verify), err)}, nil
 	}
-	p.ReadOutput(logLines(writer("stdout")), logLines(writer("stderr")))
+	p.ReadOutput(lines("stdout"), lines("stderr"))
 	timer := time.NewTimer(m.timeout)
 	defer timer.Stop()
 	why := ""
@@ -50,7 +52,7 @@ func (m *merge) runVerify(ctx context.Context, r *run) (*sched.MergeProblem, err
 		p.Terminate(r.grace)
 	}
 	<-p.Done()
-	a.sweep(p, "verify", why != "" || ctx.Err() != nil)
+	driver.Sweep(a.Attempt, p, "verify", why != "" || ctx.Err() != nil)
 	p.WaitOutput()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

@@ -10,6 +10,8 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
@@ -17,16 +19,16 @@ import (
 // handoff checks a task.handoff like a handoff spec (DESIGN §2.3) plus the
 // guardrails, and starts the receiver as a child; its handoff.result comes
 // when the child ends. A refusal is a handoff.result too: the sender goes on.
-func (r *run) handoff(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.TaskHandoff) *failure {
+func (r *run) handoff(a *attemptRun, peer driver.Peer, msg protocols.Message, b protocols.TaskHandoff) *attempt.Failure {
 	to := r.plan.Agents[b.ToAgent]
 	var problems []string
 	if !a.allows("handoff") {
 		problems = append(problems, a.denied("handoff"))
 	}
-	if b.FromAgent != "" && b.FromAgent != a.agent.ID {
-		problems = append(problems, fmt.Sprintf("from_agent is %q, but the sender is agent %s", b.FromAgent, a.agent.ID))
+	if b.FromAgent != "" && b.FromAgent != a.Agent.ID {
+		problems = append(problems, fmt.Sprintf("from_agent is %q, but the sender is agent %s", b.FromAgent, a.Agent.ID))
 	}
-	found := spec.HandoffProblems(a.agent, b.ToAgent, to, b.HandoffContext, r.root)
+	found := spec.HandoffProblems(a.Agent, b.ToAgent, to, b.HandoffContext, r.root)
 	notAllowed := slices.ContainsFunc(found, func(p spec.Problem) bool { return p.Code == "handoff-not-allowed" })
 	for _, p := range found {
 		if p.Code == "unknown-agent" && notAllowed {
@@ -39,12 +41,12 @@ func (r *run) handoff(a *attempt, ap *agentProcess, msg protocols.Message, b pro
 	}
 	if len(problems) > 0 {
 		reason := strings.Join(problems, "; ")
-		a.note("handoff from %s to %s refused: %s", a.agent.ID, b.ToAgent, reason)
-		return ap.send(a, protocols.Reply(msg, protocols.HandoffResult{TaskID: b.TaskID, Status: "refused", Reason: reason}))
+		a.Note("handoff from %s to %s refused: %s", a.Agent.ID, b.ToAgent, reason)
+		return peer.Send(protocols.Reply(msg, protocols.HandoffResult{TaskID: b.TaskID, Status: "refused", Reason: reason}))
 	}
 	c, err := r.newChild(a, "handoff", to, msg, b.TaskID, nil, b.HandoffContext)
 	if err != nil {
-		return ap.send(a, protocols.Reply(msg, protocols.HandoffResult{TaskID: b.TaskID, Status: "refused", Reason: "orch could not record the handoff: " + err.Error()}))
+		return peer.Send(protocols.Reply(msg, protocols.HandoffResult{TaskID: b.TaskID, Status: "refused", Reason: "orch could not record the handoff: " + err.Error()}))
 	}
 	c.start()
 	return nil
@@ -54,18 +56,18 @@ func (r *run) handoff(a *attempt, ap *agentProcess, msg protocols.Message, b pro
 // task.announce when the child ends. The receiver must be in the sender's
 // handoff_to (the one allowlist of whom an agent may give work to), and the
 // guardrails of handoffs apply. A refusal is a protocol.error with the reason.
-func (r *run) spawn(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.TaskSpawn) *failure {
+func (r *run) spawn(a *attemptRun, peer driver.Peer, msg protocols.Message, b protocols.TaskSpawn) *attempt.Failure {
 	to := r.plan.Agents[b.Agent]
 	var problems []string
 	if !a.allows("spawn") {
 		problems = append(problems, a.denied("spawn"))
 	}
-	if !slices.Contains(a.agent.HandoffTo, b.Agent) {
+	if !slices.Contains(a.Agent.HandoffTo, b.Agent) {
 		allowed := "it lists none"
-		if len(a.agent.HandoffTo) > 0 {
-			allowed = "it allows " + strings.Join(a.agent.HandoffTo, ", ")
+		if len(a.Agent.HandoffTo) > 0 {
+			allowed = "it allows " + strings.Join(a.Agent.HandoffTo, ", ")
 		}
-		problems = append(problems, fmt.Sprintf("agent %s may not spawn %s: not in its handoff_to (%s)", a.agent.ID, b.Agent, allowed))
+		problems = append(problems, fmt.Sprintf("agent %s may not spawn %s: not in its handoff_to (%s)", a.Agent.ID, b.Agent, allowed))
 	}
 	if to != nil {
 		var missing []string
@@ -82,15 +84,15 @@ func (r *run) spawn(a *attempt, ap *agentProcess, msg protocols.Message, b proto
 	}
 	if len(problems) > 0 {
 		reason := fmt.Sprintf("task.spawn of %s refused: %s", b.Agent, strings.Join(problems, "; "))
-		a.note("%s", reason)
-		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: reason}))
+		a.Note("%s", reason)
+		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: reason}))
 	}
 	c, err := r.newChild(a, "spawn", to, msg, "", b.Inputs, nil)
 	if err != nil {
-		return ap.send(a, protocols.Reply(msg, protocols.ProtocolError{Reason: "orch could not record the spawn: " + err.Error()}))
+		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: "orch could not record the spawn: " + err.Error()}))
 	}
 	// Accepted before the child starts: its announcement can never overtake it.
-	f := ap.send(a, protocols.Reply(msg, protocols.SpawnAccepted{TaskID: c.node.id}))
+	f := peer.Send(protocols.Reply(msg, protocols.SpawnAccepted{TaskID: c.node.id}))
 	c.start()
 	return f
 }
@@ -118,9 +120,9 @@ func (r *run) chainProblems(n *node, to *spec.Agent, what string) []string {
 // (REQ-COM-008), told first that it routed it — an agent in GO by a
 // message.notice, the person (above every cue) in the run's log. A private
 // message's notices have no body.
-func (r *run) sendMessage(a *attempt, ap *agentProcess, msg protocols.Message, b protocols.MessageSend) *failure {
-	failed := func(why string) *failure {
-		return ap.send(a, protocols.Reply(msg, protocols.DeliveryFailed{Reason: why}))
+func (r *run) sendMessage(a *attemptRun, peer driver.Peer, msg protocols.Message, b protocols.MessageSend) *attempt.Failure {
+	failed := func(why string) *attempt.Failure {
+		return peer.Send(protocols.Reply(msg, protocols.DeliveryFailed{Reason: why}))
 	}
 	rt := r.routeOf(a.node, b.To)
 	if rt.att == nil {
@@ -134,23 +136,23 @@ func (r *run) sendMessage(a *attempt, ap *agentProcess, msg protocols.Message, b
 	if !rt.sibling && rt.via != a.node && rt.via != n { // someone stands between them
 		r.notifyRouter(a, rt.via, n, shown, b.Private)
 	}
-	in := protocols.New(protocols.MessageReceived{CueID: n.id, From: a.agent.ID, FromTask: a.node.id, Body: b.Body, Private: b.Private})
-	if f := to.proc.send(to, in); f != nil {
-		return failed(fmt.Sprintf("%s could not take it: %s", n.agent.ID, f.reason))
+	in := protocols.New(protocols.MessageReceived{CueID: n.id, From: a.Agent.ID, FromTask: a.node.id, Body: b.Body, Private: b.Private})
+	if f := to.peer.Send(in); f != nil {
+		return failed(fmt.Sprintf("%s could not take it: %s", n.agent.ID, f.Reason))
 	}
 	if rt.sibling {
 		r.notifyParentOf(a, protocols.TypeMessageSend, n, shown, b.Private)
 	}
-	return ap.send(a, protocols.Reply(msg, protocols.MessageSent{To: b.To}))
+	return peer.Send(protocols.Reply(msg, protocols.MessageSent{To: b.To}))
 }
 
 // notifyRouter tells the nearest common ancestor of a message's sender and
 // recipient that the message went through it: a message.notice to its agent
 // in GO; the person's log when it is the person, or not at work.
-func (r *run) notifyRouter(a *attempt, via, to *node, body any, private bool) {
+func (r *run) notifyRouter(a *attemptRun, via, to *node, body any, private bool) {
 	if via != nil {
 		if p, _ := r.workingAttempt(via); p != nil {
-			_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: via.id, From: a.agent.ID, To: to.agent.ID,
+			_ = p.peer.Send(protocols.New(protocols.MessageNotice{CueID: via.id, From: a.Agent.ID, To: to.agent.ID,
 				Kind: protocols.TypeMessageSend, Body: body, FromTask: a.node.id, ToTask: to.id, Routed: true, Private: private}))
 			return
 		}
@@ -160,7 +162,7 @@ func (r *run) notifyRouter(a *attempt, via, to *node, body any, private bool) {
 
 // notifyParentOf is notifyParent for a message to a sibling, which may be
 // private (the notice has no body).
-func (r *run) notifyParentOf(a *attempt, kind string, to *node, body any, private bool) {
+func (r *run) notifyParentOf(a *attemptRun, kind string, to *node, body any, private bool) {
 	if !private {
 		r.notifyParent(a, kind, to.agent.ID, body)
 		return
@@ -168,7 +170,7 @@ func (r *run) notifyParentOf(a *attempt, kind string, to *node, body any, privat
 	parent := a.node.parent
 	if parent != nil {
 		if p, _ := r.workingAttempt(parent); p != nil {
-			_ = p.proc.send(p, protocols.New(protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, To: to.agent.ID, Kind: kind,
+			_ = p.peer.Send(protocols.New(protocols.MessageNotice{CueID: parent.id, From: a.Agent.ID, To: to.agent.ID, Kind: kind,
 				FromTask: a.node.id, ToTask: to.id, Private: true}))
 			return
 		}
@@ -180,7 +182,7 @@ func (r *run) notifyParentOf(a *attempt, kind string, to *node, body any, privat
 // message.notice to a parent agent at work; for a root task, whose parent is
 // the person, the person sees messages between tasks (what it sends the
 // person it already sees).
-func (r *run) notifyParent(a *attempt, kind, to string, body any) {
+func (r *run) notifyParent(a *attemptRun, kind, to string, body any) {
 	parent := a.node.parent
 	if parent == nil {
 		if kind == protocols.TypeMessageSend {
@@ -189,7 +191,7 @@ func (r *run) notifyParent(a *attempt, kind, to string, body any) {
 		return
 	}
 	if p, _ := r.workingAttempt(parent); p != nil {
-		r.toParent(a, p, protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, To: to, Kind: kind, Body: body})
+		r.toParent(a, p, protocols.MessageNotice{CueID: parent.id, From: a.Agent.ID, To: to, Kind: kind, Body: body})
 		return
 	}
 	r.toUser(a, "notice", to, map[string]any{"kind": kind, "body": body})
@@ -198,7 +200,7 @@ func (r *run) notifyParent(a *attempt, kind, to string, body any) {
 // forPerson is the record of what a request shows the person: a
 // message.user, or the discovery.report of a task whose parent is the person
 // (or is not at work to take it).
-func (r *run) forPerson(a *attempt, msg protocols.Message) (record.Event, bool) {
+func (r *run) forPerson(a *attemptRun, msg protocols.Message) (record.Event, bool) {
 	switch b := msg.Body.(type) {
 	case protocols.MessageUser:
 		return r.userEvent(a, "message", "", b.Body), true
@@ -225,10 +227,10 @@ func (r *run) forPerson(a *attempt, msg protocols.Message) (record.Event, bool) 
 }
 
 // discovery goes to the parent at work without interrupting it: a notice.
-func (r *run) discovery(a *attempt, b protocols.DiscoveryReport) {
+func (r *run) discovery(a *attemptRun, b protocols.DiscoveryReport) {
 	parent := a.node.parent
 	if p, _ := r.workingAttempt(parent); p != nil {
-		r.toParent(a, p, protocols.MessageNotice{CueID: parent.id, From: a.agent.ID, Kind: protocols.TypeDiscoveryReport, Body: discoveryBody(b)})
+		r.toParent(a, p, protocols.MessageNotice{CueID: parent.id, From: a.Agent.ID, Kind: protocols.TypeDiscoveryReport, Body: discoveryBody(b)})
 		return
 	}
 	r.toUser(a, "discovery", "", discoveryBody(b)) // the parent ended meanwhile
@@ -243,28 +245,28 @@ func discoveryBody(b protocols.DiscoveryReport) map[string]any {
 }
 
 // toUser records something for the person running orch.
-func (r *run) toUser(a *attempt, kind, to string, body any) {
+func (r *run) toUser(a *attemptRun, kind, to string, body any) {
 	_ = r.publish(context.Background(), r.userEvent(a, kind, to, body))
 }
 
-func (r *run) userEvent(a *attempt, kind, to string, body any) record.Event {
+func (r *run) userEvent(a *attemptRun, kind, to string, body any) record.Event {
 	return r.userEventOf(a, record.UserMessageData{Kind: kind, To: to}, body)
 }
 
 // publishUser records data, with body, for the person.
-func (r *run) publishUser(a *attempt, data record.UserMessageData, body any) {
+func (r *run) publishUser(a *attemptRun, data record.UserMessageData, body any) {
 	_ = r.publish(context.Background(), r.userEventOf(a, data, body))
 }
 
-func (r *run) userEventOf(a *attempt, data record.UserMessageData, body any) record.Event {
-	data.From = a.agent.ID
+func (r *run) userEventOf(a *attemptRun, data record.UserMessageData, body any) record.Event {
+	data.From = a.Agent.ID
 	if body != nil {
 		if raw, err := json.Marshal(body); err == nil {
 			data.Body = json.RawMessage(raw)
 		}
 	}
-	return record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvUserMessage, Cue: a.cue.ID,
-		Agent: a.agent.ID, Attempt: a.number, Data: data}
+	return record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvUserMessage, Cue: a.Cue.ID,
+		Agent: a.Agent.ID, Attempt: a.Number, Data: data}
 }
 
 // privateBody stands for a private message's body in the records of those
@@ -275,17 +277,17 @@ const privateBody = "(private: recorded only where its recipient sees it)"
 // private message.send keeps its body only in the record of its delivery
 // (the message.received to its recipient), so that the run's log shows it
 // where the recipient sees it and nowhere else.
-func withheld(wm *wireMessage) *wireMessage {
-	b, ok := wm.msg.Body.(protocols.MessageSend)
+func withheld(wm *driver.Wire) *driver.Wire {
+	b, ok := wm.Msg.Body.(protocols.MessageSend)
 	if !ok || !b.Private {
 		return wm
 	}
 	b.Body = privateBody
-	m := wm.msg
+	m := wm.Msg
 	m.Body = b
 	raw, err := protocols.Encode(m)
 	if err != nil {
-		return &wireMessage{msg: m, raw: []byte(`{"message_type":"message.send","private":true}`)}
+		return &driver.Wire{Msg: m, Raw: []byte(`{"message_type":"message.send","private":true}`)}
 	}
-	return &wireMessage{msg: m, raw: raw}
+	return &driver.Wire{Msg: m, Raw: raw}
 }

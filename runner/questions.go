@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -38,13 +40,13 @@ type openQuestion struct {
 	// not speak the cue protocol (askPerson); nil: question.answer is sent.
 	deliver func(answer string)
 	options []record.QuestionOption // the answers it takes; none: any
-	asker   *attempt
+	asker   *attemptRun
 	// expired, on the loop, tells a question's asker that is not an
 	// attempt at work (a merge's) that it was not answered in time.
 	expired func(reason string)
 }
 
-type question = sched.Question[*attempt]
+type question = sched.Question[*attemptRun]
 
 func (r *run) questionTimeout() time.Duration {
 	if d := r.plan.Cuelist.Guardrails.QuestionTimeout.D(); d > 0 {
@@ -56,7 +58,7 @@ func (r *run) questionTimeout() time.Duration {
 // askRequest opens a question; the reply says where it went (fwd: the
 // question.ask to send the parent agent) once it is recorded.
 type askRequest struct {
-	att     *attempt
+	att     *attemptRun
 	msg     protocols.Message
 	body    protocols.QuestionAsk
 	options []record.QuestionOption
@@ -75,9 +77,9 @@ func (q askRequest) serveOn(ctx context.Context, r *run) {
 	qn := r.tasks.Ask(time.Now(), a.node.ref, a, r.questionTimeout())
 	to := "person"
 	if !qn.WithPerson() {
-		to = qn.To.agent.ID
+		to = qn.To.Agent.ID
 	}
-	r.emit(record.Event{Type: record.EvQuestion, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	r.emit(record.Event{Type: record.EvQuestion, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
 		Data: record.QuestionData{ID: qn.ID, Question: q.body.Question, Complexity: q.body.Complexity, To: to, Deadline: qn.Deadline.UTC(), Options: q.options}})
 	if err := r.flush(ctx); err != nil {
 		r.tasks.Answer(qn.ID) // not recorded: it was never asked
@@ -91,7 +93,7 @@ func (q askRequest) serveOn(ctx context.Context, r *run) {
 		r.toPerson(oq, qn, qn.Deadline)
 	} else {
 		p := qn.To
-		rep.fwd = protocols.New(protocols.QuestionAsk{CueID: p.cue.ID, Question: q.body.Question, Complexity: q.body.Complexity, QuestionID: qn.ID})
+		rep.fwd = protocols.New(protocols.QuestionAsk{CueID: p.Cue.ID, Question: q.body.Question, Complexity: q.body.Complexity, QuestionID: qn.ID})
 		oq.fwdID = rep.fwd.ID
 	}
 	q.reply <- rep
@@ -137,25 +139,25 @@ func (q answerRequest) serveOn(ctx context.Context, r *run) {
 
 // ask records a question and sends it up: the asker waits for the answer
 // while the run goes on with other work. It runs on the asker's goroutine.
-func (r *run) ask(a *attempt, msg protocols.Message, b protocols.QuestionAsk) *failure {
+func (r *run) ask(a *attemptRun, msg protocols.Message, b protocols.QuestionAsk) *attempt.Failure {
 	return r.askQuestion(askRequest{att: a, msg: msg, body: b})
 }
 
 // askPerson asks a question whose answer goes to deliver (see hostServices):
 // one of options when there are some.
-func (r *run) askPerson(a *attempt, b protocols.QuestionAsk, options []record.QuestionOption, deliver func(string)) *failure {
+func (r *run) askPerson(a *attemptRun, b protocols.QuestionAsk, options []record.QuestionOption, deliver func(string)) *attempt.Failure {
 	return r.askQuestion(askRequest{att: a, body: b, options: options, deliver: deliver})
 }
 
-func (r *run) askQuestion(req askRequest) *failure {
+func (r *run) askQuestion(req askRequest) *attempt.Failure {
 	reply := make(chan askReply, 1)
 	req.reply = reply
 	rep, ok := call(r, req, reply)
 	switch {
 	case !ok:
-		return failf("stopped", "the run is over")
+		return attempt.Failf("stopped", "the run is over")
 	case rep.err != nil:
-		return failf("internal", "recording question: %v", rep.err)
+		return attempt.Failf("internal", "recording question: %v", rep.err)
 	case rep.fwd.ID == "":
 		return nil // with the person
 	}
@@ -170,29 +172,29 @@ func (r *run) askQuestion(req askRequest) *failure {
 // forward sends the question to the parent agent; false if it could not.
 func (r *run) forward(q question, fwd protocols.Message) bool {
 	parent := q.To
-	ap := parent.proc
-	if ap.expect(fwd.ID, func(m *wireMessage) { go r.fromParent(q, m) }) != nil {
+	p := parent.peer
+	if p.Expect(fwd.ID, func(m *driver.Wire) { go r.fromParent(q, m) }) != nil {
 		return false
 	}
-	if f := ap.send(parent, fwd); f != nil {
-		ap.unexpect(fwd.ID)
+	if f := p.Send(fwd); f != nil {
+		p.Unexpect(fwd.ID)
 		return false
 	}
 	return true
 }
 
 // fromParent takes the parent agent's answer to a forwarded question.
-func (r *run) fromParent(q question, m *wireMessage) {
+func (r *run) fromParent(q question, m *driver.Wire) {
 	parent := q.To
-	parent.recordMessage("in", m.msg, m.raw)
-	switch b := m.msg.Body.(type) {
+	parent.Record("in", m)
+	switch b := m.Msg.Body.(type) {
 	case protocols.QuestionAnswer:
-		r.answer(q.ID, b.Answer, parent.agent.ID)
+		r.answer(q.ID, b.Answer, parent.Agent.ID)
 		return
 	case protocols.ProtocolError:
-		parent.note("%s did not take question %s (%s): it goes to the person", parent.agent.ID, q.ID, b.Reason)
+		parent.Note("%s did not take question %s (%s): it goes to the person", parent.Agent.ID, q.ID, b.Reason)
 	default:
-		parent.note("%s answered question %s with %s, not question.answer: it goes to the person", parent.agent.ID, q.ID, m.msg.Type)
+		parent.Note("%s answered question %s with %s, not question.answer: it goes to the person", parent.Agent.ID, q.ID, m.Msg.Type)
 	}
 	done := make(chan struct{}, 1)
 	call(r, toPersonRequest{id: q.ID, reply: done}, done)
@@ -215,8 +217,8 @@ func (r *run) toPerson(oq *openQuestion, q question, deadline time.Time) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	oq.cancel = cancel
-	p := QuestionPrompt{ID: q.ID, Complexity: oq.body.Complexity, Question: r.redact.Text(oq.body.Question), Agent: q.Asker.agent.ID,
-		Cue: q.Asker.cue.ID, Deadline: deadline, Options: oq.options}
+	p := QuestionPrompt{ID: q.ID, Complexity: oq.body.Complexity, Question: r.redact.Text(oq.body.Question), Agent: q.Asker.Agent.ID,
+		Cue: q.Asker.Cue.ID, Deadline: deadline, Options: oq.options}
 	go func() {
 		if answer, ok := r.opts.Ask(ctx, p); ok {
 			r.answer(q.ID, answer, "person")
@@ -236,7 +238,7 @@ func (r *run) closed(q question) *openQuestion {
 		oq.cancel()
 	}
 	if q.To != nil && oq.fwdID != "" {
-		q.To.proc.unexpect(oq.fwdID)
+		q.To.peer.Unexpect(oq.fwdID)
 	}
 	return oq
 }
@@ -246,14 +248,14 @@ func (r *run) closed(q question) *openQuestion {
 func (r *run) answered(q question, text, by string) {
 	oq := r.closed(q)
 	a := q.Asker
-	r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: record.QuestionAnswered,
+	r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number, State: record.QuestionAnswered,
 		Data: record.AnswerData{ID: q.ID, Answer: text, By: by}})
 	if deliver := oq.deliver; deliver != nil {
 		r.then(func() { go deliver(text) })
 		return
 	}
 	reply := protocols.Reply(oq.ask, protocols.QuestionAnswer{QuestionID: q.ID, Answer: text})
-	r.then(func() { go func() { _ = a.proc.send(a, reply) }() })
+	r.then(func() { go func() { _ = a.answer(reply) }() })
 }
 
 // answerFromPerson is orch answer RUN QID TEXT, arriving through the store.
@@ -266,8 +268,8 @@ func (r *run) answerFromPerson(id, text string) {
 	case !ok:
 	case withAgent:
 		a := q.Asker
-		r.emit(record.Event{Type: record.EvNote, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
-			Reason: fmt.Sprintf("orch answer %s: the question is with agent %s, which answers it (the person's answer is not used)", id, q.To.agent.ID)})
+		r.emit(record.Event{Type: record.EvNote, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
+			Reason: fmt.Sprintf("orch answer %s: the question is with agent %s, which answers it (the person's answer is not used)", id, q.To.Agent.ID)})
 	default:
 		r.answered(q, text, "person")
 	}
@@ -287,7 +289,7 @@ func (r *run) refused(id, text, from string) bool {
 		return false
 	}
 	a := oq.asker
-	r.emit(record.Event{Type: record.EvNote, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	r.emit(record.Event{Type: record.EvNote, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
 		Reason: fmt.Sprintf("%s %s: %v; the question stays open", from, id, err)})
 	return true
 }
@@ -302,19 +304,19 @@ func (r *run) expireQuestions(now time.Time) {
 		oq := r.closed(q)
 		a := q.Asker
 		reason := fmt.Sprintf("question %s was not answered within %s", q.ID, timeout)
-		r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: record.QuestionUnanswered,
+		r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number, State: record.QuestionUnanswered,
 			Reason: reason, Data: record.AnswerData{ID: q.ID}})
 		if oq.expired != nil {
 			oq.expired(reason)
 			continue
 		}
-		r.then(func() { a.fail(failf("unanswered", "%s", reason)) })
+		r.then(func() { a.fail(attempt.Failf("unanswered", "%s", reason)) })
 	}
 }
 
 // withdrawRequest closes the questions of an attempt that ended.
 type withdrawRequest struct {
-	att   *attempt
+	att   *attemptRun
 	reply chan struct{}
 }
 
@@ -323,7 +325,7 @@ func (q withdrawRequest) serveOn(ctx context.Context, r *run) {
 	if qs := r.tasks.Withdraw(a); len(qs) > 0 {
 		for _, qn := range qs {
 			r.closed(qn)
-			r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number, State: record.QuestionWithdrawn,
+			r.emit(record.Event{Type: record.EvQuestionClosed, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number, State: record.QuestionWithdrawn,
 				Reason: "its asker's attempt ended", Data: record.AnswerData{ID: qn.ID}})
 		}
 		_ = r.flush(ctx)
@@ -332,8 +334,8 @@ func (q withdrawRequest) serveOn(ctx context.Context, r *run) {
 }
 
 // withdrawQuestions closes the questions of an attempt that ended.
-func (r *run) withdrawQuestions(a *attempt) {
-	if !speaks(a.agent) { // only a protocol agent asks
+func (r *run) withdrawQuestions(a *attemptRun) {
+	if !driver.Speaks(a.Agent) { // only a protocol agent asks
 		return
 	}
 	reply := make(chan struct{}, 1)

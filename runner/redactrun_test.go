@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -38,7 +40,7 @@ func TestSecretAcrossTheLineCut(t *testing.T) {
 	p, _ := project(t, map[string]string{
 		"cuelist.yaml": agentsHead + "  cues:\n    - {id: LONG, agents: [long]}\n",
 		"agents.yaml":  "agent: {id: long, command: [sh, print.sh]}\n",
-		"print.sh":     fmt.Sprintf("head -c %d /dev/zero | tr '\\0' x; printf '%%s' \"$TEST_CUT_TOKEN\"; head -c 5000 /dev/zero | tr '\\0' y; echo\n", MaxLine-10),
+		"print.sh":     fmt.Sprintf("head -c %d /dev/zero | tr '\\0' x; printf '%%s' \"$TEST_CUT_TOKEN\"; head -c 5000 /dev/zero | tr '\\0' y; echo\n", attempt.MaxLine-10),
 	})
 	rec := newMemRecorder()
 	if res := runPlan(t, p, rec, nil); res.State != record.RunCompleted {
@@ -50,10 +52,10 @@ func TestSecretAcrossTheLineCut(t *testing.T) {
 			line = l.Text
 		}
 	}
-	if !strings.HasSuffix(line, cutMarker) || len(line) != MaxLine+len(cutMarker) {
+	if !strings.HasSuffix(line, driver.CutMarker) || len(line) != attempt.MaxLine+len(driver.CutMarker) {
 		t.Fatalf("the long line was not cut at 1 MiB: %d bytes, ends %q", len(line), line[max(0, len(line)-40):])
 	}
-	if tail := line[MaxLine-40 : MaxLine]; strings.Contains(tail, secret[:9]) || !strings.Contains(tail, "[redacted") {
+	if tail := line[attempt.MaxLine-40 : attempt.MaxLine]; strings.Contains(tail, secret[:9]) || !strings.Contains(tail, "[redacted") {
 		t.Errorf("the line ends %q: the secret was cut before it was masked", tail)
 	}
 }

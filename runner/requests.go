@@ -54,7 +54,7 @@ func (r *run) waitActive(ctx context.Context) {
 
 // childRequest creates a child task of an attempt's task and records it.
 type childRequest struct {
-	parent *attempt
+	parent *attemptRun
 	agent  *spec.Agent
 	kind   string
 	data   record.TaskStartedData // what the record says besides the tree's facts
@@ -79,7 +79,7 @@ func (q childRequest) serveOn(ctx context.Context, r *run) {
 // how the task ended.
 type serveRequest struct {
 	node  *node
-	att   *attempt
+	att   *attemptRun
 	reply chan struct{}
 }
 
@@ -106,7 +106,7 @@ type workingRequest struct {
 }
 
 type workingReply struct {
-	att *attempt
+	att *attemptRun
 	why string
 }
 
@@ -118,7 +118,7 @@ func (q workingRequest) serveOn(_ context.Context, r *run) {
 // usageRequest counts what an attempt reported it used (its totals, and
 // what they add since its last report) toward the run's.
 type usageRequest struct {
-	att          *attempt
+	att          *attemptRun
 	totals, more record.Usage
 	reply        chan struct{}
 }
@@ -128,7 +128,7 @@ func (q usageRequest) serveOn(ctx context.Context, r *run) {
 	r.used = r.used.Plus(q.more)
 	r.core.AddUsage(q.more.Credits, q.more.CostUSD)
 	total := r.used
-	r.emit(record.Event{Type: record.EvUsage, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	r.emit(record.Event{Type: record.EvUsage, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
 		Data: record.UsageData{Credits: u.Credits, RunTotal: total.Credits,
 			CostUSD: u.CostUSD, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 			RunCostUSD: total.CostUSD, RunInputTokens: total.InputTokens, RunOutputTokens: total.OutputTokens}})
@@ -152,7 +152,7 @@ func (q childEndedRequest) serveOn(_ context.Context, r *run) {
 
 // The hub's side: what an attempt's goroutine calls.
 
-func (r *run) newTask(parent *attempt, agent *spec.Agent, kind string, data record.TaskStartedData) (*node, error) {
+func (r *run) newTask(parent *attemptRun, agent *spec.Agent, kind string, data record.TaskStartedData) (*node, error) {
 	reply := make(chan childReply, 1)
 	rep, ok := call(r, childRequest{parent: parent, agent: agent, kind: kind, data: data, reply: reply}, reply)
 	if !ok {
@@ -165,7 +165,7 @@ func (r *run) newTask(parent *attempt, agent *spec.Agent, kind string, data reco
 // status.usage, or a driver's) toward the run's; the core decides when the
 // run is out of max_credits or max_cost_usd. It runs on the attempt's
 // goroutine, which alone touches a.usage.
-func (r *run) addUsage(a *attempt, u record.Usage) {
+func (r *run) addUsage(a *attemptRun, u record.Usage) {
 	u = u.Over(a.usage)
 	more := u.Minus(a.usage)
 	a.usage = u
@@ -173,7 +173,7 @@ func (r *run) addUsage(a *attempt, u record.Usage) {
 	call(r, usageRequest{att: a, totals: u, more: more, reply: reply}, reply)
 }
 
-func (r *run) serveTask(n *node, a *attempt) {
+func (r *run) serveTask(n *node, a *attemptRun) {
 	reply := make(chan struct{}, 1)
 	call(r, serveRequest{node: n, att: a, reply: reply}, reply)
 }
@@ -184,7 +184,7 @@ func (r *run) endTask(n *node, how string) {
 }
 
 // workingAttempt returns the attempt of n in GO, or nil with why not.
-func (r *run) workingAttempt(n *node) (*attempt, string) {
+func (r *run) workingAttempt(n *node) (*attemptRun, string) {
 	reply := make(chan workingReply, 1)
 	rep, ok := call(r, workingRequest{node: n, reply: reply}, reply)
 	if !ok {

@@ -14,7 +14,7 @@ import (
 // above every cue's task). why says why it cannot be delivered.
 type route struct {
 	target  *node
-	att     *attempt
+	att     *attemptRun
 	via     *node
 	sibling bool // a sibling: delivered directly, the parent looks on
 	why     string

@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,26 +13,16 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
-// Defaults for what a cuelist does not say.
-const (
-	DefaultMaxParallel = 4
-	DefaultAckTimeout  = 5 * time.Second
-	// DefaultACPStartTimeout is an ACP agent's ack_timeout by default: real
-	// coding CLIs answer initialize in 2 to 5 s, more on a busy machine.
-	DefaultACPStartTimeout = 30 * time.Second
-	DefaultStandbyTimeout  = time.Minute
-	DefaultTimeout         = 30 * time.Minute
-	DefaultKillGrace       = 5 * time.Second
-	MaxLine                = 1 << 20 // the longest protocol line or output line accepted
-
-	commandPoll = 200 * time.Millisecond // how often the owner looks for orch go and orch stop
-)
+// commandPoll is how often the owner looks for orch go and orch stop.
+const commandPoll = 200 * time.Millisecond
 
 // Options describe one run.
 type Options struct {
@@ -93,37 +81,23 @@ type Result struct {
 	RunID   string
 	State   record.RunState
 	Reason  string
-	Waiting []string     // manual cues waiting for GO when the run paused
-	Cues    []CueOutcome // the plan's cues as the run left them, in plan order
+	Waiting []string            // manual cues waiting for GO when the run paused
+	Cues    []record.CueOutcome // the plan's cues as the run left them, in plan order
 	// ResultBranch is where the worktree branches of a completed run were
 	// merged (nil: none).
 	ResultBranch *record.ResultBranch
 }
 
-// CueOutcome is where a run left one of its plan's cues.
-type CueOutcome struct {
-	ID     string
-	State  record.CueState
-	Reason string
-}
-
 // result is the run's outcome, with every plan cue's (what orch run prints
 // needs no read of the store).
 func (r *run) result(state record.RunState, reason string, waiting []string) *Result {
-	res := &Result{RunID: r.id, State: state, Reason: r.redact.Text(reason), Waiting: waiting, Cues: make([]CueOutcome, len(r.plan.Order)),
+	res := &Result{RunID: r.id, State: state, Reason: r.redact.Text(reason), Waiting: waiting, Cues: make([]record.CueOutcome, len(r.plan.Order)),
 		ResultBranch: r.resultBranch}
 	for i, c := range r.plan.Order {
 		st, why := r.core.State(i)
-		res.Cues[i] = CueOutcome{ID: c.ID, State: record.CueState(st), Reason: r.redact.Text(why)}
+		res.Cues[i] = record.CueOutcome{ID: c.ID, State: record.CueState(st), Reason: r.redact.Text(why)}
 	}
 	return res
-}
-
-// NewRunID returns a fresh run id: 12 hex digits, so a short prefix is unique.
-func NewRunID() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // run is the I/O shell of one run: it feeds the scheduler core (core)
@@ -132,7 +106,7 @@ func NewRunID() string {
 // parts, each a type of its own that says which goroutines touch it:
 // scheduling (the cores, the loop's), recording (recording.go: pending
 // decisions, commit, observer), agents (the processes: agentProc,
-// closeAgents) and requests (how the hub reaches the loop).
+// driver.Agents) and requests (how the hub reaches the loop).
 type run struct {
 	opts Options
 	plan *planner.Plan
@@ -148,28 +122,25 @@ type run struct {
 
 // scheduling is the loop's: the core and what the loop knows of attempts.
 type scheduling struct {
-	core     *sched.Core            // the scheduling: cue phases, budgets, locks, retries, limits, credits
-	tasks    *sched.Tasks[*attempt] // the task tree and the open questions
-	atts     [][]*attempt           // the attempt running for each cue's target, by plan position
-	reports  chan report            // attempts and prompts report here
+	core     *sched.Core               // the scheduling: cue phases, budgets, locks, retries, limits, credits
+	tasks    *sched.Tasks[*attemptRun] // the task tree and the open questions
+	atts     [][]*attemptRun           // the attempt running for each cue's target, by plan position
+	reports  chan report               // attempts and prompts report here
 	parallel int
 	running  int          // attempt goroutines not yet reported finished
 	polledAt time.Time    // when the store was last asked for commands
 	used     record.Usage // the run's totals of what its attempts reported (the core keeps the limits)
 }
 
-// agents are the run's processes: attempt goroutines, agent processes, the
-// sweeper. procs and envCache are shared under their locks.
+// agents are the run's processes: attempt goroutines, the agents'
+// processes that serve attempt after attempt (host.agents), the sweeper.
+// envCache is shared under its lock.
 type agents struct {
 	host     *host // the run as its attempts and agents see it
 	grace    time.Duration
 	workDir  string         // ORCH_OUTPUT files
 	active   sync.WaitGroup // attempt goroutines
-	cascade  bool           // the whole run is being stopped: agents get no grace beyond the kill grace
 	sweeper  *proc.Sweeper
-	procsMu  sync.Mutex
-	procs    map[string]*agentProcess // jsonl agents' processes, by agent
-	allProcs []*agentProcess          // every agent process started, to wait for at the end
 	envMu    sync.Mutex
 	envCache map[string][]string // per agent: orch's environment and the agent's env
 }
@@ -194,7 +165,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := proc.Supported(); err != nil {
 		return nil, err
 	}
-	if err := CheckDrivers(opts.Plan); err != nil {
+	if err := driver.Check(opts.Plan); err != nil {
 		return nil, err
 	}
 	proc.BecomeSubreaper()
@@ -217,8 +188,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	stopWatch := r.watchOutputLog()
 	res, err := r.loop(ctx)
 	close(r.loopDone)
-	r.closeAgents()
-	r.host.acp.closeAll()
+	r.host.agents.Close()
 	stopWatch()
 	r.stopSweeper()
 	if testHookRunOver != nil {
@@ -239,26 +209,14 @@ func newRun(opts Options) (*run, error) {
 	r := &run{opts: opts, plan: p, id: opts.RunID}
 	r.reports = make(chan report, 64)
 	if r.id == "" {
-		r.id = NewRunID()
+		r.id = record.NewRunID()
 	}
 	if r.opts.Owner.Token == "" {
 		host, _ := os.Hostname()
-		r.opts.Owner = record.Owner{PID: os.Getpid(), Host: host, Token: NewRunID() + NewRunID()}
+		r.opts.Owner = record.Owner{PID: os.Getpid(), Host: host, Token: record.NewRunID() + record.NewRunID()}
 	}
-	r.parallel = opts.MaxParallel
-	if r.parallel <= 0 {
-		r.parallel = p.Cuelist.MaxParallel
-	}
-	if r.parallel <= 0 {
-		r.parallel = DefaultMaxParallel
-	}
-	r.grace = opts.KillGrace
-	if r.grace <= 0 {
-		r.grace = p.Cuelist.Defaults.KillGrace.D()
-	}
-	if r.grace <= 0 {
-		r.grace = DefaultKillGrace
-	}
+	r.parallel = attempt.MaxParallel(p.Cuelist, opts.MaxParallel)
+	r.grace = attempt.KillGrace(p.Cuelist, opts.KillGrace)
 	dir, err := os.MkdirTemp("", workDirPrefix(r.id))
 	if err != nil {
 		return nil, fmt.Errorf("creating the run's work directory: %w", err)
@@ -273,7 +231,8 @@ func newRun(opts Options) (*run, error) {
 	}
 	r.sweeper = proc.NewSweeper(r.id, r.noteOrphan)
 	r.tasks = newTasks()
-	r.agents.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, acp: &acpConns{}, hostServices: r}
+	r.agents.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, hostServices: r,
+		agents: driver.NewAgents(driver.Run{ID: r.id, Grace: r.grace, Sweeper: r.sweeper, MessageRate: r.messageRate(), Host: runHost{r}})}
 	r.broken.done = make(chan struct{})
 	r.hub, r.loopDone = make(chan request), make(chan struct{})
 	r.nodes, r.openQuestions = map[sched.NodeID]*node{}, map[string]*openQuestion{}
@@ -290,10 +249,9 @@ func newRun(opts Options) (*run, error) {
 			return nil, err
 		}
 	}
-	r.procs = map[string]*agentProcess{}
-	r.atts = make([][]*attempt, len(p.Order))
+	r.atts = make([][]*attemptRun, len(p.Order))
 	for i, c := range p.Order {
-		r.atts[i] = make([]*attempt, len(c.Agents))
+		r.atts[i] = make([]*attemptRun, len(c.Agents))
 	}
 	return r, nil
 }
@@ -318,7 +276,7 @@ func RemoveWorkDirs(runID, keep string) {
 func (r *run) start(ctx context.Context) error {
 	host, _ := os.Hostname()
 	began := time.Now()
-	r.core = sched.New(sched.Config{Plan: r.plan, RunID: r.id, Parallel: r.parallel, CanAsk: r.opts.Approve != nil, Trivial: trivial,
+	r.core = sched.New(sched.Config{Plan: r.plan, RunID: r.id, Parallel: r.parallel, CanAsk: r.opts.Approve != nil, Trivial: driver.Trivial,
 		Lookup: lookup{r: r, ctx: ctx}})
 	if rec := r.opts.Resume; rec != nil {
 		r.used = rec.Used
@@ -532,13 +490,12 @@ func (r *run) stopped(ctx context.Context, why string) (*Result, error) {
 
 // halt stops everything as stopped does and ends the run in state.
 func (r *run) halt(ctx context.Context, why string, state record.RunState) (*Result, error) {
-	r.cascade = true
 	// Every attempt is told before the agents are closed: an attempt that
 	// saw its agent's process closed first would end with "the run ended"
 	// and never tell its agent why (coord.stop, recorded).
 	r.haltAttempts("the run was stopped: " + why)
 	agentsGone := make(chan struct{})
-	go func() { r.closeAgents(); close(agentsGone) }() // at the same time as the attempts
+	go func() { r.host.agents.Halt(); close(agentsGone) }() // at the same time as the attempts
 	r.stopAll(ctx, "the run was stopped: "+why)
 	<-agentsGone
 	r.core.EndAll(sched.Stopped, "the run was stopped: "+why)
@@ -600,3 +557,7 @@ func join(ids []string) string {
 	}
 	return out
 }
+
+// CheckDrivers refuses a plan with an agent whose protocol orch has no
+// driver for (driver.Check).
+func CheckDrivers(p *planner.Plan) error { return driver.Check(p) }

@@ -479,7 +479,7 @@ func TestLogCap(t *testing.T) {
 		t.Fatalf("kept %d stderr lines, from %q to %q", len(stderr), stderr[0], stderr[len(stderr)-1])
 	}
 	dropped := 50001 - kept // with "done" on stdout
-	want := fmt.Sprintf("(%s) dropped: the log keeps the first and the last 32.0 KiB of each attempt (defaults.max_log 64.0 KiB)", plural(int64(dropped), "line"))
+	want := fmt.Sprintf("(%s) dropped: the log keeps the first and the last 32.0 KiB of each attempt (defaults.max_log 64.0 KiB)", record.Plural(int64(dropped), "line"))
 	if !strings.Contains(note, want) {
 		t.Errorf("note %q, want it to say %q", note, want)
 	}

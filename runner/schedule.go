@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -81,9 +83,9 @@ func (r *run) launch(ctx context.Context, d sched.Decision) {
 	n := r.nodeOf(r.tasks.Root(c.ID, d.Agent), nil)
 	a := newAttempt(r.host, c, d.Cue, d.Target, d.Agent, n, d.Attempt, r.reports)
 	r.tasks.Serve(n.ref, a)
-	if speaks(a.agent) { // WARNING is recorded with the decision to send it
-		a.warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, CueGroup: c.Group, TargetAgents: c.Agents,
-			EstimatedGoTime: d.Until.Format(time.RFC3339), PreparationRequired: c.PreparationRequired, Attempt: a.number})
+	if driver.Speaks(a.Agent) { // WARNING is recorded with the decision to send it
+		a.Msgs.Warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, CueGroup: c.Group, TargetAgents: c.Agents,
+			EstimatedGoTime: d.Until.Format(time.RFC3339), PreparationRequired: c.PreparationRequired, Attempt: a.Number})
 	}
 	r.atts[d.Cue][d.Target] = a
 	// The attempt is counted once its goroutine starts, with the commit:
@@ -98,10 +100,10 @@ func (r *run) launch(ctx context.Context, d sched.Decision) {
 
 // orderStandby records coord.standby for a protocol agent's attempt and
 // orders the attempt to send it once recorded.
-func (r *run) orderStandby(a *attempt) {
-	var m *wireMessage
-	if speaks(a.agent) {
-		m = r.outbound(a, protocols.CoordStandby{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents, ReadyCheck: a.cue.ReadyCheck})
+func (r *run) orderStandby(a *attemptRun) {
+	var m *driver.Wire
+	if driver.Speaks(a.Agent) {
+		m = r.outbound(a, protocols.CoordStandby{RunID: r.id, CueID: a.Cue.ID, TargetAgents: a.Cue.Agents, ReadyCheck: a.Cue.ReadyCheck})
 	}
 	r.then(func() { a.orders <- orderMsg{kind: orderStandby, msg: m} })
 }
@@ -109,28 +111,28 @@ func (r *run) orderStandby(a *attempt) {
 // orderGo orders the attempt to go once the decision is committed. A
 // protocol agent's coord.go, which carries the blackboard as it is now, is
 // recorded with the decision: one commit, not a second one before sending.
-func (r *run) orderGo(a *attempt, task *Task) {
-	var m *wireMessage
-	if speaks(a.agent) {
-		m = r.outbound(a, protocols.CoordGo{RunID: r.id, CueID: a.cue.ID, TargetAgents: a.cue.Agents,
-			Task: protocolTask(a.withBlackboard(task))})
+func (r *run) orderGo(a *attemptRun, task *attempt.Task) {
+	var m *driver.Wire
+	if driver.Speaks(a.Agent) {
+		m = r.outbound(a, protocols.CoordGo{RunID: r.id, CueID: a.Cue.ID, TargetAgents: a.Cue.Agents,
+			Task: attempt.ProtocolTask(a.Board(task))})
 	}
 	o := orderMsg{kind: orderGo, task: task, msg: m}
-	if a.agent.Workspace == WorkspaceWorktree { // the dependencies are done: their branches are known
-		o.base, o.from = r.worktreeBase(a.cue)
+	if a.Agent.Workspace == WorkspaceWorktree { // the dependencies are done: their branches are known
+		o.base, o.from = r.worktreeBase(a.Cue)
 	}
 	r.thenGo(func() { a.orders <- o })
 }
 
 // outbound creates a message to an agent and emits its record, so that it is
 // stored with the decision that sends it.
-func (r *run) outbound(a *attempt, b protocols.Body) *wireMessage {
+func (r *run) outbound(a *attemptRun, b protocols.Body) *driver.Wire {
 	msg := protocols.New(b)
 	raw, err := protocols.Encode(msg)
 	if err != nil {
 		panic(fmt.Sprintf("runner: cannot encode %s: %v", msg.Type, err)) // orch's own messages always encode
 	}
-	m := &wireMessage{msg: msg, raw: raw}
+	m := &driver.Wire{Msg: msg, Raw: raw}
 	r.emit(a.messageEvent("out", m))
 	return m
 }

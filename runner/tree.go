@@ -2,6 +2,7 @@ package runner
 
 import (
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
@@ -30,10 +31,10 @@ func (r *run) nodeOf(t sched.Task, parent *node) *node {
 	return n
 }
 
-func newTasks() *sched.Tasks[*attempt] {
-	return sched.NewTasks(sched.TasksConfig[*attempt]{
-		Working: func(a *attempt) bool { return a.inGo.Load() },
-		Speaks:  speaks,
+func newTasks() *sched.Tasks[*attemptRun] {
+	return sched.NewTasks(sched.TasksConfig[*attemptRun]{
+		Working: func(a *attemptRun) bool { return a.inGo.Load() },
+		Speaks:  driver.Speaks,
 	})
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -22,7 +24,7 @@ import (
 // boardWatches are the run's watches, by watching attempt.
 type boardWatches struct {
 	mu sync.Mutex
-	by map[*attempt]*boardWatch
+	by map[*attemptRun]*boardWatch
 }
 
 // boardWatch is one attempt's watch: what it watches, the version of each
@@ -48,40 +50,40 @@ func (w *boardWatch) matches(key string) bool {
 // watchBoard serves blackboard.watch: the watch is added to the attempt's
 // (started at its first one), and the request and its answer are recorded
 // in one commit before the answer goes out.
-func (r *run) watchBoard(a *attempt, ap *agentProcess, wm *wireMessage, b protocols.BlackboardWatch) *failure {
-	if stop, f := r.guardRequest(a, ap, wm); stop {
+func (r *run) watchBoard(a *attemptRun, peer driver.Peer, wm *driver.Wire, b protocols.BlackboardWatch) *attempt.Failure {
+	if stop, f := r.guardRequest(a, peer, wm); stop {
 		return f
 	}
 	var reply protocols.Message
 	switch {
 	case len(b.Keys) == 0 && b.Prefix == "":
-		reply = protocols.Reply(wm.msg, protocols.ProtocolError{Reason: "blackboard.watch: give keys, a prefix or both"})
+		reply = protocols.Reply(wm.Msg, protocols.ProtocolError{Reason: "blackboard.watch: give keys, a prefix or both"})
 	case slices.Contains(b.Keys, ""):
-		reply = protocols.Reply(wm.msg, protocols.ProtocolError{Reason: "blackboard.watch: a key is empty"})
+		reply = protocols.Reply(wm.Msg, protocols.ProtocolError{Reason: "blackboard.watch: a key is empty"})
 	default:
 		board, err := r.blackboard()
 		if err != nil {
-			reply = protocols.Reply(wm.msg, protocols.ProtocolError{Reason: "blackboard.watch failed: " + err.Error()})
+			reply = protocols.Reply(wm.Msg, protocols.ProtocolError{Reason: "blackboard.watch failed: " + err.Error()})
 			break
 		}
 		r.watches.add(a, b.Keys, b.Prefix, board)
-		reply = protocols.Reply(wm.msg, protocols.BlackboardWatching{Keys: b.Keys, Prefix: b.Prefix})
+		reply = protocols.Reply(wm.Msg, protocols.BlackboardWatching{Keys: b.Keys, Prefix: b.Prefix})
 	}
-	out := r.wire(reply)
+	out := driver.Encode(reply)
 	if err := r.publish(context0, a.messageEvent("in", wm), a.messageEvent("out", out)); err != nil {
-		return notRecorded(wm.msg, err)
+		return notRecorded(wm.Msg, err)
 	}
-	return ap.write(reply)
+	return peer.Write(reply)
 }
 
 // add adds keys and prefix to a's watch; board is the board as it is now,
 // whose versions the watcher is taken to know (its task's snapshot, or a
 // read it made): only later ones are news.
-func (ws *boardWatches) add(a *attempt, keys []string, prefix string, board map[string]record.BlackboardEntry) {
+func (ws *boardWatches) add(a *attemptRun, keys []string, prefix string, board map[string]record.BlackboardEntry) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.by == nil {
-		ws.by = map[*attempt]*boardWatch{}
+		ws.by = map[*attemptRun]*boardWatch{}
 	}
 	w := ws.by[a]
 	if w == nil {
@@ -105,7 +107,7 @@ func (ws *boardWatches) add(a *attempt, keys []string, prefix string, board map[
 
 // end removes a's watch when its attempt ends (attempt.run): nothing more
 // is delivered to it, and its delivery goroutine ends.
-func (ws *boardWatches) end(a *attempt) {
+func (ws *boardWatches) end(a *attemptRun) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if w := ws.by[a]; w != nil {
@@ -123,7 +125,7 @@ func (ws *boardWatches) count() int {
 
 // changed queues a notice of each newer version of a watched key for every
 // watcher but the writer (nil: not an attempt of this run).
-func (ws *boardWatches) changed(writer *attempt, entries []record.BlackboardEntry) {
+func (ws *boardWatches) changed(writer *attemptRun, entries []record.BlackboardEntry) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for a, w := range ws.by {
@@ -142,7 +144,7 @@ func (ws *boardWatches) changed(writer *attempt, entries []record.BlackboardEntr
 			default:
 				if !w.dropped {
 					w.dropped = true
-					a.note("%s watches the blackboard but has not read its last %d notices: later ones are dropped (blackboard.read has the latest values)", a.agent.ID, watchQueue)
+					a.Note("%s watches the blackboard but has not read its last %d notices: later ones are dropped (blackboard.read has the latest values)", a.Agent.ID, watchQueue)
 				}
 			}
 		}
@@ -151,16 +153,16 @@ func (ws *boardWatches) changed(writer *attempt, entries []record.BlackboardEntr
 
 // deliver sends the queued notices to the watching agent, recorded, while
 // the attempt is in GO; it ends with the watch.
-func (w *boardWatch) deliver(a *attempt) {
+func (w *boardWatch) deliver(a *attemptRun) {
 	for {
 		select {
 		case <-w.done:
 			return
 		case n := <-w.queue:
-			if !a.inGo.Load() || a.proc == nil {
+			if !a.inGo.Load() || a.peer == nil {
 				continue
 			}
-			if f := a.proc.send(a, protocols.New(n)); f != nil {
+			if f := a.peer.Send(protocols.New(n)); f != nil {
 				return // the agent is broken: its attempt ends with it
 			}
 		}
@@ -169,7 +171,7 @@ func (w *boardWatch) deliver(a *attempt) {
 
 // boardChanged tells the watchers of the writes this process just stored
 // (puts, as written); writer is the attempt that wrote them, if one did.
-func (r *run) boardChanged(writer *attempt, puts []record.BlackboardPut, written []record.BlackboardWritten) {
+func (r *run) boardChanged(writer *attemptRun, puts []record.BlackboardPut, written []record.BlackboardWritten) {
 	if r.watches.count() == 0 {
 		return
 	}
@@ -202,4 +204,4 @@ func (r *run) pollBoard() {
 }
 
 // endWatch ends attempt a's watch (see hostServices).
-func (r *run) endWatch(a *attempt) { r.watches.end(a) }
+func (r *run) endWatch(a *attemptRun) { r.watches.end(a) }

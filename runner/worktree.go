@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner/attempt"
 )
 
 // workspace: worktree. Each attempt of such an agent works in a git worktree
@@ -99,7 +100,7 @@ func openWorktrees(runID, root string, agents []string) (*worktrees, error) {
 // git refuses in a ref ("..", a trailing "." or ".lock") become "_", and a
 // fan-out item's brackets (which git refuses) "@": CUE[0] is CUE@0.
 func branchPart(id string) string {
-	s := strings.NewReplacer("[", "@", "]", "").Replace(safeName(id))
+	s := strings.NewReplacer("[", "@", "]", "").Replace(attempt.SafeName(id))
 	if strings.Contains(s, "..") || strings.HasSuffix(s, ".") || strings.HasSuffix(s, ".lock") {
 		s = strings.ReplaceAll(s, ".", "_")
 	}
@@ -107,15 +108,15 @@ func branchPart(id string) string {
 }
 
 // pathFor is where attempt a's worktree is.
-func (w *worktrees) pathFor(a *attempt) string {
-	return filepath.Join(w.dir, fmt.Sprintf("%s-%d-%s", branchPart(a.cue.ID), a.number, a.agent.ID))
+func (w *worktrees) pathFor(a *attemptRun) string {
+	return filepath.Join(w.dir, fmt.Sprintf("%s-%d-%s", branchPart(a.Cue.ID), a.Number, a.Agent.ID))
 }
 
 // add creates attempt a's worktree on a new branch from the run's HEAD.
-func (w *worktrees) add(a *attempt) (*workspace, error) {
-	branch := fmt.Sprintf("orch/%s/%s/%d", w.runID, branchPart(a.cue.ID), a.number)
-	if len(a.cue.Agents) > 1 { // the cue's agents each have an attempt with this number
-		branch += "-" + a.agent.ID
+func (w *worktrees) add(a *attemptRun) (*workspace, error) {
+	branch := fmt.Sprintf("orch/%s/%s/%d", w.runID, branchPart(a.Cue.ID), a.Number)
+	if len(a.Cue.Agents) > 1 { // the cue's agents each have an attempt with this number
+		branch += "-" + a.Agent.ID
 	}
 	ws := &workspace{path: w.pathFor(a), branch: branch, base: w.head}
 	w.mu.Lock()

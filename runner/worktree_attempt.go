@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -17,8 +18,8 @@ const (
 
 // worktreePath is where the attempt's worktree is ("" for an agent without
 // one), known before it is created.
-func (a *attempt) worktreePath() string {
-	if a.agent.Workspace != WorkspaceWorktree || a.r.worktrees == nil {
+func (a *attemptRun) worktreePath() string {
+	if a.Agent.Workspace != WorkspaceWorktree || a.r.worktrees == nil {
 		return ""
 	}
 	return a.r.worktrees.pathFor(a)
@@ -26,22 +27,22 @@ func (a *attempt) worktreePath() string {
 
 // openWorkspace creates a worktree agent's attempt's worktree, before its
 // agent does anything, and records it.
-func (a *attempt) openWorkspace() *failure {
-	if a.agent.Workspace != WorkspaceWorktree {
+func (a *attemptRun) openWorkspace() *attempt.Failure {
+	if a.Agent.Workspace != WorkspaceWorktree {
 		return nil
 	}
 	if a.r.worktrees == nil {
-		return failf("workspace", "agent %s has workspace: worktree, but the run has no git repository for it (only the agents its cues name were looked at when it started)", a.agent.ID)
+		return attempt.Failf("workspace", "agent %s has workspace: worktree, but the run has no git repository for it (only the agents its cues name were looked at when it started)", a.Agent.ID)
 	}
 	ws, err := a.r.worktrees.add(a)
 	if err != nil {
-		return failf("workspace", "creating the attempt's worktree: %v", err)
+		return attempt.Failf("workspace", "creating the attempt's worktree: %v", err)
 	}
 	a.ws = ws
-	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
 		Data: record.WorktreeData{Branch: ws.branch, Base: ws.base, From: ws.from, Path: ws.path}})
 	if err != nil {
-		return failf("internal", "recording the attempt's worktree: %v", err)
+		return attempt.Failf("internal", "recording the attempt's worktree: %v", err)
 	}
 	return nil
 }
@@ -50,35 +51,35 @@ func (a *attempt) openWorkspace() *failure {
 // of dependency cue from, at GO: the worktree was created at WARNING, which
 // may come before the dependencies complete (what it holds then is HEAD's,
 // and what prepare left in tracked files is reset).
-func (a *attempt) moveWorkspace(base, from string) *failure {
+func (a *attemptRun) moveWorkspace(base, from string) *attempt.Failure {
 	if a.ws == nil {
 		return nil
 	}
 	commit, err := a.ws.reset(base)
 	if err != nil {
-		return failf("workspace", "starting the attempt's worktree from %s's branch: %v", from, err)
+		return attempt.Failf("workspace", "starting the attempt's worktree from %s's branch: %v", from, err)
 	}
 	a.ws.base, a.ws.from = commit, from
-	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
 		Data: record.WorktreeData{Branch: a.ws.branch, Base: commit, From: from, Path: a.ws.path}})
 	if err != nil {
-		return failf("internal", "recording the attempt's worktree: %v", err)
+		return attempt.Failf("internal", "recording the attempt's worktree: %v", err)
 	}
 	return nil
 }
 
 // commitWorkspace commits what a successful attempt left uncommitted on its
 // branch, records the commit and adds the branch and commit to its outputs.
-func (a *attempt) commitWorkspace(outputs map[string]any) (map[string]any, *failure) {
+func (a *attemptRun) commitWorkspace(outputs map[string]any) (map[string]any, *attempt.Failure) {
 	ws := a.ws
-	commit, err := ws.commit(a.r.id, a.cue.ID, a.agent.ID, a.number)
+	commit, err := ws.commit(a.r.id, a.Cue.ID, a.Agent.ID, a.Number)
 	if err != nil {
-		return outputs, failf("workspace", "committing the attempt's work on %s: %v", ws.branch, err)
+		return outputs, attempt.Failf("workspace", "committing the attempt's work on %s: %v", ws.branch, err)
 	}
-	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.cue.ID, Agent: a.agent.ID, Attempt: a.number,
+	err = a.r.publish(context.Background(), record.Event{RunID: a.r.id, At: time.Now().UTC(), Type: record.EvWorktree, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
 		Data: record.WorktreeData{Branch: ws.branch, Base: ws.base, From: ws.from, Path: ws.path, Commit: commit}})
 	if err != nil {
-		return outputs, failf("internal", "recording the attempt's commit: %v", err)
+		return outputs, attempt.Failf("internal", "recording the attempt's commit: %v", err)
 	}
 	with := make(map[string]any, len(outputs)+2)
 	for k, v := range outputs {

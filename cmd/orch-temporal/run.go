@@ -14,7 +14,6 @@ import (
 
 	"github.com/orch-cli/orch/engine/temporal"
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
@@ -81,11 +80,11 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	addr, _ := cmd.Flags().GetString("temporal-address")
 	ns, _ := cmd.Flags().GetString("temporal-namespace")
 	maxPar, _ := cmd.Flags().GetInt("max-parallel")
-	id := runner.NewRunID()
+	id := record.NewRunID()
 	wfID := "orch-" + id
 	host, _ := os.Hostname()
 	data := record.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.HashBelow(root), Root: root, Inputs: inputs,
-		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: runner.NewRunID() + runner.NewRunID(),
+		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: record.NewRunID() + record.NewRunID(),
 		Temporal: &record.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)}}
 	for _, cu := range p.Order {
 		data.Cues = append(data.Cues, record.CueInfo{ID: cu.ID, Agents: cu.Agents, After: cu.WaitsFor(), Manual: cu.Manual()})

@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/orch-cli/orch/engine/temporal"
-	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
@@ -121,7 +120,7 @@ func attach(cmd *cobra.Command, id string) (f *follower, close func(), claimErr,
 	}
 	close = func() { c.Close(); db.Close() }
 	host, _ := os.Hostname()
-	me := record.Owner{PID: os.Getpid(), Host: host, Token: runner.NewRunID() + runner.NewRunID()}
+	me := record.Owner{PID: os.Getpid(), Host: host, Token: record.NewRunID() + record.NewRunID()}
 	if err := db.ClaimRun(context.Background(), id, me); err != nil {
 		return nil, close, err, nil
 	}

@@ -67,14 +67,14 @@ func printVerdict(io *streams, db *store.DB, plan *planner.Plan, res *runner.Res
 
 // failedFirst is the failed cues, the first to fail first (plan order when
 // the store cannot say).
-func failedFirst(res *runner.Result, detail *store.RunDetail) []runner.CueOutcome {
+func failedFirst(res *runner.Result, detail *store.RunDetail) []record.CueOutcome {
 	ended := map[string]time.Time{}
 	if detail != nil {
 		for _, c := range detail.Cues {
 			ended[c.ID] = c.EndedAt
 		}
 	}
-	var failed []runner.CueOutcome
+	var failed []record.CueOutcome
 	for _, c := range res.Cues {
 		if c.State == record.CueFailed {
 			failed = append(failed, c)

@@ -100,7 +100,7 @@ func (a *Activities) Warning(ctx context.Context, in AttemptInput) (*AttemptResu
 	if err != nil {
 		return nil, err
 	}
-	return handedBack(a.step(ctx, p, c, ag, in, "prepare", ag.Prepare, "", nil))
+	return handedBack(a.step(ctx, p, c, ag, in, phaseWarning, nil))
 }
 
 // Standby runs the agent's ready_check (STANDBY).
@@ -109,7 +109,7 @@ func (a *Activities) Standby(ctx context.Context, in AttemptInput) (*AttemptResu
 	if err != nil {
 		return nil, err
 	}
-	return handedBack(a.step(ctx, p, c, ag, in, "ready_check", ag.ReadyCheck, "", nil))
+	return handedBack(a.step(ctx, p, c, ag, in, phaseStandby, nil))
 }
 
 // Go runs the agent's command with the task (GO).
@@ -118,7 +118,7 @@ func (a *Activities) Go(ctx context.Context, in AttemptInput) (*AttemptResult, e
 	if err != nil {
 		return nil, err
 	}
-	return handedBack(a.step(ctx, p, c, ag, in, "command", ag.Command, ag.Run, in.Task))
+	return handedBack(a.step(ctx, p, c, ag, in, phaseGo, in.Task))
 }
 
 // handedBack turns a phase a stopping worker gave back into the activity's

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
@@ -108,19 +108,19 @@ func (w *wf) stop(f *flight, why string) {
 // task is the GO task of attempt f: the run's inputs, the outputs of the
 // cues it depends on (in plan order, later ones winning), the cue's inputs,
 // the blackboard and the agent's tools (as the local runner builds it).
-func (w *wf) task(pos int, f *flight) *runner.Task {
-	t := runner.PlanTask(w.plan, w.core, pos, w.in.Inputs, f.agent.ID)
+func (w *wf) task(pos int, f *flight) *attempt.Task {
+	t := attempt.PlanTask(w.plan, w.core, pos, w.in.Inputs, f.agent.ID)
 	t.RunID, t.Attempt = w.in.RunID, f.number
 	entries := map[string]record.BlackboardEntry{}
 	for k, e := range w.board {
 		entries[k] = record.BlackboardEntry{Key: k, Value: e.value, Version: e.version, Author: e.author}
 	}
-	return runner.WithBoard(t, entries)
+	return attempt.WithBoard(t, entries)
 }
 
 // phase runs one of the attempt's activities on its agent's queue; ok runs
 // when it succeeded (nil for GO: its success ends the attempt).
-func (w *wf) phase(f *flight, name string, task *runner.Task, ok func()) {
+func (w *wf) phase(f *flight, name string, task *attempt.Task, ok func()) {
 	c := w.core.Cue(f.pos)
 	in := AttemptInput{RunID: w.in.RunID, Path: w.in.Path, SpecHash: w.in.SpecHash, Cue: c.ID, Agent: f.agent.ID, Attempt: f.number, Task: task, Try: f.lost + 1}
 	f.busy = true
@@ -156,7 +156,7 @@ func (w *wf) phase(f *flight, name string, task *runner.Task, ok func()) {
 // interrupted, waiting for orch go); any other phase is dispatched again, up
 // to workerLostTries workers in all. Each loss is a note on the attempt.
 // false: not a lost worker, or no tries left (the attempt fails).
-func (w *wf) workerLost(f *flight, name string, task *runner.Task, ok func(), err error) bool {
+func (w *wf) workerLost(f *flight, name string, task *attempt.Task, ok func(), err error) bool {
 	why := lostWhy(err)
 	if w.version < versionLostWorker || why == "" || f.stopWhy != "" || w.atts[f.pos][f.slot] != f {
 		return false
@@ -223,13 +223,12 @@ func lostWhy(err error) string {
 // An agent's own failure is the activity's result, not an error, so it is
 // never retried here: orch's retry policy decides what happens next.
 func (w *wf) activityOptions(f *flight, name string) workflow.ActivityOptions {
-	c := w.core.Cue(f.pos)
-	d := w.plan.Cuelist.Defaults
-	timeout := firstDuration(d.StandbyTimeout.D(), runner.DefaultStandbyTimeout)
+	cl := w.plan.Cuelist
+	timeout := attempt.StandbyTimeout(cl)
 	if name == ActivityGo {
-		timeout = firstDuration(c.Timeout.D(), f.agent.Timeout.D(), d.Timeout.D(), runner.DefaultTimeout)
+		timeout = attempt.GoTimeout(cl, w.core.Cue(f.pos), f.agent)
 	}
-	grace := firstDuration(d.KillGrace.D(), runner.DefaultKillGrace)
+	grace := attempt.KillGrace(cl, 0)
 	return workflow.ActivityOptions{TaskQueue: queueOf(f.agent, w.queue),
 		ScheduleToStartTimeout: 24 * time.Hour, StartToCloseTimeout: timeout + 2*grace + time.Minute,
 		HeartbeatTimeout: HeartbeatTimeout, WaitForCancellation: true,
@@ -258,15 +257,6 @@ func queueOf(a *spec.Agent, def string) string {
 		return a.Placement.Queue
 	}
 	return def
-}
-
-func firstDuration(ds ...time.Duration) time.Duration {
-	for _, d := range ds {
-		if d > 0 {
-			return d
-		}
-	}
-	return 0
 }
 
 // ended records the attempt's end and tells the core.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
 )
@@ -50,7 +50,7 @@ type RunInput struct {
 	Path        string
 	SpecHash    string
 	Inputs      map[string]any
-	MaxParallel int    // 0: the cuelist's max_parallel, else runner.DefaultMaxParallel
+	MaxParallel int    // 0: the cuelist's max_parallel, else attempt.DefaultMaxParallel
 	TaskQueue   string // the agents' default queue ("": DefaultTaskQueue)
 }
 
@@ -58,7 +58,7 @@ type RunInput struct {
 type RunResult struct {
 	State  string // completed, failed or stopped
 	Reason string
-	Cues   []runner.CueOutcome
+	Cues   []record.CueOutcome
 }
 
 // PlanDoc is the cuelist and the agents it uses, as a worker loaded them:
@@ -83,7 +83,7 @@ type AttemptInput struct {
 	Cue      string
 	Agent    string
 	Attempt  int
-	Task     *runner.Task // orch.go only
+	Task     *attempt.Task // orch.go only
 	// Try counts the workers the workflow gave this phase (from 1): a later
 	// try first kills what a lost worker on this machine may have left.
 	Try int

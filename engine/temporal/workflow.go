@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
@@ -124,7 +124,7 @@ func BuildPlan(doc PlanDoc) (*planner.Plan, error) {
 
 func (w *wf) run() (*RunResult, error) {
 	ctx, p := w.ctx, w.plan
-	parallel := firstPositive(w.in.MaxParallel, p.Cuelist.MaxParallel, runner.DefaultMaxParallel)
+	parallel := attempt.MaxParallel(p.Cuelist, w.in.MaxParallel)
 	h := fnv.New64a()
 	h.Write([]byte(workflow.GetInfo(ctx).WorkflowExecution.RunID))
 	rnd := rand.New(rand.NewPCG(h.Sum64(), 22)) // deterministic on replay: seeded by the workflow's run
@@ -163,15 +163,6 @@ func (w *wf) run() (*RunResult, error) {
 		w.armTimer()
 		w.sel.Select(ctx)
 	}
-}
-
-func firstPositive(ns ...int) int {
-	for _, n := range ns {
-		if n > 0 {
-			return n
-		}
-	}
-	return 0
 }
 
 // trivial: a plain agent with neither prepare nor ready_check goes through
@@ -260,7 +251,7 @@ func (w *wf) end(state record.RunState, reason string) (*RunResult, error) {
 	res := &RunResult{State: string(state), Reason: reason}
 	for i, c := range w.plan.Order {
 		st, why := w.core.State(i)
-		res.Cues = append(res.Cues, runner.CueOutcome{ID: c.ID, State: record.CueState(st), Reason: why})
+		res.Cues = append(res.Cues, record.CueOutcome{ID: c.ID, State: record.CueState(st), Reason: why})
 	}
 	// The follower reads the last events with a query: a query needs a
 	// running workflow, so it waits a moment for the follower to catch up.

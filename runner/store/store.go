@@ -91,10 +91,24 @@ type DB struct {
 	closed bool
 	queue  chan *request
 
-	writerDone chan struct{}
-	closeOnce  sync.Once
-	closeErr   error
+	closing
+	faults
+	writing
+}
 
+// closing is how a handle ends: its writer and checkpointer stop, once.
+type closing struct {
+	writerDone     chan struct{}
+	checkpointQuit chan struct{}
+	checkpointDone chan struct{}
+	closeOnce      sync.Once
+	closeErr       error
+}
+
+// faults are what can go wrong with the file under a handle: a failure to
+// store a line, the database made unusable, another process's lock, the
+// file deleted or truncated.
+type faults struct {
 	errMu  sync.Mutex
 	logErr error // the first failure to store a logged line since the last Flush
 
@@ -107,7 +121,11 @@ type DB struct {
 	abandonOnce sync.Once
 	file        os.FileInfo // the file opened, which the path must go on naming (gone.go)
 	hadHeader   atomic.Bool // the file was seen with SQLite's header (gone.go)
+}
 
+// writing is the write side of a handle: the connection, its statements
+// and what it keeps between its transactions.
+type writing struct {
 	// committing is held by whoever commits: the writer goroutine, or a
 	// caller committing its lone write itself (commitDirectly). It guards
 	// the write connection and what goes with it: stmts, insertSQL, seqs,
@@ -120,9 +138,7 @@ type DB struct {
 	insertSQL           map[insertKey]string // the texts of multi-row INSERTs
 	stats               writerStats
 
-	checkpointQuit chan struct{}
-	checkpointDone chan struct{}
-	wconn          *sql.Conn // the writer's own connection (writeConn)
+	wconn *sql.Conn // the writer's own connection (writeConn)
 	// seqs is what the writer knows of each run it wrote (its last seq),
 	// kept between transactions while dataVersion says no other connection
 	// has written since.
@@ -192,16 +208,12 @@ func open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	d := &DB{
-		path:           path,
-		sql:            db,
-		queue:          make(chan *request, queueSize),
-		writerDone:     make(chan struct{}),
-		checkpointQuit: make(chan struct{}),
-		checkpointDone: make(chan struct{}),
-		leaseVersion:   -1,
-		lockTimeout:    lockTimeout,
-		abandoned:      make(chan struct{}),
-		file:           file,
+		path:    path,
+		sql:     db,
+		queue:   make(chan *request, queueSize),
+		closing: closing{writerDone: make(chan struct{}), checkpointQuit: make(chan struct{}), checkpointDone: make(chan struct{})},
+		faults:  faults{lockTimeout: lockTimeout, abandoned: make(chan struct{}), file: file},
+		writing: writing{leaseVersion: -1},
 	}
 	d.hadHeader.Store(file.Size() >= headerSize)
 	go d.writer()

@@ -1,10 +1,11 @@
-package runner
+package driver
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -60,7 +61,7 @@ func claudeEvent(s *cliStream, line []byte) error {
 	case "system":
 		if m.Subtype == "init" {
 			s.setSession(m.SessionID)
-			s.a.log("stdout", fmt.Sprintf("claude: session %s, model %s", m.SessionID, m.Model))
+			s.a.Host.Log("stdout", fmt.Sprintf("claude: session %s, model %s", m.SessionID, m.Model))
 		}
 	case "assistant", "user":
 		var blocks []struct {
@@ -77,12 +78,12 @@ func claudeEvent(s *cliStream, line []byte) error {
 			case "text":
 				s.logText(c.Text)
 			case "thinking":
-				s.a.log("stdout", "thinking: "+oneLine(c.Thinking))
+				s.a.Host.Log("stdout", "thinking: "+oneLine(c.Thinking))
 			case "tool_use":
-				s.a.log("stdout", fmt.Sprintf("tool: %s %s", c.Name, oneLine(toolInput(c.Input))))
+				s.a.Host.Log("stdout", fmt.Sprintf("tool: %s %s", c.Name, oneLine(toolInput(c.Input))))
 			case "tool_result":
 				if c.IsError {
-					s.a.log("stdout", "tool failed")
+					s.a.Host.Log("stdout", "tool failed")
 				}
 			}
 		}
@@ -92,7 +93,7 @@ func claudeEvent(s *cliStream, line []byte) error {
 		if m.TotalCostUSD != nil {
 			u.CostUSD = *m.TotalCostUSD
 		}
-		s.a.r.addUsage(s.a, u) // counts toward the run's usage and limits.max_cost_usd
+		s.a.Host.Usage(u) // counts toward the run's usage and limits.max_cost_usd
 		if !m.IsError && m.Subtype == "success" {
 			s.finish(m.Result, nil)
 			return nil
@@ -105,16 +106,16 @@ func claudeEvent(s *cliStream, line []byte) error {
 		if len(m.Errors) > 0 {
 			var errs []string
 			for _, e := range m.Errors {
-				errs = append(errs, promptValue(e))
+				errs = append(errs, attempt.PromptValue(e))
 			}
 			why = strings.Join(errs, "; ")
 		}
 		if why != "" {
 			why = ": " + oneLine(why)
 		}
-		s.finish("", failf(class, "claude ended with %s after %d turn(s)%s", orText(m.Subtype, "an error"), m.NumTurns, why))
+		s.finish("", attempt.Failf(class, "claude ended with %s after %d turn(s)%s", orText(m.Subtype, "an error"), m.NumTurns, why))
 	default:
-		s.a.log("stdout", "claude: "+m.Type)
+		s.a.Host.Log("stdout", "claude: "+m.Type)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package runner
+package driver
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/spec"
 )
@@ -28,8 +29,7 @@ type cliProtocol struct {
 }
 
 func registerCLI(protocol string, p *cliProtocol) {
-	registerDriver(protocol, driverKind{new: func() driver { return &cliDriver{p: p} },
-		trivial: func(a *spec.Agent) bool { return len(a.Prepare) == 0 && len(a.ReadyCheck) == 0 }})
+	Register(protocol, Kind{New: func() Driver { return &cliDriver{p: p} }, Trivial: noPhases})
 }
 
 // cliDriver is a plain agent's driver (prepare at WARNING, ready_check at
@@ -52,48 +52,48 @@ func cliArgv(agent *spec.Agent, p *cliProtocol) []string {
 	return append(append(argv, perms...), p.tail...)
 }
 
-func (d *cliDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
-	prompt, err := renderPrompt(a.agent, a.cue.Prompt, a.withBlackboard(t))
+func (d *cliDriver) Work(a *Attempt, t *attempt.Task) (map[string]any, *attempt.Failure) {
+	prompt, err := attempt.RenderPrompt(a.Agent, a.Cue.Prompt, a.Host.Board(t))
 	if err != nil {
-		return nil, failf("prompt", "rendering the prompt: %v", err)
+		return nil, attempt.Failf("prompt", "rendering the prompt: %v", err)
 	}
 	s := d.goIO
 	d.goIO = nil
 	if s == nil {
 		if s, err = proc.NewStdio(true); err != nil {
-			return nil, failf("start", "command: %v", err)
+			return nil, attempt.Failf("start", "command: %v", err)
 		}
 	}
-	argv := cliArgv(a.agent, d.p)
-	p, err := proc.Start(proc.Spec{Argv: argv, Dir: a.dir(), Env: a.env(), Token: a.token, Stdio: s, Cgroup: a.r.sweeper.Cgroup(), Grace: a.r.grace})
+	argv := cliArgv(a.Agent, d.p)
+	p, err := proc.Start(proc.Spec{Argv: argv, Dir: a.Dir, Env: a.Host.Env(), Token: a.Token, Stdio: s, Cgroup: a.Cgroup, Grace: a.Timeouts.Grace})
 	if err != nil {
-		return nil, failf("start", "command: %v", err)
+		return nil, attempt.Failf("start", "command: %v", err)
 	}
 	d.goProc = p
 	st := &cliStream{a: a, p: d.p, broken: make(chan struct{})}
-	p.ReadOutput(st.read, logLines(a.logWriter("stderr")))
-	a.procs = append(a.procs, p)
+	p.ReadOutput(st.read, logLines(logWriter(a, "stderr")))
+	a.Host.Started(p)
 	go func() {
 		_, _ = io.WriteString(p.Stdin(), prompt) // a CLI that exits early gets EPIPE: fine
 		_ = p.Stdin().Close()
 	}()
-	timer := time.NewTimer(a.goTimeout())
+	timer := time.NewTimer(a.Timeouts.Go)
 	defer timer.Stop()
-	var f *failure
+	var f *attempt.Failure
 	select {
 	case <-p.Done():
 	case <-st.broken:
 		f = st.malfunction()
-		p.Terminate(a.r.grace)
+		p.Terminate(a.Timeouts.Grace)
 	case <-timer.C:
-		f = failf("timeout", "%s did not finish within %s", argv[0], a.goTimeout())
-		p.Terminate(a.r.grace)
-	case <-a.halt:
-		f = a.stopped()
-		p.Terminate(a.r.grace)
+		f = attempt.Failf("timeout", "%s did not finish within %s", argv[0], a.Timeouts.Go)
+		p.Terminate(a.Timeouts.Grace)
+	case <-a.Halt:
+		f = a.Host.Stopped()
+		p.Terminate(a.Timeouts.Grace)
 	}
 	<-p.Done()
-	a.sweep(p, "command", f != nil)
+	Sweep(a, p, "command", f != nil)
 	if f != nil {
 		return nil, f
 	}
@@ -103,15 +103,15 @@ func (d *cliDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 
 // cliStream is what one run of a CLI said on its stream.
 type cliStream struct {
-	a      *attempt
+	a      *Attempt
 	p      *cliProtocol
 	broken chan struct{} // closed on a malformed line
 
 	mu      sync.Mutex
-	bad     *failure
-	ended   bool     // the stream's final event came (claude's result, codex's turn.completed)
-	text    string   // the final reply
-	failed  *failure // the error the stream ended with
+	bad     *attempt.Failure
+	ended   bool             // the stream's final event came (claude's result, codex's turn.completed)
+	text    string           // the final reply
+	failed  *attempt.Failure // the error the stream ended with
 	session string
 }
 
@@ -122,7 +122,7 @@ func (s *cliStream) read(r io.Reader) {
 	for n := 1; ; n++ {
 		line, err := readLine(br, acpMaxLine)
 		if errors.Is(err, errLineTooLong) {
-			s.broke(failf("malfunction", "line %d of the %s stream is longer than %d bytes", n, s.p.name, acpMaxLine))
+			s.broke(attempt.Failf("malfunction", "line %d of the %s stream is longer than %d bytes", n, s.p.name, acpMaxLine))
 			break
 		}
 		if err != nil {
@@ -133,20 +133,20 @@ func (s *cliStream) read(r io.Reader) {
 			continue
 		}
 		if line[0] != '{' || !json.Valid(line) {
-			s.a.log("stdout", string(line))
-			s.broke(failf("malfunction", "line %d of the %s stream is not a JSON object: %s", n, s.p.name, truncate(string(line), 80)))
+			s.a.Host.Log("stdout", string(line))
+			s.broke(attempt.Failf("malfunction", "line %d of the %s stream is not a JSON object: %s", n, s.p.name, attempt.Truncate(string(line), 80)))
 			break
 		}
 		if err := s.p.event(s, line); err != nil {
-			s.a.log("stdout", truncate(string(line), 200))
-			s.broke(failf("malfunction", "line %d of the %s stream: %v", n, s.p.name, err))
+			s.a.Host.Log("stdout", attempt.Truncate(string(line), 200))
+			s.broke(attempt.Failf("malfunction", "line %d of the %s stream: %v", n, s.p.name, err))
 			break
 		}
 	}
 	_, _ = io.Copy(io.Discard, r) // the process is being stopped; let it write
 }
 
-func (s *cliStream) broke(f *failure) {
+func (s *cliStream) broke(f *attempt.Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bad == nil {
@@ -155,7 +155,7 @@ func (s *cliStream) broke(f *failure) {
 	}
 }
 
-func (s *cliStream) malfunction() *failure {
+func (s *cliStream) malfunction() *attempt.Failure {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.bad
@@ -164,7 +164,7 @@ func (s *cliStream) malfunction() *failure {
 // end is how the attempt ends once the CLI exited and its stream is read:
 // a malformed line, then the error its stream reported, then its exit
 // status; a stream that never reached its final event is a malfunction.
-func (s *cliStream) end(e proc.ExitInfo) (map[string]any, *failure) {
+func (s *cliStream) end(e proc.ExitInfo) (map[string]any, *attempt.Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -173,13 +173,13 @@ func (s *cliStream) end(e proc.ExitInfo) (map[string]any, *failure) {
 	case s.failed != nil:
 		return nil, s.failed
 	case e.Signaled:
-		return nil, failf("signal", "command was %s", e)
+		return nil, attempt.Failf("signal", "command was %s", e)
 	case e.Code != 0:
-		return nil, failf(fmt.Sprintf("exit:%d", e.Code), "command %s", e)
+		return nil, attempt.Failf(fmt.Sprintf("exit:%d", e.Code), "command %s", e)
 	case !s.ended:
-		return nil, failf("malfunction", "the %s stream ended without its final event (the CLI exited 0)", s.p.name)
+		return nil, attempt.Failf("malfunction", "the %s stream ended without its final event (the CLI exited 0)", s.p.name)
 	}
-	return replyOutputs(s.a.agent, s.text), nil
+	return attempt.ReplyOutputs(s.a.Agent, s.text), nil
 }
 
 // setSession records the CLI's session id once, as a note on the attempt
@@ -192,11 +192,11 @@ func (s *cliStream) setSession(id string) {
 	}
 	s.mu.Unlock()
 	if first {
-		s.a.note("%s session %s", s.p.name, id)
+		s.a.Host.Note("%s session %s", s.p.name, id)
 	}
 }
 
-func (s *cliStream) finish(text string, f *failure) {
+func (s *cliStream) finish(text string, f *attempt.Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ended = true
@@ -206,7 +206,7 @@ func (s *cliStream) finish(text string, f *failure) {
 	}
 }
 
-func (s *cliStream) fail(f *failure) {
+func (s *cliStream) fail(f *attempt.Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed == nil {
@@ -217,6 +217,6 @@ func (s *cliStream) fail(f *failure) {
 // logText logs a reply's text line by line.
 func (s *cliStream) logText(text string) {
 	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		s.a.log("stdout", l)
+		s.a.Host.Log("stdout", l)
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package driver
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -111,7 +112,7 @@ func (s *acpSession) update(params json.RawMessage) {
 		lines = []string{"update: " + oneLine(kind)}
 	}
 	for _, l := range lines {
-		s.a.log("stdout", l)
+		s.a.Host.Log("stdout", l)
 	}
 }
 
@@ -121,7 +122,7 @@ func (s *acpSession) messageChunk(u acpFields) {
 	c := u.object("content")
 	if c.str("type") != "text" {
 		s.flush()
-		s.a.log("stdout", contentLine(c))
+		s.a.Host.Log("stdout", contentLine(c))
 		return
 	}
 	text := c.str("text")
@@ -139,7 +140,7 @@ func (s *acpSession) streamChunk(w *lineWriter, prefix string, u acpFields) {
 	s.flushOthers(w)
 	if c.str("type") != "text" {
 		w.flush()
-		s.a.log("stdout", prefix+contentLine(c))
+		s.a.Host.Log("stdout", prefix+contentLine(c))
 		return
 	}
 	_, _ = w.Write([]byte(c.str("text")))
@@ -167,13 +168,13 @@ func (s *acpSession) toolCall(u acpFields) []string {
 	tc, known := s.tools[id]
 	before := tc
 	if t, ok := u.text("title"); ok {
-		tc.title = truncate(t, 200)
+		tc.title = attempt.Truncate(t, 200)
 	}
 	if k, ok := u.text("kind"); ok {
-		tc.kind = truncate(k, 40)
+		tc.kind = attempt.Truncate(k, 40)
 	}
 	if st, ok := u.text("status"); ok {
-		tc.status = truncate(st, 40)
+		tc.status = attempt.Truncate(st, 40)
 	}
 	switch {
 	case tc.status == "completed" || tc.status == "failed":
@@ -251,9 +252,9 @@ func (s *acpSession) toolContent(c acpFields) []string {
 		path := s.rel(c.str("path"))
 		newLines := countLines(c.str("newText"))
 		if old, ok := c.text("oldText"); ok {
-			return []string{fmt.Sprintf("  edit %s: %s → %s", path, plural(int64(countLines(old)), "line"), plural(int64(newLines), "line"))}
+			return []string{fmt.Sprintf("  edit %s: %s → %s", path, record.Plural(int64(countLines(old)), "line"), record.Plural(int64(newLines), "line"))}
 		}
-		return []string{fmt.Sprintf("  edit %s: new file, %s", path, plural(int64(newLines), "line"))}
+		return []string{fmt.Sprintf("  edit %s: new file, %s", path, record.Plural(int64(newLines), "line"))}
 	case "terminal":
 		return []string{"  terminal " + c.str("terminalId")}
 	}
@@ -268,7 +269,7 @@ func contentLine(c acpFields) string {
 	case "text":
 		return oneLine(c.str("text"))
 	case "image", "audio":
-		return fmt.Sprintf("[%s %s, %s]", t, c.str("mimeType"), plural(base64Size(c.str("data")), "byte"))
+		return fmt.Sprintf("[%s %s, %s]", t, c.str("mimeType"), record.Plural(base64Size(c.str("data")), "byte"))
 	case "resource_link":
 		name := c.str("name")
 		if title := c.str("title"); title != "" {
@@ -280,7 +281,7 @@ func contentLine(c acpFields) string {
 		if text, ok := r.text("text"); ok {
 			return fmt.Sprintf("resource %s: %s", oneLine(r.str("uri")), oneLine(text))
 		}
-		return fmt.Sprintf("[resource %s %s, %s]", oneLine(r.str("uri")), r.str("mimeType"), plural(base64Size(r.str("blob")), "byte"))
+		return fmt.Sprintf("[resource %s %s, %s]", oneLine(r.str("uri")), r.str("mimeType"), record.Plural(base64Size(r.str("blob")), "byte"))
 	default:
 		return "content: " + oneLine(t)
 	}
@@ -328,10 +329,10 @@ func indented(text string) []string {
 	var lines []string
 	for i, r := range rows {
 		if i == acpMaxContentRows {
-			lines = append(lines, fmt.Sprintf("  … %s more", plural(int64(len(rows)-i), "line")))
+			lines = append(lines, fmt.Sprintf("  … %s more", record.Plural(int64(len(rows)-i), "line")))
 			break
 		}
-		lines = append(lines, "  "+truncate(strings.TrimRight(r, "\r"), 200))
+		lines = append(lines, "  "+attempt.Truncate(strings.TrimRight(r, "\r"), 200))
 	}
 	return lines
 }
@@ -343,7 +344,7 @@ func countLines(text string) int {
 	return strings.Count(strings.TrimSuffix(text, "\n"), "\n") + 1
 }
 
-func oneLine(s string) string { return truncate(strings.Join(strings.Fields(s), " "), 200) }
+func oneLine(s string) string { return attempt.Truncate(strings.Join(strings.Fields(s), " "), 200) }
 
 // base64Size is the size of the data base64 text encodes.
 func base64Size(b64 string) int64 { return int64(len(strings.TrimRight(b64, "="))) * 3 / 4 }

@@ -1,10 +1,11 @@
-package runner
+package driver
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -70,23 +71,23 @@ func codexEvent(s *cliStream, line []byte) error {
 		return fmt.Errorf("an event without a type")
 	case "thread.started":
 		s.setSession(m.ThreadID)
-		s.a.log("stdout", "codex: thread "+m.ThreadID)
+		s.a.Host.Log("stdout", "codex: thread "+m.ThreadID)
 	case "turn.started":
 	case "item.started", "item.updated", "item.completed":
 		codexItem(s, &m)
 	case "turn.completed":
-		s.a.r.addUsage(s.a, record.Usage{InputTokens: m.Usage.InputTokens, OutputTokens: m.Usage.OutputTokens}) // codex reports no cost
+		s.a.Host.Usage(record.Usage{InputTokens: m.Usage.InputTokens, OutputTokens: m.Usage.OutputTokens}) // codex reports no cost
 		s.mu.Lock()
 		text := s.text
 		s.mu.Unlock()
 		s.finish(text, nil)
 	case "turn.failed":
-		s.finish("", failf("error", "codex's turn failed: %s", oneLine(m.Error.Message)))
+		s.finish("", attempt.Failf("error", "codex's turn failed: %s", oneLine(m.Error.Message)))
 	case "error":
-		s.fail(failf("error", "codex: %s", oneLine(m.Message)))
-		s.a.log("stdout", "error: "+oneLine(m.Message))
+		s.fail(attempt.Failf("error", "codex: %s", oneLine(m.Message)))
+		s.a.Host.Log("stdout", "error: "+oneLine(m.Message))
 	default:
-		s.a.log("stdout", "codex: "+m.Type)
+		s.a.Host.Log("stdout", "codex: "+m.Type)
 	}
 	return nil
 }
@@ -106,31 +107,31 @@ func codexItem(s *cliStream, m *codexMessage) {
 		}
 	case "reasoning":
 		if done {
-			s.a.log("stdout", "thinking: "+oneLine(it.Text))
+			s.a.Host.Log("stdout", "thinking: "+oneLine(it.Text))
 		}
 	case "command_execution":
 		status := it.Status
 		if it.ExitCode != nil {
 			status = fmt.Sprintf("%s, exit %d", status, *it.ExitCode)
 		}
-		s.a.log("stdout", fmt.Sprintf("tool: $ %s [execute] %s", oneLine(it.Command), status))
+		s.a.Host.Log("stdout", fmt.Sprintf("tool: $ %s [execute] %s", oneLine(it.Command), status))
 	case "file_change":
 		var files []string
 		for _, c := range it.Changes {
 			files = append(files, c.Kind+" "+c.Path)
 		}
-		s.a.log("stdout", fmt.Sprintf("tool: %s [edit] %s", oneLine(strings.Join(files, ", ")), it.Status))
+		s.a.Host.Log("stdout", fmt.Sprintf("tool: %s [edit] %s", oneLine(strings.Join(files, ", ")), it.Status))
 	case "mcp_tool_call":
-		s.a.log("stdout", fmt.Sprintf("tool: %s/%s [mcp] %s", it.Server, it.Tool, it.Status))
+		s.a.Host.Log("stdout", fmt.Sprintf("tool: %s/%s [mcp] %s", it.Server, it.Tool, it.Status))
 	case "web_search":
-		s.a.log("stdout", fmt.Sprintf("tool: %s [fetch]", oneLine(it.Query)))
+		s.a.Host.Log("stdout", fmt.Sprintf("tool: %s [fetch]", oneLine(it.Query)))
 	case "todo_list":
-		s.a.log("stdout", fmt.Sprintf("plan: %d entries", len(it.Items)))
+		s.a.Host.Log("stdout", fmt.Sprintf("plan: %d entries", len(it.Items)))
 	case "error":
-		s.a.log("stdout", "error: "+oneLine(it.Message))
+		s.a.Host.Log("stdout", "error: "+oneLine(it.Message))
 	default:
 		if done {
-			s.a.log("stdout", "codex: item "+it.Type)
+			s.a.Host.Log("stdout", "codex: item "+it.Type)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package attempt
 
 import (
 	"testing"
@@ -25,7 +25,7 @@ func TestAckTimeoutByProtocol(t *testing.T) {
 	} {
 		cl := &spec.Cuelist{}
 		cl.Defaults.AckTimeout = tc.defaults
-		if got := ackTimeout(cl, &spec.Agent{Protocol: tc.protocol}); got != tc.want {
+		if got := AckTimeout(cl, &spec.Agent{Protocol: tc.protocol}); got != tc.want {
 			t.Errorf("%s agent, defaults.ack_timeout %v: got %v, want %v", tc.protocol, tc.defaults.D(), got, tc.want)
 		}
 	}

@@ -1,8 +1,10 @@
-package runner
+package driver
 
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // tailText keeps the end of a text written in pieces: at most max bytes of
@@ -40,5 +42,5 @@ func (t *tailText) String() string {
 	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
 		tail = tail[1:]
 	}
-	return fmt.Sprintf("[… the first %s of the reply are cut here: see orch logs]\n", humanBytes(t.total-int64(len(tail)))) + string(tail)
+	return fmt.Sprintf("[… the first %s of the reply are cut here: see orch logs]\n", record.HumanBytes(t.total-int64(len(tail)))) + string(tail)
 }

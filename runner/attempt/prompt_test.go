@@ -1,4 +1,4 @@
-package runner
+package attempt
 
 import (
 	"os"
@@ -28,7 +28,7 @@ func TestRenderPrompt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := renderPrompt(&tt.agent, tt.cuePrompt, task)
+			got, err := RenderPrompt(&tt.agent, tt.cuePrompt, task)
 			if err != nil || got != tt.want {
 				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
 			}
@@ -37,13 +37,13 @@ func TestRenderPrompt(t *testing.T) {
 	// A fan-out's item: named by its as (and item) in a template, given in
 	// the plain rendering.
 	item := &Task{RunID: "r1", CueID: "IMPL[db]", Attempt: 1, Item: []byte(`{"id":"db","title":"Database"}`), ItemName: "task"}
-	if got, err := renderPrompt(&spec.Agent{}, "Implement {{.task.title}} ({{.item.id}})", item); err != nil || got != "Implement Database (db)" {
+	if got, err := RenderPrompt(&spec.Agent{}, "Implement {{.task.title}} ({{.item.id}})", item); err != nil || got != "Implement Database (db)" {
 		t.Errorf("an item's template: %q, %v", got, err)
 	}
-	if got, _ := renderPrompt(&spec.Agent{}, "", item); got != `Task IMPL[db] (run r1, attempt 1).`+"\n\n"+`Its item (task): {"id":"db","title":"Database"}` {
+	if got, _ := RenderPrompt(&spec.Agent{}, "", item); got != `Task IMPL[db] (run r1, attempt 1).`+"\n\n"+`Its item (task): {"id":"db","title":"Database"}` {
 		t.Errorf("an item's plain rendering: %q", got)
 	}
-	_, err := renderPrompt(&spec.Agent{Prompt: "{{.inputs.missing}}"}, "", task)
+	_, err := RenderPrompt(&spec.Agent{Prompt: "{{.inputs.missing}}"}, "", task)
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("a missing input: got %v, want an error naming it", err)
 	}
@@ -54,11 +54,11 @@ func TestRenderPrompt(t *testing.T) {
 func TestPromptBoardAuthors(t *testing.T) {
 	task := &Task{RunID: "r1", CueID: "impl", Attempt: 1, Blackboard: map[string]any{"plan": "ok"},
 		BlackboardEntries: map[string]protocols.BoardEntry{"plan": {Value: "ok", Version: 3, Author: "researcher"}}}
-	got, err := renderPrompt(&spec.Agent{}, "", task)
+	got, err := RenderPrompt(&spec.Agent{}, "", task)
 	if want := "Blackboard:\n- plan: ok (version 3, by researcher)"; err != nil || !strings.HasSuffix(got, want) {
 		t.Fatalf("got %q, %v; want it to end with %q", got, err, want)
 	}
-	got, err = renderPrompt(&spec.Agent{Prompt: "{{.blackboard.plan}} by {{.blackboard_entries.plan.author}}"}, "", task)
+	got, err = RenderPrompt(&spec.Agent{Prompt: "{{.blackboard.plan}} by {{.blackboard_entries.plan.author}}"}, "", task)
 	if err != nil || got != "ok by researcher" {
 		t.Fatalf("template: got %q, %v", got, err)
 	}
@@ -68,12 +68,12 @@ func TestPromptBoardAuthors(t *testing.T) {
 // the size of one environment value, in a file named by ORCH_ITEM_FILE.
 func TestInputVarsItem(t *testing.T) {
 	dir := t.TempDir()
-	vars, err := inputVars(&Task{Item: []byte(`{"id":"db"}`), Inputs: map[string]any{"n": 1.0}}, dir)
+	vars, err := InputVars(&Task{Item: []byte(`{"id":"db"}`), Inputs: map[string]any{"n": 1.0}}, dir)
 	if err != nil || strings.Join(vars, " ") != `ORCH_ITEM={"id":"db"} ORCH_INPUT_N=1` {
 		t.Errorf("vars %q, %v", vars, err)
 	}
 	big := `"` + strings.Repeat("x", maxEnvInput) + `"`
-	vars, err = inputVars(&Task{Item: []byte(big)}, dir)
+	vars, err = InputVars(&Task{Item: []byte(big)}, dir)
 	if err != nil || len(vars) != 1 || !strings.HasPrefix(vars[0], "ORCH_ITEM_FILE=") {
 		t.Fatalf("vars of a big item %.80q, %v", vars, err)
 	}

@@ -1,4 +1,4 @@
-package runner
+package attempt
 
 import (
 	"cmp"
@@ -10,11 +10,11 @@ import (
 	"github.com/orch-cli/orch/spec"
 )
 
-// renderPrompt is the prompt a coding agent gets at GO: the cue's prompt:
+// RenderPrompt is the prompt a coding agent gets at GO: the cue's prompt:
 // (else its agent's), a text/template over the GO task as orch sends it to
 // a jsonl agent; without one, a plain rendering of the task. When the agent
 // provides keys other than text, one instruction asks for them.
-func renderPrompt(agent *spec.Agent, cuePrompt string, t *Task) (string, error) {
+func RenderPrompt(agent *spec.Agent, cuePrompt string, t *Task) (string, error) {
 	text := cuePrompt
 	if text == "" {
 		text = agent.Prompt
@@ -76,7 +76,7 @@ func plainTask(b *strings.Builder, t *Task) {
 	if t.Item != nil { // a fan-out's item: what this task is for
 		var v any
 		_ = json.Unmarshal(t.Item, &v)
-		fmt.Fprintf(b, "\n\nIts item (%s): %s", cmp.Or(t.ItemName, "item"), promptValue(v))
+		fmt.Fprintf(b, "\n\nIts item (%s): %s", cmp.Or(t.ItemName, "item"), PromptValue(v))
 	}
 	section := func(title string, m map[string]any, note func(k string) string) {
 		if len(m) == 0 {
@@ -89,7 +89,7 @@ func plainTask(b *strings.Builder, t *Task) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(b, "\n- %s: %s%s", k, promptValue(m[k]), note(k))
+			fmt.Fprintf(b, "\n- %s: %s%s", k, PromptValue(m[k]), note(k))
 		}
 	}
 	none := func(string) string { return "" }
@@ -103,8 +103,8 @@ func plainTask(b *strings.Builder, t *Task) {
 	})
 }
 
-// promptValue is a string as it is, anything else as JSON.
-func promptValue(v any) string {
+// PromptValue is a string as it is, anything else as JSON.
+func PromptValue(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}

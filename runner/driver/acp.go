@@ -1,19 +1,18 @@
-package runner
+package driver
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
-	"github.com/orch-cli/orch/spec"
 )
 
 func init() {
-	registerDriver("acp", driverKind{new: func() driver { return &acpDriver{} }})
+	Register("acp", Kind{New: func() Driver { return &acpDriver{} }})
 }
 
 // acpDriver takes one attempt through an Agent Client Protocol agent
@@ -27,7 +26,7 @@ type acpDriver struct {
 
 // acpSession is one attempt's session: its turn's reply, its workspace.
 type acpSession struct {
-	a    *attempt
+	a    *Attempt
 	c    *acpConn
 	id   string // set as session/new's response comes
 	cwd  string
@@ -44,8 +43,8 @@ type acpSession struct {
 	usageMu sync.Mutex // one addUsage at a time: the reader's (usage_update) or the turn's end
 }
 
-func (d *acpDriver) warning(a *attempt) *failure {
-	c, f := a.r.acp.conn(a)
+func (d *acpDriver) Warning(a *Attempt) *attempt.Failure {
+	c, f := a.Agents.acp.conn(a.Agents.run, a)
 	if f != nil {
 		return f
 	}
@@ -56,34 +55,34 @@ func (d *acpDriver) warning(a *attempt) *failure {
 	return nil
 }
 
-func (d *acpDriver) standby(a *attempt) *failure {
-	cwd, err := filepath.Abs(a.dir())
+func (d *acpDriver) Standby(a *Attempt) *attempt.Failure {
+	cwd, err := filepath.Abs(a.Dir)
 	if err != nil {
-		return failf("start", "the workspace: %v", err)
+		return attempt.Failf("start", "the workspace: %v", err)
 	}
 	root, err := os.OpenRoot(cwd)
 	if err != nil {
-		return failf("start", "opening the workspace %s: %v", cwd, err)
+		return attempt.Failf("start", "opening the workspace %s: %v", cwd, err)
 	}
 	s := newACPSession(a, d.c, cwd, root)
-	res, f := d.c.call(a, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, a.standbyTimeout(), s)
+	res, f := d.c.call(a, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, a.Timeouts.Standby, s)
 	if f != nil {
 		root.Close()
 		return f
 	}
 	if s.id == "" {
 		root.Close()
-		d.c.fail(failf("malfunction", "session/new answered without a sessionId"))
-		return failf("malfunction", "session/new answered without a sessionId: %s", truncate(string(res), 80))
+		d.c.fail(attempt.Failf("malfunction", "session/new answered without a sessionId"))
+		return attempt.Failf("malfunction", "session/new answered without a sessionId: %s", attempt.Truncate(string(res), 80))
 	}
 	d.s = s // registered by the reader as the response came (see acpConn.opening)
 	return nil
 }
 
-func (d *acpDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
-	prompt, err := renderPrompt(a.agent, a.cue.Prompt, a.withBlackboard(t))
+func (d *acpDriver) Work(a *Attempt, t *attempt.Task) (map[string]any, *attempt.Failure) {
+	prompt, err := attempt.RenderPrompt(a.Agent, a.Cue.Prompt, a.Host.Board(t))
 	if err != nil {
-		return nil, failf("prompt", "rendering the prompt: %v", err)
+		return nil, attempt.Failf("prompt", "rendering the prompt: %v", err)
 	}
 	s, c := d.s, d.c
 	id, turn, f := c.request("session/prompt", map[string]any{"sessionId": s.id,
@@ -92,60 +91,60 @@ func (d *acpDriver) work(a *attempt, t *Task) (map[string]any, *failure) {
 		return nil, f
 	}
 	defer c.forget(id)
-	a.inGo.Store(true)
-	timer := time.NewTimer(a.goTimeout())
+	a.Host.Going(nil) // its agent takes no message
+	timer := time.NewTimer(a.Timeouts.Go)
 	defer timer.Stop()
 	select {
 	case m := <-turn:
 		return s.ended(m)
 	case <-c.done:
-		if a.halted() {
-			return nil, a.stopped()
+		if halted(a) {
+			return nil, a.Host.Stopped()
 		}
 		f := c.failure()
-		return nil, failf(f.class, "%s, during GO", f.reason)
-	case <-a.halt:
-		return nil, d.cancel(turn, a.stopped(), false)
-	case <-a.abort:
-		return nil, d.cancel(turn, a.failure(), false)
+		return nil, attempt.Failf(f.Class, "%s, during GO", f.Reason)
+	case <-a.Halt:
+		return nil, d.cancel(turn, a.Host.Stopped(), false)
+	case <-a.Abort:
+		return nil, d.cancel(turn, a.Host.Failure(), false)
 	case <-timer.C:
-		return nil, d.cancel(turn, failf("timeout", "the turn did not end within %s (GO timeout)", a.goTimeout()), true)
+		return nil, d.cancel(turn, attempt.Failf("timeout", "the turn did not end within %s (GO timeout)", a.Timeouts.Go), true)
 	}
 }
 
 // cancel asks the agent to end the turn (session/cancel) and waits, within
 // the kill grace, for it to end. A turn that does not end, or a timeout,
 // gets the process stopped as for every agent; f is the attempt's failure.
-func (d *acpDriver) cancel(turn chan *rpcMessage, f *failure, kill bool) *failure {
+func (d *acpDriver) cancel(turn chan *rpcMessage, f *attempt.Failure, kill bool) *attempt.Failure {
 	c := d.c
-	d.s.a.note("session/cancel sent to %s: %s", d.s.a.agent.ID, f.reason)
+	d.s.a.Host.Note("session/cancel sent to %s: %s", d.s.a.Agent.ID, f.Reason)
 	_ = c.notify("session/cancel", map[string]string{"sessionId": d.s.id})
 	select {
 	case m := <-turn:
 		d.s.turnUsage(m) // a cancelled turn cost what it cost
 	case <-c.done:
-	case <-time.After(c.h.grace):
+	case <-time.After(c.run.Grace):
 		kill = true
 	}
 	if kill {
-		c.fail(failf(f.class, "the agent's turn was cancelled: %s", f.reason))
+		c.fail(attempt.Failf(f.Class, "the agent's turn was cancelled: %s", f.Reason))
 	}
 	return f
 }
 
-func newACPSession(a *attempt, c *acpConn, cwd string, root *os.Root) *acpSession {
-	s := &acpSession{a: a, c: c, cwd: cwd, root: root, reply: tailText{max: MaxLine}, tools: map[string]acpToolCall{}}
-	s.message = a.logWriter("stdout")
-	s.thought = &lineWriter{emit: func(l string) { a.log("stdout", "thinking: "+l) }}
-	s.user = &lineWriter{emit: func(l string) { a.log("stdout", "user: "+l) }}
+func newACPSession(a *Attempt, c *acpConn, cwd string, root *os.Root) *acpSession {
+	s := &acpSession{a: a, c: c, cwd: cwd, root: root, reply: tailText{max: attempt.MaxLine}, tools: map[string]acpToolCall{}}
+	s.message = logWriter(a, "stdout")
+	s.thought = &lineWriter{emit: func(l string) { a.Host.Log("stdout", "thinking: "+l) }}
+	s.user = &lineWriter{emit: func(l string) { a.Host.Log("stdout", "user: "+l) }}
 	return s
 }
 
 // ended is how the turn's stop reason ends the attempt.
-func (s *acpSession) ended(m *rpcMessage) (map[string]any, *failure) {
+func (s *acpSession) ended(m *rpcMessage) (map[string]any, *attempt.Failure) {
 	s.flush()
 	if m.Error != nil {
-		return nil, failf("failed", "the agent answered session/prompt with an error: %v", m.Error)
+		return nil, attempt.Failf("failed", "the agent answered session/prompt with an error: %v", m.Error)
 	}
 	var r struct {
 		StopReason string `json:"stopReason"`
@@ -156,12 +155,12 @@ func (s *acpSession) ended(m *rpcMessage) (map[string]any, *failure) {
 	case "end_turn":
 		return s.outputs(), nil
 	case "max_tokens", "max_turn_requests", "refusal":
-		return nil, failf(r.StopReason, "the agent's turn ended with %s", r.StopReason)
+		return nil, attempt.Failf(r.StopReason, "the agent's turn ended with %s", r.StopReason)
 	case "cancelled":
-		return nil, failf("failed", "the agent cancelled its turn by itself")
+		return nil, attempt.Failf("failed", "the agent cancelled its turn by itself")
 	}
-	s.c.fail(failf("malfunction", "session/prompt answered with stop reason %q", r.StopReason))
-	return nil, failf("malfunction", "session/prompt answered with stop reason %q", r.StopReason)
+	s.c.fail(attempt.Failf("malfunction", "session/prompt answered with stop reason %q", r.StopReason))
+	return nil, attempt.Failf("malfunction", "session/prompt answered with stop reason %q", r.StopReason)
 }
 
 // turnUsage counts the tokens of the prompt's response (its usage: the
@@ -183,7 +182,7 @@ func (s *acpSession) turnUsage(m *rpcMessage) {
 func (s *acpSession) addUsage(u record.Usage) {
 	s.usageMu.Lock()
 	defer s.usageMu.Unlock()
-	s.a.r.addUsage(s.a, u)
+	s.a.Host.Usage(u)
 }
 
 // outputs are the turn's reply (its end: see tailText) and, for the other
@@ -192,48 +191,10 @@ func (s *acpSession) outputs() map[string]any {
 	s.mu.Lock()
 	text := s.reply.String()
 	s.mu.Unlock()
-	return replyOutputs(s.a.agent, text)
+	return attempt.ReplyOutputs(s.a.Agent, text)
 }
 
-// replyOutputs are a coding agent's outputs from its reply: text, and the
-// other keys it provides from the reply's last JSON object.
-func replyOutputs(agent *spec.Agent, text string) map[string]any {
-	out := map[string]any{"text": text}
-	if keys := jsonKeys(agent.Provides); len(keys) > 0 {
-		obj := lastJSONObject(text)
-		for _, k := range keys {
-			if v, ok := obj[k]; ok {
-				out[k] = v
-			}
-		}
-	}
-	return out
-}
-
-// lastJSONObject is the last top-level JSON object in text (a reply often
-// ends with one, perhaps in a code fence), or nil.
-func lastJSONObject(text string) map[string]any {
-	var last map[string]any
-	b := []byte(text)
-	for i := 0; i < len(b); {
-		j := bytes.IndexByte(b[i:], '{')
-		if j < 0 {
-			break
-		}
-		i += j
-		dec := json.NewDecoder(bytes.NewReader(b[i:]))
-		var obj map[string]any
-		if dec.Decode(&obj) == nil {
-			last = obj
-			i += int(dec.InputOffset())
-			continue
-		}
-		i++
-	}
-	return last
-}
-
-func (d *acpDriver) close(a *attempt) (int, *int) {
+func (d *acpDriver) Close(a *Attempt) (int, *int) {
 	if d.c == nil {
 		return 0, nil
 	}

@@ -1,8 +1,7 @@
-package runner
+package driver
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
@@ -47,7 +47,7 @@ func (e *rpcError) Error() string { return fmt.Sprintf("%s (code %d)", e.Message
 // responses to the calls waiting for them and the agent's requests and
 // notifications to the session's attempt.
 type acpConn struct {
-	h     *host
+	run   Run
 	agent *spec.Agent
 	token string
 	p     *proc.Process
@@ -63,8 +63,8 @@ type acpConn struct {
 	// response, by request id: the reader registers one as its response
 	// comes, before the updates the agent sends right after it.
 	opening map[string]*acpSession
-	last    *attempt // its stderr is logged as this attempt's
-	broken  *failure
+	last    *Attempt // its stderr is logged as this attempt's
+	broken  *attempt.Failure
 	idle    bool          // the run ended with no session open: see acpIdleExit
 	done    chan struct{} // closed when broken
 	once    sync.Once
@@ -80,31 +80,31 @@ type acpConns struct {
 }
 
 // conn returns the agent's initialized process, starting one if needed.
-func (cs *acpConns) conn(a *attempt) (*acpConn, *failure) {
+func (cs *acpConns) conn(run Run, a *Attempt) (*acpConn, *attempt.Failure) {
 	cs.mu.Lock()
 	if cs.byID == nil {
 		cs.byID, cs.ready = map[string]*acpConn{}, map[string]*sync.Mutex{}
 	}
-	gate := cs.ready[a.agent.ID]
+	gate := cs.ready[a.Agent.ID]
 	if gate == nil {
 		gate = &sync.Mutex{}
-		cs.ready[a.agent.ID] = gate
+		cs.ready[a.Agent.ID] = gate
 	}
 	cs.mu.Unlock()
 	gate.Lock() // a second attempt waits for the first one's initialize
 	defer gate.Unlock()
 	cs.mu.Lock()
-	c := cs.byID[a.agent.ID]
+	c := cs.byID[a.Agent.ID]
 	cs.mu.Unlock()
 	if c != nil && c.healthy() {
 		return c, nil
 	}
-	c, f := startACP(a)
+	c, f := startACP(run, a)
 	if f != nil {
 		return nil, f
 	}
 	cs.mu.Lock()
-	cs.byID[a.agent.ID] = c
+	cs.byID[a.Agent.ID] = c
 	cs.all = append(cs.all, c)
 	cs.mu.Unlock()
 	if f := c.initialize(a); f != nil {
@@ -134,29 +134,28 @@ func (cs *acpConns) closeAll() {
 			c.mu.Lock()
 			c.idle = len(c.sessions) == 0
 			c.mu.Unlock()
-			c.fail(failf("stopped", "the run ended"))
+			c.fail(attempt.Failf("stopped", "the run ended"))
 			<-c.closed
 		}()
 	}
 	wg.Wait()
 }
 
-func startACP(a *attempt) (*acpConn, *failure) {
-	h := a.r
-	c := &acpConn{h: h, agent: a.agent, token: fmt.Sprintf("%s/acp/%s/%s", h.id, a.agent.ID, NewRunID()),
+func startACP(run Run, a *Attempt) (*acpConn, *attempt.Failure) {
+	c := &acpConn{run: run, agent: a.Agent, token: fmt.Sprintf("%s/acp/%s/%s", run.ID, a.Agent.ID, record.NewRunID()),
 		pending: map[string]chan *rpcMessage{}, sessions: map[string]*acpSession{}, opening: map[string]*acpSession{}, last: a,
 		done: make(chan struct{}), closed: make(chan struct{}),
-		asks: rate.NewLimiter(rate.Limit(h.messageRate()), h.messageRate())}
+		asks: rate.NewLimiter(rate.Limit(run.MessageRate), run.MessageRate)}
 	s, err := proc.NewStdio(true)
 	if err != nil {
-		return nil, failf("start", "%v", err)
+		return nil, attempt.Failf("start", "%v", err)
 	}
-	h.sweeper.Begin(c.token)
-	p, err := proc.Start(proc.Spec{Argv: a.agent.Command, Shell: a.agent.Run, Dir: a.dir(), Env: a.env(),
-		Token: c.token, Stdio: s, Cgroup: h.sweeper.Cgroup(), Grace: h.grace})
+	run.Sweeper.Begin(c.token)
+	p, err := proc.Start(proc.Spec{Argv: a.Agent.Command, Shell: a.Agent.Run, Dir: a.Dir, Env: a.Host.Env(),
+		Token: c.token, Stdio: s, Cgroup: run.Sweeper.Cgroup(), Grace: run.Grace})
 	if err != nil {
-		h.sweeper.End(c.token)
-		return nil, failf("start", "%v", err)
+		run.Sweeper.End(c.token)
+		return nil, attempt.Failf("start", "%v", err)
 	}
 	c.p = p
 	p.ReadOutput(c.read, logLines(&lineWriter{emit: c.logStderr}))
@@ -165,17 +164,17 @@ func startACP(a *attempt) (*acpConn, *failure) {
 
 // initialize is WARNING's exchange: an agent started without its ACP flag
 // stays silent here, and the ack timeout ends it.
-func (c *acpConn) initialize(a *attempt) *failure {
+func (c *acpConn) initialize(a *Attempt) *attempt.Failure {
 	params := map[string]any{"protocolVersion": 1,
 		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": false}}
-	_, f := c.call(a, "initialize", params, a.ackTimeout())
+	_, f := c.call(a, "initialize", params, a.Timeouts.Ack)
 	return f
 }
 
 // call sends a request and waits for its response within timeout, or for
 // the attempt to be stopped (then the call is abandoned: the caller decides).
 // With opening, the request is session/new for that session.
-func (c *acpConn) call(a *attempt, method string, params any, timeout time.Duration, opening ...*acpSession) (json.RawMessage, *failure) {
+func (c *acpConn) call(a *Attempt, method string, params any, timeout time.Duration, opening ...*acpSession) (json.RawMessage, *attempt.Failure) {
 	id, ch, f := c.request(method, params, opening...)
 	if f != nil {
 		return nil, f
@@ -186,22 +185,22 @@ func (c *acpConn) call(a *attempt, method string, params any, timeout time.Durat
 	select {
 	case m := <-ch:
 		if m.Error != nil {
-			return nil, failf("failed", "the agent answered %s with an error: %v", method, m.Error)
+			return nil, attempt.Failf("failed", "the agent answered %s with an error: %v", method, m.Error)
 		}
 		return m.Result, nil
 	case <-c.done:
 		return nil, c.failure()
-	case <-a.halt:
-		return nil, a.stopped()
+	case <-a.Halt:
+		return nil, a.Host.Stopped()
 	case <-timer.C:
-		f := failf("malfunction", "no answer to %s within %s", method, timeout)
-		c.fail(failf("malfunction", "the agent did not answer %s in time", method))
+		f := attempt.Failf("malfunction", "no answer to %s within %s", method, timeout)
+		c.fail(attempt.Failf("malfunction", "the agent did not answer %s in time", method))
 		return nil, f
 	}
 }
 
 // request sends a call and returns the channel its response comes on.
-func (c *acpConn) request(method string, params any, opening ...*acpSession) (string, chan *rpcMessage, *failure) {
+func (c *acpConn) request(method string, params any, opening ...*acpSession) (string, chan *rpcMessage, *attempt.Failure) {
 	c.mu.Lock()
 	if c.broken != nil {
 		defer c.mu.Unlock()
@@ -227,13 +226,13 @@ func (c *acpConn) forget(id string) {
 }
 
 // notify sends a notification (no answer).
-func (c *acpConn) notify(method string, params any) *failure {
+func (c *acpConn) notify(method string, params any) *attempt.Failure {
 	raw, _ := json.Marshal(params)
 	return c.send(rpcMessage{JSONRPC: "2.0", Method: method, Params: raw})
 }
 
 // reply answers one of the agent's requests.
-func (c *acpConn) reply(id json.RawMessage, result any, rerr *rpcError) *failure {
+func (c *acpConn) reply(id json.RawMessage, result any, rerr *rpcError) *attempt.Failure {
 	m := rpcMessage{JSONRPC: "2.0", ID: id, Error: rerr}
 	if rerr == nil {
 		m.Result, _ = json.Marshal(result)
@@ -243,18 +242,18 @@ func (c *acpConn) reply(id json.RawMessage, result any, rerr *rpcError) *failure
 
 // send writes one line. An agent that has not read its stdin for the kill
 // grace is broken: orch never blocks on it.
-func (c *acpConn) send(m rpcMessage) *failure {
+func (c *acpConn) send(m rpcMessage) *attempt.Failure {
 	b, err := json.Marshal(m)
 	if err != nil {
-		return failf("internal", "encoding %s: %v", m.Method, err)
+		return attempt.Failf("internal", "encoding %s: %v", m.Method, err)
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	_ = c.p.Stdin().SetWriteDeadline(time.Now().Add(c.h.grace))
+	_ = c.p.Stdin().SetWriteDeadline(time.Now().Add(c.run.Grace))
 	if _, err := c.p.Stdin().Write(append(b, '\n')); err != nil {
-		f := failf("malfunction", "cannot write to the agent: %v", err)
+		f := attempt.Failf("malfunction", "cannot write to the agent: %v", err)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			f = failf("malfunction", "the agent has not read its stdin for %s", c.h.grace)
+			f = attempt.Failf("malfunction", "the agent has not read its stdin for %s", c.run.Grace)
 		}
 		c.fail(f)
 		return f
@@ -270,7 +269,7 @@ func (c *acpConn) read(r io.Reader) {
 	for n := 1; ; n++ {
 		line, err := readLine(br, acpMaxLine)
 		if errors.Is(err, errLineTooLong) {
-			c.fail(failf("malfunction", "line %d from the agent is longer than %d bytes", n, acpMaxLine))
+			c.fail(attempt.Failf("malfunction", "line %d from the agent is longer than %d bytes", n, acpMaxLine))
 			return
 		}
 		if err != nil {
@@ -282,7 +281,7 @@ func (c *acpConn) read(r io.Reader) {
 		}
 		var m rpcMessage
 		if err := json.Unmarshal(line, &m); err != nil || m.JSONRPC != "2.0" {
-			c.fail(failf("malfunction", "line %d from the agent is not a JSON-RPC 2.0 message: %s", n, truncate(string(line), 80)))
+			c.fail(attempt.Failf("malfunction", "line %d from the agent is not a JSON-RPC 2.0 message: %s", n, attempt.Truncate(string(line), 80)))
 			return
 		}
 		if f := c.route(&m); f != nil {
@@ -314,7 +313,7 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 }
 
 // route hands one message to whoever takes it.
-func (c *acpConn) route(m *rpcMessage) *failure {
+func (c *acpConn) route(m *rpcMessage) *attempt.Failure {
 	switch {
 	case m.Method == "" && len(m.ID) > 0: // a response
 		c.mu.Lock()
@@ -329,12 +328,12 @@ func (c *acpConn) route(m *rpcMessage) *failure {
 		}
 		c.mu.Unlock()
 		if ch == nil {
-			return failf("malfunction", "the agent sent a response to no request (id %s)", m.ID)
+			return attempt.Failf("malfunction", "the agent sent a response to no request (id %s)", m.ID)
 		}
 		ch <- m
 		return nil
 	case m.Method == "":
-		return failf("malfunction", "the agent sent a JSON-RPC message with neither method nor id")
+		return attempt.Failf("malfunction", "the agent sent a JSON-RPC message with neither method nor id")
 	}
 	var p struct {
 		SessionID string `json:"sessionId"`
@@ -362,7 +361,7 @@ func (c *acpConn) route(m *rpcMessage) *failure {
 		}
 		return nil
 	}
-	return failf("malfunction", "the agent called %s, which orch does not serve", m.Method)
+	return attempt.Failf("malfunction", "the agent called %s, which orch does not serve", m.Method)
 }
 
 func (c *acpConn) healthy() bool {
@@ -371,14 +370,14 @@ func (c *acpConn) healthy() bool {
 	return c.broken == nil
 }
 
-func (c *acpConn) failure() *failure {
+func (c *acpConn) failure() *attempt.Failure {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.broken
 }
 
 // fail marks the process unusable (once) and stops it.
-func (c *acpConn) fail(f *failure) {
+func (c *acpConn) fail(f *attempt.Failure) {
 	c.mu.Lock()
 	if c.broken != nil {
 		c.mu.Unlock()
@@ -395,7 +394,7 @@ func (c *acpConn) fail(f *failure) {
 func (c *acpConn) stop() {
 	defer close(c.closed)
 	_ = c.p.Stdin().Close()
-	wait := c.h.grace
+	wait := c.run.Grace
 	c.mu.Lock()
 	if c.idle {
 		wait = min(wait, acpIdleExit)
@@ -405,14 +404,14 @@ func (c *acpConn) stop() {
 	case <-c.p.Done():
 	case <-time.After(wait):
 	}
-	c.p.Terminate(c.h.grace)
-	_, escaped := c.p.Sweep(c.h.grace, true)
+	c.p.Terminate(c.run.Grace)
+	_, escaped := c.p.Sweep(c.run.Grace, true)
 	if len(escaped) > 0 {
-		c.h.publish(context.Background(), record.Event{RunID: c.h.id, At: time.Now().UTC(), Type: record.EvNote, Agent: c.agent.ID,
+		_ = c.run.Host.Publish(record.Event{RunID: c.run.ID, At: time.Now().UTC(), Type: record.EvNote, Agent: c.agent.ID,
 			Reason: fmt.Sprintf("%d process(es) of agent %s escaped its process group (setsid); stopped them: pids %v", len(escaped), c.agent.ID, escaped)})
 	}
 	c.p.WaitOutput()
-	c.h.sweeper.End(c.token)
+	c.run.Sweeper.End(c.token)
 }
 
 // outputClosed: the agent exited, or closed its output.
@@ -421,7 +420,7 @@ func (c *acpConn) outputClosed() {
 	case <-c.p.Done():
 		c.fail(exitFailure(c.p.Exit(), "while serving its sessions"))
 	case <-time.After(exitAfterEOF):
-		c.fail(failf("malfunction", "the agent closed its output while still running"))
+		c.fail(attempt.Failf("malfunction", "the agent closed its output while still running"))
 	}
 }
 
@@ -429,5 +428,5 @@ func (c *acpConn) logStderr(text string) {
 	c.mu.Lock()
 	a := c.last
 	c.mu.Unlock()
-	a.log("stderr", text)
+	a.Host.Log("stderr", text)
 }

@@ -1,4 +1,4 @@
-package runner
+package driver
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -96,7 +97,7 @@ func (s *acpSession) writeFile(params json.RawMessage) (any, *rpcError) {
 	if err := s.root.WriteFile(rel, []byte(p.Content), 0o644); err != nil {
 		return nil, &rpcError{Code: -32603, Message: err.Error()}
 	}
-	s.a.log("stdout", fmt.Sprintf("wrote %s (%d bytes)", rel, len(p.Content)))
+	s.a.Host.Log("stdout", fmt.Sprintf("wrote %s (%d bytes)", rel, len(p.Content)))
 	return nil, nil
 }
 
@@ -122,9 +123,9 @@ func (s *acpSession) permission(params json.RawMessage) any {
 		kind = "other"
 	}
 	what := fmt.Sprintf("%s %q", kind, tc.title)
-	policy := a.agent.Permissions[kind]
+	policy := a.Agent.Permissions[kind]
 	if policy == "" {
-		policy = a.agent.Permissions["default"]
+		policy = a.Agent.Permissions["default"]
 	}
 	if policy == "" {
 		policy = "ask"
@@ -144,11 +145,11 @@ func (s *acpSession) permission(params json.RawMessage) any {
 			want = "reject_once"
 		}
 		if o := pick(want); o != nil {
-			a.note("permission for %s: %s (%s, by the permissions policy)", what, o.Name, o.OptionID)
+			a.Host.Note("permission for %s: %s (%s, by the permissions policy)", what, o.Name, o.OptionID)
 			return selected(o.OptionID)
 		}
 		if policy == "deny" {
-			a.note("permission for %s: refused (the policy denies it; no reject_once option: cancelled)", what)
+			a.Host.Note("permission for %s: refused (the policy denies it; no reject_once option: cancelled)", what)
 			return cancelledOutcome()
 		}
 		// only an "always" option allows it: that is for a person to pick
@@ -164,26 +165,26 @@ func (s *acpSession) permission(params json.RawMessage) any {
 func (s *acpSession) askPerson(what string, options []permOption) any {
 	a, c := s.a, s.c
 	if len(options) == 0 {
-		a.note("permission for %s: cancelled (the request offers no option to pick)", what)
+		a.Host.Note("permission for %s: cancelled (the request offers no option to pick)", what)
 		return cancelledOutcome()
 	}
 	if !c.asks.Allow() {
-		f := failf("malfunction", "the agent asked more than %d permission questions a second (guardrails.message_rate)", a.r.messageRate())
-		a.note("permission for %s: cancelled (%s)", what, f.reason)
+		f := attempt.Failf("malfunction", "the agent asked more than %d permission questions a second (guardrails.message_rate)", c.run.MessageRate)
+		a.Host.Note("permission for %s: cancelled (%s)", what, f.Reason)
 		c.fail(f)
 		return cancelledOutcome()
 	}
 	var q strings.Builder
-	fmt.Fprintf(&q, "%s asks permission for %s. Answer with one of:", a.agent.ID, what)
+	fmt.Fprintf(&q, "%s asks permission for %s. Answer with one of:", a.Agent.ID, what)
 	choices := make([]record.QuestionOption, len(options))
 	for i, o := range options {
 		fmt.Fprintf(&q, "\n  %d) %s [%s]", i+1, o.Name, o.Kind)
 		choices[i] = record.QuestionOption{ID: o.OptionID, Name: o.Name, Kind: o.Kind}
 	}
 	answers := make(chan string, 1)
-	if f := a.r.askPerson(a, protocols.QuestionAsk{CueID: a.cue.ID, Question: q.String(), Complexity: "quick"}, choices,
+	if f := a.Host.AskPerson(protocols.QuestionAsk{CueID: a.Cue.ID, Question: q.String(), Complexity: "quick"}, choices,
 		func(text string) { answers <- text }); f != nil {
-		a.note("permission for %s: cancelled (the question could not be asked: %s)", what, f.reason)
+		a.Host.Note("permission for %s: cancelled (the question could not be asked: %s)", what, f.Reason)
 		return cancelledOutcome()
 	}
 	select {
@@ -191,13 +192,13 @@ func (s *acpSession) askPerson(what string, options []permOption) any {
 		i, err := record.PickOption(choices, text)
 		if err == nil && i >= 0 {
 			o := options[i]
-			a.note("permission for %s: %s (%s, answered by the person)", what, o.Name, o.OptionID)
+			a.Host.Note("permission for %s: %s (%s, answered by the person)", what, o.Name, o.OptionID)
 			return selected(o.OptionID)
 		}
 		// an agent (the parent the question went to) answered otherwise
-		a.note("permission for %s: cancelled (%v)", what, err)
-	case <-a.ended:
-		a.note("permission for %s: cancelled (the attempt ended)", what)
+		a.Host.Note("permission for %s: cancelled (%v)", what, err)
+	case <-a.Ended:
+		a.Host.Note("permission for %s: cancelled (the attempt ended)", what)
 	case <-c.done:
 	}
 	return cancelledOutcome()

@@ -1,7 +1,6 @@
-package runner
+package driver
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
@@ -24,20 +24,20 @@ import (
 // process per attempt. A process that breaks the protocol or hangs is
 // stopped, and the next attempt gets a fresh one.
 type agentProcess struct {
-	r     *host
+	run   Run
 	agent *spec.Agent
 	token string
 	p     *proc.Process
 	w     *protocols.Writer
 	errw  *lineWriter
-	logs  *logCap // the budget of its stderr lines that no attempt is using it for
+	logs  Log // the budget of its stderr lines that no attempt is using it for
 
 	mu      sync.Mutex
-	replies map[string]func(*wireMessage) // by the id of the message waiting for its answer
-	active  map[string]*attempt           // attempts using the process, by cue
-	last    *attempt                      // the latest attempt to use it: stderr is logged as its
-	broken  *failure                      // why the process is unusable; set once
-	done    chan struct{}                 // closed when broken
+	replies map[string]func(*Wire)  // by the id of the message waiting for its answer
+	active  map[string]*jsonlDriver // the attempts using the process, by cue
+	last    *jsonlDriver            // the latest attempt to use it: stderr is logged as its
+	broken  *attempt.Failure        // why the process is unusable; set once
+	done    chan struct{}           // closed when broken
 	lines   int
 	closed  chan struct{} // closed when the process is gone and swept
 	once    sync.Once
@@ -48,40 +48,40 @@ type agentProcess struct {
 	warnedAt  time.Time
 }
 
-// agentProc returns the agent's healthy process, starting one if needed.
-func (g *agents) agentProc(a *attempt) (*agentProcess, *failure) {
-	g.procsMu.Lock()
-	defer g.procsMu.Unlock()
-	if ap := g.procs[a.agent.ID]; ap != nil && ap.healthy() {
+// process returns the agent's healthy process, starting one if needed.
+func (g *Agents) process(a *Attempt) (*agentProcess, *attempt.Failure) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ap := g.procs[a.Agent.ID]; ap != nil && ap.healthy() {
 		return ap, nil
 	}
-	ap := &agentProcess{r: g.host, agent: a.agent, token: fmt.Sprintf("%s/agent/%s/%s", g.host.id, a.agent.ID, NewRunID()),
-		replies: map[string]func(*wireMessage){}, active: map[string]*attempt{}, done: make(chan struct{}), closed: make(chan struct{})}
+	ap := &agentProcess{run: g.run, agent: a.Agent, token: fmt.Sprintf("%s/agent/%s/%s", g.run.ID, a.Agent.ID, record.NewRunID()),
+		replies: map[string]func(*Wire){}, active: map[string]*jsonlDriver{}, done: make(chan struct{}), closed: make(chan struct{})}
 	s, err := proc.NewStdio(true)
 	if err != nil {
-		return nil, failf("start", "%v", err)
+		return nil, attempt.Failf("start", "%v", err)
 	}
 	ap.errw = &lineWriter{emit: ap.logLine}
-	ap.logs = g.host.newLogCap()
-	g.sweeper.Begin(ap.token)
-	p, err := proc.Start(proc.Spec{Argv: a.agent.Command, Shell: a.agent.Run, Dir: a.agentDir(), Env: a.env(),
-		Token: ap.token, Stdio: s, Cgroup: g.sweeper.Cgroup(), Grace: g.grace})
+	ap.logs = g.run.Host.NewLog()
+	g.run.Sweeper.Begin(ap.token)
+	p, err := proc.Start(proc.Spec{Argv: a.Agent.Command, Shell: a.Agent.Run, Dir: attempt.Workdir(a.Agent), Env: a.Host.Env(),
+		Token: ap.token, Stdio: s, Cgroup: g.run.Sweeper.Cgroup(), Grace: g.run.Grace})
 	if err != nil {
-		g.sweeper.End(ap.token)
-		return nil, failf("start", "%v", err)
+		g.run.Sweeper.End(ap.token)
+		return nil, attempt.Failf("start", "%v", err)
 	}
 	ap.p = p
 	ap.w = protocols.NewWriter(p.Stdin())
 	// Its stdout goes straight to the reader of its messages.
 	p.ReadOutput(ap.read, logLines(ap.errw))
-	g.procs[a.agent.ID] = ap
-	g.allProcs = append(g.allProcs, ap)
+	g.procs[a.Agent.ID] = ap
+	g.all = append(g.all, ap)
 	return ap, nil
 }
 
 // expect registers what to do with the answer to message id (called from
 // the reader goroutine: it must not block); unexpect forgets it.
-func (ap *agentProcess) expect(id string, answer func(*wireMessage)) *failure {
+func (ap *agentProcess) expect(id string, answer func(*Wire)) *attempt.Failure {
 	ap.mu.Lock()
 	defer ap.mu.Unlock()
 	if ap.broken != nil {
@@ -105,7 +105,7 @@ func (ap *agentProcess) healthy() bool {
 
 // fail marks the process unusable (once) and stops it: every attempt using
 // it learns why through done.
-func (ap *agentProcess) fail(f *failure) {
+func (ap *agentProcess) fail(f *attempt.Failure) {
 	ap.mu.Lock()
 	if ap.broken != nil {
 		ap.mu.Unlock()
@@ -118,7 +118,7 @@ func (ap *agentProcess) fail(f *failure) {
 }
 
 // failure is why the process is unusable (after done is closed).
-func (ap *agentProcess) failure() *failure {
+func (ap *agentProcess) failure() *attempt.Failure {
 	ap.mu.Lock()
 	defer ap.mu.Unlock()
 	return ap.broken
@@ -137,11 +137,11 @@ func (ap *agentProcess) stop(gentle bool) {
 		_ = ap.p.Stdin().Close()
 		select {
 		case <-ap.p.Done():
-		case <-time.After(ap.r.grace):
+		case <-time.After(ap.run.Grace):
 		}
 	}
-	ap.p.Terminate(ap.r.grace)
-	inGroup, escaped := ap.p.Sweep(ap.r.grace, true)
+	ap.p.Terminate(ap.run.Grace)
+	inGroup, escaped := ap.p.Sweep(ap.run.Grace, true)
 	if len(inGroup) > 0 && gentle {
 		ap.note(fmt.Sprintf("agent %s left %d process(es) in its process group; stopped them", ap.agent.ID, len(inGroup)))
 	}
@@ -149,25 +149,25 @@ func (ap *agentProcess) stop(gentle bool) {
 		ap.note(fmt.Sprintf("%d process(es) of agent %s escaped its process group (setsid); stopped them: pids %v", len(escaped), ap.agent.ID, escaped))
 	}
 	ap.p.WaitOutput() // its last lines of stderr are logged
-	ap.logs.close(record.LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr"})
+	ap.logs.Close(record.LogLine{RunID: ap.run.ID, Agent: ap.agent.ID, Stream: "stderr"})
 	ap.mu.Lock()
 	last := ap.last
 	ap.mu.Unlock()
 	if last != nil { // what it printed after its last attempt ended
-		last.logs.close(last.logLine("stderr", ""))
+		last.a.Host.CloseLog()
 	}
-	ap.r.sweeper.End(ap.token)
+	ap.run.Sweeper.End(ap.token)
 }
 
 func (ap *agentProcess) note(reason string) {
-	ap.r.publish(context.Background(), record.Event{RunID: ap.r.id, At: time.Now().UTC(), Type: record.EvNote, Agent: ap.agent.ID, Reason: reason})
+	_ = ap.run.Host.Publish(record.Event{RunID: ap.run.ID, At: time.Now().UTC(), Type: record.EvNote, Agent: ap.agent.ID, Reason: reason})
 }
 
 // read turns the agent's stdout into messages: replies go to the exchange
 // waiting for them, requests to the attempt they are for. A line that is not
 // a message, or stdout closing, breaks the process.
 func (ap *agentProcess) read(r io.Reader) {
-	rd := protocols.NewReader(r, MaxLine)
+	rd := protocols.NewReader(r, attempt.MaxLine)
 	for {
 		msg, raw, err := rd.Next()
 		ap.mu.Lock()
@@ -177,7 +177,7 @@ func (ap *agentProcess) read(r io.Reader) {
 		var de *protocols.DecodeError
 		switch {
 		case errors.As(err, &de):
-			ap.fail(failf("malfunction", "line %d from the agent is not a protocol message: %v", line, err))
+			ap.fail(attempt.Failf("malfunction", "line %d from the agent is not a protocol message: %v", line, err))
 			return
 		case err != nil:
 			ap.outputClosed()
@@ -203,7 +203,7 @@ func (ap *agentProcess) outputClosed() {
 	case <-ap.p.Done():
 		ap.fail(exitFailure(ap.p.Exit(), "while serving its cues"))
 	case <-timer.C:
-		ap.fail(failf("malfunction", "the agent closed its output while still running"))
+		ap.fail(attempt.Failf("malfunction", "the agent closed its output while still running"))
 	}
 }
 
@@ -213,35 +213,35 @@ func (ap *agentProcess) deliver(msg protocols.Message, raw []byte) {
 	if waiter != nil {
 		delete(ap.replies, msg.InReplyTo)
 	}
-	a := ap.attemptFor(msg)
+	d := ap.attemptFor(msg)
 	ap.mu.Unlock()
 	if waiter != nil { // the waiter has it recorded before acting on it
-		waiter(&wireMessage{msg: msg, raw: append([]byte(nil), raw...)})
+		waiter(&Wire{Msg: msg, Raw: append([]byte(nil), raw...)})
 		return
 	}
 	switch {
 	case isReplyType(msg.Type):
-		if a != nil {
-			a.recordMessage("in", msg, raw)
+		if d != nil {
+			_ = d.a.Host.Record("in", &Wire{Msg: msg, Raw: raw})
 		}
-		ap.fail(failf("malfunction", "%s answers no request (in_reply_to %q)", msg.Type, msg.InReplyTo))
-	case a == nil:
+		ap.fail(attempt.Failf("malfunction", "%s answers no request (in_reply_to %q)", msg.Type, msg.InReplyTo))
+	case d == nil:
 		_ = ap.send(nil, protocols.Reply(msg, protocols.ProtocolError{Reason: msg.Type + ": no cue of this agent is in GO"}))
 	default: // the attempt records it before it acts on it (serve)
 		// Never blocks on an attempt that is over: nobody would take the
 		// request, and the reader must go on to the end of the stream
 		// (the process's shutdown waits for it).
 		select {
-		case a.requests <- &wireMessage{msg: msg, raw: append([]byte(nil), raw...)}:
-		case <-a.halt:
-		case <-a.ended:
+		case d.requests <- &Wire{Msg: msg, Raw: append([]byte(nil), raw...)}:
+		case <-d.a.Halt:
+		case <-d.a.Ended:
 		}
 	}
 }
 
 // attemptFor names the attempt a message belongs to: the one whose request it
 // answers, the cue it names, or the only attempt using the process.
-func (ap *agentProcess) attemptFor(msg protocols.Message) *attempt {
+func (ap *agentProcess) attemptFor(msg protocols.Message) *jsonlDriver {
 	if cue := protocols.CueOf(msg); cue != "" {
 		if a := ap.active[cue]; a != nil {
 			return a
@@ -255,15 +255,16 @@ func (ap *agentProcess) attemptFor(msg protocols.Message) *attempt {
 	return nil
 }
 
-// send records and writes a message to the agent.
-func (ap *agentProcess) send(a *attempt, msg protocols.Message) *failure {
+// send records a message to the agent as attempt d's (nil: as none's)
+// and writes it.
+func (ap *agentProcess) send(d *jsonlDriver, msg protocols.Message) *attempt.Failure {
 	raw, err := protocols.Encode(msg)
 	if err != nil {
-		return failf("internal", "encoding %s: %v", msg.Type, err)
+		return attempt.Failf("internal", "encoding %s: %v", msg.Type, err)
 	}
-	if a != nil {
-		if err := a.recordMessage("out", msg, raw); err != nil {
-			return notRecorded(msg, err)
+	if d != nil {
+		if f := d.a.Host.Record("out", &Wire{Msg: msg, Raw: raw}); f != nil {
+			return f
 		}
 	}
 	return ap.write(msg)
@@ -271,19 +272,19 @@ func (ap *agentProcess) send(a *attempt, msg protocols.Message) *failure {
 
 // write writes a message that is already recorded. An agent that has not
 // read its stdin for the grace period is broken: orch never blocks on it.
-func (ap *agentProcess) write(msg protocols.Message) *failure {
-	_ = ap.p.Stdin().SetWriteDeadline(time.Now().Add(ap.r.grace))
+func (ap *agentProcess) write(msg protocols.Message) *attempt.Failure {
+	_ = ap.p.Stdin().SetWriteDeadline(time.Now().Add(ap.run.Grace))
 	if err := ap.w.Send(msg); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			f := failf("malfunction", "the agent has not read its stdin for %s (writing %s to it)", ap.r.grace, msg.Type)
+			f := attempt.Failf("malfunction", "the agent has not read its stdin for %s (writing %s to it)", ap.run.Grace, msg.Type)
 			ap.fail(f)
 			return f
 		}
 		select {
 		case <-ap.done:
 			return ap.failure()
-		case <-time.After(ap.r.grace):
-			f := failf("malfunction", "cannot write %s to the agent: %v", msg.Type, err)
+		case <-time.After(ap.run.Grace):
+			f := attempt.Failf("malfunction", "cannot write %s to the agent: %v", msg.Type, err)
 			ap.fail(f)
 			return f
 		}
@@ -293,43 +294,11 @@ func (ap *agentProcess) write(msg protocols.Message) *failure {
 
 func (ap *agentProcess) logLine(text string) {
 	ap.mu.Lock()
-	a := ap.last
+	d := ap.last
 	ap.mu.Unlock()
-	if a != nil {
-		a.log("stderr", text)
+	if d != nil {
+		d.a.Host.Log("stderr", text)
 		return
 	}
-	ap.logs.add(record.LogLine{RunID: ap.r.id, Agent: ap.agent.ID, Stream: "stderr", At: time.Now().UTC(), Text: text})
-}
-
-// closeAgents ends every agent process the run started and waits until all
-// are gone. When the run ends normally a healthy agent gets EOF and the
-// grace period to exit. In a cascade stop every agent is told (coord.stop)
-// and its process group gets SIGTERM at once, SIGKILL after the grace period.
-func (g *agents) closeAgents() {
-	g.procsMu.Lock()
-	procs := g.allProcs
-	g.procs, g.allProcs = map[string]*agentProcess{}, nil
-	g.procsMu.Unlock()
-	gentle := !g.cascade
-	var wg sync.WaitGroup
-	for _, ap := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ap.mu.Lock()
-			healthy := ap.broken == nil
-			if healthy {
-				ap.broken = failf("stopped", "the run ended")
-				close(ap.done)
-			}
-			ap.mu.Unlock()
-			if healthy && !gentle {
-				stop := g.host.wire(protocols.New(protocols.CoordStop{RunID: g.host.id, Reason: "the run is being stopped"}))
-				go func() { _ = ap.w.Send(stop.msg) }() // never wait on a stuck agent's stdin
-			}
-			ap.shutdown(healthy && gentle)
-		}()
-	}
-	wg.Wait()
+	ap.logs.Add(record.LogLine{RunID: ap.run.ID, Agent: ap.agent.ID, Stream: "stderr", At: time.Now().UTC(), Text: text})
 }
