@@ -109,60 +109,48 @@ func bbCmd() *cobra.Command {
 	return bb
 }
 
-// attach opens run id's store and workflow and makes this process its
-// follower: one at a time, the lease says who (a second would write every
-// event twice). claimErr: another process follows it. close releases what
-// attach opened.
-func attach(cmd *cobra.Command, id string) (f *follower, close func(), claimErr, err error) {
-	db, t, c, err := temporalRun(cmd, id)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	close = func() { c.Close(); db.Close() }
-	host, _ := os.Hostname()
-	me := record.Owner{PID: os.Getpid(), Host: host, Token: record.NewRunID() + record.NewRunID()}
-	if err := db.ClaimRun(context.Background(), id, me); err != nil {
-		return nil, close, err, nil
-	}
-	return &follower{c: c, db: db, id: id, wfID: t.WorkflowID, token: me.Token}, close, nil, nil
+// followCmd is a command that makes this process the follower of a run:
+// one at a time, the lease says who (a second would write every event
+// twice). followed says what to do when another process follows it.
+func followCmd(use, short string, followed func(claimErr error) error, run func(f *follower) error) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, t, c, err := temporalRun(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			defer c.Close()
+			host, _ := os.Hostname()
+			me := record.Owner{PID: os.Getpid(), Host: host, Token: record.NewRunID() + record.NewRunID()}
+			if err := db.ClaimRun(context.Background(), args[0], me); err != nil {
+				return followed(err)
+			}
+			return run(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token})
+		}}
 }
 
 // syncCmd mirrors what the workflow of a run nobody follows has now into
 // the store, once (orch status of a Temporal run calls it): the store is
 // current without a follower. A run someone follows is left to them.
 func syncCmd() *cobra.Command {
-	return &cobra.Command{Use: "sync RUN", Short: "Bring a Temporal run's store up to date once, when nobody follows it", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f, close, claimErr, err := attach(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer close()
-			if claimErr != nil {
-				return nil // followed: its follower keeps the store current
-			}
+	return followCmd("sync RUN", "Bring a Temporal run's store up to date once, when nobody follows it",
+		func(error) error { return nil }, // its follower keeps the store current
+		func(f *follower) error {
 			ctx, cancel := context.WithTimeout(context.Background(), syncPatience)
 			defer cancel()
 			f.once = true
-			_, _, err = f.follow(ctx)
+			_, _, err := f.follow(ctx)
 			return err
-		}}
+		})
 }
 
 // syncPatience bounds orch-temporal sync: orch status waits for it.
 const syncPatience = 10 * time.Second
 
 func resumeCmd() *cobra.Command {
-	return &cobra.Command{Use: "resume RUN", Short: "Follow a Temporal run again into the local store", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f, close, claimErr, err := attach(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer close()
-			if claimErr != nil {
-				return &exitError{code: 1, msg: fmt.Sprintf("%v: it is followed already", claimErr)}
-			}
-			return followUntilDone(f)
-		}}
+	return followCmd("resume RUN", "Follow a Temporal run again into the local store",
+		func(claimErr error) error {
+			return &exitError{code: 1, msg: fmt.Sprintf("%v: it is followed already", claimErr)}
+		}, followUntilDone)
 }
