@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
@@ -51,6 +52,8 @@ func (c *Controller) Engine(ctx context.Context, ref string) (*EngineInfo, error
 type HandOver struct {
 	What string
 	Args []string
+	// Within bounds the run of orch-temporal (0: none): past it, it is killed.
+	Within time.Duration
 }
 
 // Run runs orch-temporal with h.Args. With io its output goes there and a
@@ -63,7 +66,13 @@ func (h HandOver) Run(io *IO, version string) (string, error) {
 	if bin == "" {
 		return "", invalidf("%s needs %s (it holds the Temporal client; orch stays small): %s", h.What, TemporalBinary, installHint(version))
 	}
-	cmd := exec.Command(bin, h.Args...)
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if h.Within > 0 {
+		ctx, cancel = context.WithTimeout(ctx, h.Within)
+	}
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, h.Args...)
+	cmd.WaitDelay = time.Second // killed, its output is not waited for past this
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", ParentEnv, os.Getpid()))
 	dieWithParent(cmd)
 	var out bytes.Buffer
@@ -165,8 +174,12 @@ func (c *Controller) catchUp(ctx context.Context, db *store.DB, id string) {
 		return
 	}
 	args := append(append([]string{"sync"}, TemporalFlags(db.Path(), t)...), "--", id)
-	_, _ = HandOver{What: "orch status: run " + id, Args: args}.Run(nil, c.Version)
+	_, _ = HandOver{What: "orch status: run " + id, Args: args, Within: catchUpWithin}.Run(nil, c.Version)
 }
+
+// catchUpWithin bounds catchUp: a server that does not answer (down, far)
+// leaves the store as it is rather than hold up orch status.
+const catchUpWithin = 5 * time.Second
 
 // temporalPath finds orch-temporal next to this orch, else on PATH.
 func temporalPath() string {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
@@ -255,5 +256,40 @@ func TestServeHandsOverTemporalRuns(t *testing.T) {
 		if code != tc.code || !strings.Contains(body, tc.msg) || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("POST %s %s: %d %s, ran orch-temporal %q\nwant %d with %q, %q", tc.path, tc.body, code, body, got, tc.code, tc.msg, tc.want)
 		}
+	}
+}
+
+// TestStatusOfATemporalRunCatchesUp: orch status of a Temporal run that has
+// not ended first has orch-temporal sync bring the store up to date; one
+// that does not answer (a server down) is given up after a bound, and the
+// status is the store's.
+func TestStatusOfATemporalRunCatchesUp(t *testing.T) {
+	argv := fakeTemporal(t)
+	const id = "20261123-eeee"
+	dbFile := recordTemporalRun(t, id)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--db", dbFile, "status", id}, &streams{in: strings.NewReader(""), out: &out, err: &errOut}); code != 0 {
+		t.Fatalf("orch status: exit %d: %s", code, errOut.String())
+	}
+	if got := argv(); len(got) == 0 || got[0] != "sync" || got[len(got)-1] != id {
+		t.Errorf("orch status ran orch-temporal %q, want sync ... %s", got, id)
+	}
+	// An orch-temporal that never returns.
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "orch-temporal"), []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"--db", dbFile, "status", id}, &streams{in: strings.NewReader(""), out: &out, err: &errOut})
+	}()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("orch status with a hung orch-temporal: exit %d: %s", code, errOut.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("orch status waited for a hung orch-temporal")
 	}
 }
