@@ -189,6 +189,15 @@ func runPaths(path, root string, p *planner.Plan) (specPath, projectRoot string)
 	return specPath, projectRoot
 }
 
+// CheckInputs says whether sets (key=value, as --set gives them) are inputs
+// cl declares, of their defaults' types: what a run of cl would refuse.
+func CheckInputs(cl *spec.Cuelist, sets []string) error {
+	if _, err := runInputs(cl, sets); err != nil {
+		return &Error{Kind: Invalid, Err: err}
+	}
+	return nil
+}
+
 // runInputs applies sets (key=value, as --set gives them) to the
 // cuelist's inputs. Only declared inputs may be set; a value takes the
 // type of the declared default.

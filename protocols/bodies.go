@@ -147,6 +147,9 @@ type QuestionAsk struct {
 	Question   string `json:"question" protocol:"required,nonempty"`
 	Complexity string `json:"complexity" protocol:"required,enum=quick|deep"`
 	QuestionID string `json:"question_id,omitempty"`
+	// Options are the answers to choose from (none: any answer): the
+	// person's answer must name one (by number or text).
+	Options []string `json:"options,omitempty"`
 }
 
 // QuestionAnswer answers QuestionAsk.

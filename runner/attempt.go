@@ -75,6 +75,7 @@ type attemptRun struct {
 	exports []childExport
 	status  AgentStatus // what the agent last reported of its state (under mu)
 	calls               // its typed requests (call.go)
+	inbox   *inboxPeer  // its peer when it takes no jsonl messages but has orch's MCP tools
 }
 
 // stopping is how an attempt ends early: told to stop (halt, why), or
@@ -149,7 +150,9 @@ func (a *attemptRun) run(ctx context.Context) {
 	a.r.sweeper.Begin(a.Token)
 	defer a.r.sweeper.End(a.Token)
 	d := driver.Of(a.Agent).New()
+	detach := a.attachMCP()
 	outputs, fail := a.phases(d)
+	detach()
 	close(a.ended)
 	a.inGo.Store(false)
 	why := "their parent's attempt ended"

@@ -20,7 +20,16 @@ var _ driver.Host = (*attemptRun)(nil)
 
 // Env is the agent's environment: orch's own, the agent's env, and ORCH_*
 // variables, extra last. Values never reach a command line.
-func (a *attemptRun) Env(extra ...string) []string { return append(a.r.agentEnv(a), extra...) }
+func (a *attemptRun) Env(extra ...string) []string {
+	env := a.r.agentEnv(a)
+	// A jsonl or ACP agent's process serves attempt after attempt: a
+	// token in its environment would be its first attempt's. A jsonl agent
+	// has the protocol; an ACP one gets the server in each session/new.
+	if a.MCP != nil && a.Agent.Protocol != "jsonl" && a.Agent.Protocol != "acp" {
+		env = append(env, a.MCP.Env()...)
+	}
+	return append(env, extra...)
+}
 
 // Log records one line of the agent's output, within its budget.
 func (a *attemptRun) Log(stream, text string) { a.logs.Add(a.logLine(stream, text)) }
@@ -76,6 +85,10 @@ func (a *attemptRun) Started(p *proc.Process) { a.procs = append(a.procs, p) }
 // Going marks the attempt in GO: from now on it may receive messages and
 // questions, through p.
 func (a *attemptRun) Going(p driver.Peer) {
+	if p == nil && a.MCP != nil { // it reads what it is sent through its inbox
+		a.inbox = newInboxPeer(a)
+		p = a.inbox
+	}
 	a.peer = p
 	a.inGo.Store(true)
 	if testHookGoing != nil {

@@ -18,16 +18,7 @@ import (
 // answer is recorded as the attempt's message.
 func TestCallServesTypedRequests(t *testing.T) {
 	// The agent polls the board for done meanwhile, as often as it likes.
-	o := collab(t, `  guardrails: {loop_warn: 1000000, loop_block: 1000000}
-  cues:
-    - id: C
-      agents: [lead]
-      inputs:
-        script:
-          - await_key: done
-          - bb_read: k
-    - {id: D, agents: [helper], inputs: {script: [{output: {ok: true}}]}}
-`, scriptAgent(t, "lead", ""), scriptAgent(t, "helper", ""))
+	o := collab(t, callCuelist, scriptAgent(t, "lead", ""), scriptAgent(t, "helper", ""))
 	type replies struct {
 		write, read, ask, handoff, report protocols.Message
 		err                               error
@@ -97,18 +88,38 @@ func TestCallServesTypedRequests(t *testing.T) {
 	}
 	// Each request is the attempt's message "in", each answer "out", as a
 	// jsonl agent's (a blackboard.write is recorded by its board event).
-	seen := map[string]bool{}
-	for _, e := range rec.of(record.EvMessage) {
-		var d record.MessageData
-		asData(e.Data, &d)
-		if e.Agent == "lead" && e.Cue == "C" {
-			seen[d.Direction+" "+d.Type] = true
-		}
-	}
+	seen := recordedMessages(rec, "lead", "C")
 	for _, want := range []string{"in blackboard.read", "out blackboard.value", "in question.ask", "out question.answer",
 		"in task.handoff", "out handoff.result", "in status.report"} {
 		if !seen[want] {
 			t.Errorf("no %s recorded (recorded: %v)", want, seen)
 		}
 	}
+}
+
+// callCuelist is a run whose cue C's agent (lead) waits for the key done,
+// then reads k: the typed requests made meanwhile are its attempt's.
+const callCuelist = `  guardrails: {loop_warn: 1000000, loop_block: 1000000}
+  cues:
+    - id: C
+      agents: [lead]
+      inputs:
+        script:
+          - await_key: done
+          - bb_read: k
+    - {id: D, agents: [helper], inputs: {script: [{output: {ok: true}}]}}
+`
+
+// recordedMessages are the directions and types of an attempt's recorded
+// messages ("in blackboard.read").
+func recordedMessages(rec *memRecorder, agent, cue string) map[string]bool {
+	seen := map[string]bool{}
+	for _, e := range rec.of(record.EvMessage) {
+		var d record.MessageData
+		asData(e.Data, &d)
+		if e.Agent == agent && e.Cue == cue {
+			seen[d.Direction+" "+d.Type] = true
+		}
+	}
+	return seen
 }

@@ -191,7 +191,7 @@ func (r *run) listAgents(a *attemptRun, peer driver.Peer, msg protocols.Message)
 func (r *run) broadcast(a *attemptRun, peer driver.Peer, msg protocols.Message, b protocols.BroadcastSend) *attempt.Failure {
 	reached := []string{}
 	for _, o := range r.inGo() {
-		if o == a || o.peer == nil || !driver.Speaks(o.Agent) {
+		if o == a || o.peer == nil {
 			continue
 		}
 		n := protocols.New(protocols.BroadcastNotice{CueID: o.node.id, From: a.Agent.ID, Body: b.Body})

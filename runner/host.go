@@ -27,6 +27,7 @@ type host struct {
 	// worktrees are where attempts of workspace: worktree agents work (nil
 	// when no agent of the plan has one).
 	worktrees *worktrees
+	mcp       *mcpEndpoint // orch's MCP tools for the run's agents
 	hostServices
 }
 

@@ -189,6 +189,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	res, err := r.loop(ctx)
 	close(r.loopDone)
 	r.host.agents.Close()
+	r.host.mcp.close()
 	stopWatch()
 	r.stopSweeper()
 	if testHookRunOver != nil {
@@ -231,7 +232,7 @@ func newRun(opts Options) (*run, error) {
 	}
 	r.sweeper = proc.NewSweeper(r.id, r.noteOrphan)
 	r.tasks = newTasks()
-	r.agents.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, hostServices: r,
+	r.agents.host = &host{id: r.id, plan: p, grace: r.grace, workDir: r.workDir, sweeper: r.sweeper, active: &r.active, hostServices: r, mcp: &mcpEndpoint{},
 		agents: driver.NewAgents(driver.Run{ID: r.id, Grace: r.grace, Sweeper: r.sweeper, MessageRate: r.messageRate(), Host: runHost{r}})}
 	r.broken.done = make(chan struct{})
 	r.hub, r.loopDone = make(chan request), make(chan struct{})

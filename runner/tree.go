@@ -2,7 +2,6 @@ package runner
 
 import (
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
@@ -34,7 +33,9 @@ func (r *run) nodeOf(t sched.Task, parent *node) *node {
 func newTasks() *sched.Tasks[*attemptRun] {
 	return sched.NewTasks(sched.TasksConfig[*attemptRun]{
 		Working: func(a *attemptRun) bool { return a.inGo.Load() },
-		Speaks:  driver.Speaks,
+		// Every agent receives: a jsonl one on its stdin, the others through
+		// their inbox (orch's MCP tools).
+		Speaks: func(*spec.Agent) bool { return true },
 	})
 }
 

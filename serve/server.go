@@ -18,7 +18,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/orch-cli/orch/control"
+	"github.com/orch-cli/orch/mcpserver"
 )
 
 // Options configure a Server.
@@ -29,8 +32,11 @@ type Options struct {
 	// Token is what requests must carry ("": none, on loopback only).
 	Token string
 	// OpenReads: reads need no token (on loopback, where the token guards
-	// what changes things); else, with a token, every request needs it.
+	// what changes things); else, with a token, every request needs it
+	// (at /mcp, every request needs it whatever this says).
 	OpenReads bool
+	// Version is orch's, which /mcp gives its clients.
+	Version string
 }
 
 // Server answers orch serve's requests. Reads go through the Controller's
@@ -44,6 +50,9 @@ type Server struct {
 	once sync.Once
 	done chan struct{} // closed when the server shuts down: streams end
 
+	mcp    *mcpserver.Server // orch mcp's server, at /mcp (nil: mcpErr says why not)
+	mcpErr error
+
 	pageOnce sync.Once
 	page     *page // the index page, made at its first request
 	pageErr  error
@@ -52,11 +61,24 @@ type Server struct {
 
 // New returns a Server of opts.
 func New(opts Options) *Server {
-	return &Server{ctl: opts.Control, token: opts.Token, openReads: opts.OpenReads, done: make(chan struct{})}
+	s := &Server{ctl: opts.Control, token: opts.Token, openReads: opts.OpenReads, done: make(chan struct{})}
+	s.mcp, s.mcpErr = mcpserver.New(mcpserver.Options{Control: opts.Control, Version: opts.Version})
+	return s
 }
 
-// Close ends the event streams, so that a shutdown need not wait for them.
-func (s *Server) Close() { s.once.Do(func() { close(s.done) }) }
+// Close ends the event streams and the MCP sessions, so that a shutdown
+// need not wait for them.
+func (s *Server) Close() {
+	s.once.Do(func() {
+		close(s.done)
+		if s.mcp != nil {
+			s.mcp.Close()
+			for ss := range s.mcp.MCP().Sessions() {
+				_ = ss.Close()
+			}
+		}
+	})
+}
 
 // Handler is the HTTP API, the event streams and the page.
 func (s *Server) Handler() http.Handler {
@@ -76,6 +98,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/runs/{id}/ack", s.onRun(s.ack))
 	mux.HandleFunc("POST /api/runs/{id}/retry", s.onRun(s.retry))
 	mux.HandleFunc("POST /api/runs/{id}/stop", s.onRun(s.stop))
+	mux.Handle("/mcp", s.mcpHandler())
 	return s.guard(mux)
 }
 
@@ -84,6 +107,7 @@ type Config struct {
 	Addr      string // host:port
 	Token     string // "": none (loopback only)
 	Generated bool   // the token was made at this start: printed once off loopback
+	Version   string // orch's
 }
 
 // Run serves ctl's database at cfg.Addr until ctx ends, with the
@@ -103,7 +127,7 @@ func Run(ctx context.Context, cfg Config, ctl *control.Controller, out io.Writer
 	if err != nil {
 		return err
 	}
-	s := New(Options{Control: ctl, Token: cfg.Token, OpenReads: loopback && cfg.Token != ""})
+	s := New(Options{Control: ctl, Token: cfg.Token, OpenReads: loopback && cfg.Token != "", Version: cfg.Version})
 	limits := newConnLimits(ln, maxServeConns(), max(maxServeConns()/2, 1))
 	srv := &http.Server{Handler: s.Handler(), ConnState: limits.ConnState}
 	serveTimeouts(srv)
@@ -131,6 +155,19 @@ func Run(ctx context.Context, cfg Config, ctl *control.Controller, out io.Writer
 	return nil
 }
 
+// mcpHandler serves orch mcp's tools and resources as streamable HTTP
+// (behind guard: the token, the host on loopback, the origin; the SDK
+// checks the host against DNS rebinding again).
+func (s *Server) mcpHandler() http.Handler {
+	if s.mcp == nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			httpError(w, http.StatusInternalServerError, fmt.Sprintf("the MCP server: %v", s.mcpErr))
+		})
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp.MCP() },
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: 4 << 20, SessionTimeout: 30 * time.Minute})
+}
+
 // IsLoopback says whether host (a name or an address) is this machine only.
 func IsLoopback(host string) bool {
 	if host == "localhost" {
@@ -156,7 +193,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
-		read := r.Method == http.MethodGet || r.Method == http.MethodHead
+		// Every MCP request may act (a tool call is a POST, the stream of
+		// its notifications a GET): none is a read the token does not guard.
+		read := (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path != "/mcp"
 		refuse := func(code int, msg string) {
 			w.Header().Set("Connection", "close")
 			httpError(w, code, msg)

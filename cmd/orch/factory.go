@@ -23,6 +23,10 @@ type factory struct {
 	lockTimeout time.Duration
 	flags       *pflag.FlagSet
 
+	// defaultDB is the database when neither --db nor ORCH_DB names one
+	// ("": the nearest .orch/ from here up, as control finds it).
+	defaultDB string
+
 	ctl *control.Controller
 	err error
 }
@@ -42,6 +46,9 @@ func (f *factory) Controller() (*control.Controller, error) {
 	db := os.Getenv("ORCH_DB")
 	if f.flags != nil && f.flags.Changed("db") {
 		db = f.db
+	}
+	if db == "" {
+		db = f.defaultDB
 	}
 	f.ctl = control.New(control.Config{DB: db, Sync: f.sync, LockTimeout: timeout})
 	f.ctl.HandOverIO = &control.IO{In: f.io.in, Out: f.io.out, Err: f.io.err}

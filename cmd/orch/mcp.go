@@ -3,25 +3,109 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/orch-cli/orch/control"
+	"github.com/orch-cli/orch/mcpserver"
 	"github.com/orch-cli/orch/runner/mcpbridge"
+	"github.com/orch-cli/orch/runner/store"
 )
 
-func newMCPCmd(io *streams) *cobra.Command {
+type mcpOptions struct {
+	io         *streams
+	controller func() (*control.Controller, error)
+	root       string
+}
+
+func newMCPCmd(f *factory, runF func(*mcpOptions) error) *cobra.Command {
+	opts := &mcpOptions{io: f.io, controller: f.Controller}
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "orch's collaboration tools over MCP, for the agents orch starts",
-		Long: `Every agent orch starts gets an MCP server named orch whose tools act as
-its task: the blackboard, questions for the person, messages, handoffs,
-spawns, status and memory (see "MCP tools for agents" in the README).`,
-		Example: `  orch mcp agent    # inside an agent: orch's tools on stdio`,
+		Short: "Serve orch over MCP on stdio, for a coding agent that drives it",
+		Long: `orch mcp is an MCP server on stdio through which a coding agent (Claude
+Code, Codex, Gemini, an ACP client) drives orch: its tools validate and plan
+specs (validate, plan, schema), start runs in the background (run), follow
+them (status, events, logs, wait) and act on them (answer, go, ack, stop,
+retry, resume, blackboard_get, blackboard_set); each returns the JSON the
+matching command prints with --output json, and an error is a tool error
+with the command's message. Its resources are the runs (orch://runs,
+orch://runs/ID, which a client may subscribe to) and the schemas
+(orch://schemas/KIND). See "Driving orch from a coding agent" in the README.
+
+It reads and acts on the database orch status would find (--db, ORCH_DB);
+paths the tools take are relative to --root (default: the working
+directory) and must stay inside it. orch serve offers the same server as
+streamable HTTP at /mcp.
+
+Every agent orch starts gets another MCP server, with the tools of its
+task: orch mcp agent is its stdio form (see "MCP tools for agents").`,
+		Example: `  claude mcp add orch -- orch mcp
+  codex mcp add orch -- orch mcp
+  orch mcp --root ~/src/project    # paths relative to the project
+  orch mcp agent                   # inside an agent: its task's tools on stdio`,
+		Args: argsBetween(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := projectDB(f, opts.root); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runMCP(cmd.Context(), opts)
+		},
 	}
-	cmd.AddCommand(newMCPAgentCmd(io))
+	cmd.Flags().StringVar(&opts.root, "root", "", "the project root: tools' paths are relative to it and stay inside it (default: the working directory)")
+	cmd.AddCommand(newMCPAgentCmd(f.io))
 	return cmd
+}
+
+// projectDB makes the project's database (the nearest .orch/ from root
+// up, else root/.orch/orch.db) the one every tool uses, unless one is
+// named: so that a run the run tool starts, wherever its cuelist is, is
+// the one status then reads.
+func projectDB(f *factory, root string) error {
+	if root == "" {
+		root = "."
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return usageError(fmt.Errorf("--root: %w", err))
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return usageError(fmt.Errorf("--root %s: not a directory", root))
+	}
+	dir, ok := store.FindProjectDir(abs)
+	if !ok {
+		dir = abs
+	}
+	f.defaultDB = filepath.Join(dir, store.DefaultPath())
+	return nil
+}
+
+// runMCP serves orch's tools on stdio until the client closes its end or
+// ctx ends (a signal).
+func runMCP(ctx context.Context, opts *mcpOptions) error {
+	ctl, err := opts.controller()
+	if err != nil {
+		return err
+	}
+	ctl.HandOverIO = nil // stdout is the protocol's: orch-temporal's output becomes the tool's result
+	s, err := mcpserver.New(mcpserver.Options{Control: ctl, Root: opts.root, Version: versionString()})
+	if err != nil {
+		return err
+	}
+	err = s.Run(ctx, &mcp.IOTransport{Reader: readCloser{opts.io.in}, Writer: writeCloser{opts.io.out}})
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil // the client left, or a signal stopped orch
+	}
+	return err
 }
 
 func newMCPAgentCmd(io *streams) *cobra.Command {

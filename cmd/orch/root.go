@@ -63,7 +63,7 @@ Exit codes: 0 success, 1 run failed or specs invalid, 2 usage error,
 		newSchemaCmd(f, nil),
 		newVersionCmd(io),
 		newWorkerCmd(f, nil),
-		newMCPCmd(io), newAskCmd(io), newMsgCmd(io), newInboxCmd(io),
+		newMCPCmd(f, nil), newAskCmd(io), newMsgCmd(io), newInboxCmd(io),
 	)
 	return root
 }

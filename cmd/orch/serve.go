@@ -78,7 +78,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	case opts.noToken && opts.token != "":
 		return usageError(errors.New("--no-token and --token: give one of them"))
 	}
-	cfg := serve.Config{Addr: opts.addr, Token: opts.token}
+	cfg := serve.Config{Addr: opts.addr, Token: opts.token, Version: versionString()}
 	if cfg.Token == "" && !opts.noToken {
 		cfg.Token, cfg.Generated = serve.NewToken(), true
 	}

@@ -63,12 +63,19 @@ type serveProc struct {
 // and reads the URL it prints.
 func startServeProc(t testing.TB, db string, args ...string) *serveProc {
 	t.Helper()
+	return startServeIn(t, "", db, args...)
+}
+
+// startServeIn is startServeProc in the directory dir ("": this one).
+func startServeIn(t testing.TB, dir, db string, args ...string) *serveProc {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, append([]string{"serve", "--db", db, "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Args[0] = "orch"
+	cmd.Dir = dir
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,10 @@ var legacyCLIs = []string{
 	"@zed-industries/codex-acp@0.16.0",       // codex-acp (native)
 }
 
+// inspectorCLI is the MCP Inspector's command line (a real MCP client from
+// npm) that drives orch mcp.
+var inspectorCLI = []string{"@modelcontextprotocol/inspector-cli@0.21.2"}
+
 // nodeVersion is the Node the CLIs run on (claude-agent-acp and claude-code
 // ask for 22 or newer; Debian 12's nodejs is 18), from the registry's
 // node-linux-ARCH package.
@@ -40,6 +44,8 @@ type tools struct {
 	node    string // the directory of the pinned node
 	current string // node_modules/.bin of currentCLIs
 	legacy  string // node_modules/.bin of legacyCLIs
+	// inspector is the prefix inspectorCLI is installed in.
+	inspector string
 }
 
 // installTools installs the pinned packages into the tools cache, once per
@@ -70,6 +76,7 @@ func installTools() (t tools, skip string, err error) {
 		{"node", []string{"node-linux-" + arch + "@" + nodeVersion}, &t.node},
 		{"current", currentCLIs, &t.current},
 		{"legacy", legacyCLIs, &t.legacy},
+		{"inspector", inspectorCLI, &t.inspector},
 	}
 	for _, s := range sets {
 		dir, err := npmInstall(npm, cache, s.name, s.pkgs)
@@ -78,6 +85,7 @@ func installTools() (t tools, skip string, err error) {
 		}
 		*s.bin = filepath.Join(dir, "node_modules", ".bin")
 	}
+	t.inspector = filepath.Dir(filepath.Dir(t.inspector))
 	return t, "", nil
 }
 

@@ -3,6 +3,7 @@ package mockmodel
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 )
 
 // anthropic is the Messages API (docs.anthropic.com, "Streaming
@@ -37,8 +38,33 @@ func (anthropic) toolResults(doc map[string]any) int {
 	return n
 }
 
-func (anthropic) call(t Turn, a *answer) (*toolCall, error) {
+func (h anthropic) call(t Turn, a *answer) (*toolCall, error) {
+	if t.Tool != nil {
+		return called(t.Tool, a.req, h.resultTexts(a.doc))
+	}
 	return namedCall(t, a.req, "Write", "Bash")
+}
+
+// resultTexts are the texts of the conversation's tool_result blocks.
+func (anthropic) resultTexts(doc map[string]any) []string {
+	var out []string
+	for _, m := range list(doc["messages"]) {
+		for _, b := range list(obj(m)["content"]) {
+			if str(obj(b)["type"]) != "tool_result" {
+				continue
+			}
+			if s, ok := obj(b)["content"].(string); ok {
+				out = append(out, s)
+				continue
+			}
+			var parts []string
+			for _, c := range list(obj(b)["content"]) {
+				parts = append(parts, str(obj(c)["text"]))
+			}
+			out = append(out, strings.Join(parts, ""))
+		}
+	}
+	return out
 }
 
 func (h anthropic) aux(w http.ResponseWriter, a *answer) {

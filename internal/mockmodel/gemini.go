@@ -53,6 +53,9 @@ func (gemini) toolResults(doc map[string]any) int {
 }
 
 func (gemini) call(t Turn, a *answer) (*toolCall, error) {
+	if t.Tool != nil {
+		return nil, errNamedTool
+	}
 	return namedCall(t, a.req, "write_file", "run_shell_command")
 }
 

@@ -27,6 +27,7 @@ package mockmodel
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -34,6 +35,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -53,9 +56,21 @@ type Turn struct {
 	// codex then asks permission for it even when its policy lets the model
 	// decide (approval_policy "on-request").
 	Escalate bool `json:"escalate,omitempty"`
+	// Tool calls a tool the request offers by its name (an MCP tool's
+	// too: mcp__SERVER__NAME), on the Messages API (claude).
+	Tool *ToolCall `json:"tool,omitempty"`
 	// The turn's token usage; zero means 100 in, 10 out.
 	InputTokens  int `json:"input_tokens,omitempty"`
 	OutputTokens int `json:"output_tokens,omitempty"`
+}
+
+// ToolCall is a call a Turn makes. A string argument "{{PATH}}" takes the
+// value at PATH (keys and list indexes, dotted: inbox.0.id) in the latest
+// tool result that has it, read as JSON: a script can pass on the run id a
+// tool returned.
+type ToolCall struct {
+	Name string         `json:"name"`
+	Args map[string]any `json:"args"`
 }
 
 // File is a file a Turn writes.
@@ -233,7 +248,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t := script[min(req.Turn, len(script)-1)]
 	a.text = t.Text
 	a.in, a.out = t.usage()
-	if t.Write != nil || t.Shell != "" {
+	if t.Write != nil || t.Shell != "" || t.Tool != nil {
 		if a.call, err = api.call(t, a); err != nil {
 			a.text = "mockmodel: " + err.Error()
 		}
@@ -455,4 +470,65 @@ func obj(v any) map[string]any {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+// errNamedTool: a Turn's Tool is answered on the Messages API only.
+var errNamedTool = errors.New("a scripted tool call (Turn.Tool) is answered on the Messages API (claude) only")
+
+// called is the call of tc, with its "{{PATH}}" arguments taken from
+// results (the conversation's tool results, oldest first).
+func called(tc *ToolCall, req *Request, results []string) (*toolCall, error) {
+	name := pick(req.Tools, tc.Name)
+	if name == "" {
+		return nil, noTool("call "+tc.Name, req)
+	}
+	args := map[string]any{}
+	keys := make([]string, 0, len(tc.Args))
+	for k := range tc.Args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the first argument no result has is named, the same each time
+	for _, k := range keys {
+		v := tc.Args[k]
+		ref, ok := v.(string)
+		if !ok || !strings.HasPrefix(ref, "{{") || !strings.HasSuffix(ref, "}}") {
+			args[k] = v
+			continue
+		}
+		path := strings.TrimSuffix(strings.TrimPrefix(ref, "{{"), "}}")
+		found := false
+		for i := len(results) - 1; i >= 0 && !found; i-- {
+			var doc any
+			if json.Unmarshal([]byte(results[i]), &doc) == nil {
+				args[k], found = lookup(doc, strings.Split(path, "."))
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("no tool result has %s (for %s's %s)", path, tc.Name, k)
+		}
+	}
+	return &toolCall{name: name, args: args}, nil
+}
+
+// lookup is the value at path in doc.
+func lookup(doc any, path []string) (any, bool) {
+	for _, p := range path {
+		switch d := doc.(type) {
+		case map[string]any:
+			v, ok := d[p]
+			if !ok {
+				return nil, false
+			}
+			doc = v
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(d) {
+				return nil, false
+			}
+			doc = d[i]
+		default:
+			return nil, false
+		}
+	}
+	return doc, true
 }

@@ -262,3 +262,35 @@ func TestPhrases(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicNamedTool: a turn calls an MCP tool by its name with an
+// argument taken from the previous tool result's JSON.
+func TestAnthropicNamedTool(t *testing.T) {
+	s, err := Start(Config{Scripts: map[string]Script{"mcp": {
+		{Tool: &ToolCall{Name: "run", Args: map[string]any{"cuelist": "c.yaml"}}},
+		{Tool: &ToolCall{Name: "wait", Args: map[string]any{"run": "{{run}}", "question": "{{inbox.0.id}}", "n": 3.0}}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tools := []any{map[string]any{"name": "mcp__orch__run"}, map[string]any{"name": "mcp__orch__wait"}}
+	user := map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": Marker("mcp")}}}
+	_, events := post(t, s, "/v1/messages", map[string]any{"tools": tools, "messages": []any{user}})
+	if c := obj(list(events[0]["content"])[0]); c["name"] != "mcp__orch__run" || obj(c["input"])["cuelist"] != "c.yaml" {
+		t.Fatalf("turn 0: %v", events[0])
+	}
+	result := func(text any) map[string]any {
+		return map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "t", "content": text}}}
+	}
+	asked := []any{user, result(`{"run": "abc", "inbox": []}`), result([]any{map[string]any{"type": "text", "text": `{"inbox": [{"id": "q1"}]}`}})}
+	_, events = post(t, s, "/v1/messages", map[string]any{"tools": tools, "messages": asked})
+	in := obj(obj(list(events[0]["content"])[0])["input"])
+	if in["run"] != "abc" || in["question"] != "q1" || in["n"] != 3.0 {
+		t.Errorf("turn 1's arguments: %v, want run abc (the first result), question q1 (the latest)", in)
+	}
+	_, events = post(t, s, "/v1/messages", map[string]any{"tools": tools, "messages": []any{user, result("{}"), result("{}")}})
+	if text := str(obj(list(events[0]["content"])[0])["text"]); !strings.Contains(text, "no tool result has inbox.0.id (for wait's question)") {
+		t.Errorf("a reference no result has: %v", events[0])
+	}
+}

@@ -51,6 +51,9 @@ func toolType(doc map[string]any, name string) string {
 }
 
 func (responses) call(t Turn, a *answer) (*toolCall, error) {
+	if t.Tool != nil {
+		return nil, errNamedTool
+	}
 	req := a.req
 	if t.Write != nil {
 		name := pick(req.Tools, "apply_patch")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/mcpbridge"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -65,7 +66,15 @@ func (d *acpDriver) Standby(a *Attempt) *attempt.Failure {
 		return attempt.Failf("start", "opening the workspace %s: %v", cwd, err)
 	}
 	s := newACPSession(a, d.c, cwd, root)
-	res, f := d.c.call(a, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, a.Timeouts.Standby, s)
+	servers := []mcpbridge.ACPServer{}
+	if a.MCP != nil {
+		var skipped []string
+		servers, skipped = a.MCP.ACP(d.c.http)
+		for _, name := range skipped {
+			a.Host.Note("mcp server %s is not passed to %s: it is an HTTP server, and the agent did not advertise mcpCapabilities.http", name, a.Agent.ID)
+		}
+	}
+	res, f := d.c.call(a, "session/new", map[string]any{"cwd": cwd, "mcpServers": servers}, a.Timeouts.Standby, s)
 	if f != nil {
 		root.Close()
 		return f

@@ -51,6 +51,7 @@ type acpConn struct {
 	agent *spec.Agent
 	token string
 	p     *proc.Process
+	http  bool // initialize advertised mcpCapabilities.http: it takes HTTP MCP servers
 
 	wmu  sync.Mutex    // one writer at a time
 	asks *rate.Limiter // the permission requests put to the person (guardrails.message_rate)
@@ -167,7 +168,17 @@ func startACP(run Run, a *Attempt) (*acpConn, *attempt.Failure) {
 func (c *acpConn) initialize(a *Attempt) *attempt.Failure {
 	params := map[string]any{"protocolVersion": 1,
 		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": true, "writeTextFile": true}, "terminal": false}}
-	_, f := c.call(a, "initialize", params, a.Timeouts.Ack)
+	res, f := c.call(a, "initialize", params, a.Timeouts.Ack)
+	var caps struct {
+		AgentCapabilities struct {
+			MCPCapabilities struct {
+				HTTP bool `json:"http"`
+			} `json:"mcpCapabilities"`
+		} `json:"agentCapabilities"`
+	}
+	if f == nil && json.Unmarshal(res, &caps) == nil {
+		c.http = caps.AgentCapabilities.MCPCapabilities.HTTP
+	}
 	return f
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/mcpbridge"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/spec"
 )
@@ -22,7 +23,10 @@ import (
 type cliProtocol struct {
 	name string   // how its stream is named in messages
 	args []string // after the executable: headless, JSON events, prompt on stdin
-	tail []string // last, after the permission flags
+	// mcpArgs are the flags that give the CLI orch's MCP server and the
+	// agent's own (mcpbridge.Attachment).
+	mcpArgs func(*mcpbridge.Attachment) ([]string, error)
+	tail    []string // last, after the permission flags
 	// event reads one line of the stream (a JSON object), logging what it
 	// says and keeping what the attempt ends with; an error is a malfunction.
 	event func(s *cliStream, line []byte) error
@@ -42,14 +46,33 @@ type cliDriver struct {
 // cliArgv is the command line: command (or the protocol's executable),
 // the protocol's flags, then the flags the agent's permissions map onto.
 // Agents' own extra flags go in command, after the executable.
-func cliArgv(agent *spec.Agent, p *cliProtocol) []string {
+func cliArgv(agent *spec.Agent, p *cliProtocol, mcp []string) []string {
 	argv := append([]string(nil), agent.Command...)
 	if len(argv) == 0 {
 		argv = []string{spec.CLIProtocols[agent.Protocol]}
 	}
 	argv = append(argv, p.args...)
 	perms, _ := spec.CLIPermissionArgs(agent)
-	return append(append(argv, perms...), p.tail...)
+	return append(joinFlag(append(append(argv, perms...), mcp...), "--allowedTools"), p.tail...)
+}
+
+// joinFlag makes the values of a flag given twice (the permissions' tools,
+// the MCP servers') one comma-separated value, as the CLI reads it.
+func joinFlag(argv []string, flag string) []string {
+	out, at := argv[:0:0], -1
+	for i := 0; i < len(argv); i++ {
+		if argv[i] == flag && i+1 < len(argv) {
+			if at >= 0 {
+				out[at] += "," + argv[i+1]
+			} else {
+				out, at = append(out, flag, argv[i+1]), len(out)+1
+			}
+			i++
+			continue
+		}
+		out = append(out, argv[i])
+	}
+	return out
 }
 
 func (d *cliDriver) Work(a *Attempt, t *attempt.Task) (map[string]any, *attempt.Failure) {
@@ -64,7 +87,13 @@ func (d *cliDriver) Work(a *Attempt, t *attempt.Task) (map[string]any, *attempt.
 			return nil, attempt.Failf("start", "command: %v", err)
 		}
 	}
-	argv := cliArgv(a.Agent, d.p)
+	var mcp []string
+	if a.MCP != nil && d.p.mcpArgs != nil {
+		if mcp, err = d.p.mcpArgs(a.MCP); err != nil {
+			return nil, attempt.Failf("start", "%v", err)
+		}
+	}
+	argv := cliArgv(a.Agent, d.p, mcp)
 	p, err := proc.Start(proc.Spec{Argv: argv, Dir: a.Dir, Env: a.Host.Env(), Token: a.Token, Stdio: s, Cgroup: a.Cgroup, Grace: a.Timeouts.Grace})
 	if err != nil {
 		return nil, attempt.Failf("start", "command: %v", err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/mcpbridge"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -24,7 +25,8 @@ import (
 // "cache_creation_input_tokens","cache_read_input_tokens"}}.
 func init() {
 	registerCLI("claude-code", &cliProtocol{name: "claude",
-		args: []string{"-p", "--output-format", "stream-json", "--verbose"}, event: claudeEvent})
+		mcpArgs: func(m *mcpbridge.Attachment) ([]string, error) { return m.ClaudeArgs(), nil },
+		args:    []string{"-p", "--output-format", "stream-json", "--verbose"}, event: claudeEvent})
 }
 
 type claudeMessage struct {

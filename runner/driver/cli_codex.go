@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/mcpbridge"
 	"github.com/orch-cli/orch/runner/record"
 )
 
@@ -26,7 +27,7 @@ import (
 // "error" {message} is an unrecoverable error of the stream. Codex reports
 // tokens, no cost.
 func init() {
-	registerCLI("codex", &cliProtocol{name: "codex",
+	registerCLI("codex", &cliProtocol{name: "codex", mcpArgs: (*mcpbridge.Attachment).CodexArgs,
 		args: []string{"exec", "--json", "--skip-git-repo-check"}, tail: []string{"-"}, event: codexEvent})
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/mcpbridge"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/spec"
@@ -33,6 +34,9 @@ type Attempt struct {
 	// its phases are over.
 	Halt, Abort, Ended <-chan struct{}
 	Msgs               Messages
+	// MCP is how its agent reaches orch's MCP tools, acting as it, and its
+	// own MCP servers (nil: it gets none).
+	MCP *mcpbridge.Attachment
 }
 
 // Messages are a speaking agent's messages of the phases that the engine

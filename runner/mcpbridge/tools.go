@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/orch-cli/orch/internal/toolschema"
 	"github.com/orch-cli/orch/protocols"
 )
 
@@ -45,7 +46,7 @@ func (e taskError) Unwrap() error { return e.err }
 // enums, bounds) and whose output schema from Out. call's error is the
 // task's (an error result); the arguments are checked against the schema
 // and for their size before call runs.
-func define[In, Out any](name, family, description string, fix func(*jsonschema.Schema),
+func define[In, Out any](name, family, description string, fix toolschema.Fix,
 	call func(ctx context.Context, b *binding, req *mcp.CallToolRequest, in In) (Out, error)) toolDef {
 	in, err := jsonschema.For[In](nil)
 	if err != nil {
@@ -74,30 +75,6 @@ func define[In, Out any](name, family, description string, fix func(*jsonschema.
 	}}
 }
 
-// enum restricts a string property to values.
-func enum(prop string, values ...string) func(*jsonschema.Schema) {
-	return func(s *jsonschema.Schema) {
-		for _, v := range values {
-			s.Properties[prop].Enum = append(s.Properties[prop].Enum, v)
-		}
-	}
-}
-
-// bounds sets a number property's minimum and maximum.
-func bounds(prop string, lo, hi float64) func(*jsonschema.Schema) {
-	return func(s *jsonschema.Schema) {
-		s.Properties[prop].Minimum, s.Properties[prop].Maximum = &lo, &hi
-	}
-}
-
-func all(fixes ...func(*jsonschema.Schema)) func(*jsonschema.Schema) {
-	return func(s *jsonschema.Schema) {
-		for _, f := range fixes {
-			f(s)
-		}
-	}
-}
-
 // MaxInboxWait bounds inbox's wait_seconds.
 const MaxInboxWait = 300
 
@@ -120,7 +97,7 @@ var catalog = []toolDef{
 			return listResult{Keys: nonNil(keys)}, err
 		}),
 	define("ask", "", "Ask the person running orch (or the agent that started you) a question; the call waits for the answer.",
-		all(enum("complexity", "quick", "deep"), func(s *jsonschema.Schema) { s.Properties["question"].MinLength = ptr(1) }),
+		toolschema.All(toolschema.Enum("complexity", "quick", "deep"), func(s *jsonschema.Schema) { s.Properties["question"].MinLength = ptr(1) }),
 		func(ctx context.Context, b *binding, req *mcp.CallToolRequest, in askArgs) (askResult, error) {
 			q := Question{QuestionAsk: protocols.QuestionAsk{Question: in.Question, Complexity: or(in.Complexity, "quick")}, Options: in.Options}
 			a, err := waiting(ctx, b, req, "waiting for the answer", func(ctx context.Context) (protocols.QuestionAnswer, error) { return b.task.Ask(ctx, q) })
@@ -137,7 +114,7 @@ var catalog = []toolDef{
 			return broadcastResult{Recipients: nonNil(sent.Recipients)}, err
 		}),
 	define("inbox", "", "Take what was delivered to you since the last call: messages, broadcasts, changes of blackboard keys you watch, announcements of the tasks you spawned.",
-		bounds("wait_seconds", 0, MaxInboxWait),
+		toolschema.Bounds("wait_seconds", 0, MaxInboxWait),
 		func(ctx context.Context, b *binding, _ *mcp.CallToolRequest, in inboxArgs) (inboxResult, error) {
 			notices, err := b.task.Inbox(ctx, time.Duration(in.WaitSeconds*float64(time.Second)))
 			return inboxResult{Notices: nonNil(notices)}, err
@@ -162,7 +139,7 @@ var catalog = []toolDef{
 			return agentsResult{Agents: nonNil(l.Agents)}, err
 		}),
 	define("report_status", "", "Report what you are doing (shown in orch status), optionally with progress from 0 to 1.",
-		bounds("progress", 0, 1),
+		toolschema.Bounds("progress", 0, 1),
 		func(ctx context.Context, b *binding, _ *mcp.CallToolRequest, in statusArgs) (empty, error) {
 			return empty{}, b.task.ReportStatus(ctx, protocols.StatusReport{State: in.State, Progress: in.Progress, Detail: in.Detail})
 		}),
@@ -181,7 +158,7 @@ var catalog = []toolDef{
 			return b.task.MemoryWrite(ctx, protocols.MemoryWrite{Key: in.Key, Text: in.Text, Tags: in.Tags})
 		}),
 	define("escalate", "", "Tell the person about an error or a conflict you cannot settle.",
-		all(enum("kind", "error", "conflict"), enum("severity", "low", "medium", "high", "critical"), enum("conflict_type", "resource", "timing", "output"),
+		toolschema.All(toolschema.Enum("kind", "error", "conflict"), toolschema.Enum("severity", "low", "medium", "high", "critical"), toolschema.Enum("conflict_type", "resource", "timing", "output"),
 			func(s *jsonschema.Schema) { s.Properties["message"].MinLength = ptr(1) }),
 		func(ctx context.Context, b *binding, _ *mcp.CallToolRequest, in escalateArgs) (empty, error) {
 			e := Escalation{Kind: in.Kind, Message: in.Message, Severity: in.Severity}

@@ -16,6 +16,11 @@ What it uses of ACP, as a real agent (gemini --acp) would:
                ("Write the file NAME"), ends with {"summary": ...}
   reviewer     reads PLAN.md and the files its prompt names (backticked) in
                the merged tree, ends with {"verdict": ...}
+
+With orch's MCP server (session/new's mcpServers, over HTTP: it advertises
+mcpCapabilities.http), the implementers post what they changed on the board
+(changes/FILE), and the reviewer reads those posts and asks the person when
+it is unsure (a file the plan names is missing).
 Logs go to stderr.
 """
 import json
@@ -23,6 +28,7 @@ import os
 import re
 import sys
 import threading
+import urllib.request
 
 out_lock = threading.Lock()
 state_lock = threading.Lock()
@@ -48,6 +54,60 @@ def call(method, params):
     send({"id": rid, "method": method, "params": params})
     slot[0].wait()
     return slot[1]
+
+
+class MCP:
+    """The least MCP client a tool call needs (streamable HTTP, standard library)."""
+
+    def __init__(self, server):
+        self.url = server["url"]
+        self.headers = {h["name"]: h["value"] for h in server.get("headers", [])}
+        self.session, self.next = None, 0
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "fake_coder", "version": "1"}})
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def post(self, msg):
+        headers = dict(self.headers, **{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+        if self.session:
+            headers.update({"Mcp-Session-Id": self.session, "Mcp-Protocol-Version": "2025-06-18"})
+        req = urllib.request.Request(self.url, json.dumps(msg).encode(), headers)
+        with urllib.request.urlopen(req, timeout=600) as resp:
+            self.session = resp.headers.get("Mcp-Session-Id") or self.session
+            if "id" not in msg:
+                return None
+            if resp.headers.get("Content-Type", "").startswith("text/event-stream"):
+                for line in resp:  # progress notifications come before the answer
+                    line = line.decode().strip()
+                    if line.startswith("data: "):
+                        data = json.loads(line[6:])
+                        if data.get("id") == msg["id"]:
+                            return data
+                return None
+            return json.load(resp)
+
+    def request(self, method, params):
+        self.next += 1
+        return self.post({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params})
+
+    def tool(self, name, args):
+        """A tool's structured result, or None (its error said on stderr)."""
+        res = (self.request("tools/call", {"name": name, "arguments": args}) or {}).get("result", {})
+        if res.get("isError"):
+            print("mcp %s: %s" % (name, res.get("content")), file=sys.stderr)
+            return None
+        return res.get("structuredContent")
+
+
+def orch(sid):
+    """orch's MCP server of the session, or None."""
+    for server in sessions[sid].get("mcp", []):
+        if server.get("name") == "orch" and server.get("type") == "http":
+            try:
+                return MCP(server)
+            except OSError as e:
+                print("mcp: %s" % e, file=sys.stderr)
+    return None
 
 
 def update(sid, **u):
@@ -140,6 +200,9 @@ def implement(sid, prompt):
     written = write(sid, name, content)
     if written:
         say(sid, "Wrote %s (%d lines).\n" % (name, content.count("\n")))
+        tools = orch(sid)
+        if tools and tools.tool("blackboard_write", {"key": "changes/" + name, "value": {"file": name, "lines": content.count("\n")}}):
+            say(sid, "Posted changes/%s on the board.\n" % name)
     return {"summary": ("wrote %s" if written else "could not write %s") % name}
 
 
@@ -153,8 +216,19 @@ def review(sid, prompt):
             say(sid, "Read %s: %d lines.\n" % (name, text.count("\n")))
     good = "def slugify" in found.get("slug.py", "") and "class SlugifyTest" in found.get("test_slug.py", "")
     missing = [n for n in names if n not in found]
+    tools = orch(sid)
+    if tools:
+        posts = (tools.tool("blackboard_list", {"prefix": "changes/"}) or {}).get("keys", [])
+        for post in posts:
+            change = (tools.tool("blackboard_read", {"key": post["key"]}) or {}).get("value", {})
+            say(sid, "%s by %s: %s, %s lines.\n" % (post["key"], post["author"], change.get("file"), change.get("lines")))
     if missing:
         say(sid, "Missing from the merged tree: %s.\n" % ", ".join(missing))
+        if tools:  # unsure: the person decides
+            answer = tools.tool("ask", {"question": "%s missing from the merged tree: request changes?" % ", ".join(missing),
+                                        "options": ["request changes", "approve anyway"]})
+            if answer and answer.get("answer") == "approve anyway":
+                good = True
     say(sid, "slugify and its tests are there, as planned.\n" if good else "slugify or its tests are missing.\n")
     return {"verdict": "approve" if good else "changes requested"}
 
@@ -192,13 +266,14 @@ def main():
                 slot[1] = msg
                 slot[0].set()
         elif method == "initialize":
-            send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {"loadSession": False},
-                                        "authMethods": []}})
+            send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {
+                "loadSession": False, "mcpCapabilities": {"http": True}}, "authMethods": []}})
         elif method == "session/new":
             with state_lock:
                 counter[0] += 1
                 sid = "sess-%d" % counter[0]
-                sessions[sid] = {"cwd": params.get("cwd", os.getcwd()), "cancelled": False}
+                sessions[sid] = {"cwd": params.get("cwd", os.getcwd()), "cancelled": False,
+                                 "mcp": params.get("mcpServers", [])}
             print("session %s in %s" % (sid, sessions[sid]["cwd"]), file=sys.stderr)
             send({"id": rid, "result": {"sessionId": sid}})
         elif method == "session/prompt":
