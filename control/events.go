@@ -23,6 +23,7 @@ type EventsRequest struct {
 func (c *Controller) Events(ctx context.Context, req EventsRequest) ([]record.Event, error) {
 	var out []record.Event
 	err := c.reading(ctx, req.Run, func(db *store.DB, id string) (err error) {
+		c.catchUp(ctx, db, id)
 		out, err = db.Events(ctx, id, req.After, pageLimit(req.Limit))
 		return err
 	})

@@ -61,6 +61,7 @@ func (c *Controller) goCue(ctx context.Context, db *store.DB, id string, req GoR
 	out := &GoResult{Run: id, Cue: req.Cue}
 	if t, err := onTemporal(ctx, db, id, "orch go", req.Unhandled); err != nil || t != nil {
 		if err == nil {
+			c.catchUp(ctx, db, id) // the cue's state as the workflow has it, not as last followed
 			_, err = goCheck(ctx, db, id, req.Cue)
 		}
 		if err == nil {

@@ -127,6 +127,7 @@ type AttemptStatus struct {
 func (c *Controller) Status(ctx context.Context, req StatusRequest) (*RunStatus, error) {
 	var out *RunStatus
 	err := c.reading(ctx, req.Run, func(db *store.DB, id string) (err error) {
+		c.catchUp(ctx, db, id)
 		out, err = runStatus(ctx, db, id, req.TailLines)
 		return err
 	})

@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
@@ -48,6 +52,8 @@ func (c *Controller) Engine(ctx context.Context, ref string) (*EngineInfo, error
 type HandOver struct {
 	What string
 	Args []string
+	// Within bounds the run of orch-temporal (0: none): past it, it is killed.
+	Within time.Duration
 }
 
 // Run runs orch-temporal with h.Args. With io its output goes there and a
@@ -58,17 +64,24 @@ type HandOver struct {
 func (h HandOver) Run(io *IO, version string) (string, error) {
 	bin := temporalPath()
 	if bin == "" {
-		return "", invalidf("%s needs %s: go install github.com/orch-cli/orch/cmd/orch-temporal@%s (it holds the Temporal client; orch stays small)",
-			h.What, TemporalBinary, version)
+		return "", invalidf("%s needs %s (it holds the Temporal client; orch stays small): %s", h.What, TemporalBinary, installHint(version))
 	}
-	cmd := exec.Command(bin, h.Args...)
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if h.Within > 0 {
+		ctx, cancel = context.WithTimeout(ctx, h.Within)
+	}
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, h.Args...)
+	cmd.WaitDelay = time.Second // killed, its output is not waited for past this
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", ParentEnv, os.Getpid()))
+	dieWithParent(cmd)
 	var out bytes.Buffer
 	if io != nil {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = io.In, io.Out, io.Err
 	} else {
 		cmd.Stdout, cmd.Stderr = &out, &out
 	}
-	err := cmd.Run()
+	err := runForwarding(cmd)
 	msg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out.String()), "orch: "))
 	var ee *exec.ExitError
 	switch {
@@ -79,6 +92,53 @@ func (h HandOver) Run(io *IO, version string) (string, error) {
 	}
 	return "", fmt.Errorf("running %s: %w", bin, err)
 }
+
+// ParentEnv gives orch-temporal orch's pid: a worker whose orch is gone
+// (kill -9) drains and ends instead of running agents nobody can stop.
+const ParentEnv = "ORCH_PARENT_PID"
+
+// runForwarding runs cmd, passing it the SIGINT and SIGTERM orch receives
+// (kill PID of orch worker drains its worker; orch's own handler would
+// otherwise swallow them).
+func runForwarding(cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, forwarded...)
+	defer signal.Stop(sig)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case s := <-sig:
+			_ = cmd.Process.Signal(s)
+		}
+	}
+}
+
+// forwarded are the signals orch passes on to orch-temporal.
+var forwarded = []os.Signal{os.Interrupt, syscall.SIGTERM}
+
+// installHint says how to get orch-temporal for an orch of version: go
+// install at that version for a released one; for a build of a clone (a
+// version go install cannot fetch, such as dev), go build next to this orch.
+func installHint(version string) string {
+	const pkg = "github.com/orch-cli/orch/cmd/orch-temporal"
+	if moduleVersion.MatchString(version) {
+		return "go install " + pkg + "@" + version
+	}
+	dir := "DIR-OF-ORCH"
+	if self, err := os.Executable(); err == nil {
+		dir = filepath.Dir(self)
+	}
+	return fmt.Sprintf("from the clone orch was built from, go build -o %s ./cmd/orch-temporal (or go install %s@latest)", dir, pkg)
+}
+
+// moduleVersion is a version go install can fetch: a tag or a pseudo-version.
+var moduleVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
 
 // handOver hands an action on run id (on Temporal at t) over to
 // orch-temporal: verb is its command (go; bb set), args what follows the
@@ -98,6 +158,28 @@ func TemporalFlags(dbFile string, t *record.TemporalRun) []string {
 	}
 	return []string{"--db", abs, "--temporal-address", t.Address, "--temporal-namespace", t.Namespace, "--task-queue", t.TaskQueue}
 }
+
+// catchUp brings the store of a Temporal run that has not ended up to date
+// with its workflow (orch-temporal sync) before it is read: without a
+// follower (after --detach, orch run's exit 3, orch go or orch stop) the
+// store would stop at the last event followed. A follower's run is left to
+// it; an unreachable server leaves the store as it is (what it shows says
+// so: followed by nobody).
+func (c *Controller) catchUp(ctx context.Context, db *store.DB, id string) {
+	t, err := db.TemporalRun(ctx, id)
+	if err != nil || t == nil {
+		return
+	}
+	if st, err := db.RunState(ctx, id); err != nil || st.Ended() {
+		return
+	}
+	args := append(append([]string{"sync"}, TemporalFlags(db.Path(), t)...), "--", id)
+	_, _ = HandOver{What: "orch status: run " + id, Args: args, Within: catchUpWithin}.Run(nil, c.Version)
+}
+
+// catchUpWithin bounds catchUp: a server that does not answer (down, far)
+// leaves the store as it is rather than hold up orch status.
+const catchUpWithin = 5 * time.Second
 
 // temporalPath finds orch-temporal next to this orch, else on PATH.
 func temporalPath() string {

@@ -36,6 +36,9 @@ type follower struct {
 	id    string // the run
 	wfID  string // its workflow
 	token string // the run's lease, held by this process
+	// once: mirror what the workflow has now and return (orch-temporal
+	// sync), rather than follow until the run ends or pauses.
+	once bool
 }
 
 // follow mirrors the workflow's events into the store in seq order until
@@ -78,6 +81,9 @@ func (f *follower) follow(ctx context.Context) (record.RunState, string, error) 
 			if state != "" && state != record.RunRunning && state != record.RunPaused { // the workflow ended after its last events were read
 				return state, reason, nil
 			}
+			if f.once {
+				return "", "", fmt.Errorf("reading the events of run %s (workflow %s): %w", id, wfID, err)
+			}
 			if failingSince.IsZero() {
 				failingSince = time.Now()
 			}
@@ -115,7 +121,7 @@ func (f *follower) follow(ctx context.Context) (record.RunState, string, error) 
 			return "", "", err
 		}
 		switch {
-		case page.Done:
+		case page.Done, f.once && len(page.Events) < temporal.MaxEventsPerQuery:
 			return state, reason, nil
 		case paused && len(page.Events) < temporal.MaxEventsPerQuery:
 			return state, reason, nil

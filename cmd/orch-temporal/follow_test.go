@@ -199,3 +199,38 @@ func TestFollowerOfAPausedRun(t *testing.T) {
 		}
 	}
 }
+
+// The end of following: a stopped run exits 130 (README's exit codes; it
+// was 1), a run waiting for GO exits 3 with a line naming the commands that
+// continue it (it printed a literal CUE, and an orch resume no longer
+// needed), a completed one 0.
+func TestFollowUntilDoneExitCodes(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		state  record.RunState
+		reason string
+		code   int
+		line   string
+	}{
+		{record.RunStopped, "orch stop", 130, "run r1 stopped: orch stop"},
+		{record.RunPaused, "waiting for GO: B, C", 3, "run r1: waiting for GO: B, C; continue with: orch go r1 B; orch go r1 C"},
+		{record.RunFailed, "failed: A", 1, "run r1 failed: failed: A"},
+		{record.RunCompleted, "", 0, ""},
+	} {
+		db, _ := temporalStore(t, "r1", "tok")
+		if err := db.Append(ctx, record.Event{RunID: "r1", Type: record.EvRunState, State: string(tc.state), Reason: tc.reason}); err != nil {
+			t.Fatal(err)
+		}
+		over := fakeWorkflow{page: func(int64) temporal.EventsPage { return temporal.EventsPage{Done: tc.state.Ended()} }}
+		err := followUntilDone(&follower{c: over, db: db, id: "r1", wfID: "orch-r1", token: "tok"})
+		code, line := 0, ""
+		if ee, ok := err.(*exitError); ok {
+			code, line = ee.code, ee.msg
+		} else if err != nil {
+			t.Fatalf("%s: %v", tc.state, err)
+		}
+		if code != tc.code || line != tc.line {
+			t.Errorf("%s: exit %d %q, want %d %q", tc.state, code, line, tc.code, tc.line)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Command orch-temporal runs orch cuelists on Temporal: orch run --engine
 // temporal and orch worker hand over to it (it holds the Temporal client, so
 // that orch stays small). Subcommands: run, worker, go, stop, bb set,
-// answer, resume.
+// answer, resume, sync.
 package main
 
 import (
@@ -39,7 +39,7 @@ func execute(args []string, stderr io.Writer) int {
 	pf.String("task-queue", temporal.DefaultTaskQueue, "the task queue of the workflow and of agents without a placement")
 	pf.String("db", "", "the run database (default: the nearest .orch/orch.db)")
 	pf.String("engine", "temporal", "accepted for orch's arguments; always temporal here")
-	root.AddCommand(runCmd(), workerCmd(), goCmd(), stopCmd(), bbCmd(), answerCmd(), resumeCmd())
+	root.AddCommand(runCmd(), workerCmd(), goCmd(), stopCmd(), bbCmd(), answerCmd(), resumeCmd(), syncCmd())
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {

@@ -126,9 +126,26 @@ func followUntilDone(f *follower) error {
 		fmt.Fprintf(os.Stderr, "run %s completed\n", id)
 		return nil
 	case record.RunPaused:
-		return &exitError{code: 3, msg: fmt.Sprintf("run %s: %s (orch go %s CUE, then orch resume %s)", id, reason, id, id)}
+		return &exitError{code: 3, msg: pausedLine(id, reason)}
+	case record.RunStopped: // README: 130 stopped, as a local run's
+		return &exitError{code: 130, msg: fmt.Sprintf("run %s stopped: %s", id, reason)}
 	}
 	return &exitError{code: 1, msg: fmt.Sprintf("run %s %s: %s", id, state, reason)}
+}
+
+// pausedLine is the end line of a run that waits for a person: the
+// commands that continue it, a cue at a time (its workflow acts on orch go
+// at once: no orch resume is needed).
+func pausedLine(id, reason string) string {
+	cues, ok := strings.CutPrefix(reason, temporal.WaitingPrefix)
+	if !ok || cues == "" {
+		return fmt.Sprintf("run %s: %s", id, reason)
+	}
+	var next []string
+	for _, c := range strings.Split(cues, ", ") {
+		next = append(next, fmt.Sprintf("orch go %s %s", id, c))
+	}
+	return fmt.Sprintf("run %s: %s; continue with: %s", id, reason, strings.Join(next, "; "))
 }
 
 // openStore opens the run database: --db, else $ORCH_DB, else the nearest

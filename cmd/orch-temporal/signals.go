@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
@@ -63,8 +64,9 @@ func signalCmd(use, short string, args cobra.PositionalArgs, signal func(args []
 			return &exitError{code: 1, msg: fmt.Sprintf("run %s: sending %s to workflow %s: %v", args[0], name, t.WorkflowID, err)}
 		}
 		// Nothing is written to the store here (its seqs are the
-		// workflow's): what the signal did shows once a follower mirrors it.
-		fmt.Fprintf(os.Stderr, "sent %s to run %s (orch status shows its effect once the run is followed: orch resume %s)\n", name, args[0], args[0])
+		// workflow's): the follower, or orch status (orch-temporal sync),
+		// mirrors what the signal did.
+		fmt.Fprintf(os.Stderr, "sent %s to run %s: its workflow acts on it now (orch status %s shows it)\n", name, args[0], args[0])
 		return nil
 	}}
 }
@@ -107,8 +109,11 @@ func bbCmd() *cobra.Command {
 	return bb
 }
 
-func resumeCmd() *cobra.Command {
-	return &cobra.Command{Use: "resume RUN", Short: "Follow a Temporal run again into the local store", Args: cobra.ExactArgs(1),
+// followCmd is a command that makes this process the follower of a run:
+// one at a time, the lease says who (a second would write every event
+// twice). followed says what to do when another process follows it.
+func followCmd(use, short string, followed func(claimErr error) error, run func(f *follower) error) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			db, t, c, err := temporalRun(cmd, args[0])
 			if err != nil {
@@ -116,13 +121,36 @@ func resumeCmd() *cobra.Command {
 			}
 			defer db.Close()
 			defer c.Close()
-			// One follower at a time: the lease says who (a second one
-			// would write every event twice).
 			host, _ := os.Hostname()
 			me := record.Owner{PID: os.Getpid(), Host: host, Token: record.NewRunID() + record.NewRunID()}
 			if err := db.ClaimRun(context.Background(), args[0], me); err != nil {
-				return &exitError{code: 1, msg: fmt.Sprintf("%v: it is followed already", err)}
+				return followed(err)
 			}
-			return followUntilDone(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token})
+			return run(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token})
 		}}
+}
+
+// syncCmd mirrors what the workflow of a run nobody follows has now into
+// the store, once (orch status of a Temporal run calls it): the store is
+// current without a follower. A run someone follows is left to them.
+func syncCmd() *cobra.Command {
+	return followCmd("sync RUN", "Bring a Temporal run's store up to date once, when nobody follows it",
+		func(error) error { return nil }, // its follower keeps the store current
+		func(f *follower) error {
+			ctx, cancel := context.WithTimeout(context.Background(), syncPatience)
+			defer cancel()
+			f.once = true
+			_, _, err := f.follow(ctx)
+			return err
+		})
+}
+
+// syncPatience bounds orch-temporal sync: orch status waits for it.
+const syncPatience = 10 * time.Second
+
+func resumeCmd() *cobra.Command {
+	return followCmd("resume RUN", "Follow a Temporal run again into the local store",
+		func(claimErr error) error {
+			return &exitError{code: 1, msg: fmt.Sprintf("%v: it is followed already", claimErr)}
+		}, followUntilDone)
 }

@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/worker"
@@ -31,15 +33,15 @@ func workerCmd() *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: n, WorkerStopTimeout: 0})
+			grace, _ := cmd.Flags().GetDuration("drain-grace")
+			w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: n, WorkerStopTimeout: grace})
 			temporal.RegisterWorkflow(w)
 			temporal.RegisterActivities(w, &temporal.Activities{Root: root})
 			fmt.Fprintf(os.Stderr, "orch worker: polling task queue %s, cuelists below %s\n", queue, root)
 			stop := make(chan interface{})
 			go func() {
-				sig := make(chan os.Signal, 1)
-				signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-				<-sig
+				why := stopReason()
+				fmt.Fprintf(os.Stderr, "orch worker: %s: draining (no new work; running phases have %s to finish, then go back to the queue)\n", why, grace)
 				close(stop)
 			}()
 			return w.Run(stop)
@@ -47,5 +49,32 @@ func workerCmd() *cobra.Command {
 	cmd.Flags().String("queue", "", "the task queue to poll (default --task-queue: orch)")
 	cmd.Flags().String("root", ".", "the project checkout the cuelists' paths are relative to")
 	cmd.Flags().Int("max-concurrent", 4, "the most activities (agent processes) run at once")
+	cmd.Flags().Duration("drain-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running phases may go on before they are stopped and handed back")
 	return cmd
+}
+
+// ParentEnv names the process that started this one (orch worker): when it
+// dies (even kill -9) this worker drains and ends, rather than run agents
+// with nobody to stop it. On Linux the parent also asks the kernel for a
+// SIGTERM at its death (PR_SET_PDEATHSIG); the watch covers the others.
+const ParentEnv = "ORCH_PARENT_PID"
+
+// stopReason waits for what ends the worker: SIGTERM, SIGINT, or the death
+// of the parent ParentEnv names.
+func stopReason() string {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	parent, _ := strconv.Atoi(os.Getenv(ParentEnv))
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case s := <-sig:
+			return s.String()
+		case <-tick.C:
+			if parent > 0 && os.Getppid() != parent {
+				return fmt.Sprintf("its parent (pid %d) is gone", parent)
+			}
+		}
+	}
 }

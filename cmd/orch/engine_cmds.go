@@ -3,6 +3,7 @@ package main
 import (
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -87,12 +88,18 @@ func newWorkerCmd(f *factory, runF func(*workerOptions) error) *cobra.Command {
 and the agents' WARNING, STANDBY and GO as activities. Start one on each
 machine that runs agents; several may poll one queue. --root is that
 machine's checkout of the project: cuelists are found at the path below it
-that orch run --engine temporal recorded. This runs orch-temporal worker.`,
+that orch run --engine temporal recorded. This runs orch-temporal worker.
+
+SIGTERM or Ctrl-C drains it: it takes no new work, lets what it runs finish
+for up to --drain-grace, then stops those agents and hands their phases back
+to the queue (a GO of a cue that is not idempotent is interrupted instead),
+and exits 0. Its orch-temporal never outlives it, even after kill -9.`,
 		Example: `  orch worker
-  orch worker --queue gpu --max-concurrent 2 --root /srv/project`,
+  orch worker --queue gpu --max-concurrent 2 --root /srv/project
+  orch worker --drain-grace 5m     # let long agents finish on kill PID`,
 		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.unhandled = unhandledFlags(cmd.Flags(), "queue", "root", "max-concurrent", "temporal-address", "temporal-namespace", "task-queue")
+			opts.unhandled = unhandledFlags(cmd.Flags(), "queue", "root", "max-concurrent", "drain-grace", "temporal-address", "temporal-namespace", "task-queue")
 			opts.argv = []string{"worker"}
 			cmd.Flags().Visit(func(f *pflag.Flag) { opts.argv = append(opts.argv, "--"+f.Name, f.Value.String()) })
 			if runF != nil {
@@ -105,6 +112,7 @@ that orch run --engine temporal recorded. This runs orch-temporal worker.`,
 	fs.String("queue", "", "the task queue to poll (default --task-queue)")
 	fs.String("root", ".", "the project checkout the cuelists' paths are relative to")
 	fs.Int("max-concurrent", 4, "the most activities (agent processes) run at once")
+	fs.Duration("drain-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running phases may go on before they are stopped and handed back")
 	fs.String("temporal-address", "", "the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
 	fs.String("temporal-namespace", "", "the namespace (default $TEMPORAL_NAMESPACE, else default)")
 	fs.String("task-queue", "orch", "the task queue of the workflows, and of agents without a placement")

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
@@ -39,13 +40,16 @@ func TestOrchDoesNotLinkTemporal(t *testing.T) {
 }
 
 // TestRunTemporalWithoutOrchTemporal: with no orch-temporal next to orch nor
-// on PATH, orch run --engine temporal says how to install it (exit 2).
+// on PATH, orch run --engine temporal says how to install it (exit 2): a
+// build of a clone (version dev) is told to build it there, never to go
+// install @dev, which fails.
 func TestRunTemporalWithoutOrchTemporal(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	var out, errOut bytes.Buffer
 	code := run([]string{"run", "--engine", "temporal", "x.yaml"}, &streams{in: strings.NewReader(""), out: &out, err: &errOut})
-	if code != exitUsage || !strings.Contains(errOut.String(), "needs orch-temporal: go install github.com/orch-cli/orch/cmd/orch-temporal@") {
-		t.Fatalf("exit %d: %s", code, errOut.String())
+	msg := errOut.String()
+	if code != exitUsage || !strings.Contains(msg, "needs orch-temporal") || !strings.Contains(msg, "go build -o ") || !strings.Contains(msg, " ./cmd/orch-temporal") || strings.Contains(msg, "@dev") {
+		t.Fatalf("exit %d: %s", code, msg)
 	}
 }
 
@@ -119,8 +123,8 @@ func TestHandOverToOrchTemporal(t *testing.T) {
 		{args: []string{"run", "x.yaml", "--db", dbFile, "--set", "a=1", "--set", "b=2", "--max-parallel", "3", "--root", "/srv/p", "--detach", "--task-queue", "gpu"},
 			env:  map[string]string{"ORCH_ENGINE": "temporal", "TEMPORAL_ADDRESS": "h:1", "TEMPORAL_NAMESPACE": "ns"},
 			want: []string{"run", "--db", dbFile, "--temporal-address", "h:1", "--temporal-namespace", "ns", "--task-queue", "gpu", "--set", "a=1", "--set", "b=2", "--max-parallel", "3", "--root", "/srv/p", "--detach", "--", "x.yaml"}},
-		{args: []string{"--db", dbFile, "worker", "--queue", "gpu", "--max-concurrent", "2"},
-			want: []string{"worker", "--db", dbFile, "--max-concurrent", "2", "--queue", "gpu"}},
+		{args: []string{"--db", dbFile, "worker", "--queue", "gpu", "--max-concurrent", "2", "--drain-grace", "5m"},
+			want: []string{"worker", "--db", dbFile, "--drain-grace", "5m0s", "--max-concurrent", "2", "--queue", "gpu"}},
 		{args: []string{"--db", dbFile, "go", "last", "CUE-300"}, want: cat([]string{"go"}, recorded, []string{"--", id, "CUE-300"})},
 		{args: []string{"go", "--db", dbFile, "2026", "CUE-300"}, want: cat([]string{"go"}, recorded, []string{"--", id, "CUE-300"})},
 		{args: []string{"--db", dbFile, "answer", id, "q1", "yes,", "ship", "it"}, want: cat([]string{"answer"}, recorded, []string{"--", id, "q1", "yes, ship it"})},
@@ -192,7 +196,8 @@ func TestHandOverRefusesFlags(t *testing.T) {
 
 // TestHandOverChecksTheGo: orch go on a run on Temporal refuses, as for a
 // local run, a cue the run does not have or that is over (exit 2), without
-// sending anything.
+// sending anything (orch-temporal sync, which brings the store up to date
+// before the check, sends nothing).
 func TestHandOverChecksTheGo(t *testing.T) {
 	argv := fakeTemporal(t)
 	const id = "20261123-cccc"
@@ -215,7 +220,7 @@ func TestHandOverChecksTheGo(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut.String(), tc.want) {
 			t.Errorf("orch go %s: exit %d, stderr %q, want %q", tc.cue, code, errOut.String(), tc.want)
 		}
-		if got := argv(); got != nil {
+		if got := argv(); got != nil && got[0] != "sync" {
 			t.Errorf("orch go %s ran orch-temporal %q", tc.cue, got)
 		}
 	}
@@ -245,8 +250,46 @@ func TestServeHandsOverTemporalRuns(t *testing.T) {
 	} {
 		code, body := post(t, srv.URL+"/api/runs/"+id+"/"+tc.path, tc.body)
 		got := argv()
+		if len(got) > 0 && got[0] == "sync" { // the store brought up to date: nothing sent
+			got = nil
+		}
 		if code != tc.code || !strings.Contains(body, tc.msg) || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("POST %s %s: %d %s, ran orch-temporal %q\nwant %d with %q, %q", tc.path, tc.body, code, body, got, tc.code, tc.msg, tc.want)
 		}
+	}
+}
+
+// TestStatusOfATemporalRunCatchesUp: orch status of a Temporal run that has
+// not ended first has orch-temporal sync bring the store up to date; one
+// that does not answer (a server down) is given up after a bound, and the
+// status is the store's.
+func TestStatusOfATemporalRunCatchesUp(t *testing.T) {
+	argv := fakeTemporal(t)
+	const id = "20261123-eeee"
+	dbFile := recordTemporalRun(t, id)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--db", dbFile, "status", id}, &streams{in: strings.NewReader(""), out: &out, err: &errOut}); code != 0 {
+		t.Fatalf("orch status: exit %d: %s", code, errOut.String())
+	}
+	if got := argv(); len(got) == 0 || got[0] != "sync" || got[len(got)-1] != id {
+		t.Errorf("orch status ran orch-temporal %q, want sync ... %s", got, id)
+	}
+	// An orch-temporal that never returns.
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "orch-temporal"), []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"--db", dbFile, "status", id}, &streams{in: strings.NewReader(""), out: &out, err: &errOut})
+	}()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("orch status with a hung orch-temporal: exit %d: %s", code, errOut.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("orch status waited for a hung orch-temporal")
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -38,15 +37,7 @@ func TestTemporalDeploy(t *testing.T) {
 		"TEMPORAL_ADDRESS="+server.addr,
 		"PATH="+filepath.Dir(orch)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"ORCH_ENGINE=", "ORCH_DB=")
-	run := func(args ...string) (string, int) {
-		cmd := exec.Command(orch, args...)
-		cmd.Dir, cmd.Env = proj, env
-		out, err := cmd.CombinedOutput()
-		if _, ok := err.(*exec.ExitError); err != nil && !ok {
-			t.Fatalf("orch %s: %v", strings.Join(args, " "), err)
-		}
-		return string(out), cmd.ProcessState.ExitCode()
-	}
+	run := orchIn(t, orch, proj, env)
 
 	// The reference: the same cuelist run locally, the gate open.
 	local := filepath.Join(tmp, "local.db")

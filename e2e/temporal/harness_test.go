@@ -236,6 +236,19 @@ func processesIn(dir string) []string {
 	return found
 }
 
+// orchIn runs orch commands in dir with env: combined output and exit code.
+func orchIn(t *testing.T, orch, dir string, env []string) orchRunner {
+	return func(args ...string) (string, int) {
+		cmd := exec.Command(orch, args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if _, ok := err.(*exec.ExitError); err != nil && !ok {
+			t.Fatalf("orch %s: %v", strings.Join(args, " "), err)
+		}
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+}
+
 // eventually polls cond until it holds, or fails the test after patience.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()

@@ -100,7 +100,7 @@ func (a *Activities) Warning(ctx context.Context, in AttemptInput) (*AttemptResu
 	if err != nil {
 		return nil, err
 	}
-	return a.step(ctx, p, c, ag, in, phaseWarning, nil), nil
+	return handedBack(a.step(ctx, p, c, ag, in, phaseWarning, nil))
 }
 
 // Standby runs the agent's ready_check (STANDBY).
@@ -109,7 +109,7 @@ func (a *Activities) Standby(ctx context.Context, in AttemptInput) (*AttemptResu
 	if err != nil {
 		return nil, err
 	}
-	return a.step(ctx, p, c, ag, in, phaseStandby, nil), nil
+	return handedBack(a.step(ctx, p, c, ag, in, phaseStandby, nil))
 }
 
 // Go runs the agent's command with the task (GO).
@@ -118,5 +118,15 @@ func (a *Activities) Go(ctx context.Context, in AttemptInput) (*AttemptResult, e
 	if err != nil {
 		return nil, err
 	}
-	return a.step(ctx, p, c, ag, in, phaseGo, in.Task), nil
+	return handedBack(a.step(ctx, p, c, ag, in, phaseGo, in.Task))
+}
+
+// handedBack turns a phase a stopping worker gave back into the activity's
+// error: the workflow dispatches it again (or interrupts a GO that is not
+// idempotent), as for a lost worker.
+func handedBack(res *AttemptResult) (*AttemptResult, error) {
+	if res.Failed && res.Class == HandedBack {
+		return nil, temporal.NewApplicationError(res.Reason, HandedBack)
+	}
+	return res, nil
 }

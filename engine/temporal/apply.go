@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -121,7 +122,7 @@ func (w *wf) task(pos int, f *flight) *attempt.Task {
 // when it succeeded (nil for GO: its success ends the attempt).
 func (w *wf) phase(f *flight, name string, task *attempt.Task, ok func()) {
 	c := w.core.Cue(f.pos)
-	in := AttemptInput{RunID: w.in.RunID, Path: w.in.Path, SpecHash: w.in.SpecHash, Cue: c.ID, Agent: f.agent.ID, Attempt: f.number, Task: task}
+	in := AttemptInput{RunID: w.in.RunID, Path: w.in.Path, SpecHash: w.in.SpecHash, Cue: c.ID, Agent: f.agent.ID, Attempt: f.number, Task: task, Try: f.lost + 1}
 	f.busy = true
 	fut := workflow.ExecuteActivity(workflow.WithActivityOptions(f.actx, w.activityOptions(f, name)), name, in)
 	w.sel.AddFuture(fut, func(fut workflow.Future) {
@@ -129,6 +130,10 @@ func (w *wf) phase(f *flight, name string, task *attempt.Task, ok func()) {
 		var res AttemptResult
 		err := fut.Get(w.ctx, &res)
 		if err != nil {
+			if w.workerLost(f, name, task, ok, err) {
+				w.apply()
+				return
+			}
 			res = w.activityFailure(f, name, err)
 		}
 		if !res.Failed && ok != nil {
@@ -144,6 +149,40 @@ func (w *wf) phase(f *flight, name string, task *attempt.Task, ok func()) {
 	})
 }
 
+// workerLost handles an activity whose worker was lost (its heartbeat or
+// time ran out, or a draining worker handed it back), in runs started since
+// the workflow dispatches again itself (versionLostWorker): a GO of a cue
+// that is not idempotent is never run again by itself (the cue is
+// interrupted, waiting for orch go); any other phase is dispatched again, up
+// to workerLostTries workers in all. Each loss is a note on the attempt.
+// false: not a lost worker, or no tries left (the attempt fails).
+func (w *wf) workerLost(f *flight, name string, task *attempt.Task, ok func(), err error) bool {
+	why := lostWhy(err)
+	if w.version < versionLostWorker || why == "" || f.stopWhy != "" || w.atts[f.pos][f.slot] != f {
+		return false
+	}
+	c := w.core.Cue(f.pos)
+	step := phaseNames[name]
+	if name == ActivityGo && !c.IsIdempotent() {
+		reason := fmt.Sprintf("its worker was lost during GO (%s) and cue %s is not idempotent: it is not run again by itself", why, c.ID)
+		if w.core.Interrupt(f.pos, f.slot, f.number, reason) {
+			w.running--
+			w.atts[f.pos][f.slot] = nil
+			f.cancel()
+			return true
+		}
+		return false // a fan-out's item: it fails as worker-lost, not run again
+	}
+	if f.lost+1 >= workerLostTries {
+		return false
+	}
+	f.lost++
+	w.emit(record.Event{Type: record.EvNote, Cue: c.ID, Agent: f.agent.ID, Attempt: f.number,
+		Reason: fmt.Sprintf("attempt %d: its worker was lost during %s (%s): %s dispatched again, worker %d of %d", f.number, step, why, step, f.lost+1, workerLostTries)})
+	w.phase(f, name, task, ok)
+	return true
+}
+
 // activityFailure turns an activity that did not return (stopped, its
 // worker lost, timed out) into the attempt's failure.
 func (w *wf) activityFailure(f *flight, name string, err error) AttemptResult {
@@ -154,8 +193,27 @@ func (w *wf) activityFailure(f *flight, name string, err error) AttemptResult {
 		return AttemptResult{Failed: true, Class: "stopped", Reason: f.stopWhy}
 	case errors.As(err, &timeout):
 		return AttemptResult{Failed: true, Class: "worker-lost", Reason: fmt.Sprintf("%s: no worker finished it in time (%s timeout, %d workers tried): its workers may be gone", name, timeout.TimeoutType(), workerLostTries)}
+	case lostWhy(err) != "":
+		return AttemptResult{Failed: true, Class: "worker-lost", Reason: fmt.Sprintf("%s: %s", name, lostWhy(err))}
 	}
 	return AttemptResult{Failed: true, Class: "malfunction", Reason: fmt.Sprintf("%s: %v", name, err)}
+}
+
+// phaseNames name the activities' phases in notes.
+var phaseNames = map[string]string{ActivityWarning: "WARNING", ActivityStandby: "STANDBY", ActivityGo: "GO"}
+
+// lostWhy says how an activity's worker was lost, or "" when err is not
+// such a loss (a cancellation, or the activity's own error).
+func lostWhy(err error) string {
+	var timeout *temporal.TimeoutError
+	var app *temporal.ApplicationError
+	switch {
+	case errors.As(err, &timeout):
+		return fmt.Sprintf("no worker finished it in time: %s timeout", strings.ToLower(strings.TrimPrefix(timeout.TimeoutType().String(), "TimeoutType")))
+	case errors.As(err, &app) && app.Type() == HandedBack:
+		return "its worker stopped and handed it back"
+	}
+	return ""
 }
 
 // activityOptions: a heartbeat to notice a lost worker, and the agent's
@@ -174,7 +232,16 @@ func (w *wf) activityOptions(f *flight, name string) workflow.ActivityOptions {
 	return workflow.ActivityOptions{TaskQueue: queueOf(f.agent, w.queue),
 		ScheduleToStartTimeout: 24 * time.Hour, StartToCloseTimeout: timeout + 2*grace + time.Minute,
 		HeartbeatTimeout: HeartbeatTimeout, WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: workerLostTries, InitialInterval: time.Second}}
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: w.activityTries(), InitialInterval: time.Second}}
+}
+
+// activityTries: Temporal tries an activity again on another worker in runs
+// started before versionLostWorker; since, the workflow does (workerLost).
+func (w *wf) activityTries() int32 {
+	if w.version >= versionLostWorker {
+		return 1
+	}
+	return workerLostTries
 }
 
 // workerLostTries is how many workers an activity may be given in all

@@ -2,13 +2,17 @@ package temporal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"sync"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
@@ -52,7 +56,7 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	// that worker was on this machine, its agent may still run (orphaned,
 	// with no one to stop it): kill it first, as orch resume does locally.
 	tokens := fmt.Sprintf("%s/temporal/%s/%d/", in.RunID, in.Cue, in.Attempt)
-	if info := activity.GetInfo(ctx); info.Attempt > 1 {
+	if info := activity.GetInfo(ctx); info.Attempt > 1 || in.Try > 1 {
 		proc.KillTokened(tokens)
 	}
 	halt := make(chan struct{})
@@ -62,7 +66,7 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 		Host: h, Halt: halt}
 	done := make(chan struct{})
 	defer close(done)
-	go beat(ctx, halt, done)
+	go beat(ctx, h, halt, done)
 
 	d := driver.Of(ag).New()
 	var f *attempt.Failure
@@ -100,22 +104,77 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	return res
 }
 
-// beat heartbeats until done; once Temporal says the activity is
-// cancelled, it closes halt (the driver stops the step).
-func beat(ctx context.Context, halt, done chan struct{}) {
+// beat heartbeats until done; once a stop is asked for, it closes halt
+// (the driver stops the step) with h.halted saying why. A cancellation is a
+// requested stop only when Temporal says so: when the SDK cancels because a
+// heartbeat found the server without the activity (NotFound while it
+// restarts) or unreachable, the agent goes on and the heartbeats go on
+// through the client, until the server answers again (the agent is not
+// killed by a short outage), asks for the stop, or has given the activity up
+// (no heartbeat got through for serverLostLimit: it is another worker's
+// now). A worker stopping past its drain grace hands the phase back.
+func beat(ctx context.Context, h *stepHost, halt, done chan struct{}) {
 	t := time.NewTicker(heartbeatEvery)
 	defer t.Stop()
+	stop := func(f *attempt.Failure) {
+		h.halted = f
+		close(halt)
+	}
+	cancelled := ctx.Done()
+	var lastBeat time.Time // since the server lost track: the last heartbeat that got through
 	for {
 		select {
 		case <-done:
 			return
-		case <-ctx.Done():
-			close(halt)
+		case <-cancelled:
+			switch why := context.Cause(ctx); {
+			case serverLost(why):
+				cancelled, lastBeat = nil, time.Now()
+				continue
+			case errors.Is(why, worker.ErrWorkerShutdown):
+				stop(attempt.Failf(HandedBack, "its worker stopped (drain grace over) and handed it back"))
+			default:
+				stop(nil)
+			}
 			return
 		case <-t.C:
-			heartbeat(ctx)
+			if lastBeat.IsZero() {
+				heartbeat(ctx)
+				continue
+			}
+			switch err := recordHeartbeat(ctx); {
+			case err == nil:
+				lastBeat = time.Now()
+			case temporal.IsCanceledError(err):
+				stop(nil)
+				return
+			case time.Since(lastBeat) > serverLostLimit:
+				stop(attempt.Failf("stopped", "the Temporal server lost the activity for longer than its heartbeat timeout (%s): %v", serverLostLimit, err))
+				return
+			}
 		}
 	}
+}
+
+// serverLost: the SDK cancelled the activity because a heartbeat found the
+// server without it or unreachable, not because anyone asked.
+func serverLost(cause error) bool {
+	var notFound *serviceerror.NotFound
+	var unavailable *serviceerror.Unavailable
+	var nsInactive *serviceerror.NamespaceNotActive
+	return errors.As(cause, &notFound) || errors.As(cause, &unavailable) || errors.As(cause, &nsInactive)
+}
+
+// serverLostLimit is how long an agent goes on while no heartbeat gets
+// through: past it, the server has given the activity to another worker.
+var serverLostLimit = HeartbeatTimeout
+
+// recordHeartbeat heartbeats through the worker's client, once the SDK's
+// own heartbeats stopped with the activity's context.
+var recordHeartbeat = func(actx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return activity.GetClient(actx).RecordActivityHeartbeat(ctx, activity.GetInfo(actx).TaskToken)
 }
 
 // stepHost is the plain driver's host on a Temporal worker: the attempt's
@@ -126,6 +185,7 @@ type stepHost struct {
 	env     []string
 	tail    logTail
 	started *proc.Process
+	halted  *attempt.Failure // why beat halted the step (nil: a stop asked for)
 }
 
 var _ driver.Host = (*stepHost)(nil)
@@ -143,8 +203,13 @@ func (h *stepHost) Board(t *attempt.Task) *attempt.Task          { return t }
 func (h *stepHost) Started(p *proc.Process)                      { h.started = p }
 func (h *stepHost) Going(driver.Peer)                            {}
 func (h *stepHost) Record(string, *driver.Wire) *attempt.Failure { return nil }
-func (h *stepHost) Stopped() *attempt.Failure                    { return attempt.Failf("stopped", "stopped") }
-func (h *stepHost) Failure() *attempt.Failure                    { return nil }
+func (h *stepHost) Stopped() *attempt.Failure {
+	if h.halted != nil {
+		return h.halted
+	}
+	return attempt.Failf("stopped", "stopped")
+}
+func (h *stepHost) Failure() *attempt.Failure { return nil }
 func (h *stepHost) AskPerson(protocols.QuestionAsk, []record.QuestionOption, func(string)) *attempt.Failure {
 	return attempt.Failf("internal", "the Temporal engine runs plain agents only: no one to ask")
 }

@@ -25,6 +25,12 @@ const (
 	ActivityStandby = "orch.standby"
 	ActivityGo      = "orch.go"
 
+	// HandedBack is the type of the error of an activity a stopping worker
+	// gave back unfinished (orch worker's drain): its worker was lost.
+	HandedBack = "handed-back"
+	// WaitingPrefix starts the reason of a run paused for a person's GO;
+	// the waiting cues follow, comma-separated.
+	WaitingPrefix = "waiting for GO: "
 	// DefaultTaskQueue is the task queue of the workflow and of the agents
 	// without a placement.
 	DefaultTaskQueue = "orch"
@@ -78,6 +84,9 @@ type AttemptInput struct {
 	Agent    string
 	Attempt  int
 	Task     *attempt.Task // orch.go only
+	// Try counts the workers the workflow gave this phase (from 1): a later
+	// try first kills what a lost worker on this machine may have left.
+	Try int
 }
 
 // AttemptResult is how a phase ended. A failure is a result, not an

@@ -39,7 +39,8 @@ type wf struct {
 	paused   bool   // waiting for a person: run/state paused was emitted
 	timerAt  time.Time
 	timerGen int
-	lastEnd  AttemptResult // the attempt end the core's next AttemptEnded decision records
+	lastEnd  AttemptResult    // the attempt end the core's next AttemptEnded decision records
+	version  workflow.Version // the run's behaviour (see the version* constants)
 	// idleStops are attempts stopped between activities: apply ends them.
 	idleStops []*flight
 }
@@ -52,6 +53,7 @@ type flight struct {
 	actx              workflow.Context
 	stopWhy           string
 	busy              bool // one of its activities is running
+	lost              int  // how many workers its current phase lost
 }
 
 type boardEntry struct {
@@ -60,12 +62,23 @@ type boardEntry struct {
 	author  string
 }
 
+// Versions of the workflow's behaviour (doc.go): runs keep the one they
+// started with.
+const (
+	// changeLostWorker: the workflow, not Temporal's retry policy,
+	// dispatches an activity again when its worker is lost, noting it on the
+	// attempt; a GO of a cue that is not idempotent is interrupted instead.
+	changeLostWorker                   = "orch-lost-worker"
+	versionLostWorker workflow.Version = 1
+)
+
 // Run is the orch.run workflow.
 func Run(ctx workflow.Context, in RunInput) (*RunResult, error) {
 	w := &wf{ctx: ctx, in: in, board: map[string]boardEntry{}, log: eventLog{next: FirstSeq}}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, w.log.page); err != nil {
 		return nil, err
 	}
+	w.version = workflow.GetVersion(ctx, changeLostWorker, workflow.DefaultVersion, versionLostWorker)
 	w.queue = in.TaskQueue
 	if w.queue == "" {
 		w.queue = DefaultTaskQueue
@@ -141,7 +154,7 @@ func (w *wf) run() (*RunResult, error) {
 		}
 		if w.core.Stuck(w.running) && !w.paused {
 			w.paused = true
-			reason := "waiting for GO: " + strings.Join(w.core.Waiting(), ", ")
+			reason := WaitingPrefix + strings.Join(w.core.Waiting(), ", ")
 			if len(w.core.Waiting()) == 0 {
 				reason = "nothing can move"
 			}

@@ -191,13 +191,10 @@ func TestSpecChangedIsRefused(t *testing.T) {
 
 var _ = os.Getenv
 
-// A GO whose worker is lost (its heartbeat times out) is given to another
-// worker as the same attempt, as a resumed local run runs the GO again; the
-// cue completes with one attempt, not a failure. Here the first worker to
-// run CUE-100's GO is lost.
-func TestWorkerLostGoRunsAgain(t *testing.T) {
-	root := repoRoot(t)
-	path := "examples/deploy/cuelist.yaml"
+// lostGoEnv is runEnv whose GO activity, for cue lose, is lost (its
+// heartbeat times out) the first time; *lost counts the losses.
+func lostGoEnv(t *testing.T, root, lose string, lost *int) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(2 * time.Minute)
@@ -206,14 +203,25 @@ func TestWorkerLostGoRunsAgain(t *testing.T) {
 	env.RegisterActivityWithOptions(a.Plan, activity.RegisterOptions{Name: ActivityPlan})
 	env.RegisterActivityWithOptions(a.Warning, activity.RegisterOptions{Name: ActivityWarning})
 	env.RegisterActivityWithOptions(a.Standby, activity.RegisterOptions{Name: ActivityStandby})
-	lost := 0
 	env.RegisterActivityWithOptions(func(ctx context.Context, in AttemptInput) (*AttemptResult, error) {
-		if in.Cue == "CUE-100" && lost == 0 {
-			lost++
+		if in.Cue == lose && *lost == 0 {
+			*lost++
 			return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
 		}
 		return a.Go(ctx, in)
 	}, activity.RegisterOptions{Name: ActivityGo})
+	return env
+}
+
+// A GO whose worker is lost (its heartbeat times out) is given to another
+// worker as the same attempt, as a resumed local run runs the GO again; the
+// cue completes with one attempt, not a failure, and the loss is a note on
+// the attempt. Here the first worker to run CUE-100's GO is lost.
+func TestWorkerLostGoRunsAgain(t *testing.T) {
+	root := repoRoot(t)
+	path := "examples/deploy/cuelist.yaml"
+	lost := 0
+	env := lostGoEnv(t, root, "CUE-100", &lost)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGo, GoSignal{Cue: "CUE-300"}) }, time.Minute)
 	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r5", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "no"}})
 	var res RunResult
@@ -223,5 +231,47 @@ func TestWorkerLostGoRunsAgain(t *testing.T) {
 	st := story(events(t, env))
 	if lost != 1 || res.State != "completed" || strings.Count(st, "attempt/started CUE-100") != 1 || strings.Contains(st, "worker-lost") {
 		t.Fatalf("lost %d, state %s (%s):\n%s", lost, res.State, res.Reason, st)
+	}
+	if !strings.Contains(st, "note CUE-100 attempt 1: its worker was lost during GO (no worker finished it in time: heartbeat timeout): GO dispatched again, worker 2 of 3") {
+		t.Errorf("no note of the lost worker on CUE-100's attempt:\n%s", st)
+	}
+}
+
+// The GO of a cue that is not idempotent (CUE-300, the deploy) is never run
+// again by itself: its worker lost, the attempt is interrupted, the cue
+// waits for orch go and the run pauses; orch go runs it again as attempt 2.
+func TestNonIdempotentGoLostWaitsForGo(t *testing.T) {
+	root := repoRoot(t)
+	path := "examples/deploy/cuelist.yaml"
+	lost := 0
+	env := lostGoEnv(t, root, "CUE-300", &lost)
+	var before string
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGo, GoSignal{Cue: "CUE-300"}) }, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		before = story(events(t, env))
+		env.SignalWorkflow(SignalGo, GoSignal{Cue: "CUE-300", By: "orch go again"})
+	}, 2*time.Minute)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r6", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "no"}})
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if lost != 1 || strings.Count(before, "attempt/started CUE-300") != 1 || strings.Contains(before, "cue/state CUE-300 completed") {
+		t.Fatalf("lost %d: CUE-300 ran again by itself before the second orch go:\n%s", lost, before)
+	}
+	for _, want := range []string{
+		"attempt/ended CUE-300 deploy-ship interrupted its worker was lost during GO (no worker finished it in time: heartbeat timeout) and cue CUE-300 is not idempotent: it is not run again by itself",
+		"cue/state CUE-300 interrupted",
+	} {
+		if !strings.Contains(before, want) {
+			t.Errorf("no %q before the second orch go:\n%s", want, before)
+		}
+	}
+	if !strings.HasSuffix(before, "run/state  paused\n") {
+		t.Errorf("the run does not wait for a person after the loss:\n%s", before)
+	}
+	st := story(events(t, env))
+	if res.State != "completed" || strings.Count(st, "attempt/started CUE-300") != 2 || !strings.Contains(st, "cue/go-approved CUE-300 orch go again") {
+		t.Fatalf("state %s (%s):\n%s", res.State, res.Reason, st)
 	}
 }

@@ -41,8 +41,12 @@ func EventFor(p *planner.Plan, core *sched.Core, d sched.Decision, end AttemptEn
 			State: string(d.AttemptState), Reason: d.Reason,
 			Data: AttemptEndedData{Class: d.Class, ExitCode: end.ExitCode, PID: end.PID, Outputs: end.Outputs}}}
 	case sched.AttemptInterrupted:
+		why := d.Reason // lost while the run went on (Core.Interrupt)
+		if why == "" {
+			why = "its run's owner stopped while it ran"
+		}
 		return []Event{{Type: EvAttemptEnded, Cue: c.ID, Agent: d.Key, Attempt: d.Attempt, State: string(AttemptInterrupted),
-			Reason: "its run's owner stopped while it ran", Data: AttemptEndedData{Class: "interrupted"}}}
+			Reason: why, Data: AttemptEndedData{Class: "interrupted"}}}
 	case sched.Cooldown:
 		return []Event{{Type: EvCooldown, Cue: c.ID, Agent: d.Agent.ID, Reason: d.Reason, Data: CooldownData{Until: d.Until}}}
 	case sched.CooldownCleared: // the store's cooldown ends now: later runs see it cleared
