@@ -186,6 +186,9 @@ var outputVariables = []struct {
 	re  *regexp.Regexp
 	out string
 }{
+	// A run continued more than a second after it started (a slow machine,
+	// the race detector) also says how long its last part took.
+	{regexp.MustCompile(` \(\S+ since it continued\)`), ""},
 	{regexp.MustCompile(`\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?`), "DATE"},
 	{regexp.MustCompile(`\b\d\d:\d\d:\d\d\.\d{3}\b`), "TIME"},
 	{regexp.MustCompile(`\b[0-9a-f]{12}\b`), "ID"},
