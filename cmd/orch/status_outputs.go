@@ -1,12 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
-	"unicode/utf8"
 
+	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -30,11 +29,10 @@ func printOutputs(w io.Writer, r *store.RunDetail) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			v := outputText(c.Outputs[k])
-			if utf8.RuneCountInString(v) > outputWidth || len(v) != len(oneLine(v, len(v)+1)) {
-				cut = true
-			}
-			lines = append(lines, fmt.Sprintf("  %s.%s = %s", c.ID, k, oneLine(v, outputWidth)))
+			v := attempt.PromptValue(c.Outputs[k]) // a string as it is, else its JSON
+			shown := oneLine(v, outputWidth)
+			cut = cut || shown != v // cut, or its lines joined
+			lines = append(lines, fmt.Sprintf("  %s.%s = %s", c.ID, k, shown))
 		}
 	}
 	if len(lines) == 0 {
@@ -47,17 +45,4 @@ func printOutputs(w io.Writer, r *store.RunDetail) {
 	if cut {
 		fmt.Fprintf(w, "  (values cut to a line: orch status %s --output json has them whole)\n", r.ID)
 	}
-}
-
-// outputText is a value as the person reads it: a string as it is, else
-// its JSON.
-func outputText(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
