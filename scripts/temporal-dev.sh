@@ -88,7 +88,17 @@ start)
 	addr=127.0.0.1:$port
 	# Its own session, stdin and stdout away from the caller: the caller may
 	# read this script's output to its end, and must not wait for the server.
+	# Two of the server's defaults cost most of a chained cue's time (issue 32):
+	# the history service loads its transfer tasks (every activity and workflow
+	# task dispatched) at most 20 times a second per shard, and the dev server
+	# has one shard, so each dispatch waited about 40 ms; and an activity on the
+	# workflow's own task queue goes through matching instead of back with the
+	# workflow task that scheduled it (eager activity execution, off by
+	# default). Both are dynamic config a cluster's operator sets the same way.
 	setsid "$bin" server start-dev --ip 127.0.0.1 --port "$port" --headless \
+		--dynamic-config-value history.transferProcessorMaxPollRPS=1000 \
+		--dynamic-config-value history.timerProcessorMaxPollRPS=1000 \
+		--dynamic-config-value system.enableActivityEagerExecution=true \
 		--db-filename "$db" --log-level warn </dev/null >>"$log" 2>&1 &
 	pid=$!
 	echo "$pid" >"$pidfile"
