@@ -73,7 +73,7 @@ func (f *follower) follow(ctx context.Context) (record.RunState, string, error) 
 			}
 			renewed = time.Now()
 		}
-		v, err := c.QueryWorkflow(ctx, wfID, "", temporal.QueryEvents, last)
+		page, earlier, err := pageAfter(ctx, c, wfID, last)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", "", ctx.Err()
@@ -99,10 +99,6 @@ func (f *follower) follow(ctx context.Context) (record.RunState, string, error) 
 			continue
 		}
 		failingSince = time.Time{}
-		var page temporal.EventsPage
-		if err := v.Get(&page); err != nil {
-			return "", "", err
-		}
 		paused := state == record.RunPaused
 		for _, ev := range page.Events {
 			if ev.Seq != last+1 {
@@ -121,6 +117,8 @@ func (f *follower) follow(ctx context.Context) (record.RunState, string, error) 
 			return "", "", err
 		}
 		switch {
+		case earlier && len(page.Events) > 0: // a later execution of the run has the next events
+			continue
 		case page.Done, f.once && len(page.Events) < temporal.MaxEventsPerQuery:
 			return state, reason, nil
 		case paused && len(page.Events) < temporal.MaxEventsPerQuery:

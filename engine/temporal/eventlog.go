@@ -16,6 +16,7 @@ type eventLog struct {
 	logs   []SeqLogs
 	values map[int64]json.RawMessage // blackboard/updated seq -> value
 	done   bool
+	prev   string // the run id of the execution before (continue.go): it has the events before this one's
 }
 
 func (l *eventLog) add(ev record.Event) int64 {
@@ -37,7 +38,11 @@ func (l *eventLog) addLogs(s SeqLogs) {
 // page returns up to MaxEventsPerQuery events after afterSeq, with the
 // lines logged before them and the blackboard values they wrote.
 func (l *eventLog) page(afterSeq int64) (*EventsPage, error) {
-	i := max(afterSeq-FirstSeq+1, 0)
+	first := l.next - int64(len(l.events))
+	if afterSeq+1 < first && l.prev != "" {
+		return &EventsPage{Earlier: l.prev}, nil
+	}
+	i := max(afterSeq-first+1, 0)
 	if i > int64(len(l.events)) {
 		i = int64(len(l.events))
 	}

@@ -52,6 +52,13 @@ type RunInput struct {
 	Inputs      map[string]any
 	MaxParallel int    // 0: the cuelist's max_parallel, else attempt.DefaultMaxParallel
 	TaskQueue   string // the agents' default queue ("": DefaultTaskQueue)
+	// ContinueAfter, when set, continues as new after that many events of
+	// the run's log in one execution instead of by the history's length
+	// (tests: many executions in a short run).
+	ContinueAfter int `json:",omitempty"`
+	// Carry is what the execution before handed this one (continue.go);
+	// nil in a run's first execution.
+	Carry *Carry `json:",omitempty"`
 }
 
 // RunResult is how the workflow ended.
@@ -116,6 +123,9 @@ type EventsPage struct {
 	// Values are the values of the blackboard/updated events, by seq.
 	Values map[int64]json.RawMessage
 	Done   bool // the workflow's log is complete: the run is over
+	// Earlier, with no events: the events asked for are older than this
+	// execution's; the execution of this run id has them (continue-as-new).
+	Earlier string `json:",omitempty"`
 }
 
 // SeqLogs are output lines of an attempt, logged just before event Seq.

@@ -43,6 +43,7 @@ type wf struct {
 	version  workflow.Version // the run's behaviour (see the version* constants)
 	// idleStops are attempts stopped between activities: apply ends them.
 	idleStops []*flight
+	chain     chain // continuing as new (continue.go)
 }
 
 // flight is an attempt whose activities the workflow runs.
@@ -79,6 +80,7 @@ func Run(ctx workflow.Context, in RunInput) (*RunResult, error) {
 		return nil, err
 	}
 	w.version = workflow.GetVersion(ctx, changeLostWorker, workflow.DefaultVersion, versionLostWorker)
+	w.carryIn(in)
 	w.queue = in.TaskQueue
 	if w.queue == "" {
 		w.queue = DefaultTaskQueue
@@ -136,7 +138,7 @@ func (w *wf) run() (*RunResult, error) {
 	}
 	w.sel = workflow.NewSelector(ctx)
 	w.listen()
-	w.core.Begin(workflow.Now(ctx))
+	w.begin(workflow.Now(ctx))
 	for {
 		w.core.Advance(workflow.Now(ctx))
 		w.apply()
@@ -145,6 +147,9 @@ func (w *wf) run() (*RunResult, error) {
 		}
 		if w.core.Finished() && w.running == 0 {
 			return w.finish()
+		}
+		if w.continuing() {
+			return nil, w.continueAsNew()
 		}
 		w.core.CheckDuration(workflow.Now(ctx))
 		if l := w.core.Exhausted(); l != nil {

@@ -63,6 +63,7 @@ type Core struct {
 	credits    float64 // the run's credits so far (status.usage)
 	costUSD    float64 // the run's cost so far, as its agents reported it
 	broken     bool    // the run cannot be recorded: decide nothing more
+	held       bool    // no cue goes into WARNING (carry.go)
 
 	withOutputs planner.CueSet // completed cues that produced outputs
 	locks       locks

@@ -67,6 +67,9 @@ func (c *Core) step(now time.Time, cr *cue) bool {
 		c.setState(cr, Pending, "orch go: run it again")
 		return true
 	case Pending:
+		if c.held && cr.parent == nil { // a fan-out's items go on: their cue ends
+			return false // Release touches it again
+		}
 		if !c.warnable(cr) {
 			return false // a dependency's change touches it again
 		}
