@@ -48,7 +48,9 @@ func (c chainedWorkflow) QueryWorkflow(_ context.Context, _, run, _ string, args
 // gets every seq once, in order.
 func TestFollowerFollowsTheChain(t *testing.T) {
 	db, _ := temporalStore(t, "r1", "tok")
-	note := func(seq int64) record.Event { return record.Event{Seq: seq, Type: record.EvNote, Reason: fmt.Sprint("event ", seq)} }
+	note := func(seq int64) record.Event {
+		return record.Event{Seq: seq, Type: record.EvNote, Reason: fmt.Sprint("event ", seq)}
+	}
 	wf := chainedWorkflow{execs: map[string]execution{
 		"first":  {events: []record.Event{note(2), note(3)}},
 		"second": {prev: "first", events: []record.Event{note(4), note(5), note(6)}},
