@@ -13,7 +13,11 @@ import "time"
 // plain pending one with nothing behind it, the run's usage, its cooldowns
 // and when it began.
 type Carried struct {
-	Cues      []CarriedCue         `json:",omitempty"`
+	Cues []CarriedCue `json:",omitempty"`
+	// Completed are the cues completed with neither outputs nor a reason,
+	// as ranges of positions [from, to] (most cues of a long run: a few
+	// bytes, not a few per cue).
+	Completed [][2]int             `json:",omitempty"`
 	Began     time.Time            // max_duration counts from here
 	Credits   float64              `json:",omitempty"`
 	CostUSD   float64              `json:",omitempty"`
@@ -107,12 +111,27 @@ func (c *Core) Carry() Carried {
 				}
 			}
 		}
+		if cr.state.Final() {
+			cc.Attempts = 0 // a cue over starts no attempt again
+			if cr.state == Completed && cc.Reason == "" && cc.Outputs == nil && cc.ItemIDs == nil {
+				out.addCompleted(cr.pos)
+				continue
+			}
+		}
 		if cc.State == "" && cc.Reason == "" && cc.Attempts == 0 && !cc.Approved && cc.Outputs == nil && cc.Targets == nil && cc.ItemAtts == nil {
 			continue // a plain pending cue: New makes it so
 		}
 		out.Cues = append(out.Cues, cc)
 	}
 	return out
+}
+
+func (k *Carried) addCompleted(pos int) {
+	if n := len(k.Completed); n > 0 && k.Completed[n-1][1] == pos-1 {
+		k.Completed[n-1][1] = pos
+		return
+	}
+	k.Completed = append(k.Completed, [2]int{pos, pos})
 }
 
 func carriedTargets(cr *cue) []CarriedTarget {
@@ -136,6 +155,11 @@ func (c *Core) Resume(k Carried) {
 	c.credits, c.costUSD = k.Credits, k.CostUSD
 	for agent, until := range k.Cooldowns {
 		c.cooldowns[agent] = until
+	}
+	for _, r := range k.Completed {
+		for pos := max(r[0], 0); pos <= r[1] && pos < len(c.plan.Order); pos++ {
+			c.cues[pos].state = Completed
+		}
 	}
 	for _, cc := range k.Cues {
 		if cc.Pos < 0 || cc.Pos >= len(c.plan.Order) {
