@@ -39,6 +39,8 @@ type follower struct {
 	// once: mirror what the workflow has now and return (orch-temporal
 	// sync), rather than follow until the run ends or pauses.
 	once bool
+	// execs are the executions of the workflow heard of (chain.go).
+	execs executions
 }
 
 // follow mirrors the workflow's events into the store in seq order until
@@ -73,7 +75,7 @@ func (f *follower) follow(ctx context.Context) (record.RunState, string, error) 
 			}
 			renewed = time.Now()
 		}
-		page, earlier, err := pageAfter(ctx, c, wfID, last)
+		page, earlier, err := f.execs.pageAfter(ctx, c, wfID, last)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", "", ctx.Err()

@@ -68,6 +68,7 @@ type chain struct {
 // first execution).
 func (w *wf) carryIn(in RunInput) {
 	w.chain.version = workflow.GetVersion(w.ctx, changeContinueAsNew, workflow.DefaultVersion, 1)
+	w.log.run = workflow.GetInfo(w.ctx).WorkflowExecution.RunID
 	k := in.Carry
 	if k == nil {
 		return

@@ -17,6 +17,7 @@ type eventLog struct {
 	values map[int64]json.RawMessage // blackboard/updated seq -> value
 	done   bool
 	prev   string // the run id of the execution before (continue.go): it has the events before this one's
+	run    string // this execution's run id
 }
 
 func (l *eventLog) add(ev record.Event) int64 {
@@ -40,14 +41,14 @@ func (l *eventLog) addLogs(s SeqLogs) {
 func (l *eventLog) page(afterSeq int64) (*EventsPage, error) {
 	first := l.next - int64(len(l.events))
 	if afterSeq+1 < first && l.prev != "" {
-		return &EventsPage{Earlier: l.prev}, nil
+		return &EventsPage{Earlier: l.prev, Run: l.run, First: first}, nil
 	}
 	i := max(afterSeq-first+1, 0)
 	if i > int64(len(l.events)) {
 		i = int64(len(l.events))
 	}
 	j := min(i+MaxEventsPerQuery, int64(len(l.events)))
-	p := &EventsPage{Events: l.events[i:j], Done: l.done && j == int64(len(l.events))}
+	p := &EventsPage{Events: l.events[i:j], Done: l.done && j == int64(len(l.events)), Run: l.run, First: first}
 	if len(p.Events) == 0 {
 		return p, nil
 	}

@@ -126,6 +126,11 @@ type EventsPage struct {
 	// Earlier, with no events: the events asked for are older than this
 	// execution's; the execution of this run id has them (continue-as-new).
 	Earlier string `json:",omitempty"`
+	// Run and First are the execution that answered (its run id) and the
+	// seq of its first event: a follower remembers where each execution's
+	// events begin and asks the right one.
+	Run   string `json:",omitempty"`
+	First int64  `json:",omitempty"`
 }
 
 // SeqLogs are output lines of an attempt, logged just before event Seq.
