@@ -55,7 +55,9 @@ func (c chainedWorkflow) QueryWorkflow(_ context.Context, _, run, _ string, args
 // of directly, not the whole chain back from the current one each time.
 func TestFollowerFollowsTheChain(t *testing.T) {
 	db, _ := temporalStore(t, "r1", "tok")
-	note := func(seq int64) record.Event { return record.Event{Seq: seq, Type: record.EvNote, Reason: fmt.Sprint("event ", seq)} }
+	note := func(seq int64) record.Event {
+		return record.Event{Seq: seq, Type: record.EvNote, Reason: fmt.Sprint("event ", seq)}
+	}
 	wf := chainedWorkflow{current: "x6", execs: map[string]fakeExecution{}, queries: new(int)}
 	seq := int64(2)
 	for i := 1; i <= 6; i++ {
