@@ -1,0 +1,245 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
+	"github.com/orch-cli/orch/runner/record"
+)
+
+// WorkflowLink is how an attempt on a worker reaches its run's workflow:
+// the hub of the temporal engine (collab.go) answers its agent's requests.
+type WorkflowLink interface {
+	Update(ctx context.Context, name string, arg, result any) error
+	Query(ctx context.Context, name string, arg, result any) error
+	Signal(ctx context.Context, name string, arg any) error
+}
+
+// clientLink reaches the workflow through the worker's Temporal client.
+// It names the workflow only, not its run: the latest run of it is the
+// one going on.
+type clientLink struct {
+	c  client.Client
+	id string
+}
+
+func (l clientLink) Update(ctx context.Context, name string, arg, result any) error {
+	h, err := l.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: l.id, UpdateName: name, Args: []any{arg},
+		WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return err
+	}
+	return h.Get(ctx, result)
+}
+
+func (l clientLink) Query(ctx context.Context, name string, arg, result any) error {
+	v, err := l.c.QueryWorkflow(ctx, l.id, "", name, arg)
+	if err != nil {
+		return err
+	}
+	return v.Get(result)
+}
+
+func (l clientLink) Signal(ctx context.Context, name string, arg any) error {
+	return l.c.SignalWorkflow(ctx, l.id, "", name, arg)
+}
+
+// link is the workflow of the activity running in ctx (nil outside an
+// activity: tests calling a step directly).
+func (a *Activities) link(ctx context.Context) (l WorkflowLink) {
+	if a.Link != nil {
+		return a.Link(ctx)
+	}
+	defer func() {
+		if recover() != nil {
+			l = nil
+		}
+	}()
+	info := activity.GetInfo(ctx)
+	c := activity.GetClient(ctx)
+	if c == nil {
+		return nil
+	}
+	return clientLink{c: c, id: info.WorkflowExecution.ID}
+}
+
+// hubLink is what a step's requests need: the phase's context, the
+// workflow, the asker, and its agent's tools.
+type hubLink struct {
+	ctx   context.Context
+	link  WorkflowLink
+	asker Asker
+	tools planner.AgentTools
+}
+
+// Bind makes the phase running now the one the host serves requests for.
+func (h *stepHost) Bind(ctx context.Context, a *Activities, in AttemptInput, p *planner.Plan) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.halted = nil
+	h.hub = hubLink{ctx: ctx, link: a.link(ctx), asker: Asker{Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt}, tools: p.ToolsOf(in.Agent)}
+}
+
+func (h *stepHost) bound() hubLink {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.hub
+}
+
+// Serve serves one of the agent's requests through the run's workflow:
+// blackboard writes (versions and conflicts as locally) and reads,
+// questions for the person (answered with orch answer; the agent goes on
+// meanwhile and gets question.answer), status reports. What this engine
+// does not do yet gets a protocol.error saying so, and the agent goes on.
+func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver.Wire) *attempt.Failure {
+	msg := req.Msg
+	hub := h.bound()
+	refuse := func(format string, args ...any) *attempt.Failure {
+		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: fmt.Sprintf(format, args...)}))
+	}
+	if hub.link == nil {
+		return refuse("%s: this attempt cannot reach its run's workflow", msg.Type)
+	}
+	switch b := msg.Body.(type) {
+	case protocols.BlackboardWrite, protocols.BlackboardRead:
+		if !hub.tools.Allows("blackboard", 0) {
+			return refuse("%s: agent %s may not use %q (its effective tools: %v)", msg.Type, hub.asker.Agent, "blackboard", hub.tools.At(0))
+		}
+		if w, ok := b.(protocols.BlackboardWrite); ok {
+			return h.write(hub, peer, msg, w)
+		}
+		return h.read(hub, peer, msg, b.(protocols.BlackboardRead))
+	case protocols.QuestionAsk:
+		h.ask(hub, b, nil, func(a Asked) {
+			_ = peer.Send(protocols.Reply(msg, protocols.QuestionAnswer{QuestionID: a.ID, Answer: a.Answer}))
+		})
+		return nil
+	case protocols.QuestionAnswer: // to a question that closed meanwhile
+		return nil
+	case protocols.StatusReport:
+		return h.report(hub, refuse, msg, Report{Asker: hub.asker, State: b.State, Progress: b.Progress, Detail: b.Detail})
+	case protocols.StatusUpdate:
+		return h.report(hub, refuse, msg, Report{Asker: hub.asker, State: b.State, Detail: b.Detail})
+	case protocols.StatusUsage:
+		return nil // usage is not counted by --engine temporal in this version
+	}
+	ch, err := protocols.Route(msg.Type)
+	switch {
+	case err != nil:
+		return refuse("%v", err)
+	case ch == protocols.ChannelStatus || ch == protocols.ChannelEscalation:
+		return nil
+	case !protocols.FromAgent(msg.Type):
+		return refuse("%s is sent by orch, not by agents", msg.Type)
+	}
+	return refuse("%s is not supported by --engine temporal in this version (run the cuelist with --engine local)", msg.Type)
+}
+
+func (h *stepHost) write(hub hubLink, peer driver.Peer, msg protocols.Message, b protocols.BlackboardWrite) *attempt.Failure {
+	raw, err := json.Marshal(b.Value)
+	if err != nil || b.Key == "" {
+		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: "blackboard.write: a key and a JSON value are needed"}))
+	}
+	var res BBWritten
+	if err := hub.link.Update(hub.ctx, UpdateBBWrite, BBWrite{Asker: hub.asker, Key: b.Key, Value: raw, IfVersion: b.ExpectedVersion, MessageID: msg.ID}, &res); err != nil {
+		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: "blackboard.write failed: " + err.Error()}))
+	}
+	if res.Conflict {
+		return peer.Send(protocols.Reply(msg, protocols.BlackboardConflict{Key: b.Key, CurrentVersion: res.Version, Author: res.Author}))
+	}
+	return peer.Send(protocols.Reply(msg, protocols.BlackboardAck{Key: b.Key, Version: res.Version}))
+}
+
+func (h *stepHost) read(hub hubLink, peer driver.Peer, msg protocols.Message, b protocols.BlackboardRead) *attempt.Failure {
+	var v BBValue
+	if err := hub.link.Query(hub.ctx, QueryBBRead, b.Key, &v); err != nil {
+		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: "blackboard.read failed: " + err.Error()}))
+	}
+	val := protocols.BlackboardValue{Key: b.Key, Found: v.Found}
+	if v.Found {
+		var x any
+		_ = json.Unmarshal(v.Value, &x)
+		val.Value, val.Version, val.Author = x, v.Version, v.Author
+	}
+	return peer.Send(protocols.Reply(msg, val))
+}
+
+func (h *stepHost) report(hub hubLink, refuse func(string, ...any) *attempt.Failure, msg protocols.Message, r Report) *attempt.Failure {
+	if r.Progress > 1 {
+		if r.Progress > 100 {
+			return refuse("%s: progress %g is more than 100 percent (give 0..1, or a percent)", msg.Type, r.Progress)
+		}
+		r.Progress /= 100
+	}
+	if err := hub.link.Signal(hub.ctx, SignalReport, r); err != nil {
+		h.Note("%s could not reach the workflow: %v", msg.Type, err)
+	}
+	return nil
+}
+
+// ask asks the person through the workflow, off the attempt's goroutine
+// (the agent goes on; the answer comes when orch answer gives it), and
+// hands the answer to answered. A question that closes unanswered ends the
+// attempt (Abort), as locally.
+func (h *stepHost) ask(hub hubLink, q protocols.QuestionAsk, options []record.QuestionOption, answered func(Asked)) {
+	go func() {
+		var a Asked
+		err := hub.link.Update(hub.ctx, UpdateAsk, Ask{Asker: hub.asker, Question: q.Question, Complexity: q.Complexity, Options: options}, &a)
+		switch {
+		case err != nil:
+			if hub.ctx.Err() == nil {
+				h.abort(attempt.Failf("internal", "question.ask could not reach the run's workflow: %v", err))
+			}
+		case a.Closed != "":
+			if a.Class != "stopped" {
+				h.abort(attempt.Failf(a.Class, "%s", a.Closed))
+			}
+		default:
+			answered(a)
+		}
+	}()
+}
+
+// AskPerson asks the person for an agent that cannot ask itself (an ACP
+// permission request), through the workflow as a question.ask.
+func (h *stepHost) AskPerson(q protocols.QuestionAsk, options []record.QuestionOption, deliver func(string)) *attempt.Failure {
+	hub := h.bound()
+	if hub.link == nil {
+		return attempt.Failf("internal", "this attempt cannot reach its run's workflow: no one to ask")
+	}
+	h.ask(hub, q, options, func(a Asked) {
+		answer := a.Answer
+		if i, err := record.PickOption(options, answer); err == nil && i >= 0 {
+			answer = options[i].Name
+		}
+		deliver(answer)
+	})
+	return nil
+}
+
+// aborter ends an attempt from another goroutine (driver.Attempt.Abort,
+// Host.Failure): a question nobody answered.
+type aborter struct {
+	once sync.Once
+	ch   chan struct{}
+	f    *attempt.Failure
+}
+
+func (h *stepHost) abort(f *attempt.Failure) {
+	h.aborts.once.Do(func() {
+		h.aborts.f = f
+		close(h.aborts.ch)
+	})
+}
+
+// Failure is the failure another goroutine ended the attempt with.
+func (h *stepHost) Failure() *attempt.Failure { return h.aborts.f }
