@@ -136,7 +136,6 @@ func outputsOf(t *testing.T, evs []record.Event, cue string) map[string]any {
 	return nil
 }
 
-
 // A GO given to a worker that did not run the attempt's WARNING and
 // STANDBY (another worker did, or this one closed the agent's process
 // meanwhile) tells the agent both first: the agent is always warned before

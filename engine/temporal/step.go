@@ -219,6 +219,7 @@ func (h *stepHost) Stopped() *attempt.Failure {
 	}
 	return attempt.Failf("stopped", "stopped")
 }
+
 // heartbeat tells Temporal the step is alive, outside an activity (tests
 // calling step directly) too.
 func heartbeat(ctx context.Context) {
