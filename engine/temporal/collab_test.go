@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/testsuite"
 
@@ -159,5 +160,102 @@ func TestPooledGoCatchesUp(t *testing.T) {
 	}
 	if !noted {
 		t.Errorf("no note of the catch-up in %+v", res.Log)
+	}
+}
+
+// update is an update's outcome in the test environment.
+type update struct {
+	rejected error
+	done     bool
+	result   any
+	err      error
+}
+
+func sendUpdate(env *testsuite.TestWorkflowEnvironment, name, id string, arg any) *update {
+	u := &update{}
+	env.UpdateWorkflow(name, id, &testsuite.TestUpdateCallback{
+		OnAccept:   func() {},
+		OnReject:   func(err error) { u.rejected = err },
+		OnComplete: func(r any, err error) { u.done, u.result, u.err = true, r, err },
+	}, arg)
+	return u
+}
+
+// The workflow's side of its agents' requests: a blackboard write is
+// versioned and recorded, a fenced one at another version is a conflict
+// (recorded, nothing written), a request of an attempt not in flight is
+// rejected; a question is recorded, open until orch answer (a wrong id is a
+// note), and a question whose asker ended is withdrawn.
+func TestWorkflowServesRequests(t *testing.T) {
+	root, path := repoRoot(t), "engine/temporal/testdata/collab/held.yaml"
+	env := runEnv(t, root)
+	asker := Asker{Cue: "HOLD-100", Agent: "held", Attempt: 1}
+	zero := int64(0)
+	var w1, w2, w3, a1, a2 *update
+	var read BBValue
+	env.RegisterDelayedCallback(func() { // HOLD-100 stands by for its GO
+		w1 = sendUpdate(env, UpdateBBWrite, "w1", BBWrite{Asker: asker, Key: "k", Value: json.RawMessage(`"a"`)})
+		w2 = sendUpdate(env, UpdateBBWrite, "w2", BBWrite{Asker: asker, Key: "k", Value: json.RawMessage(`"b"`), IfVersion: &zero})
+		w3 = sendUpdate(env, UpdateBBWrite, "w3", BBWrite{Asker: Asker{Cue: "HOLD-100", Agent: "held", Attempt: 2}, Key: "k", Value: json.RawMessage(`"c"`)})
+		a1 = sendUpdate(env, UpdateAsk, "a1", Ask{Asker: asker, Question: "Ship it?"})
+		a2 = sendUpdate(env, UpdateAsk, "a2", Ask{Asker: asker, Question: "Really?"})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QueryBBRead, "k")
+		if err == nil {
+			err = v.Get(&read)
+		}
+		if err != nil {
+			t.Errorf("bb-read: %v", err)
+		}
+		env.SignalWorkflow(SignalAnswer, AnswerSignal{Question: "q9", Answer: "no", By: "person"})
+		env.SignalWorkflow(SignalAnswer, AnswerSignal{Question: "q1", Answer: "yes", By: "person"})
+	}, 2*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGo, GoSignal{Cue: "HOLD-100", By: "orch go"})
+	}, 3*time.Minute)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-held", Path: path, SpecHash: specHashOf(t, root, path)})
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	evs := events(t, env)
+	if res.State != "completed" {
+		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
+	}
+	if w1 == nil || !w1.done || w1.result.(BBWritten) != (BBWritten{Version: 1, Author: "held"}) {
+		t.Errorf("write: %+v", w1)
+	}
+	if !w2.done || w2.result.(BBWritten) != (BBWritten{Version: 1, Author: "held", Conflict: true}) {
+		t.Errorf("fenced write: %+v", w2)
+	}
+	if w3.rejected == nil || !strings.Contains(w3.rejected.Error(), "attempt 2 of held at cue HOLD-100 is not running") {
+		t.Errorf("write of another attempt: %+v", w3)
+	}
+	if !read.Found || read.Version != 1 || string(read.Value) != `"a"` || read.Author != "held" {
+		t.Errorf("read %+v", read)
+	}
+	if !a1.done || a1.result.(Asked) != (Asked{ID: "q1", Answer: "yes", By: "person"}) {
+		t.Errorf("answered question: %+v", a1)
+	}
+	if !a2.done || a2.result.(Asked).Closed != "its asker's attempt ended" {
+		t.Errorf("question of an ended attempt: %+v", a2)
+	}
+	var kinds []string
+	for _, e := range evs {
+		switch e.Type {
+		case record.EvBlackboard, record.EvBlackboardConflict, record.EvQuestion:
+			kinds = append(kinds, e.Type)
+		case record.EvQuestionClosed, record.EvNote:
+			kinds = append(kinds, e.Type+" "+e.State+" "+e.Reason)
+		}
+	}
+	got := strings.Join(kinds, "\n")
+	want := strings.Join([]string{record.EvBlackboard, record.EvBlackboardConflict, record.EvQuestion, record.EvQuestion,
+		record.EvNote + "  orch answer q9: the run has no open question q9",
+		record.EvQuestionClosed + " answered ",
+		record.EvQuestionClosed + " withdrawn its asker's attempt ended"}, "\n")
+	if got != want {
+		t.Errorf("events:\n%s\nwant:\n%s", got, want)
 	}
 }
