@@ -3,7 +3,9 @@
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "..", "examples", "lib"))
+# examples/lib from the checkout; COLLAB_LIB where a test copies the agent.
+LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "..", "examples", "lib")
+sys.path.insert(0, os.environ.get("COLLAB_LIB") or LIB)
 import orch_agent  # noqa: E402
 
 
@@ -19,6 +21,9 @@ def work(task):
         conflict = f"at {e.current_version} by {e.author}"
     read = task.bb_read("color")
     task.report_status("working", progress=0.5, detail="asked the person")
+    if os.environ.get("COLLAB_MARK"):  # a test answers once the question is asked
+        with open(os.environ["COLLAB_MARK"], "w") as f:
+            f.write(read)
     answer = task.ask("Which shade of " + read + "?")
     task.bb_write("answer", answer)
     return {"v1": v1, "v2": v2, "conflict": conflict, "read": read, "answer": answer}
