@@ -39,8 +39,9 @@ func TestJSONLAgentOnWorker(t *testing.T) {
 type fakeLink struct {
 	env   *testsuite.TestWorkflowEnvironment
 	mu    sync.Mutex
-	board map[string]BBValue
-	asked []Ask
+	board  map[string]BBValue
+	asked  []Ask
+	answer string // to every question ("": navy)
 }
 
 func (l *fakeLink) Update(_ context.Context, name string, arg, result any) error {
@@ -63,7 +64,11 @@ func (l *fakeLink) Update(_ context.Context, name string, arg, result any) error
 	case UpdateAsk:
 		in := arg.(Ask)
 		l.asked = append(l.asked, in)
-		*result.(*Asked) = Asked{ID: fmt.Sprintf("q%d", len(l.asked)), Answer: "navy", By: "person"}
+		answer := l.answer
+		if answer == "" {
+			answer = "navy"
+		}
+		*result.(*Asked) = Asked{ID: fmt.Sprintf("q%d", len(l.asked)), Answer: answer, By: "person"}
 	default:
 		return fmt.Errorf("no update %s", name)
 	}
