@@ -37,8 +37,8 @@ func TestJSONLAgentOnWorker(t *testing.T) {
 // once; writes are also set on the workflow's board (orch.bb-set), so that
 // a cue's conditions see them.
 type fakeLink struct {
-	env   *testsuite.TestWorkflowEnvironment
-	mu    sync.Mutex
+	env    *testsuite.TestWorkflowEnvironment
+	mu     sync.Mutex
 	board  map[string]BBValue
 	asked  []Ask
 	answer string // to every question ("": navy)
