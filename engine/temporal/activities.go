@@ -29,6 +29,7 @@ type Activities struct {
 	mu    sync.Mutex
 	plans map[string]*planner.Plan // by path and hash: a worker plans a cuelist once
 	pools map[string]*runPool      // the runs' agent processes on this worker (agents.go)
+	mcp   workerMCP                // orch's MCP tools for the agents (mcp.go)
 }
 
 // Plan loads the cuelist at in.Path below Root, checks its hash and returns

@@ -48,9 +48,10 @@ type liveAttempt struct {
 	host  *stepHost
 	next  phase         // the phase it waits for
 	work  string        // its OutDir
-	halt  chan struct{} // its at.Halt: closed once, by a stop, which ends it
-	ended chan struct{} // its at.Ended
-	once  sync.Once
+	halt   chan struct{} // its at.Halt: closed once, by a stop, which ends it
+	ended  chan struct{} // its at.Ended
+	detach func()        // ends its MCP registration
+	once   sync.Once
 }
 
 // pool returns run id's pool on this worker, counting a phase in it.
@@ -120,6 +121,7 @@ func (a *Activities) Close() {
 		}
 		rp.close()
 	}
+	a.mcp.close()
 }
 
 func (rp *runPool) close() {
@@ -135,6 +137,7 @@ func (rp *runPool) close() {
 func (la *liveAttempt) end() {
 	la.once.Do(func() {
 		la.d.Close(la.at)
+		la.detach()
 		close(la.ended)
 		os.RemoveAll(la.work)
 	})
@@ -231,6 +234,7 @@ func (a *Activities) newLive(ctx context.Context, rp *runPool, p *planner.Plan, 
 		Token: fmt.Sprintf("%s/temporal/%s/%d/%s", in.RunID, in.Cue, in.Attempt, record.NewRunID()),
 		Dir:   attempt.Workdir(ag), OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
 		Host: la.host, Agents: rp.agents, Halt: la.halt, Abort: la.host.aborts.ch, Ended: la.ended}
+	la.detach = a.attachMCP(la.at, la.host)
 	if driver.Speaks(ag) {
 		la.at.Msgs.Warning = driver.Encode(protocols.New(protocols.CoordWarning{RunID: in.RunID, CueID: cueID, CueGroup: c.Group,
 			TargetAgents: c.Agents, PreparationRequired: c.PreparationRequired, Attempt: in.Attempt}))

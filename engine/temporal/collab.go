@@ -3,6 +3,8 @@ package temporal
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -19,6 +21,7 @@ import (
 const (
 	UpdateBBWrite = "orch.bb-write"
 	QueryBBRead   = "orch.bb-read"
+	QueryBBList   = "orch.bb-list"
 	UpdateAsk     = "orch.ask"
 	SignalReport  = "orch.report"
 )
@@ -109,6 +112,7 @@ func (w *wf) collaborate() *collab {
 	ctx := w.ctx
 	_ = workflow.SetUpdateHandlerWithOptions(ctx, UpdateBBWrite, c.bbWrite, workflow.UpdateHandlerOptions{Validator: c.validWrite})
 	_ = workflow.SetQueryHandler(ctx, QueryBBRead, c.bbRead)
+	_ = workflow.SetQueryHandler(ctx, QueryBBList, c.bbList)
 	_ = workflow.SetUpdateHandlerWithOptions(ctx, UpdateAsk, c.ask, workflow.UpdateHandlerOptions{Validator: c.validAsk})
 	w.sel.AddReceive(c.wake, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil) })
 	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalReport), func(ch workflow.ReceiveChannel, _ bool) {
@@ -179,6 +183,25 @@ func (c *collab) bbRead(key string) (BBValue, error) {
 		return BBValue{}, nil
 	}
 	return BBValue{Found: true, Value: e.value, Version: e.version, Author: e.author}, nil
+}
+
+// BBKey is a key of the blackboard without its value (orch.bb-list).
+type BBKey struct {
+	Key     string
+	Version int64
+	Author  string
+}
+
+// bbList lists the keys under prefix, sorted.
+func (c *collab) bbList(prefix string) ([]BBKey, error) {
+	var keys []BBKey
+	for k, e := range c.w.board {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, BBKey{Key: k, Version: e.version, Author: e.author})
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Key < keys[j].Key })
+	return keys, nil
 }
 
 func (c *collab) validAsk(in Ask) error {

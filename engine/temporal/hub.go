@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -119,7 +120,7 @@ func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver
 		}
 		return h.read(hub, peer, msg, b.(protocols.BlackboardRead))
 	case protocols.QuestionAsk:
-		h.ask(hub, b, nil, func(a Asked) {
+		h.ask(hub, b, record.NamedOptions(b.Options), func(a Asked) {
 			_ = peer.Send(protocols.Reply(msg, protocols.QuestionAnswer{QuestionID: a.ID, Answer: a.Answer}))
 		})
 		return nil
@@ -145,43 +146,67 @@ func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver
 }
 
 func (h *stepHost) write(hub hubLink, peer driver.Peer, msg protocols.Message, b protocols.BlackboardWrite) *attempt.Failure {
+	return peer.Send(protocols.Reply(msg, writeBoard(hub, b, msg.ID)))
+}
+
+// writeBoard has the workflow store a blackboard.write: its answer is a
+// blackboard.ack, a blackboard.conflict or a protocol.error.
+func writeBoard(hub hubLink, b protocols.BlackboardWrite, msgID string) protocols.Body {
 	raw, err := json.Marshal(b.Value)
 	if err != nil || b.Key == "" {
-		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: "blackboard.write: a key and a JSON value are needed"}))
+		return protocols.ProtocolError{Reason: "blackboard.write: a key and a JSON value are needed"}
 	}
 	var res BBWritten
-	if err := hub.link.Update(hub.ctx, UpdateBBWrite, BBWrite{Asker: hub.asker, Key: b.Key, Value: raw, IfVersion: b.ExpectedVersion, MessageID: msg.ID}, &res); err != nil {
-		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: "blackboard.write failed: " + err.Error()}))
+	if err := hub.link.Update(hub.ctx, UpdateBBWrite, BBWrite{Asker: hub.asker, Key: b.Key, Value: raw, IfVersion: b.ExpectedVersion, MessageID: msgID}, &res); err != nil {
+		return protocols.ProtocolError{Reason: "blackboard.write failed: " + err.Error()}
 	}
 	if res.Conflict {
-		return peer.Send(protocols.Reply(msg, protocols.BlackboardConflict{Key: b.Key, CurrentVersion: res.Version, Author: res.Author}))
+		return protocols.BlackboardConflict{Key: b.Key, CurrentVersion: res.Version, Author: res.Author}
 	}
-	return peer.Send(protocols.Reply(msg, protocols.BlackboardAck{Key: b.Key, Version: res.Version}))
+	return protocols.BlackboardAck{Key: b.Key, Version: res.Version}
 }
 
 func (h *stepHost) read(hub hubLink, peer driver.Peer, msg protocols.Message, b protocols.BlackboardRead) *attempt.Failure {
-	var v BBValue
-	if err := hub.link.Query(hub.ctx, QueryBBRead, b.Key, &v); err != nil {
-		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: "blackboard.read failed: " + err.Error()}))
+	v, err := readBoard(hub, b.Key)
+	if err != nil {
+		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: err.Error()}))
 	}
-	val := protocols.BlackboardValue{Key: b.Key, Found: v.Found}
+	return peer.Send(protocols.Reply(msg, v))
+}
+
+// readBoard reads a key of the workflow's blackboard.
+func readBoard(hub hubLink, key string) (protocols.BlackboardValue, error) {
+	var v BBValue
+	if err := hub.link.Query(hub.ctx, QueryBBRead, key, &v); err != nil {
+		return protocols.BlackboardValue{}, fmt.Errorf("blackboard.read failed: %w", err)
+	}
+	val := protocols.BlackboardValue{Key: key, Found: v.Found}
 	if v.Found {
 		var x any
 		_ = json.Unmarshal(v.Value, &x)
 		val.Value, val.Version, val.Author = x, v.Version, v.Author
 	}
-	return peer.Send(protocols.Reply(msg, val))
+	return val, nil
 }
 
 func (h *stepHost) report(hub hubLink, refuse func(string, ...any) *attempt.Failure, msg protocols.Message, r Report) *attempt.Failure {
+	if err := report(hub, msg.Type, r); err != nil {
+		return refuse("%v", err)
+	}
+	return nil
+}
+
+// report sends a status report to the workflow (progress 0..1, or a
+// percent), as it is shown in orch status.
+func report(hub hubLink, what string, r Report) error {
 	if r.Progress > 1 {
 		if r.Progress > 100 {
-			return refuse("%s: progress %g is more than 100 percent (give 0..1, or a percent)", msg.Type, r.Progress)
+			return fmt.Errorf("%s: progress %g is more than 100 percent (give 0..1, or a percent)", what, r.Progress)
 		}
 		r.Progress /= 100
 	}
 	if err := hub.link.Signal(hub.ctx, SignalReport, r); err != nil {
-		h.Note("%s could not reach the workflow: %v", msg.Type, err)
+		return fmt.Errorf("%s could not reach the run's workflow: %w", what, err)
 	}
 	return nil
 }
@@ -192,22 +217,40 @@ func (h *stepHost) report(hub hubLink, refuse func(string, ...any) *attempt.Fail
 // attempt (Abort), as locally.
 func (h *stepHost) ask(hub hubLink, q protocols.QuestionAsk, options []record.QuestionOption, answered func(Asked)) {
 	go func() {
-		var a Asked
-		err := hub.link.Update(hub.ctx, UpdateAsk, Ask{Asker: hub.asker, Question: q.Question, Complexity: q.Complexity, Options: options}, &a)
+		a, err := askPerson(hub.ctx, hub, q, options)
 		switch {
+		case err != nil && a.Class != "":
+			if a.Class != "stopped" {
+				h.abort(attemptFailure(a))
+			}
 		case err != nil:
 			if hub.ctx.Err() == nil {
-				h.abort(attempt.Failf("internal", "question.ask could not reach the run's workflow: %v", err))
-			}
-		case a.Closed != "":
-			if a.Class != "stopped" {
-				h.abort(attempt.Failf(a.Class, "%s", a.Closed))
+				h.abort(attempt.Failf("internal", "%v", err))
 			}
 		default:
 			answered(a)
 		}
 	}()
 }
+
+// askPerson asks the person through the workflow and waits for the answer
+// (the name of the option it names, when there are options). A question
+// that closed unanswered is an error, with Class and Closed saying why.
+func askPerson(ctx context.Context, hub hubLink, q protocols.QuestionAsk, options []record.QuestionOption) (Asked, error) {
+	var a Asked
+	if err := hub.link.Update(ctx, UpdateAsk, Ask{Asker: hub.asker, Question: q.Question, Complexity: q.Complexity, Options: options}, &a); err != nil {
+		return Asked{}, fmt.Errorf("question.ask could not reach the run's workflow: %w", err)
+	}
+	if a.Closed != "" {
+		return a, errors.New(a.Closed)
+	}
+	a.Answer = record.Picked(options, a.Answer)
+	return a, nil
+}
+
+// attemptFailure is how an attempt ends for a question that closed
+// unanswered.
+func attemptFailure(a Asked) *attempt.Failure { return attempt.Failf(a.Class, "%s", a.Closed) }
 
 // AskPerson asks the person for an agent that cannot ask itself (an ACP
 // permission request), through the workflow as a question.ask.
@@ -216,13 +259,7 @@ func (h *stepHost) AskPerson(q protocols.QuestionAsk, options []record.QuestionO
 	if hub.link == nil {
 		return attempt.Failf("internal", "this attempt cannot reach its run's workflow: no one to ask")
 	}
-	h.ask(hub, q, options, func(a Asked) {
-		answer := a.Answer
-		if i, err := record.PickOption(options, answer); err == nil && i >= 0 {
-			answer = options[i].Name
-		}
-		deliver(answer)
-	})
+	h.ask(hub, q, options, func(a Asked) { deliver(a.Answer) })
 	return nil
 }
 

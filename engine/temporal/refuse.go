@@ -53,8 +53,6 @@ func unsupported(a *spec.Agent) string {
 		return "hands off (handoff_to), not supported by --engine temporal in this version; run it with --engine local"
 	case a.Workspace == "worktree":
 		return "has workspace: worktree, not supported by --engine temporal in this version; run it with --engine local"
-	case len(a.MCPServers) > 0: // orch's MCP bridge is the local engine's (issue 29)
-		return "has mcp_servers, not supported by --engine temporal in this version (its agents get no MCP servers, orch's included); run it with --engine local"
 	}
 	return ""
 }

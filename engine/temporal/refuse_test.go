@@ -23,8 +23,7 @@ func TestUnsupported(t *testing.T) {
 		{"codex", spec.Agent{ID: "a", Protocol: "codex"}, ""},
 		{"handoff", spec.Agent{ID: "a", HandoffTo: []string{"b"}}, "cue c: agent a hands off (handoff_to)"},
 		{"worktree", spec.Agent{ID: "a", Workspace: "worktree"}, "cue c: agent a has workspace: worktree"},
-		{"mcp servers", spec.Agent{ID: "a", MCPServers: []spec.MCPServer{{Name: "github", Command: "github-mcp-server"}}},
-			"cue c: agent a has mcp_servers, not supported by --engine temporal in this version (its agents get no MCP servers, orch's included); run it with --engine local"},
+		{"mcp servers", spec.Agent{ID: "a", MCPServers: []spec.MCPServer{{Name: "github", Command: "github-mcp-server"}}}, ""},
 		{"fallback", spec.Agent{ID: "a", Command: []string{"true"}, Fallback: []string{"b"}}, "agent b (a fallback) has workspace: worktree"},
 	} {
 		a := c.agent

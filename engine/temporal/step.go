@@ -67,6 +67,7 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	at := &driver.Attempt{RunID: in.RunID, Cue: c, Agent: ag, Number: in.Attempt, Token: tokens + record.NewRunID(),
 		Dir: attempt.Workdir(ag), OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
 		Host: h, Halt: halt, Abort: h.aborts.ch}
+	defer a.attachMCP(at, h)()
 	done := make(chan struct{})
 	defer close(done)
 	go beat(ctx, h, halt, done)
