@@ -43,11 +43,11 @@ type runPool struct {
 // liveAttempt is an attempt of a pooled agent between its phases on this
 // worker.
 type liveAttempt struct {
-	d     driver.Driver
-	at    *driver.Attempt
-	host  *stepHost
-	next  phase         // the phase it waits for
-	work  string        // its OutDir
+	d      driver.Driver
+	at     *driver.Attempt
+	host   *stepHost
+	next   phase         // the phase it waits for
+	work   string        // its OutDir
 	halt   chan struct{} // its at.Halt: closed once, by a stop, which ends it
 	ended  chan struct{} // its at.Ended
 	detach func()        // ends its MCP registration
