@@ -3,16 +3,14 @@
 package temporal
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"go.temporal.io/sdk/testsuite"
-
 	"github.com/orch-cli/orch/internal/fakeacp"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // With ORCH_FAKE_ACP=1 the test binary is the fake ACP agent
@@ -23,20 +21,32 @@ func init() {
 	}
 }
 
-// An ACP agent runs on a worker: its process initialized at WARNING, a
-// session at STANDBY, a turn at GO, over three activities; its permission
-// request becomes a question for the person through the workflow, and the
-// answer (an option's number) picks the option.
-func TestACPAgentOnWorker(t *testing.T) {
+// runFake runs a cuelist (yaml, with %[1]q for this test binary as the
+// fake ACP agent) on workers whose questions are answered with answer, and
+// returns its events once it completed.
+func runFake(t *testing.T, yaml, answer string) ([]record.Event, *fakeLink) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	yaml := fmt.Sprintf(`agent:
+	if err := os.WriteFile(filepath.Join(root, "c.yaml"), []byte(fmt.Sprintf(yaml, self)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, link := linkedEnv(t, root, answer)
+	return completed(t, env, RunInput{RunID: "r-fake", Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml")}), link
+}
+
+// An ACP agent runs on a worker: its process initialized at WARNING, a
+// session at STANDBY, a turn at GO, over three activities; its permission
+// request becomes a question for the person through the workflow, and the
+// answer (an option's number) picks the option.
+func TestACPAgentOnWorker(t *testing.T) {
+	evs, link := runFake(t, `agent:
   id: coder
   protocol: acp
-  command: [%q, permission, execute]
+  command: [%[1]q, permission, execute]
   env: {ORCH_FAKE_ACP: "1"}
   permissions: {read: allow}
   provides: [text, summary]
@@ -45,27 +55,7 @@ cuelist:
   id: acp
   cues:
     - {id: a, agents: [coder]}
-`, self)
-	if err := os.WriteFile(filepath.Join(root, "acp.yaml"), []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	link := &fakeLink{env: env, board: map[string]BBValue{}, answer: "1"}
-	acts := &Activities{Root: root, Link: func(context.Context) WorkflowLink { return link }}
-	defer acts.Close()
-	RegisterWorkflow(env)
-	RegisterActivities(env, acts)
-	env.SetTestTimeout(2 * 60e9)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-acp", Path: "acp.yaml", SpecHash: specHashOf(t, root, "acp.yaml")})
-	var res RunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	evs := events(t, env)
-	if res.State != "completed" {
-		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
-	}
+`, "1")
 	out := outputsOf(t, evs, "a")
 	if text, _ := out["text"].(string); !strings.Contains(text, "permission: selected allow_always") || out["summary"] != "asked" {
 		t.Errorf("outputs %v", out)
@@ -81,15 +71,10 @@ cuelist:
 // question answered by the person; a tool this engine does not serve is
 // not offered.
 func TestMCPToolsOnWorker(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	yaml := fmt.Sprintf(`agent:
+	evs, link := runFake(t, `agent:
   id: coder
   protocol: acp
-  command: [%q, mcp, 'blackboard_write {"key": "plan", "value": "from acp"}', 'blackboard_read {"key": "plan"}', 'ask {"question": "Which plan?"}', 'handoff {"to_agent": "x", "context": {}}']
+  command: [%[1]q, mcp, 'blackboard_write {"key": "plan", "value": "from acp"}', 'blackboard_read {"key": "plan"}', 'ask {"question": "Which plan?"}', 'handoff {"to_agent": "x", "context": {}}']
   env: {ORCH_FAKE_ACP: "1", FAKE_ACP_MCP_HTTP: "1"}
   provides: [text]
   mcp_servers:
@@ -105,27 +90,7 @@ cuelist:
   cues:
     - {id: w, agents: [coder]}
     - {id: r, agents: [after], dependencies: [w]}
-`, self)
-	if err := os.WriteFile(filepath.Join(root, "mcp.yaml"), []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	link := &fakeLink{env: env, board: map[string]BBValue{}, answer: "the second"}
-	acts := &Activities{Root: root, Link: func(context.Context) WorkflowLink { return link }}
-	defer acts.Close()
-	RegisterWorkflow(env)
-	RegisterActivities(env, acts)
-	env.SetTestTimeout(2 * 60e9)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-mcp", Path: "mcp.yaml", SpecHash: specHashOf(t, root, "mcp.yaml")})
-	var res RunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	evs := events(t, env)
-	if res.State != "completed" {
-		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
-	}
+`, "the second")
 	text, _ := outputsOf(t, evs, "w")["text"].(string)
 	for _, want := range []string{
 		"servers: orch(http) docs(http)",

@@ -19,16 +19,9 @@ import (
 // example of the cue protocol on stdio).
 func TestJSONLAgentOnWorker(t *testing.T) {
 	root, path := repoRoot(t), "examples/protocol/cuelist.yaml"
-	env := runEnv(t, root)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-jsonl", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"greeting_name": "Grace"}})
-	var res RunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	evs := events(t, env)
-	out := outputsOf(t, evs, "ECHO-100")
-	if res.State != "completed" || out["greeting_name"] != "Grace" {
-		t.Fatalf("%s, outputs %v, want greeting_name Grace\n%s", res.State, out, story(evs))
+	evs := completed(t, runEnv(t, root), RunInput{RunID: "r-jsonl", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"greeting_name": "Grace"}})
+	if out := outputsOf(t, evs, "ECHO-100"); out["greeting_name"] != "Grace" {
+		t.Fatalf("outputs %v, want greeting_name Grace\n%s", out, story(evs))
 	}
 }
 
@@ -90,21 +83,8 @@ func (l *fakeLink) Signal(context.Context, string, any) error { return nil }
 func TestJSONLAgentRequestsReachTheWorkflow(t *testing.T) {
 	root := repoRoot(t)
 	path := "engine/temporal/testdata/collab/cuelist.yaml"
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	link := &fakeLink{env: env, board: map[string]BBValue{}}
-	RegisterWorkflow(env)
-	RegisterActivities(env, &Activities{Root: root, Link: func(context.Context) WorkflowLink { return link }})
-	env.SetTestTimeout(2 * 60e9)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-collab", Path: path, SpecHash: specHashOf(t, root, path)})
-	var res RunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	evs := events(t, env)
-	if res.State != "completed" {
-		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
-	}
+	env, link := linkedEnv(t, root, "")
+	evs := completed(t, env, RunInput{RunID: "r-collab", Path: path, SpecHash: specHashOf(t, root, path)})
 	got := outputsOf(t, evs, "ASK-100")
 	want := map[string]any{"v1": 1.0, "v2": 2.0, "conflict": "at 2 by collab-agent", "read": "green", "answer": "navy"}
 	for k, v := range want {
@@ -118,6 +98,21 @@ func TestJSONLAgentRequestsReachTheWorkflow(t *testing.T) {
 	if seen := outputsOf(t, evs, "READ-200")["seen"]; seen != "navy" {
 		t.Errorf("READ-200 saw %v, want navy", seen)
 	}
+}
+
+// linkedEnv is runEnv with the workflow reached through a fakeLink that
+// answers every question with answer.
+func linkedEnv(t *testing.T, root, answer string) (*testsuite.TestWorkflowEnvironment, *fakeLink) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	link := &fakeLink{env: env, board: map[string]BBValue{}, answer: answer}
+	acts := &Activities{Root: root, Link: func(context.Context) WorkflowLink { return link }}
+	t.Cleanup(acts.Close)
+	RegisterWorkflow(env)
+	RegisterActivities(env, acts)
+	env.SetTestTimeout(2 * time.Minute)
+	return env, link
 }
 
 // outputsOf is what the last attempt of cue ended with.
@@ -219,15 +214,7 @@ func TestWorkflowServesRequests(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(SignalGo, GoSignal{Cue: "HOLD-100", By: "orch go"})
 	}, 3*time.Minute)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-held", Path: path, SpecHash: specHashOf(t, root, path)})
-	var res RunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	evs := events(t, env)
-	if res.State != "completed" {
-		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
-	}
+	evs := completed(t, env, RunInput{RunID: "r-held", Path: path, SpecHash: specHashOf(t, root, path)})
 	if w1 == nil || !w1.done || w1.result.(BBWritten) != (BBWritten{Version: 1, Author: "held"}) {
 		t.Errorf("write: %+v", w1)
 	}
