@@ -168,7 +168,10 @@ func (a *Activities) stepPooled(ctx context.Context, p *planner.Plan, c *planner
 			return fail("start", "%v", err)
 		}
 		for la.next < ph {
-			if f := la.run(ctx, la.next, nil); f != nil {
+			f := la.run(ctx, la.next, nil)
+			la.host.End()
+			la.host.Bind(ctx, a, in, p)
+			if f != nil {
 				la.end()
 				res := fail(f.Class, "%s (%s again on this worker before %s)", f.Reason, phaseNames[phaseActivity[la.next]], phaseNames[phaseActivity[ph]])
 				res.Log = la.host.tail.take()
@@ -183,6 +186,7 @@ func (a *Activities) stepPooled(ctx context.Context, p *planner.Plan, c *planner
 	}
 	la.host.Bind(ctx, a, in, p)
 	out, f := la.runWork(ctx, ph, task)
+	la.host.End()
 	res := &AttemptResult{}
 	if f != nil {
 		res = fail(f.Class, "%s", f.Reason)

@@ -91,9 +91,10 @@ type Report struct {
 type collab struct {
 	w      *wf
 	asked  int
-	open   map[string]*openAsk // by question id
-	wake   workflow.Channel    // a request changed what the core reads: look again
-	policy time.Duration       // guardrails.question_timeout
+	open   map[string]*openAsk  // by question id
+	wake   workflow.Channel     // a request changed what the core reads: look again
+	policy time.Duration        // guardrails.question_timeout
+	inbox  map[Asker][]Received // what running attempts were sent (inbox.go)
 }
 
 type openAsk struct {
@@ -114,6 +115,7 @@ func (w *wf) collaborate() *collab {
 	_ = workflow.SetQueryHandler(ctx, QueryBBRead, c.bbRead)
 	_ = workflow.SetQueryHandler(ctx, QueryBBList, c.bbList)
 	_ = workflow.SetUpdateHandlerWithOptions(ctx, UpdateAsk, c.ask, workflow.UpdateHandlerOptions{Validator: c.validAsk})
+	c.messages()
 	w.sel.AddReceive(c.wake, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil) })
 	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalReport), func(ch workflow.ReceiveChannel, _ bool) {
 		var r Report

@@ -35,12 +35,34 @@ type fakeLink struct {
 	board  map[string]BBValue
 	asked  []Ask
 	answer string // to every question ("": navy)
+	sent   []Send
+	inbox  sync.Map // agent -> chan Received
 }
 
-func (l *fakeLink) Update(_ context.Context, name string, arg, result any) error {
+func (l *fakeLink) inboxOf(agent string) chan Received {
+	ch, _ := l.inbox.LoadOrStore(agent, make(chan Received, 16))
+	return ch.(chan Received)
+}
+
+func (l *fakeLink) Update(ctx context.Context, name string, arg, result any) error {
+	if name == UpdateInbox { // waits: not under the lock
+		in := arg.(InboxWait)
+		select {
+		case r := <-l.inboxOf(in.Agent):
+			*result.(*[]Received) = []Received{r}
+		case <-time.After(in.Wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch name {
+	case UpdateSend:
+		in := arg.(Send)
+		l.sent = append(l.sent, in)
+		l.inboxOf(in.To) <- Received{From: in.Agent, FromTask: in.Cue, Body: in.Body}
 	case UpdateBBWrite:
 		in := arg.(BBWrite)
 		cur := l.board[in.Key]
@@ -135,6 +157,21 @@ func outputsOf(t *testing.T, evs []record.Event, cue string) map[string]any {
 	}
 	t.Fatalf("no attempt of %s ended\n%s", cue, story(evs))
 	return nil
+}
+
+// A jsonl agent's message.send goes to the workflow; the recipient's worker
+// takes its inbox from there and gives the agent message.received.
+func TestJSONLMessagesOnWorkers(t *testing.T) {
+	root := repoRoot(t)
+	path := "engine/temporal/testdata/messages/cuelist.yaml"
+	env, link := linkedEnv(t, root, "")
+	evs := completed(t, env, RunInput{RunID: "r-msg", Path: path, SpecHash: specHashOf(t, root, path)})
+	if out := outputsOf(t, evs, "RECV-100"); out["got"] != "hello from the sender" || out["from"] != "msg-sender" {
+		t.Errorf("RECV-100's outputs %v", out)
+	}
+	if len(link.sent) != 1 || link.sent[0].To != "msg-receiver" || link.sent[0].Cue != "SEND-100" || string(link.sent[0].Body) != `{"text":"hello from the sender"}` {
+		t.Errorf("sent %+v", link.sent)
+	}
 }
 
 // A GO given to a worker that did not run the attempt's WARNING and

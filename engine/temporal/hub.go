@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -80,6 +81,7 @@ type hubLink struct {
 	link  WorkflowLink
 	asker Asker
 	tools planner.AgentTools
+	ended chan struct{} // closed when the phase ends (End)
 }
 
 // Bind makes the phase running now the one the host serves requests for.
@@ -87,7 +89,18 @@ func (h *stepHost) Bind(ctx context.Context, a *Activities, in AttemptInput, p *
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.halted = nil
-	h.hub = hubLink{ctx: ctx, link: a.link(ctx), asker: Asker{Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt}, tools: p.ToolsOf(in.Agent)}
+	h.hub = hubLink{ctx: ctx, link: a.link(ctx), asker: Asker{Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt}, tools: p.ToolsOf(in.Agent),
+		ended: make(chan struct{})}
+}
+
+// End says the phase Bind began is over: what serves it stops.
+func (h *stepHost) End() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.hub.ended != nil {
+		close(h.hub.ended)
+		h.hub.ended = nil
+	}
 }
 
 func (h *stepHost) bound() hubLink {
@@ -126,6 +139,11 @@ func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver
 		return nil
 	case protocols.QuestionAnswer: // to a question that closed meanwhile
 		return nil
+	case protocols.MessageSend:
+		if why := sendMessage(hub, b); why != "" {
+			return peer.Send(protocols.Reply(msg, protocols.DeliveryFailed{Reason: why}))
+		}
+		return peer.Send(protocols.Reply(msg, protocols.MessageSent{To: b.To}))
 	case protocols.StatusReport:
 		return h.report(hub, refuse, msg, Report{Asker: hub.asker, State: b.State, Progress: b.Progress, Detail: b.Detail})
 	case protocols.StatusUpdate:
@@ -209,6 +227,71 @@ func report(hub hubLink, what string, r Report) error {
 		return fmt.Errorf("%s could not reach the run's workflow: %w", what, err)
 	}
 	return nil
+}
+
+// sendMessage has the workflow deliver a message.send: "" delivered, else
+// why not.
+func sendMessage(hub hubLink, b protocols.MessageSend) string {
+	body, err := json.Marshal(b.Body)
+	if err != nil {
+		return "the body cannot be sent: " + err.Error()
+	}
+	var sent Sent
+	if err := hub.link.Update(hub.ctx, UpdateSend, Send{Asker: hub.asker, To: b.To, Body: body, Private: b.Private}, &sent); err != nil {
+		return "the run's workflow could not be reached: " + err.Error()
+	}
+	return sent.Failed
+}
+
+// takeInbox takes what was delivered to the attempt, waiting up to wait.
+func takeInbox(ctx context.Context, hub hubLink, wait time.Duration) ([]Received, error) {
+	var got []Received
+	err := hub.link.Update(ctx, UpdateInbox, InboxWait{Asker: hub.asker, Wait: wait}, &got)
+	return got, err
+}
+
+// inboxDelay is how long a jsonl agent's GO runs before its worker asks the
+// workflow for its messages: a short GO costs the workflow nothing; a
+// message sent meanwhile waits in its inbox.
+var inboxDelay = time.Second
+
+// Going starts delivering the messages sent to a jsonl agent in GO
+// (message.received on its stdin) until the phase ends; an agent that takes
+// no messages (p nil) reads them through its MCP inbox tool.
+func (h *stepHost) Going(p driver.Peer) {
+	hub := h.bound()
+	if p == nil || hub.link == nil || hub.ended == nil {
+		return
+	}
+	go func() {
+		select {
+		case <-time.After(inboxDelay):
+		case <-hub.ended:
+			return
+		}
+		ctx, cancel := context.WithCancel(hub.ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-hub.ended:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		for ctx.Err() == nil {
+			got, err := takeInbox(ctx, hub, MaxInboxWait)
+			if err != nil {
+				select { // the attempt ended, or the workflow is away: ask again shortly
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+				continue
+			}
+			for _, r := range got {
+				_ = p.Send(r.Message(hub.asker.Cue))
+			}
+		}
+	}()
 }
 
 // ask asks the person through the workflow, off the attempt's goroutine

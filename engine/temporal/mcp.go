@@ -180,23 +180,33 @@ func (t mcpTask) ReportStatus(_ context.Context, req protocols.StatusReport) err
 	return report(hub, "report_status", Report{Asker: hub.asker, State: req.State, Progress: req.Progress, Detail: req.Detail})
 }
 
-// Inbox: nothing is delivered to an attempt on this engine yet (no
-// messages between agents); it waits as asked, so a polling agent does
-// not spin.
+// Inbox takes the messages sent to the attempt, through the workflow.
 func (t mcpTask) Inbox(ctx context.Context, wait time.Duration) ([]mcpbridge.Notice, error) {
-	if wait > 0 {
-		timer := time.NewTimer(wait)
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-		}
+	hub, err := t.linked()
+	if err != nil {
+		return nil, err
 	}
-	return nil, nil
+	got, err := takeInbox(ctx, hub, wait)
+	if err != nil {
+		return nil, fmt.Errorf("inbox: %w", err)
+	}
+	notices := make([]mcpbridge.Notice, 0, len(got))
+	for _, r := range got {
+		m := r.Message(hub.asker.Cue)
+		notices = append(notices, mcpbridge.Notice{Type: m.Type, Body: m.Body})
+	}
+	return notices, nil
 }
 
-func (t mcpTask) SendMessage(context.Context, protocols.MessageSend) (protocols.MessageSent, error) {
-	return protocols.MessageSent{}, notOnTemporal("send_message")
+func (t mcpTask) SendMessage(_ context.Context, req protocols.MessageSend) (protocols.MessageSent, error) {
+	hub, err := t.linked()
+	if err != nil {
+		return protocols.MessageSent{}, err
+	}
+	if why := sendMessage(hub, req); why != "" {
+		return protocols.MessageSent{}, fmt.Errorf("not delivered: %s", why)
+	}
+	return protocols.MessageSent{To: req.To}, nil
 }
 
 func (t mcpTask) Broadcast(context.Context, protocols.BroadcastSend) (protocols.BroadcastSent, error) {

@@ -83,6 +83,7 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	default:
 		out, f = d.Work(at, task)
 	}
+	h.End()
 	d.Close(at)
 	res := &AttemptResult{}
 	if f != nil {
@@ -212,7 +213,6 @@ func (h *stepHost) Note(format string, args ...any) {
 func (h *stepHost) Usage(record.Usage)                           {}
 func (h *stepHost) Board(t *attempt.Task) *attempt.Task          { return t }
 func (h *stepHost) Started(p *proc.Process)                      { h.started = p }
-func (h *stepHost) Going(driver.Peer)                            {}
 func (h *stepHost) Record(string, *driver.Wire) *attempt.Failure { return nil }
 func (h *stepHost) Stopped() *attempt.Failure {
 	if h.halted != nil {
