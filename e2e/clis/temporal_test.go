@@ -25,32 +25,20 @@ func TestClaudeOnTemporalWorker(t *testing.T) {
 	if skipWhy != "" {
 		t.Skip(skipWhy)
 	}
-	script := mockmodel.Script{
-		{Text: "I need the person's choice.", Tool: tool("ask", map[string]any{"question": "Which database should slugs live in?",
-			"options": []any{"sqlite", "postgres"}})},
-		{Text: "The person chose {{answer}}.\n{\"database\": \"{{answer}}\"}"},
-	}
-	w := newWorld(t, map[string]mockmodel.Script{"ask": script}, false)
+	w := newWorld(t, map[string]mockmodel.Script{"ask": askScript}, false)
 	w.env = append(w.env, "TEMPORAL_ADDRESS="+temporalServer(t))
 	w.write(map[string]string{"cuelist.yaml": `cuelist:
-  id: asks
+  id: asks-on-temporal
   defaults: {ack_timeout: 2m, standby_timeout: 2m, timeout: 3m}
   cues:
     - {id: CHOOSE, agents: [chooser]}
     - {id: AFTER, agents: [after], dependencies: [CHOOSE]}
 ---
 agent:
-  id: chooser
-  protocol: claude-code` + noToolSearch + `
-  prompt: |
-    ` + mockmodel.Marker("ask") + ` Ask the person which database to use.
-  permissions: {read: allow, default: deny}
-  provides: [text, database]
----
-agent:
   id: after
   command: ["true"]
-`}, false)
+---
+` + chooser}, false)
 	worker := exec.Command(orchBin, "worker", "--root", w.dir)
 	worker.Dir, worker.Env = w.dir, w.env
 	worker.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -145,14 +145,19 @@ func (c *collab) asking(a Asker) bool {
 	return false
 }
 
+// running refuses a request (what) of an attempt that is not in flight.
+func (c *collab) running(what string, a Asker) error {
+	if !c.asking(a) {
+		return fmt.Errorf("%s: attempt %d of %s at cue %s is not running", what, a.Attempt, a.Agent, a.Cue)
+	}
+	return nil
+}
+
 func (c *collab) validWrite(in BBWrite) error {
 	if in.Key == "" {
 		return fmt.Errorf("blackboard.write: the key is empty")
 	}
-	if !c.asking(in.Asker) {
-		return fmt.Errorf("blackboard.write: attempt %d of %s at cue %s is not running", in.Attempt, in.Agent, in.Cue)
-	}
-	return nil
+	return c.running("blackboard.write", in.Asker)
 }
 
 // bbWrite stores an agent's write, or records its conflict.
@@ -210,10 +215,7 @@ func (c *collab) validAsk(in Ask) error {
 	if in.Question == "" {
 		return fmt.Errorf("question.ask: the question is empty")
 	}
-	if !c.asking(in.Asker) {
-		return fmt.Errorf("question.ask: attempt %d of %s at cue %s is not running", in.Attempt, in.Agent, in.Cue)
-	}
-	return nil
+	return c.running("question.ask", in.Asker)
 }
 
 // ask records a question for the person and answers once it closed: orch

@@ -66,22 +66,14 @@ const MaxInboxWait = 5 * time.Minute
 func (c *collab) messages() {
 	c.inbox = map[Asker][]Received{}
 	_ = workflow.SetUpdateHandlerWithOptions(c.w.ctx, UpdateSend, c.send, workflow.UpdateHandlerOptions{Validator: c.validSend})
-	_ = workflow.SetUpdateHandlerWithOptions(c.w.ctx, UpdateInbox, c.takeInbox, workflow.UpdateHandlerOptions{Validator: func(in InboxWait) error {
-		if !c.asking(in.Asker) {
-			return fmt.Errorf("inbox: attempt %d of %s at cue %s is not running", in.Attempt, in.Agent, in.Cue)
-		}
-		return nil
-	}})
+	_ = workflow.SetUpdateHandlerWithOptions(c.w.ctx, UpdateInbox, c.takeInbox, workflow.UpdateHandlerOptions{Validator: func(in InboxWait) error { return c.running("inbox", in.Asker) }})
 }
 
 func (c *collab) validSend(in Send) error {
 	if in.To == "" || len(in.Body) == 0 {
 		return fmt.Errorf("message.send: a recipient and a body are needed")
 	}
-	if !c.asking(in.Asker) {
-		return fmt.Errorf("message.send: attempt %d of %s at cue %s is not running", in.Attempt, in.Agent, in.Cue)
-	}
-	return nil
+	return c.running("message.send", in.Asker)
 }
 
 // send delivers a message to the one task at work that To names (its cue,
