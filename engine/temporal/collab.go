@@ -24,6 +24,7 @@ const (
 	QueryBBList   = "orch.bb-list"
 	UpdateAsk     = "orch.ask"
 	SignalReport  = "orch.report"
+	SignalUsage   = "orch.usage"
 )
 
 // Asker names the attempt an agent's request comes from.
@@ -87,6 +88,14 @@ type Report struct {
 	Detail   string
 }
 
+// UsageReport is what an agent reported it used: its attempt's totals so
+// far, and what they add since its last report (counted toward the run's
+// limits, max_credits and max_cost_usd).
+type UsageReport struct {
+	Asker
+	Totals, More record.Usage
+}
+
 // collab is the workflow's side of its agents' requests.
 type collab struct {
 	w      *wf
@@ -95,6 +104,7 @@ type collab struct {
 	wake   workflow.Channel     // a request changed what the core reads: look again
 	policy time.Duration        // guardrails.question_timeout
 	inbox  map[Asker][]Received // what running attempts were sent (inbox.go)
+	used   record.Usage         // the run's, as its agents reported
 }
 
 type openAsk struct {
@@ -122,6 +132,13 @@ func (w *wf) collaborate() *collab {
 		ch.Receive(ctx, &r)
 		w.emit(record.Event{Type: record.EvAgentStatus, Cue: r.Cue, Agent: r.Agent, Attempt: r.Attempt, State: r.State,
 			Data: record.StatusData{Progress: r.Progress, Detail: r.Detail}})
+	})
+	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalUsage), func(ch workflow.ReceiveChannel, _ bool) {
+		var u UsageReport
+		ch.Receive(ctx, &u)
+		c.used = c.used.Plus(u.More)
+		w.core.AddUsage(u.More.Credits, u.More.CostUSD) // the loop checks the limits next
+		w.emit(record.Event{Type: record.EvUsage, Cue: u.Cue, Agent: u.Agent, Attempt: u.Attempt, Data: record.UsageDataOf(u.Totals, c.used)})
 	})
 	return c
 }

@@ -30,13 +30,14 @@ func TestJSONLAgentOnWorker(t *testing.T) {
 // once; writes are also set on the workflow's board (orch.bb-set), so that
 // a cue's conditions see them.
 type fakeLink struct {
-	env    *testsuite.TestWorkflowEnvironment
-	mu     sync.Mutex
-	board  map[string]BBValue
-	asked  []Ask
-	answer string // to every question ("": navy)
-	sent   []Send
-	inbox  sync.Map // agent -> chan Received
+	env     *testsuite.TestWorkflowEnvironment
+	mu      sync.Mutex
+	board   map[string]BBValue
+	asked   []Ask
+	answer  string // to every question ("": navy)
+	sent    []Send
+	signals []any
+	inbox   sync.Map // agent -> chan Received
 }
 
 func (l *fakeLink) inboxOf(agent string) chan Received {
@@ -97,7 +98,12 @@ func (l *fakeLink) Query(_ context.Context, name string, arg, result any) error 
 	return nil
 }
 
-func (l *fakeLink) Signal(context.Context, string, any) error { return nil }
+func (l *fakeLink) Signal(_ context.Context, name string, arg any) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.signals = append(l.signals, arg)
+	return nil
+}
 
 // A jsonl agent's requests on a worker go to its run's workflow: writes
 // (fenced, with a conflict), a read, a question whose answer comes back to
@@ -117,6 +123,11 @@ func TestJSONLAgentRequestsReachTheWorkflow(t *testing.T) {
 	if len(link.asked) != 1 || link.asked[0].Question != "Which shade of green?" || link.asked[0].Cue != "ASK-100" || link.asked[0].Attempt != 1 {
 		t.Errorf("asked %+v", link.asked)
 	}
+	want2 := []any{Report{Asker: link.asked[0].Asker, State: "working", Progress: 0.5, Detail: "asked the person"},
+		UsageReport{Asker: link.asked[0].Asker, Totals: record.Usage{Credits: 3}, More: record.Usage{Credits: 3}}}
+	if fmt.Sprint(link.signals) != fmt.Sprint(want2) {
+		t.Errorf("signals %+v, want %+v", link.signals, want2)
+	}
 	if seen := outputsOf(t, evs, "READ-200")["seen"]; seen != "navy" {
 		t.Errorf("READ-200 saw %v, want navy", seen)
 	}
@@ -135,6 +146,40 @@ func linkedEnv(t *testing.T, root, answer string) (*testsuite.TestWorkflowEnviro
 	RegisterActivities(env, acts)
 	env.SetTestTimeout(2 * time.Minute)
 	return env, link
+}
+
+// What agents report they used counts toward the run's limits: each report
+// is recorded with the run's total, and a total beyond max_credits ends the
+// run, as locally.
+func TestUsageCountsTowardLimits(t *testing.T) {
+	root, path := repoRoot(t), "engine/temporal/testdata/collab/held.yaml"
+	env := runEnv(t, root)
+	asker := Asker{Cue: "HOLD-100", Agent: "held", Attempt: 1}
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalUsage, UsageReport{Asker: asker, Totals: record.Usage{Credits: 4}, More: record.Usage{Credits: 4}})
+		env.SignalWorkflow(SignalUsage, UsageReport{Asker: asker, Totals: record.Usage{Credits: 12, CostUSD: 0.5}, More: record.Usage{Credits: 8, CostUSD: 0.5}})
+	}, time.Minute)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-usage", Path: path, SpecHash: specHashOf(t, root, path)})
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	evs := events(t, env)
+	if res.State != "failed" || !strings.Contains(res.Reason, "max_credits") {
+		t.Fatalf("state %s (%s), want failed for max_credits\n%s", res.State, res.Reason, story(evs))
+	}
+	var totals []float64
+	for _, e := range evs {
+		if e.Type == record.EvUsage {
+			b, _ := json.Marshal(e.Data)
+			var d record.UsageData
+			_ = json.Unmarshal(b, &d)
+			totals = append(totals, d.RunTotal)
+		}
+	}
+	if len(totals) != 2 || totals[0] != 4 || totals[1] != 12 {
+		t.Errorf("run totals %v, want [4 12]", totals)
+	}
 }
 
 // outputsOf is what the last attempt of cue ended with.

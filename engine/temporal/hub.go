@@ -149,7 +149,8 @@ func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver
 	case protocols.StatusUpdate:
 		return h.report(hub, refuse, msg, Report{Asker: hub.asker, State: b.State, Detail: b.Detail})
 	case protocols.StatusUsage:
-		return nil // usage is not counted by --engine temporal in this version
+		h.Usage(record.Usage{Credits: b.Credits, CostUSD: b.CostUSD, InputTokens: b.InputTokens, OutputTokens: b.OutputTokens})
+		return nil
 	}
 	ch, err := protocols.Route(msg.Type)
 	switch {
@@ -227,6 +228,23 @@ func report(hub hubLink, what string, r Report) error {
 		return fmt.Errorf("%s could not reach the run's workflow: %w", what, err)
 	}
 	return nil
+}
+
+// Usage sends the workflow what the agent reported it used (its totals so
+// far) and what that adds: the run's limits count it (driver.Host).
+func (h *stepHost) Usage(u record.Usage) {
+	hub := h.bound()
+	h.mu.Lock()
+	u = u.Over(h.usage)
+	more := u.Minus(h.usage)
+	h.usage = u
+	h.mu.Unlock()
+	if hub.link == nil || more == (record.Usage{}) {
+		return
+	}
+	if err := hub.link.Signal(hub.ctx, SignalUsage, UsageReport{Asker: hub.asker, Totals: u, More: more}); err != nil {
+		h.Note("usage could not reach the run's workflow: %v", err)
+	}
 }
 
 // sendMessage has the workflow deliver a message.send: "" delivered, else

@@ -192,7 +192,8 @@ type stepHost struct {
 	started *proc.Process
 	halted  *attempt.Failure // why beat halted the step (nil: a stop asked for)
 	mu      sync.Mutex
-	hub     hubLink // the phase running now: where requests go
+	hub     hubLink      // the phase running now: where requests go
+	usage   record.Usage // what the agent reported so far (its totals)
 	aborts  aborter
 }
 
@@ -210,7 +211,6 @@ func (h *stepHost) CloseLog() {}
 func (h *stepHost) Note(format string, args ...any) {
 	h.Log("stderr", "[orch] "+fmt.Sprintf(format, args...))
 }
-func (h *stepHost) Usage(record.Usage)                           {}
 func (h *stepHost) Board(t *attempt.Task) *attempt.Task          { return t }
 func (h *stepHost) Started(p *proc.Process)                      { h.started = p }
 func (h *stepHost) Record(string, *driver.Wire) *attempt.Failure { return nil }

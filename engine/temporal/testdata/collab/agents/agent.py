@@ -21,6 +21,7 @@ def work(task):
         conflict = f"at {e.current_version} by {e.author}"
     read = task.bb_read("color")
     task.report_status("working", progress=0.5, detail="asked the person")
+    task.usage(3)
     if os.environ.get("COLLAB_MARK"):  # a test answers once the question is asked
         with open(os.environ["COLLAB_MARK"], "w") as f:
             f.write(read)
