@@ -129,7 +129,7 @@ type target struct {
 	parking bool
 	parked  int
 	retryAt time.Time
-	outputs   map[string]any
+	outputs map[string]any
 }
 
 // New returns the core of a run whose cues are all pending; Restore takes
