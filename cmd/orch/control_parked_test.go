@@ -205,3 +205,21 @@ func (c *ctl) mustOrchAny(args ...string) string {
 	_, stdout, _ := c.orch(args...)
 	return stdout
 }
+
+// TestStopPausedRun: orch stop of a run paused for a manual GO ends the
+// attempt that waited for it: recorded stopped, not left paused.
+func TestStopPausedRun(t *testing.T) {
+	t.Parallel()
+	c := newCtl(t)
+	spec := c.write("cuelist.yaml", `
+cuelist: {id: stop, cues: [{id: SHIP, agents: [ship], go: manual}]}
+---
+agent: {id: ship, command: [sh, -c, 'true']}
+`)
+	c.mustOrch(3, "run", spec)
+	c.mustOrch(0, "stop", "last")
+	st := c.status("last")
+	if got := attemptsOf(st.cue("SHIP")); st.State != "stopped" || got != "1:stopped" {
+		t.Errorf("after orch stop the run is %s and SHIP's attempts are %q, want stopped and 1:stopped", st.State, got)
+	}
+}

@@ -70,7 +70,7 @@ func (c *Core) Ended(now time.Time, pos, i, attempt int, e End) {
 		if e.Failed && e.Class == "stopped" && !cr.state.Final() {
 			t.parked, t.phase = attempt, tIdle
 			c.decide(Decision{Kind: AttemptEnded, Cue: pos, Target: i, Attempt: attempt, Agent: ag, AttemptState: AttemptPaused,
-				Reason: "prepared; the run paused for its GO, which prepares it again", Class: "paused"})
+				Reason: "prepared, waits for its GO: the run paused (orch go prepares this attempt again)", Class: "paused"})
 			return
 		}
 	}
