@@ -188,13 +188,7 @@ agent:
 					t.Errorf("no kill after the pause, yet SHIP's attempts are %q (given GO %d times), want 1:completed", got, gos)
 				}
 			}
-			checkSeqs(t, c.events("last"))
-			integrityCheck(t, c.db)
-			if alive := c.alive(c.readPids("pids")); len(alive) > 0 {
-				for _, pid := range alive {
-					t.Errorf("left running after the run completed: %s", describe(pid))
-				}
-			}
+			c.checkWhole(t)
 		})
 	}
 }
