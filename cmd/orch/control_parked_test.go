@@ -135,6 +135,12 @@ agent:
 `)
 			runDelay := time.Duration(rng.IntN(500)) * time.Millisecond
 			goDelay := time.Duration(rng.IntN(300)) * time.Millisecond
+			if rep%4 == 0 { // no kill of orch run: it pauses
+				runDelay = time.Minute
+			}
+			if rep%2 == 0 { // no kill of the first orch go
+				goDelay = time.Minute
+			}
 			owner, killed := c.killAfter(runDelay, "run", spec)
 			if !killed && owner.code != 3 {
 				t.Fatalf("orch run exited %d, want 3 (paused)\n%s", owner.code, owner.output())
