@@ -410,34 +410,43 @@ printf 'no newline'`,
 
 // TestLargeOutputReachesPlainAgent: a value over the environment's limit
 // (Linux refuses one string over 128 KiB) reaches a downstream plain agent
-// through ORCH_INPUT_<NAME>_FILE, small ones still in ORCH_INPUT_<NAME>.
+// through ORCH_INPUT_<NAME>_FILE, small ones still in ORCH_INPUT_<NAME>;
+// the file's directory is gone once the attempt has ended.
 func TestLargeOutputReachesPlainAgent(t *testing.T) {
 	p, _ := project(t, map[string]string{
 		"cuelist.yaml": agentsHead + `  inputs: {small: hi}
   cues:
     - {id: MAKE, agents: [make]}
     - {id: READ, agents: [read], dependencies: [MAKE]}
+    - {id: GONE, agents: [gone], dependencies: [READ]}
 `,
 		"agents.yaml": `agent: {id: make, command: [sh, make.sh], provides: [big]}
 ---
 agent: {id: read, command: [sh, read.sh], requires: [big]}
+---
+agent: {id: gone, run: '[ -n "$ORCH_INPUT_INDIR" ] && [ ! -e "$ORCH_INPUT_INDIR" ]'}
 `,
 		// 1,000,000 bytes: the output file itself is capped at 1 MiB.
 		"make.sh": `printf 'big=' > "$ORCH_OUTPUT"; head -c 1000000 /dev/zero | tr '\0' x >> "$ORCH_OUTPUT"`,
 		"read.sh": `[ -z "${ORCH_INPUT_BIG+set}" ] || exit 4
 [ "$ORCH_INPUT_SMALL" = hi ] || exit 5
 printf 'size=%s\n' "$(wc -c < "$ORCH_INPUT_BIG_FILE" | tr -d ' ')" >> "$ORCH_OUTPUT"
-printf 'head=%s\n' "$(head -c 3 "$ORCH_INPUT_BIG_FILE")" >> "$ORCH_OUTPUT"`,
+printf 'head=%s\n' "$(head -c 3 "$ORCH_INPUT_BIG_FILE")" >> "$ORCH_OUTPUT"
+printf 'indir=%s\n' "$(dirname "$ORCH_INPUT_BIG_FILE")" >> "$ORCH_OUTPUT"`,
 	})
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, nil)
 	if res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
-	ends := rec.of(record.EvCueState)
-	last := ends[len(ends)-1]
-	if last.Cue != "READ" || !strings.Contains(dataJSON(last.Data), `"size":"1000000"`) || !strings.Contains(dataJSON(last.Data), `"head":"xxx"`) {
-		t.Errorf("READ ended with %s", dataJSON(last.Data))
+	var read string
+	for _, e := range rec.of(record.EvCueState) {
+		if e.Cue == "READ" && e.State == string(record.CueCompleted) {
+			read = dataJSON(e.Data)
+		}
+	}
+	if !strings.Contains(read, `"size":"1000000"`) || !strings.Contains(read, `"head":"xxx"`) {
+		t.Errorf("READ ended with %s", read)
 	}
 }
 

@@ -3,7 +3,6 @@ package driver
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -63,9 +62,8 @@ func (d *plainDriver) Work(a *Attempt, t *attempt.Task) (map[string]any, *attemp
 		b, _ := json.Marshal(a.Host.Board(t))
 		return b
 	}
-	inDir := strings.TrimSuffix(outPath, ".out") + ".in"
-	defer os.RemoveAll(inDir)
-	vars, err := attempt.InputVars(t, inDir)
+	vars, removeInputs, err := attempt.InputVars(t, strings.TrimSuffix(outPath, ".out")+".in")
+	defer removeInputs()
 	if err != nil {
 		return nil, attempt.Failf("start", "command: writing a large input to a file: %v", err)
 	}
