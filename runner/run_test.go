@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -491,5 +492,63 @@ func TestLogCap(t *testing.T) {
 	want := fmt.Sprintf("(%s) dropped: the log keeps the first and the last 32.0 KiB of each attempt (defaults.max_log 64.0 KiB)", record.Plural(int64(dropped), "line"))
 	if !strings.Contains(note, want) {
 		t.Errorf("note %q, want it to say %q", note, want)
+	}
+}
+
+// TestTaskOnStdin: a plain agent's task comes whole on stdin, a small one
+// and one larger than a pipe holds alike; an agent that never reads a large
+// task still ends, and so does its attempt.
+func TestTaskOnStdin(t *testing.T) {
+	big := strings.Repeat("x", 100_000)
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  cues:
+    - {id: SMALL, agents: [reader]}
+    - {id: BIG, agents: [reader], inputs: {big: ` + big + `}}
+    - {id: DEAF, agents: [deaf], inputs: {big: ` + big + `}}
+`,
+		"agents.yaml": `agent: {id: reader, provides: [n, last], run: 'cat > "$ORCH_OUTPUT.task"; printf "n=%s\nlast=%s\n" "$(wc -c < "$ORCH_OUTPUT.task" | tr -d " ")" "$(tail -c 1 "$ORCH_OUTPUT.task")" >> "$ORCH_OUTPUT"'}
+---
+agent: {id: deaf, run: 'true'}
+`,
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	if res.State != record.RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	sizes := map[string]int{}
+	for _, e := range rec.of(record.EvCueState) {
+		if e.State != string(record.CueCompleted) || e.Cue == "DEAF" {
+			continue
+		}
+		out := e.Data.(record.CueStateData).Outputs
+		if out["last"] != "}" {
+			t.Errorf("%s's task on stdin does not end its JSON object: it ends with %q", e.Cue, out["last"])
+		}
+		n, _ := strconv.Atoi(fmt.Sprint(out["n"]))
+		sizes[e.Cue] = n
+	}
+	if sizes["SMALL"] < 50 || sizes["SMALL"] > 512 || sizes["BIG"] < len(big) {
+		t.Errorf("task sizes on stdin %v: want SMALL under 512 bytes and BIG over %d", sizes, len(big))
+	}
+}
+
+// TestTimeoutOfAgentDeafToLargeTask: an agent that never reads a task larger
+// than a pipe holds, and hangs, is still stopped at its timeout: writing its
+// task never holds the attempt up.
+func TestTimeoutOfAgentDeafToLargeTask(t *testing.T) {
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  cues:
+    - {id: DEAF, agents: [deaf], timeout: 300ms, inputs: {big: ` + strings.Repeat("x", 100_000) + `}}
+`,
+		"agents.yaml": `agent: {id: deaf, command: [sleep, "60"]}`,
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	if res.State != record.RunFailed {
+		t.Fatalf("run %s", res.State)
+	}
+	if r := reasonOf(rec, "DEAF"); r != "deaf: command did not finish within 300ms" {
+		t.Errorf("reason %q", r)
 	}
 }
