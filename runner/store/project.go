@@ -452,11 +452,19 @@ func (t *txn) project(rec *prepared) error {
 	case record.EvAttemptStarted:
 		u := t.cue(ev)
 		u.attempts = max(u.attempts, ev.Attempt)
-		_, err := t.exec(`INSERT INTO attempts (run_id, cue_id, number, agent_id, state, fallback, started_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			ev.RunID, ev.Cue, ev.Attempt, ev.Agent, record.AttemptRunning, attemptStarted(rec.ev.Data).Fallback, rec.at)
+		// A number is started once, but for an attempt paused for a
+		// manual GO, which is prepared again under it (sched.AttemptPaused).
+		res, err := t.exec(`INSERT INTO attempts (run_id, cue_id, number, agent_id, state, fallback, started_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (run_id, cue_id, number, agent_id) DO UPDATE SET state = excluded.state, reason = '', class = '',
+				exit_code = NULL, pid = 0, ended_at = NULL, started_at = excluded.started_at
+			WHERE attempts.state = ?`,
+			ev.RunID, ev.Cue, ev.Attempt, ev.Agent, record.AttemptRunning, attemptStarted(rec.ev.Data).Fallback, rec.at, record.AttemptPaused)
 		if isForeignKeyViolation(err) {
 			return fmt.Errorf("run %s has no cue %q", ev.RunID, ev.Cue) // the attempt's cue row is its parent
+		}
+		if err == nil && rowsAffected(res) == 0 {
+			return fmt.Errorf("attempt %d of agent %s at cue %s was started already", ev.Attempt, ev.Agent, ev.Cue)
 		}
 		return err
 
@@ -523,7 +531,7 @@ func knownCueState(s record.CueState) bool {
 
 func knownAttemptState(s record.AttemptState) bool {
 	switch s {
-	case record.AttemptRunning, record.AttemptCompleted, record.AttemptFailed, record.AttemptStopped, record.AttemptInterrupted:
+	case record.AttemptRunning, record.AttemptCompleted, record.AttemptFailed, record.AttemptStopped, record.AttemptInterrupted, record.AttemptPaused:
 		return true
 	}
 	return false
