@@ -22,6 +22,13 @@ type BlackboardPut struct {
 	IfVersion *int64
 }
 
+// Conflicts reports whether the write is conditional (IfVersion) and the
+// key is at another version (current, 0: it does not exist): then nothing
+// is written. The one rule of every engine's blackboard.
+func (p BlackboardPut) Conflicts(current int64) bool {
+	return p.IfVersion != nil && *p.IfVersion != current
+}
+
 // BlackboardWritten is one stored blackboard write: its version, and the
 // blackboard/updated event that records it (seq included).
 type BlackboardWritten struct {
@@ -189,6 +196,7 @@ type CueRecord struct {
 	Attempts      int            // the highest attempt number recorded
 	AgentAttempts map[string]int // failed attempts per agent: they count against its max_attempts (an interrupted or stopped one does not)
 	Running       []AttemptRef   // attempts still recorded as running (in flight when the owner died)
+	Paused        []AttemptRef   // attempts recorded paused: prepared for a manual GO when the run paused
 	ReachedGo     bool           // GO was sent for the cue in its latest try
 	Outputs       map[string]any // of a completed cue
 	Approved      bool           // a person said GO
