@@ -45,6 +45,7 @@ type Carry struct {
 	NextSeq int64                   // the seq of the next execution's first event
 	Paused  bool                    `json:",omitempty"` // run/state paused was the last run state emitted
 	Gen     int                     // the executions before the next one
+	Used    record.Usage            // what the run's agents reported they used
 }
 
 // CarriedEntry is a blackboard key carried.
@@ -62,6 +63,7 @@ type chain struct {
 	// the log's events under RunInput.ContinueAfter).
 	notBefore int
 	gen       int
+	collab    *collab // its usage totals go on
 }
 
 // carryIn takes what the execution before handed on (none: the run's
@@ -131,7 +133,7 @@ func (w *wf) continuing() bool {
 		w.chain.draining = true
 		w.core.Hold()
 	}
-	if w.running == 0 && len(w.idleStops) == 0 && w.core.Quiet() {
+	if w.running == 0 && len(w.idleStops) == 0 && w.core.Quiet() && workflow.AllHandlersFinished(w.ctx) {
 		return !w.sel.HasPending() // a signal first: the loop handles it and looks again
 	}
 	if w.core.Stuck(w.running) {
@@ -150,6 +152,9 @@ func (w *wf) continueAsNew() error {
 	w.emit(record.Event{Type: record.EvNote, Reason: fmt.Sprintf("the workflow's history reached %d events: the run continues in execution %d of workflow %s (continue-as-new)",
 		workflow.GetInfo(w.ctx).GetCurrentHistoryLength(), gen+1, workflow.GetInfo(w.ctx).WorkflowExecution.ID)})
 	k := &Carry{Core: w.core.Carry(), NextSeq: w.log.next, Paused: w.paused, Gen: gen}
+	if c := w.chain.collab; c != nil {
+		k.Used = c.used
+	}
 	if len(w.board) > 0 {
 		k.Board = make(map[string]CarriedEntry, len(w.board))
 		for key, e := range w.board {

@@ -64,9 +64,13 @@ func TestContinueAsNewCarriesTheRun(t *testing.T) {
 	for ; gens < 100; gens++ {
 		env := runEnv(t, root)
 		if in.Carry != nil && in.Carry.Gen == 3 { // a person's write in a later execution
-
 			env.RegisterDelayedCallback(func() {
 				env.SignalWorkflow(SignalBBSet, BBSetSignal{Key: "seed", Value: 43, By: "test"})
+			}, 0)
+		}
+		if in.Carry == nil || in.Carry.Gen == 3 { // an agent's usage in the first and a later one
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(SignalUsage, UsageReport{Asker: Asker{Cue: "SEED", Agent: "seeder", Attempt: 1}, More: record.Usage{InputTokens: 10, CostUSD: 0.5}})
 			}, 0)
 		}
 		env.ExecuteWorkflow(WorkflowName, in)
@@ -108,6 +112,7 @@ func TestContinueAsNewCarriesTheRun(t *testing.T) {
 	started := map[string]int{}
 	notes := 0
 	var bbVersions []int64
+	var usage []record.UsageData
 	for i, e := range all {
 		if e.Seq != FirstSeq+int64(i) {
 			t.Fatalf("event %d has seq %d: the executions' seqs are not one numbering\n%s", i, e.Seq, story(all))
@@ -119,6 +124,9 @@ func TestContinueAsNewCarriesTheRun(t *testing.T) {
 			if strings.Contains(e.Reason, "continue-as-new") {
 				notes++
 			}
+		case record.EvUsage:
+			d, _ := e.Data.(record.UsageData)
+			usage = append(usage, d)
 		case record.EvBlackboard:
 			d, _ := e.Data.(record.BlackboardData)
 			bbVersions = append(bbVersions, d.Version)
@@ -134,6 +142,9 @@ func TestContinueAsNewCarriesTheRun(t *testing.T) {
 	}
 	if notes != gens {
 		t.Fatalf("%d continue-as-new notes for %d executions", notes, gens+1)
+	}
+	if len(usage) != 2 || usage[1].RunInputTokens != 20 || usage[1].RunCostUSD != 1 {
+		t.Fatalf("usage events %+v: want the run's totals to go on across executions (20 tokens, $1)", usage)
 	}
 	if fmt.Sprint(bbVersions) != "[1 2]" {
 		t.Fatalf("blackboard versions %v, want [1 2]: the board was not carried", bbVersions)

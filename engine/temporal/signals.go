@@ -13,6 +13,10 @@ import (
 func (w *wf) listen() {
 	ctx := w.ctx
 	c := w.collaborate() // and what its agents ask (collab.go)
+	w.chain.collab = c   // continue.go carries its usage totals
+	if w.in.Carry != nil {
+		c.used = w.in.Carry.Used
+	}
 	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalGo), func(ch workflow.ReceiveChannel, _ bool) {
 		var s GoSignal
 		ch.Receive(ctx, &s)

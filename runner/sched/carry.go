@@ -40,6 +40,7 @@ type CarriedCue struct {
 // CarriedTarget is where one agent of a pending cue stands.
 type CarriedTarget struct {
 	Fallbacks, Tries int
+	Parked           int            `json:",omitempty"` // an attempt paused for a GO, which its next launch takes again
 	Outputs          map[string]any `json:",omitempty"`
 }
 
@@ -105,7 +106,7 @@ func (c *Core) Carry() Carried {
 		}
 		if cr.state == Pending {
 			for _, t := range cr.targets {
-				if t.fallbacks > 0 || t.tries > 0 || t.phase == tDone {
+				if t.fallbacks > 0 || t.tries > 0 || t.parked != 0 || t.phase == tDone {
 					cc.Targets = carriedTargets(cr)
 					break
 				}
@@ -137,7 +138,7 @@ func (k *Carried) addCompleted(pos int) {
 func carriedTargets(cr *cue) []CarriedTarget {
 	out := make([]CarriedTarget, len(cr.targets))
 	for i, t := range cr.targets {
-		out[i] = CarriedTarget{Fallbacks: t.fallbacks, Tries: t.tries}
+		out[i] = CarriedTarget{Fallbacks: t.fallbacks, Tries: t.tries, Parked: t.parked}
 		if t.phase == tDone {
 			out[i].Outputs = t.outputs
 			if out[i].Outputs == nil {
@@ -182,7 +183,7 @@ func (c *Core) Resume(k Carried) {
 				break
 			}
 			tg := &cr.targets[i]
-			tg.fallbacks, tg.tries = t.Fallbacks, t.Tries
+			tg.fallbacks, tg.tries, tg.parked = t.Fallbacks, t.Tries, t.Parked
 			if t.Fallbacks > 0 {
 				listed := c.plan.Agents[tg.listed]
 				if t.Fallbacks <= len(listed.Fallback) {
