@@ -85,7 +85,7 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	host, _ := os.Hostname()
 	data := record.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.HashBelow(root), Root: root, Inputs: inputs,
 		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: record.NewRunID() + record.NewRunID(),
-		Temporal: &record.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)}}
+		Temporal: recordedConnection(cmd, &record.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)})}
 	for _, cu := range p.Order {
 		data.Cues = append(data.Cues, record.CueInfo{ID: cu.ID, Agents: cu.Agents, After: cu.WaitsFor(), Manual: cu.Manual()})
 	}

@@ -40,6 +40,7 @@ func temporalRun(cmd *cobra.Command, id string) (*store.DB, *record.TemporalRun,
 	if !cmd.Flags().Changed("temporal-namespace") {
 		_ = cmd.Flags().Set("temporal-namespace", t.Namespace)
 	}
+	useRecordedConnection(cmd, t)
 	c, err := dial(cmd)
 	if err != nil {
 		db.Close()

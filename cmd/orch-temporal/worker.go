@@ -28,7 +28,7 @@ func workerCmd() *cobra.Command {
 				return err
 			}
 			n, _ := cmd.Flags().GetInt("max-concurrent")
-			c, err := dial(cmd)
+			c, err := dialAs(cmd, workerIdentity())
 			if err != nil {
 				return err
 			}

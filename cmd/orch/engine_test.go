@@ -59,7 +59,7 @@ func TestRunTemporalWithoutOrchTemporal(t *testing.T) {
 func fakeTemporal(t *testing.T) func() []string {
 	t.Helper()
 	bin, rec := t.TempDir(), filepath.Join(t.TempDir(), "argv")
-	script := "#!/bin/sh\n: > \"$FAKE_ARGV\"\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> \"$FAKE_ARGV\"; done\nexit ${FAKE_EXIT:-0}\n"
+	script := "#!/bin/sh\n: > \"$FAKE_ARGV\"\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> \"$FAKE_ARGV\"; done\nprintf '%s' \"$TEMPORAL_API_KEY\" > \"$FAKE_ARGV.key\"\nexit ${FAKE_EXIT:-0}\n"
 	if err := os.WriteFile(filepath.Join(bin, "orch-temporal"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
