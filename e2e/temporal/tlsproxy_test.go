@@ -115,6 +115,9 @@ type rawCodec struct{}
 
 type frame struct{ b []byte }
 
-func (rawCodec) Marshal(v any) ([]byte, error)      { return v.(*frame).b, nil }
-func (rawCodec) Unmarshal(data []byte, v any) error { v.(*frame).b = append([]byte(nil), data...); return nil }
-func (rawCodec) Name() string                       { return "proto" }
+func (rawCodec) Marshal(v any) ([]byte, error) { return v.(*frame).b, nil }
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	v.(*frame).b = append([]byte(nil), data...)
+	return nil
+}
+func (rawCodec) Name() string { return "proto" }
