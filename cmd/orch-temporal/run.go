@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -26,6 +27,8 @@ func runCmd() *cobra.Command {
 	cmd.Flags().String("root", ".", "the project checkout: the workers find the cuelist at the same path below their --root")
 	cmd.Flags().Bool("detach", false, "start the run, print its id and how to follow it, and exit")
 	cmd.Flags().Int("max-parallel", 0, "cues prepared and in GO at once (default: the cuelist's max_parallel)")
+	cmd.Flags().String("run-id", "", "the new run's id (12 hex digits; orch chooses it to print the run's progress)")
+	_ = cmd.Flags().MarkHidden("run-id")
 	return cmd
 }
 
@@ -81,6 +84,12 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	ns, _ := cmd.Flags().GetString("temporal-namespace")
 	maxPar, _ := cmd.Flags().GetInt("max-parallel")
 	id := record.NewRunID()
+	if given, _ := cmd.Flags().GetString("run-id"); given != "" {
+		if !runIDPattern.MatchString(given) {
+			return &exitError{code: 2, msg: fmt.Sprintf("--run-id %q: want 12 hex digits", given)}
+		}
+		id = given
+	}
 	wfID := "orch-" + id
 	host, _ := os.Hostname()
 	data := record.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.HashBelow(root), Root: root, Inputs: inputs,
@@ -106,6 +115,9 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	}
 	return followUntilDone(&follower{c: c, db: db, id: id, wfID: wfID, token: data.OwnerToken})
 }
+
+// runIDPattern is a run's id: 12 hex digits.
+var runIDPattern = regexp.MustCompile(`^[0-9a-f]{12}$`)
 
 // followUntilDone follows the run until it ends or waits for a person;
 // Ctrl-C detaches the follower and leaves the workflow running (orch

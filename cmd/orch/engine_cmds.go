@@ -53,7 +53,18 @@ func runOnTemporal(opts *runOptions) error {
 		argv = append(argv, "--detach")
 	}
 	argv = append(argv, t.connArgs...)
-	return handOverEnv(opts.io, what, append(argv, "--", opts.path), t.connEnv)
+	if t.detach {
+		return handOverEnv(opts.io, what, append(argv, "--", opts.path), t.connEnv)
+	}
+	// Followed here: the run's plain progress lines, read from the store
+	// orch-temporal mirrors the workflow into.
+	id := progressRunID()
+	before, stop := followStoreProgress(opts.io.out, dbFile, id, defaultTailLines)
+	io := *opts.io
+	io.err = before(io.err)
+	err = handOverEnv(&io, what, append(argv, "--run-id", id, "--", opts.path), t.connEnv)
+	stop()
+	return err
 }
 
 // temporalRunFlags registers orch run's Temporal flags.

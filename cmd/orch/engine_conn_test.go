@@ -14,6 +14,7 @@ import (
 // in its environment ($TEMPORAL_API_KEY), never on a command line; given no
 // --api-key, orch-temporal inherits the variable as it is.
 func TestConnectionFlagsHandedOver(t *testing.T) {
+	fixedRunID(t, "0123456789ab")
 	argv := fakeTemporal(t)
 	dbFile := filepath.Join(t.TempDir(), "orch.db")
 	keyOf := func() string {
@@ -27,7 +28,7 @@ func TestConnectionFlagsHandedOver(t *testing.T) {
 	}{
 		{args: append([]string{"run", "--engine", "temporal", "--db", dbFile, "--api-key", "k-123", "x.yaml"}, tls...),
 			want: []string{"run", "--db", dbFile, "--temporal-address", "127.0.0.1:7233", "--temporal-namespace", "default", "--task-queue", "orch",
-				"--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-ca", "ca.pem", "--tls-server-name", "temporal.example", "--", "x.yaml"},
+				"--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-ca", "ca.pem", "--tls-server-name", "temporal.example", "--run-id", "0123456789ab", "--", "x.yaml"},
 			key: "k-123"},
 		{args: []string{"worker", "--db", dbFile, "--api-key", "k-456", "--tls", "true"},
 			want: []string{"worker", "--db", dbFile, "--tls", "true"}, key: "k-456"},
@@ -52,4 +53,11 @@ func TestConnectionFlagsHandedOver(t *testing.T) {
 	if got := keyOf(); got != "from-env" {
 		t.Fatalf("inherited key %q", got)
 	}
+}
+
+// fixedRunID makes the id orch gives a run it starts on Temporal id.
+func fixedRunID(t *testing.T, id string) {
+	old := progressRunID
+	progressRunID = func() string { return id }
+	t.Cleanup(func() { progressRunID = old })
 }

@@ -79,6 +79,15 @@ func TestTemporalCluster(t *testing.T) {
 		t.Fatalf("orch run of a failing cuelist on the secured cluster: exit %d, want 1\n%s", code, out)
 	}
 	failed := runID(t, run, db)
+	// Followed, it prints the local engine's plain progress lines.
+	for _, line := range []string{"run " + failed + " started: cuelist fails, 2 cues", "OK attempt 1: ok completed", "BAD attempt 1: bad failed", "run failed"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("no progress line %q in orch run's output:\n%s", line, out)
+		}
+	}
+	if strings.Index(out, "run failed: failed: BAD") > strings.Index(out, "orch: run "+failed+" failed") {
+		t.Errorf("the end line comes before the last progress lines:\n%s", out)
+	}
 
 	// Steering and status with no flags: the recorded TLS files, the key
 	// from the environment.
