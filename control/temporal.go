@@ -184,6 +184,9 @@ func (c *Controller) catchUp(ctx context.Context, db *store.DB, id string) {
 	if st, err := db.RunState(ctx, id); err != nil || st.Ended() {
 		return
 	}
+	if !c.caughtUp.due(db.Path()+"\x00"+id, time.Now()) {
+		return
+	}
 	args := append(append([]string{"sync"}, TemporalFlags(db.Path(), t)...), "--", id)
 	_, _ = HandOver{What: "orch status: run " + id, Args: args, Within: catchUpWithin}.Run(nil, c.Version)
 }
