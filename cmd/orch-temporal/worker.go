@@ -33,6 +33,9 @@ func workerCmd() *cobra.Command {
 				return err
 			}
 			defer c.Close()
+			// The client holds the API key now: the agents this worker
+			// starts (they inherit its environment) never see it.
+			_ = os.Unsetenv(APIKeyEnv)
 			grace, _ := cmd.Flags().GetDuration("drain-grace")
 			w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: n, WorkerStopTimeout: grace})
 			temporal.RegisterWorkflow(w)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,31 +11,13 @@ import (
 	"github.com/orch-cli/orch/runner/store"
 )
 
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestTemporalRunProgress: while orch-temporal mirrors a run into the
 // store (made after orch starts reading), orch prints its events as the
 // local engine's plain lines, a failed attempt's last output under it, and
 // the last events too once the run is over.
 func TestTemporalRunProgress(t *testing.T) {
 	dbFile := filepath.Join(t.TempDir(), "orch.db")
-	var out lockedBuffer
+	var out syncBuffer
 	_, stop := followStoreProgress(&out, dbFile, "0123456789ab", 5)
 	db, err := store.Open(dbFile, store.Options{})
 	if err != nil {

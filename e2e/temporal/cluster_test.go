@@ -32,19 +32,11 @@ func clusterProject(t *testing.T, tmp string) string {
   cues:
     - {id: LONG, agents: [long]}
 `,
-		"agents/ok.yaml":   "agent: {id: ok, command: [\"true\"], protocol: none, workdir: .}\n",
+		"agents/ok.yaml":   "agent: {id: ok, command: [sh, -c, 'echo key=${TEMPORAL_API_KEY:-none}'], protocol: none, workdir: .}\n",
 		"agents/bad.yaml":  "agent: {id: bad, command: [\"false\"], protocol: none, workdir: .}\n",
 		"agents/long.yaml": "agent: {id: long, command: [sleep, \"300\"], protocol: none, workdir: .}\n",
 	}
-	for name, text := range files {
-		path := filepath.Join(proj, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, proj, files)
 	return proj
 }
 
@@ -84,6 +76,10 @@ func TestTemporalCluster(t *testing.T) {
 		if !strings.Contains(out, line) {
 			t.Errorf("no progress line %q in orch run's output:\n%s", line, out)
 		}
+	}
+	// The worker's agents do not inherit its API key.
+	if logs, code := run("logs", "--db", db, failed, "OK"); code != 0 || !strings.Contains(logs, "key=none") {
+		t.Errorf("orch logs of OK: exit %d, want key=none (the agent had no API key)\n%s", code, logs)
 	}
 	if strings.Index(out, "run failed: failed: BAD") > strings.Index(out, "orch: run "+failed+" failed") {
 		t.Errorf("the end line comes before the last progress lines:\n%s", out)

@@ -262,3 +262,18 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// writeFiles writes files (by their path below dir), executable: some are
+// agents' scripts.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package temporal
 
 import (
-	"errors"
 	"fmt"
 
 	"go.temporal.io/sdk/temporal"
@@ -80,22 +79,4 @@ func (w *wf) activitySummary(f *flight, name string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s %s attempt %d (%s)", name, w.core.Cue(f.pos).ID, f.number, f.agent.ID)
-}
-
-// ResultOf is the RunResult a closed workflow carries: its result when it
-// completed, its error's details when it failed or was cancelled.
-func ResultOf(err error, completed func(*RunResult) error) (RunResult, error) {
-	var res RunResult
-	if err == nil {
-		return res, completed(&res)
-	}
-	var app *temporal.ApplicationError
-	var canceled *temporal.CanceledError
-	switch {
-	case errors.As(err, &app) && app.Type() == FailedType:
-		return res, app.Details(&res)
-	case errors.As(err, &canceled):
-		return res, canceled.Details(&res)
-	}
-	return res, err
 }

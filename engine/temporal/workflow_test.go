@@ -172,7 +172,7 @@ func TestStopRun(t *testing.T) {
 	if err := env.GetWorkflowError(); !errors.As(err, &canceled) {
 		t.Fatalf("the workflow of a stopped run closed with %v, not canceled", err)
 	}
-	res, err := ResultOf(env.GetWorkflowError(), nil)
+	res, err := resultOf(env.GetWorkflowError(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestSpecChangedIsRefused(t *testing.T) {
 	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != FailedType || !app.NonRetryable() {
 		t.Fatalf("the workflow of a failed run closed with %v, not failed", err)
 	}
-	res, err := ResultOf(env.GetWorkflowError(), nil)
+	res, err := resultOf(env.GetWorkflowError(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
