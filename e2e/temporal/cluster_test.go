@@ -152,6 +152,23 @@ func TestTemporalCluster(t *testing.T) {
 		t.Errorf("the worker's identity is not orch-worker@host:pid: %v\n%s", err, b)
 	}
 
+	// A run nobody followed, read after its workflow closed Failed: the
+	// store catches up from the closed workflow (queries still answer),
+	// and orch resume exits as the run ended.
+	if out, code := steer(append(append([]string{"run", "--engine", "temporal", "--db", db, "--detach"}, tlsFlags...), "fails.yaml")...); code != 0 {
+		t.Fatalf("orch run --detach: exit %d\n%s", code, out)
+	}
+	late := runID(t, steer, db)
+	if d, _ := json.Marshal(describe(late)); !strings.Contains(string(d), "WORKFLOW_EXECUTION_STATUS_FAILED") {
+		t.Fatalf("workflow of run %s: want FAILED\n%s", late, d)
+	}
+	if st := runState(t, steer, db, late); st != "failed" {
+		t.Errorf("orch status of a run whose workflow closed unfollowed: %s, want failed", st)
+	}
+	if out, code := steer("resume", "--db", db, late); code != 1 {
+		t.Errorf("orch resume of a failed run: exit %d, want 1\n%s", code, out)
+	}
+
 	// Every call carried the key; the key is nowhere it could leak.
 	cluster.mu.Lock()
 	calls, bad := cluster.calls, cluster.bad
