@@ -115,6 +115,22 @@ func TestSecuredConnection(t *testing.T) {
 	if strings.Contains(stderr.String(), testAPIKey) {
 		t.Fatalf("the API key is in the error: %s", stderr.String())
 	}
+	// The same from the temporal CLI's variables alone.
+	for name, v := range map[string]string{"TEMPORAL_ADDRESS": addr, "TEMPORAL_TLS_CA": certs.CA, "TEMPORAL_TLS_CERT": certs.ClientCert,
+		"TEMPORAL_TLS_KEY": certs.ClientKey, "TEMPORAL_TLS_SERVER_NAME": testtls.ServerName} {
+		t.Setenv(name, v)
+	}
+	stderr.Reset()
+	if code := execute([]string{"go", "--db", dbFile, "--temporal-address", addr, id, "A"}, &stderr); code != 0 {
+		t.Fatalf("orch-temporal go with the TEMPORAL_TLS_* variables: exit %d: %s", code, stderr.String())
+	}
+	fe.mu.Lock()
+	if n := len(fe.signals); n != 2 || fe.auth[len(fe.auth)-1] != "Bearer "+testAPIKey || fe.clients[len(fe.clients)-1] != "orch test client" {
+		t.Fatalf("signals %v, last authorization %q", fe.signals, fe.auth[len(fe.auth)-1])
+	}
+	fe.mu.Unlock()
+	t.Setenv("TEMPORAL_TLS_CERT", "")
+	t.Setenv("TEMPORAL_TLS_KEY", "")
 	stderr.Reset()
 	code = execute([]string{"go", "--db", dbFile, "--tls-cert", certs.ClientCert, id, "A"}, &stderr)
 	if code != 2 || !strings.Contains(stderr.String(), "--tls-cert and --tls-key go together") {
