@@ -59,7 +59,7 @@ func runOnTemporal(opts *runOptions) error {
 	// Followed here: the run's plain progress lines, read from the store
 	// orch-temporal mirrors the workflow into.
 	id := progressRunID()
-	before, stop := followStoreProgress(opts.io.out, dbFile, id, defaultTailLines)
+	before, stop := followStoreProgress(opts.io.out, dbFile, id, defaultTailLines, false)
 	io := *opts.io
 	io.err = before(io.err)
 	err = handOverEnv(&io, what, append(argv, "--run-id", id, "--", opts.path), t.connEnv)

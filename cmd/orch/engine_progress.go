@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
 )
@@ -22,7 +23,6 @@ const progressPoll = 200 * time.Millisecond
 // storeProgress prints a run's events from its store as they are recorded.
 type storeProgress struct {
 	mu        sync.Mutex
-	w         io.Writer
 	dbFile    string
 	id        string
 	tailLines int
@@ -35,8 +35,13 @@ type storeProgress struct {
 func (s *storeProgress) catchUp() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.read(s.prog.event)
+}
+
+// read passes the events recorded since the last read to each, once the
+// database is there (orch-temporal makes it).
+func (s *storeProgress) read(each func(record.Event)) {
 	if s.db == nil {
-		// orch-temporal makes the database: open it once it is there.
 		if _, err := os.Stat(s.dbFile); err != nil {
 			return
 		}
@@ -44,7 +49,7 @@ func (s *storeProgress) catchUp() {
 		if err != nil {
 			return
 		}
-		s.db, s.prog = db, &plainProgress{w: s.w, tail: storeTail(db, s.tailLines)}
+		s.db, s.prog.tail = db, storeTail(db, s.tailLines)
 	}
 	for {
 		evs, err := s.db.Events(context.Background(), s.id, s.after, 500)
@@ -52,7 +57,7 @@ func (s *storeProgress) catchUp() {
 			return
 		}
 		for _, e := range evs {
-			s.prog.event(e)
+			each(e)
 			s.after = e.Seq
 		}
 	}
@@ -61,9 +66,13 @@ func (s *storeProgress) catchUp() {
 // followStoreProgress prints run id's events from dbFile as they are
 // recorded, until stop is called; stop prints what is left. before wraps
 // orch-temporal's stderr: the events recorded before a line it prints (its
-// end line) are printed first.
-func followStoreProgress(w io.Writer, dbFile, id string, tailLines int) (before func(io.Writer) io.Writer, stop func()) {
-	s := &storeProgress{w: w, dbFile: dbFile, id: id, tailLines: tailLines}
+// end line) are printed first. fromNow skips the events recorded already
+// (orch resume: only what follows).
+func followStoreProgress(w io.Writer, dbFile, id string, tailLines int, fromNow bool) (before func(io.Writer) io.Writer, stop func()) {
+	s := &storeProgress{dbFile: dbFile, id: id, tailLines: tailLines, prog: &plainProgress{w: w}}
+	if fromNow {
+		s.read(func(record.Event) {})
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -103,3 +112,23 @@ func (c catchUpFirst) Write(p []byte) (int, error) {
 // it can read the run's events from the store while orch-temporal records
 // them.
 var progressRunID = record.NewRunID
+
+// temporalResumeProgress prints, while orch resume follows a run on
+// Temporal (through orch-temporal resume), the plain lines of the events
+// it mirrors from now on; for a local run, or output that is not plain
+// text, it does nothing. stop ends it.
+func temporalResumeProgress(ctx context.Context, ctl *control.Controller, opts *resumeOptions) (stop func()) {
+	info, err := ctl.Engine(ctx, opts.run)
+	if err != nil || info.Temporal == nil || ctl.HandOverIO == nil || opts.show.output == "json" {
+		return func() {}
+	}
+	before, stopProgress := followStoreProgress(opts.io.out, ctl.Path(), info.Run, defaultTailLines, true)
+	saved := ctl.HandOverIO
+	wrapped := *saved
+	wrapped.Err = before(saved.Err)
+	ctl.HandOverIO = &wrapped
+	return func() {
+		stopProgress()
+		ctl.HandOverIO = saved
+	}
+}

@@ -18,7 +18,7 @@ import (
 func TestTemporalRunProgress(t *testing.T) {
 	dbFile := filepath.Join(t.TempDir(), "orch.db")
 	var out syncBuffer
-	_, stop := followStoreProgress(&out, dbFile, "0123456789ab", 5)
+	_, stop := followStoreProgress(&out, dbFile, "0123456789ab", 5, false)
 	db, err := store.Open(dbFile, store.Options{})
 	if err != nil {
 		t.Fatal(err)

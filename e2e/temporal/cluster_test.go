@@ -100,12 +100,29 @@ func TestTemporalCluster(t *testing.T) {
 		out, _ := steer("status", "--db", db, "--output", "json", stopped)
 		return strings.Contains(out, "attempt")
 	})
+	// orch resume follows it again, printing the progress lines from then
+	// on; orch stop (no flags) ends it: resume exits 130.
+	workerEnvNoKey := append(append([]string(nil), workerEnv...), "ORCH_DB="+db)
+	resume := startProc(t, tmp, "resume", workerEnvNoKey, proj, orch, "resume", stopped)
+	follower := child(t, resume.cmd.Process.Pid)
+	eventually(t, "orch resume follows the run", func() bool {
+		var st struct{ Owner struct{ PID int } }
+		out, _ := steer("status", "--db", db, "--output", "json", stopped)
+		return json.Unmarshal([]byte(out), &st) == nil && st.Owner.PID == follower
+	})
 	if out, code := steer("stop", "--db", db, stopped); code != 0 {
 		t.Fatalf("orch stop with no flags: exit %d\n%s", code, out)
 	}
-	eventually(t, "the stopped run reads stopped in orch status", func() bool {
-		return runState(t, steer, db, stopped) == "stopped"
-	})
+	if code := resume.wait(t); code != 130 {
+		t.Errorf("orch resume of a run stopped meanwhile: exit %d, want 130", code)
+	}
+	if b, _ := os.ReadFile(resume.log); !strings.Contains(string(b), "LONG attempt 1: long stopped") || !strings.Contains(string(b), "run stopped") ||
+		strings.Contains(string(b), "started: cuelist waits") {
+		t.Errorf("orch resume's progress lines (from when it started):\n%s", b)
+	}
+	if runState(t, steer, db, stopped) != "stopped" {
+		t.Errorf("the stopped run does not read stopped in orch status")
+	}
 
 	// What Temporal shows, read from the dev server directly.
 	tcli := temporalCLI(t)
