@@ -117,7 +117,7 @@ func stopRun(ctx context.Context, db *store.DB, id string, wait time.Duration) (
 	}
 	for _, c := range r.Cues {
 		for _, a := range c.Attempts {
-			if a.State == record.AttemptRunning {
+			if a.State == record.AttemptRunning || a.State == record.AttemptPaused { // a paused one waited for a GO that will not come
 				events = append(events, record.Event{RunID: id, Type: record.EvAttemptEnded, Cue: c.ID, Agent: a.Agent, Attempt: a.Number,
 					State: string(record.AttemptStopped), Reason: "orch stop: its run's owner was gone",
 					Data: record.AttemptEndedData{Class: "stopped"}})

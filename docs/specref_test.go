@@ -20,9 +20,10 @@ func TestSpecReference(t *testing.T) {
 	}
 }
 
-// TestSpecKeysDescribed checks that every key of an agent contract and of a
-// cuelist has a description in its schema: the spec reference is generated
-// from them, and a key without one would be a row that explains nothing.
+// TestSpecKeysDescribed checks that every key of an agent contract, of a
+// cuelist and of each protocol message has a description in its schema:
+// the spec reference is generated from them, and a key without one would
+// be a row that explains nothing.
 func TestSpecKeysDescribed(t *testing.T) {
 	for _, kind := range []string{"agent", "cuelist"} {
 		w := &schemaWalker{root: bundled(t, kind)}
@@ -30,6 +31,28 @@ func TestSpecKeysDescribed(t *testing.T) {
 		for _, r := range w.rows {
 			if r.desc == "" {
 				t.Errorf("schemas/%s.schema.json: %s has no description (the spec reference shows it)", kind, r.path)
+			}
+		}
+	}
+	root := bundled(t, "message")
+	defs, _ := root["$defs"].(map[string]any)
+	types, _ := root["properties"].(map[string]any)["message_type"].(map[string]any)["enum"].([]any)
+	if len(types) == 0 {
+		t.Fatal("schemas/message.schema.json lists no message types")
+	}
+	for _, mt := range types {
+		def, _ := defs[mt.(string)].(map[string]any)
+		if def == nil {
+			continue // no fields of its own
+		}
+		if d, _ := def["description"].(string); d == "" {
+			t.Errorf("schemas/message.schema.json: message %s has no description", mt)
+		}
+		w := &schemaWalker{root: root}
+		w.walk(def, "", 0)
+		for _, r := range w.rows {
+			if r.desc == "" {
+				t.Errorf("schemas/message.schema.json: %s: %s has no description (the spec reference shows it)", mt, r.path)
 			}
 		}
 	}

@@ -46,6 +46,10 @@ type attemptRun struct {
 	// trivial: a plain agent with neither prepare nor ready_check has nothing
 	// to do at WARNING and STANDBY, so the loop takes it through them itself.
 	trivial bool
+	// again: the attempt was paused for a manual GO (sched.AttemptPaused)
+	// and is prepared again under its number: its worktree branch, made by
+	// the first preparation and never committed to, is made again.
+	again bool
 
 	node    *node       // the task it serves in the run's tree
 	peer    driver.Peer // how the hub reaches its agent in GO (nil: it takes no message)

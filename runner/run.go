@@ -323,6 +323,9 @@ func (r *run) recorded(c record.CueRecord) sched.Recorded {
 	for _, a := range c.Running {
 		rec.Running = append(rec.Running, sched.Running{Agent: a.Agent, Number: a.Number})
 	}
+	for _, a := range c.Paused {
+		rec.Paused = append(rec.Paused, sched.Running{Agent: a.Agent, Number: a.Number})
+	}
 	return rec
 }
 
@@ -466,6 +469,7 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 // continues it.
 func (r *run) pause(ctx context.Context) (*Result, error) {
 	waiting := r.core.Waiting()
+	r.core.Park() // the attempts prepared for a GO are stopped, paused: they get the GO
 	r.stopAll(ctx, "the run is paused")
 	reason := "waiting for GO: " + join(waiting)
 	if len(waiting) == 0 {

@@ -38,7 +38,9 @@ func (r *run) apply(ctx context.Context, rep *report) {
 
 func (r *run) applyOne(ctx context.Context, d sched.Decision, rep *report) bool {
 	var end record.AttemptEnd
-	if rep != nil {
+	if rep != nil && rep.att != nil && rep.att.pos == d.Cue && rep.att.slot == d.Target && rep.att.Number == d.Attempt {
+		// The report's process is this attempt's: not that of an attempt
+		// ended without one (paused for a GO that will not come).
 		end = record.AttemptEnd{PID: rep.pid, ExitCode: rep.exit, Outputs: rep.outputs}
 	}
 	events := record.EventFor(r.plan, r.core, d, end)
@@ -82,6 +84,7 @@ func (r *run) launch(ctx context.Context, d sched.Decision) {
 	c := r.core.Cue(d.Cue)
 	n := r.nodeOf(r.tasks.Root(c.ID, d.Agent), nil)
 	a := newAttempt(r.host, c, d.Cue, d.Target, d.Agent, n, d.Attempt, r.reports)
+	a.again = d.Again
 	r.tasks.Serve(n.ref, a)
 	if driver.Speaks(a.Agent) { // WARNING is recorded with the decision to send it
 		a.Msgs.Warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, CueGroup: c.Group, TargetAgents: c.Agents,

@@ -119,9 +119,13 @@ func (w *worktrees) add(a *attemptRun) (*workspace, error) {
 		branch += "-" + a.Agent.ID
 	}
 	ws := &workspace{path: w.pathFor(a), branch: branch, base: w.head}
+	create := "-b" // a new branch: an attempt number is never used twice...
+	if a.again {
+		create = "-B" // ...but by the attempt prepared again after a pause: its branch is made again
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, err := git(context.Background(), w.repo, "worktree", "add", "--quiet", "-b", branch, ws.path, ws.base); err != nil {
+	if _, err := git(context.Background(), w.repo, "worktree", "add", "--quiet", create, branch, ws.path, ws.base); err != nil {
 		return nil, err
 	}
 	return ws, nil

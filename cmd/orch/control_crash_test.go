@@ -204,14 +204,19 @@ func TestControlCrashResume(t *testing.T) {
 					t.Errorf("%s's trail output is %q, want %q (outputs pass along its chain across the crash)", cue.ID, got, trails[cue.ID])
 				}
 			}
-			checkSeqs(t, c.events("last"))
-			integrityCheck(t, c.db)
-			if alive := c.alive(c.readPids("pids")); len(alive) > 0 {
-				for _, pid := range alive {
-					t.Errorf("left running after the run completed: %s", describe(pid))
-				}
-			}
+			c.checkWhole(t)
 		})
+	}
+}
+
+// checkWhole checks a run resumed after kills to its end: its event log
+// and database are whole, and nothing its owners started is left running.
+func (c *ctl) checkWhole(t *testing.T) {
+	t.Helper()
+	checkSeqs(t, c.events("last"))
+	integrityCheck(t, c.db)
+	for _, pid := range c.alive(c.readPids("pids")) {
+		t.Errorf("left running after the run completed: %s", describe(pid))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orch-cli/orch/control"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/store"
 )
 
 type statusOptions struct {
@@ -193,7 +194,7 @@ func showRun(ctx context.Context, io *streams, ctl *control.Controller, id strin
 		if c.Parent != "" {
 			name = row.prefix + c.ID + " " + c.Kind
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, c.State, strings.Join(c.Agents, ","), len(c.Attempts),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, c.State, strings.Join(c.Agents, ","), ownAttempts(c),
 			between(c.WarningAt, c.GoAt), ago0(c.GoAt, r.StartedAt), between(c.GoAt, c.EndedAt), oneLine(fanOutReason(items[c.ID], c), 80))
 	}
 	_ = tw.Flush()
@@ -224,6 +225,18 @@ func showRun(ctx context.Context, io *streams, ctl *control.Controller, id strin
 	printQuestions(io.out, r) // last: what waits for a person is what they look for
 	printEscalations(io.out, r)
 	return st.Halted(), nil
+}
+
+// ownAttempts counts the attempts of a cue's agents: orch's merges of
+// worktree branches at the cue are attempts there too, but not the cue's.
+func ownAttempts(c *store.CueDetail) int {
+	n := 0
+	for _, a := range c.Attempts {
+		if a.Agent != record.MergeAgent {
+			n++
+		}
+	}
+	return n
 }
 
 // writeJSON writes v as every command prints JSON: indented.

@@ -26,9 +26,14 @@ const (
 	// EvCueState sets the Cue's State and Reason. Data (optional): CueStateData.
 	EvCueState = "cue/state"
 	// EvAttemptStarted records attempt number Attempt of Agent at Cue before
-	// anything is launched. Data: AttemptStartedData.
+	// anything is launched. A number is started once, but for an attempt
+	// ended paused: prepared for a manual GO when its run paused, it is
+	// started again under its number when the run continues, and it is the
+	// one that gets the GO. Data: AttemptStartedData.
 	EvAttemptStarted = "attempt/started"
-	// EvAttemptEnded closes an attempt with State and Reason. Data: AttemptEndedData.
+	// EvAttemptEnded closes an attempt with State (completed, failed,
+	// stopped, interrupted — running when its run's owner died —, or paused:
+	// see EvAttemptStarted) and Reason. Data: AttemptEndedData.
 	EvAttemptEnded = "attempt/ended"
 	// EvMessage is a protocol message sent to or received from an agent,
 	// stored before it is acted on. Data: MessageData.

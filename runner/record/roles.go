@@ -189,6 +189,7 @@ type CueRecord struct {
 	Attempts      int            // the highest attempt number recorded
 	AgentAttempts map[string]int // failed attempts per agent: they count against its max_attempts (an interrupted or stopped one does not)
 	Running       []AttemptRef   // attempts still recorded as running (in flight when the owner died)
+	Paused        []AttemptRef   // attempts recorded paused: prepared for a manual GO when the run paused
 	ReachedGo     bool           // GO was sent for the cue in its latest try
 	Outputs       map[string]any // of a completed cue
 	Approved      bool           // a person said GO

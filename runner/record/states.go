@@ -47,7 +47,12 @@ const (
 	AttemptCompleted              = sched.AttemptCompleted
 	AttemptFailed                 = sched.AttemptFailed
 	AttemptStopped                = sched.AttemptStopped
+	AttemptPaused                 = sched.AttemptPaused // prepared for a manual GO; the run paused: orch go prepares it again
 	// AttemptInterrupted: running when its run's owner died; recorded by the
 	// process that resumes the run.
 	AttemptInterrupted AttemptState = "interrupted"
 )
+
+// MergeAgent is the agent of orch's own attempts at a cue that merge
+// worktree branches (EvMerge): they are not the cue's agents' attempts.
+const MergeAgent = sched.MergeAgent

@@ -123,8 +123,13 @@ type target struct {
 	tries     int         // attempts on the current agent
 	phase     phase
 	attempt   int // the number of the attempt running; 0: none
-	retryAt   time.Time
-	outputs   map[string]any
+	// parking: the attempt running stands by for a manual GO and is being
+	// stopped because the run pauses (Park); parked: the number of such an
+	// attempt, stopped, which the target's next launch takes again.
+	parking bool
+	parked  int
+	retryAt time.Time
+	outputs map[string]any
 }
 
 // New returns the core of a run whose cues are all pending; Restore takes
@@ -250,6 +255,23 @@ func (c *Core) Stuck(running int) bool {
 		}
 	}
 	return standingBy == running // attempts of ended cues still stopping count as moving
+}
+
+// Park says the run pauses for a person's GO: the attempts standing by for
+// a manual GO are about to be stopped with it, and are paused, not ended:
+// the cue's next preparation starts each again under its number, so the
+// attempt prepared before the pause is the one that gets the GO.
+func (c *Core) Park() {
+	for _, cr := range c.cues {
+		if cr.state != Standby || !cr.spec.Manual() || cr.approved {
+			continue
+		}
+		for i := range cr.targets {
+			if t := &cr.targets[i]; t.attempt != 0 && t.phase == tReady {
+				t.parking = true
+			}
+		}
+	}
 }
 
 // StandDown takes every cue being prepared or in GO back to pending (the

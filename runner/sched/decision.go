@@ -38,6 +38,10 @@ const (
 	AttemptCompleted AttemptState = "completed"
 	AttemptFailed    AttemptState = "failed"
 	AttemptStopped   AttemptState = "stopped"
+	// AttemptPaused: prepared for a manual GO, its process stopped because
+	// the run paused for that GO (Core.Park); the cue's next preparation
+	// starts it again under its number, and it is the one that gets the GO.
+	AttemptPaused AttemptState = "paused"
 )
 
 // Kind says what a Decision is.
@@ -50,7 +54,8 @@ const (
 	// StartAttempt: start attempt number Attempt of Agent for target
 	// Target of cue Cue (Fallback: Agent replaced the agent listed). It
 	// sends WARNING, unless Config.Trivial(Agent), saying when GO is
-	// expected (Until: see estimatedGo).
+	// expected (Until: see estimatedGo). Again: the attempt was paused
+	// (AttemptPaused) and is prepared again under its number.
 	StartAttempt
 	// SendStandby and SendGo: order the attempt of the target to go on.
 	SendStandby
@@ -128,6 +133,7 @@ type Decision struct {
 	Reason       string
 	Class        string
 	Fallback     bool
+	Again        bool
 	To           *spec.Agent
 	Until        time.Time
 	Delay        time.Duration

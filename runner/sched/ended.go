@@ -65,6 +65,15 @@ func (c *Core) Ended(now time.Time, pos, i, attempt int, e End) {
 	}
 	t.attempt = 0
 	ag := t.agent
+	if t.parking {
+		t.parking = false
+		if e.Failed && e.Class == "stopped" && !cr.state.Final() {
+			t.parked, t.phase = attempt, tIdle
+			c.decide(Decision{Kind: AttemptEnded, Cue: pos, Target: i, Attempt: attempt, Agent: ag, AttemptState: AttemptPaused,
+				Reason: "prepared, waits for its GO: the run paused (orch go prepares this attempt again)", Class: "paused"})
+			return
+		}
+	}
 	state := AttemptCompleted
 	if e.Failed {
 		state = AttemptFailed

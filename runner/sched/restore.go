@@ -10,6 +10,7 @@ type Recorded struct {
 	Attempts      int            // the highest attempt number recorded
 	AgentAttempts map[string]int // failed attempts per agent
 	Running       []Running      // attempts recorded as running
+	Paused        []Running      // attempts recorded paused (Core.Park): prepared again, under their numbers
 	Outputs       map[string]any
 	Approved      bool
 	// Items is a for_each cue's recorded expansion, in item order (nil: it
@@ -58,6 +59,7 @@ func (c *Core) restoreCue(cr *cue, rec Recorded) {
 		if len(rec.Outputs) > 0 && cr.parent == nil { // an item's reach the cues downstream through its for_each cue's
 			c.withOutputs.Add(cr.spec)
 		}
+		c.restoreParked(cr, rec.Paused)
 		return
 	case Interrupted:
 		cr.state = Interrupted // still waiting for orch go (unless it came: approved)
@@ -87,6 +89,7 @@ func (c *Core) restoreCue(cr *cue, rec Recorded) {
 			t.agent, t.tries = next, rec.AgentAttempts[next.ID]
 		}
 	}
+	c.restoreParked(cr, rec.Paused)
 	for _, t := range cr.targets {
 		if t.phase == tFailed {
 			c.decide(Decision{Kind: CueState, Cue: cr.pos, State: Failed,
@@ -94,5 +97,26 @@ func (c *Core) restoreCue(cr *cue, rec Recorded) {
 			cr.state = Failed
 			break
 		}
+	}
+}
+
+// restoreParked gives each target its attempt paused for a manual GO, which
+// its next launch starts again. One whose agent no longer attempts there
+// (the cue is over, or its agent failed over to a fallback) ends stopped.
+func (c *Core) restoreParked(cr *cue, paused []Running) {
+	for _, p := range paused {
+		i := -1
+		for j, t := range cr.targets {
+			if t.agent.ID == p.Agent && t.phase != tFailed && t.parked == 0 {
+				i = j
+				break
+			}
+		}
+		if i >= 0 && !cr.state.Final() {
+			cr.targets[i].parked = p.Number
+			continue
+		}
+		c.decide(Decision{Kind: AttemptInterrupted, Cue: cr.pos, Attempt: p.Number, Agent: c.plan.Agents[p.Agent], Key: p.Agent,
+			Reason: "it was paused for a GO, and the resumed run does not prepare it again"})
 	}
 }

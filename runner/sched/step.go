@@ -270,16 +270,22 @@ func (c *Core) wakeNoLaterThan(t time.Time, cr *cue) {
 }
 
 // launch decides an attempt: its number is recorded before it starts, so a
-// crash never loses or reuses it.
+// crash never loses or reuses it. Only a paused attempt (Park) is started
+// again under its number.
 func (c *Core) launch(now time.Time, cr *cue, i int) {
 	t := &cr.targets[i]
-	cr.attempts++
-	t.tries++
+	again := t.parked != 0
+	if again { // paused for a manual GO: the same attempt, prepared again
+		t.attempt, t.parked = t.parked, 0
+	} else {
+		cr.attempts++
+		t.tries++
+		t.attempt = cr.attempts
+	}
 	t.retryAt = time.Time{}
-	t.attempt = cr.attempts
 	t.phase = tWarning
 	c.decide(Decision{Kind: StartAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Fallback: t.agent.ID != t.listed,
-		Until: c.estimatedGo(now, cr)})
+		Again: again, Until: c.estimatedGo(now, cr)})
 	if c.cfg.Trivial(t.agent) { // nothing to do at WARNING and STANDBY: warned as soon as recorded
 		switch cr.state {
 		case Warning, Pending:
@@ -384,9 +390,15 @@ func (c *Core) endCue(cr *cue, s State, reason string) {
 
 // endCueWhy is endCue telling the cue's attempts stopWhy.
 func (c *Core) endCueWhy(cr *cue, s State, reason, stopWhy string) {
-	for i, t := range cr.targets {
+	for i := range cr.targets {
+		t := &cr.targets[i]
 		if t.attempt != 0 {
 			c.decide(Decision{Kind: StopAttempt, Cue: cr.pos, Target: i, Attempt: t.attempt, Agent: t.agent, Reason: stopWhy})
+		}
+		if t.parked != 0 { // paused for a GO that will not come: it ends with the cue
+			c.decide(Decision{Kind: AttemptEnded, Cue: cr.pos, Target: i, Attempt: t.parked, Agent: t.agent,
+				AttemptState: AttemptStopped, Reason: stopWhy, Class: "stopped"})
+			t.parked = 0
 		}
 	}
 	c.stopMerge(cr, stopWhy)

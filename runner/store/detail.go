@@ -332,6 +332,9 @@ func (d *DB) LoadRun(ctx context.Context, runID string) (*record.RunRecord, erro
 			if a.State == record.AttemptRunning {
 				cr.Running = append(cr.Running, record.AttemptRef{Agent: a.Agent, Number: a.Number})
 			}
+			if a.State == record.AttemptPaused {
+				cr.Paused = append(cr.Paused, record.AttemptRef{Agent: a.Agent, Number: a.Number})
+			}
 		}
 		if c.State == record.CueCompleted {
 			cr.Outputs = c.Outputs

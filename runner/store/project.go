@@ -378,15 +378,23 @@ func (t *txn) projectRunStarted(rec *prepared) error {
 	if d.OwnerToken != "" {
 		t.holds(ev.RunID, d.OwnerToken)
 	}
-	for i, c := range d.Cues {
-		_, err := t.exec(`INSERT INTO cues (run_id, cue_id, position, agents, after_cues, manual, state) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			ev.RunID, c.ID, i, p.agents[i], p.after[i], c.Manual, record.CuePending)
-		if err != nil {
+	// The cues go in as multi-row INSERTs, as events do (insertRows): a
+	// 1,000-cue run's start costs 32 statements, not 1,000.
+	const cols = 7
+	for first := 0; first < len(d.Cues); first += maxRowsPerInsert {
+		n := min(len(d.Cues)-first, maxRowsPerInsert)
+		args := make([]any, 0, n*cols)
+		for i := first; i < first+n; i++ {
+			args = append(args, ev.RunID, d.Cues[i].ID, i, p.agents[i], p.after[i], d.Cues[i].Manual, record.CuePending)
+		}
+		if _, err := t.exec(t.d.insertRowsSQL(insertCuesPrefix, "", cols, n), args...); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+const insertCuesPrefix = "INSERT INTO cues (run_id, cue_id, position, agents, after_cues, manual, state) VALUES "
 
 // project applies an event to the state tables; types without state (notes,
 // blackboard updates, types this orch does not know) are only logged.
@@ -444,11 +452,19 @@ func (t *txn) project(rec *prepared) error {
 	case record.EvAttemptStarted:
 		u := t.cue(ev)
 		u.attempts = max(u.attempts, ev.Attempt)
-		_, err := t.exec(`INSERT INTO attempts (run_id, cue_id, number, agent_id, state, fallback, started_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			ev.RunID, ev.Cue, ev.Attempt, ev.Agent, record.AttemptRunning, attemptStarted(rec.ev.Data).Fallback, rec.at)
+		// A number is started once, but for an attempt paused for a
+		// manual GO, which is prepared again under it (sched.AttemptPaused).
+		res, err := t.exec(`INSERT INTO attempts (run_id, cue_id, number, agent_id, state, fallback, started_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (run_id, cue_id, number, agent_id) DO UPDATE SET state = excluded.state, reason = '', class = '',
+				exit_code = NULL, pid = 0, ended_at = NULL, started_at = excluded.started_at
+			WHERE attempts.state = ?`,
+			ev.RunID, ev.Cue, ev.Attempt, ev.Agent, record.AttemptRunning, attemptStarted(rec.ev.Data).Fallback, rec.at, record.AttemptPaused)
 		if isForeignKeyViolation(err) {
 			return fmt.Errorf("run %s has no cue %q", ev.RunID, ev.Cue) // the attempt's cue row is its parent
+		}
+		if err == nil && rowsAffected(res) == 0 {
+			return fmt.Errorf("attempt %d of agent %s at cue %s was started already", ev.Attempt, ev.Agent, ev.Cue)
 		}
 		return err
 
@@ -515,7 +531,7 @@ func knownCueState(s record.CueState) bool {
 
 func knownAttemptState(s record.AttemptState) bool {
 	switch s {
-	case record.AttemptRunning, record.AttemptCompleted, record.AttemptFailed, record.AttemptStopped, record.AttemptInterrupted:
+	case record.AttemptRunning, record.AttemptCompleted, record.AttemptFailed, record.AttemptStopped, record.AttemptInterrupted, record.AttemptPaused:
 		return true
 	}
 	return false
