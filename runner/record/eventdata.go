@@ -284,7 +284,7 @@ func (p RunStartedData) redacted(d *redact.Redactor) EventData {
 	}
 	if t := p.Temporal; t != nil && !d.None() {
 		p.Temporal = &TemporalRun{Address: d.Text(t.Address), Namespace: d.Text(t.Namespace), TaskQueue: d.Text(t.TaskQueue),
-			WorkflowID: d.Text(t.WorkflowID), Path: d.Text(t.Path), TLS: t.TLS, TLSCert: d.Text(t.TLSCert), TLSKey: d.Text(t.TLSKey),
+			WorkflowID: d.Text(t.WorkflowID), Path: d.Text(t.Path), TLS: d.Text(t.TLS), TLSCert: d.Text(t.TLSCert), TLSKey: d.Text(t.TLSKey),
 			TLSCA: d.Text(t.TLSCA), TLSServerName: d.Text(t.TLSServerName)}
 	}
 	return p
