@@ -8,7 +8,7 @@ import (
 
 // resultOf is the RunResult a closed workflow carries: its result when it
 // completed, its error's details when it failed or was cancelled.
-func resultOf(err error, completed func(*RunResult) error) (RunResult, error) {
+func resultOf(err error, completed func(any) error) (RunResult, error) {
 	var res RunResult
 	if err == nil {
 		return res, completed(&res)
