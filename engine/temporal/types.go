@@ -59,6 +59,9 @@ type RunInput struct {
 	// Carry is what the execution before handed this one (continue.go);
 	// nil in a run's first execution.
 	Carry *Carry `json:",omitempty"`
+	// SearchAttributes: the workflow started with AttrCuelist, AttrRun and
+	// AttrState (the namespace has them), and upserts AttrState.
+	SearchAttributes bool
 }
 
 // RunResult is how the workflow ended.
