@@ -26,6 +26,7 @@ func runCmd() *cobra.Command {
 	cmd.Flags().String("root", ".", "the project checkout: the workers find the cuelist at the same path below their --root")
 	cmd.Flags().Bool("detach", false, "start the run, print its id and how to follow it, and exit")
 	cmd.Flags().Int("max-parallel", 0, "cues prepared and in GO at once (default: the cuelist's max_parallel)")
+	cmd.Flags().String("git-remote", "", "worktree agents: the git remote the workers share their branches through (default $ORCH_GIT_REMOTE)")
 	return cmd
 }
 
@@ -50,6 +51,10 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	}
 	if err := temporal.Unsupported(p); err != nil {
 		return &exitError{code: 2, msg: err.Error()}
+	}
+	git, err := runGit(cmd, root, p)
+	if err != nil {
+		return err
 	}
 	inputs := map[string]any{}
 	for k, v := range p.Cuelist.Inputs {
@@ -93,7 +98,7 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	if err := db.Append(ctx, record.Event{RunID: id, Type: record.EvRunStarted, Data: data}); err != nil {
 		return fmt.Errorf("recording run %s in %s: %w", id, dbFile, err)
 	}
-	in := temporal.RunInput{RunID: id, Path: filepath.ToSlash(rel), SpecHash: data.SpecHash, Inputs: inputs, MaxParallel: maxPar, TaskQueue: queue}
+	in := temporal.RunInput{RunID: id, Path: filepath.ToSlash(rel), SpecHash: data.SpecHash, Inputs: inputs, MaxParallel: maxPar, TaskQueue: queue, Git: git}
 	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: queue}, temporal.WorkflowName, in); err != nil {
 		_ = db.Append(ctx, record.Event{RunID: id, Type: record.EvRunState, State: string(record.RunFailed), Reason: "could not start its workflow: " + err.Error()})
 		return &exitError{code: 1, msg: fmt.Sprintf("starting the workflow of run %s on %s: %v", id, addr, err)}

@@ -36,7 +36,7 @@ func workerCmd() *cobra.Command {
 			grace, _ := cmd.Flags().GetDuration("drain-grace")
 			w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: n, WorkerStopTimeout: grace})
 			temporal.RegisterWorkflow(w)
-			temporal.RegisterActivities(w, &temporal.Activities{Root: root})
+			temporal.RegisterActivities(w, &temporal.Activities{Root: root, GitRemote: gitRemoteFlag(cmd)})
 			fmt.Fprintf(os.Stderr, "orch worker: polling task queue %s, cuelists below %s\n", queue, root)
 			stop := make(chan interface{})
 			go func() {
@@ -49,6 +49,7 @@ func workerCmd() *cobra.Command {
 	cmd.Flags().String("queue", "", "the task queue to poll (default --task-queue: orch)")
 	cmd.Flags().String("root", ".", "the project checkout the cuelists' paths are relative to")
 	cmd.Flags().Int("max-concurrent", 4, "the most activities (agent processes) run at once")
+	cmd.Flags().String("git-remote", "", "worktree agents: the git remote their branches are pushed to and fetched from; --root is a clone of it (default $ORCH_GIT_REMOTE, else the run's)")
 	cmd.Flags().Duration("drain-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running phases may go on before they are stopped and handed back")
 	return cmd
 }

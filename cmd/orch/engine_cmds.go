@@ -17,6 +17,7 @@ type temporalRunOptions struct {
 	engineSet                 bool
 	address, namespace, queue string
 	detach, maxParallelSet    bool
+	gitRemote                 string
 	unhandled                 []string // flags orch-temporal does not take
 }
 
@@ -51,6 +52,9 @@ func runOnTemporal(opts *runOptions) error {
 	if t.detach {
 		argv = append(argv, "--detach")
 	}
+	if t.gitRemote != "" {
+		argv = append(argv, "--git-remote", t.gitRemote)
+	}
 	return handOver(opts.io, what, append(argv, "--", opts.path))
 }
 
@@ -61,6 +65,7 @@ func temporalRunFlags(cmd *cobra.Command, t *temporalRunOptions) {
 	f.String("temporal-address", "", "--engine temporal: the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
 	f.String("temporal-namespace", "", "--engine temporal: the namespace (default $TEMPORAL_NAMESPACE, else default)")
 	f.StringVar(&t.queue, "task-queue", "orch", "--engine temporal: the task queue of the workflow and of agents without a placement")
+	f.StringVar(&t.gitRemote, "git-remote", "", "--engine temporal, worktree agents: the git remote the workers share their branches through (default $ORCH_GIT_REMOTE)")
 	f.BoolVar(&t.detach, "detach", false, "--engine temporal: start the run, print its id and how to follow it, and exit")
 }
 
@@ -70,7 +75,7 @@ func parseTemporalRunFlags(cmd *cobra.Command, t *temporalRunOptions) {
 	t.address = flagOrEnv(cmd, "temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233")
 	t.namespace = flagOrEnv(cmd, "temporal-namespace", "TEMPORAL_NAMESPACE", "default")
 	t.maxParallelSet = cmd.Flags().Changed("max-parallel")
-	t.unhandled = unhandledFlags(cmd.Flags(), "engine", "temporal-address", "temporal-namespace", "task-queue", "detach", "set", "max-parallel", "root")
+	t.unhandled = unhandledFlags(cmd.Flags(), "engine", "temporal-address", "temporal-namespace", "task-queue", "detach", "set", "max-parallel", "root", "git-remote")
 }
 
 type workerOptions struct {
@@ -96,10 +101,11 @@ to the queue (a GO of a cue that is not idempotent is interrupted instead),
 and exits 0. Its orch-temporal never outlives it, even after kill -9.`,
 		Example: `  orch worker
   orch worker --queue gpu --max-concurrent 2 --root /srv/project
-  orch worker --drain-grace 5m     # let long agents finish on kill PID`,
+  orch worker --drain-grace 5m     # let long agents finish on kill PID
+  orch worker --root /srv/clone --git-remote git@example.com:team/project.git`,
 		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.unhandled = unhandledFlags(cmd.Flags(), "queue", "root", "max-concurrent", "drain-grace", "temporal-address", "temporal-namespace", "task-queue")
+			opts.unhandled = unhandledFlags(cmd.Flags(), "queue", "root", "max-concurrent", "drain-grace", "temporal-address", "temporal-namespace", "task-queue", "git-remote")
 			opts.argv = []string{"worker"}
 			cmd.Flags().Visit(func(f *pflag.Flag) { opts.argv = append(opts.argv, "--"+f.Name, f.Value.String()) })
 			if runF != nil {
@@ -112,6 +118,7 @@ and exits 0. Its orch-temporal never outlives it, even after kill -9.`,
 	fs.String("queue", "", "the task queue to poll (default --task-queue)")
 	fs.String("root", ".", "the project checkout the cuelists' paths are relative to")
 	fs.Int("max-concurrent", 4, "the most activities (agent processes) run at once")
+	fs.String("git-remote", "", "worktree agents: the git remote their branches are pushed to and fetched from; --root is a clone of it (default $ORCH_GIT_REMOTE, else the run's)")
 	fs.Duration("drain-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running phases may go on before they are stopped and handed back")
 	fs.String("temporal-address", "", "the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
 	fs.String("temporal-namespace", "", "the namespace (default $TEMPORAL_NAMESPACE, else default)")

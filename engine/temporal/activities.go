@@ -21,6 +21,9 @@ type Activities struct {
 	// DBPath is given to agents as ORCH_DB ("" on a machine without the
 	// run's store).
 	DBPath string
+	// GitRemote is the remote worktree agents' branches are shared
+	// through ("": the run's); Root is in a clone of it (worktree.go).
+	GitRemote string
 
 	mu    sync.Mutex
 	plans map[string]*planner.Plan // by path and hash: a worker plans a cuelist once

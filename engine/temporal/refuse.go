@@ -29,13 +29,10 @@ func Unsupported(p *planner.Plan) error {
 			if len(a.HandoffTo) > 0 {
 				return fmt.Errorf("cue %s: agent %s hands off (handoff_to), not supported by --engine temporal in this version; run it with --engine local", c.ID, a.ID)
 			}
-			if a.Workspace == "worktree" {
-				return fmt.Errorf("cue %s: agent %s has workspace: worktree, not supported by --engine temporal in this version; run it with --engine local", c.ID, a.ID)
-			}
 			if len(a.MCPServers) > 0 { // orch's MCP bridge is the local engine's (issue 29)
 				return fmt.Errorf("cue %s: agent %s has mcp_servers, not supported by --engine temporal in this version (its agents get no MCP servers, orch's included); run it with --engine local", c.ID, a.ID)
 			}
 		}
 	}
-	return nil
+	return refuseWorktreeShape(p)
 }

@@ -50,8 +50,9 @@ type RunInput struct {
 	Path        string
 	SpecHash    string
 	Inputs      map[string]any
-	MaxParallel int    // 0: the cuelist's max_parallel, else attempt.DefaultMaxParallel
-	TaskQueue   string // the agents' default queue ("": DefaultTaskQueue)
+	MaxParallel int     // 0: the cuelist's max_parallel, else attempt.DefaultMaxParallel
+	TaskQueue   string  // the agents' default queue ("": DefaultTaskQueue)
+	Git         *RunGit // the remote of worktree agents' branches (worktree.go)
 }
 
 // RunResult is how the workflow ended.
@@ -87,6 +88,8 @@ type AttemptInput struct {
 	// Try counts the workers the workflow gave this phase (from 1): a later
 	// try first kills what a lost worker on this machine may have left.
 	Try int
+	// Worktree is where a worktree agent's phase starts (worktree.go).
+	Worktree *WorktreeInput
 }
 
 // AttemptResult is how a phase ended. A failure is a result, not an
@@ -99,6 +102,9 @@ type AttemptResult struct {
 	ExitCode *int
 	PID      int
 	Log      []LogLine // the last lines of its output (bounded)
+	// Worktree is the worktree a worktree agent's GO worked in and the
+	// commit it pushed.
+	Worktree *record.WorktreeData
 }
 
 // LogLine is one line an agent printed.
