@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
@@ -69,22 +68,9 @@ var chainFiles = map[string]string{
 // branch is pushed too; the workflow records the worktrees and the result.
 func TestWorktreeChainThroughRemote(t *testing.T) {
 	remote, root, other := sharedRemote(t, chainFiles)
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	RegisterWorkflow(env)
-	RegisterActivities(env, &Activities{Root: root})
-	env.SetTestTimeout(2 * time.Minute)
 	base := gitT(t, root, "rev-parse", "HEAD")
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: "chain.yaml", SpecHash: specHashOf(t, root, "chain.yaml"),
+	evs := completedRun(t, runEnv(t, root), RunInput{RunID: "r1", Path: "chain.yaml", SpecHash: specHashOf(t, root, "chain.yaml"),
 		Git: &RunGit{Remote: remote, Base: base, BaseName: "main"}})
-	var res RunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	evs := events(t, env)
-	if res.State != "completed" {
-		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
-	}
 	a := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/A/1")
 	b := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/B/1")
 	if gitT(t, remote, "rev-parse", b+"^") != a || gitT(t, remote, "rev-parse", a+"^") != base {

@@ -122,10 +122,9 @@ func (w *wf) mergeEnded(d sched.Decision) {
 // resultBranchName is the run's result branch, as the local runner names
 // it: orch/RUN/result, or orch/RUN/_result when a cue is named result.
 func (w *wf) resultBranchName() string {
-	for _, c := range w.plan.Order {
-		if strings.EqualFold(gitwork.BranchPart(c.ID), "result") {
-			return "orch/" + w.in.RunID + "/_result"
-		}
+	ids := make([]string, len(w.plan.Order))
+	for i, c := range w.plan.Order {
+		ids[i] = c.ID
 	}
-	return "orch/" + w.in.RunID + "/result"
+	return gitwork.ResultBranch(w.in.RunID, ids)
 }

@@ -137,3 +137,15 @@ func CommitLeft(wt, runID, cue, agent string, n int) (string, error) {
 	}
 	return Git(ctx, wt, "rev-parse", "--verify", "HEAD")
 }
+
+// ResultBranch is the run's result branch: orch/RUN/result, unless one of
+// its cues is named result and would own orch/RUN/result/... (git keeps a
+// ref and refs below it apart only by name): orch/RUN/_result then.
+func ResultBranch(runID string, cues []string) string {
+	for _, c := range cues {
+		if strings.EqualFold(BranchPart(c), "result") {
+			return "orch/" + runID + "/_result"
+		}
+	}
+	return "orch/" + runID + "/result"
+}
