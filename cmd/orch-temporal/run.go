@@ -91,6 +91,9 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	data := record.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.HashBelow(root), Root: root, Inputs: inputs,
 		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: record.NewRunID() + record.NewRunID(),
 		Temporal: &record.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)}}
+	if git != nil {
+		data.Temporal.GitRemote, data.Temporal.GitRepo = git.Remote, git.Repo
+	}
 	for _, cu := range p.Order {
 		data.Cues = append(data.Cues, record.CueInfo{ID: cu.ID, Agents: cu.Agents, After: cu.WaitsFor(), Manual: cu.Manual()})
 	}
@@ -109,7 +112,7 @@ func runTemporal(cmd *cobra.Command, path string) error {
 		fmt.Fprintf(os.Stderr, "follow it with: orch resume %s   (status: orch status %s)\n", id, id)
 		return nil
 	}
-	return followUntilDone(&follower{c: c, db: db, id: id, wfID: wfID, token: data.OwnerToken})
+	return followUntilDone(&follower{c: c, db: db, id: id, wfID: wfID, token: data.OwnerToken, gitRemote: data.Temporal.GitRemote, gitRepo: data.Temporal.GitRepo})
 }
 
 // followUntilDone follows the run until it ends or waits for a person;
@@ -128,6 +131,7 @@ func followUntilDone(f *follower) error {
 	}
 	switch state {
 	case record.RunCompleted:
+		f.fetchBranches()
 		fmt.Fprintf(os.Stderr, "run %s completed\n", id)
 		return nil
 	case record.RunPaused:

@@ -39,6 +39,7 @@ type RunGit struct {
 	Remote   string // the remote the workers push to and fetch from (a worker's --git-remote wins)
 	Base     string // the commit HEAD was at where the run was started
 	BaseName string // the branch checked out there (else the commit, short)
+	Repo     string // that checkout's repository (its follower fetches the branches there)
 }
 
 // WorktreeInput is where a worktree agent's phase starts and what it

@@ -123,6 +123,11 @@ type TemporalRun struct {
 	TaskQueue  string `json:"task_queue"`
 	WorkflowID string `json:"workflow_id"`
 	Path       string `json:"path"` // the cuelist, relative to the workers' --root
+	// GitRemote is where the workers push the branches of worktree agents,
+	// GitRepo the repository of the checkout the run was started from: its
+	// follower fetches them there when the run completes (orch land).
+	GitRemote string `json:"git_remote,omitempty"`
+	GitRepo   string `json:"git_repo,omitempty"`
 }
 
 // CueInfo describes a cue when the run starts.
