@@ -13,7 +13,11 @@
 #   cpu ratio     orch / spawner, the median of the per-round ratios
 #   wall ratio    the same for wall time (targets: chain <= 1.4x, wide <= 1.6x)
 # Figures are printed, never judged: CI runs this as a benchmark.
+# ORCH_BEFORE=path/to/orch adds that build (say, main's) to every round, in
+# turn with the others, and prints its row under each workload: a change's
+# before and after, paired on the same machine at the same time.
 #   bench/cpu.sh [ROUNDS]
+#   ORCH_BEFORE=/tmp/orch-main bench/cpu.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-11}
@@ -26,19 +30,30 @@ go run ./testdata/gen -cues 1000 -independent -claimers 0 -no-provides -command 
 "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/chain.yaml" >/dev/null # the database exists, as usual
 
 printf '%-34s %8s %8s %13s %10s %9s %10s\n' "workload ($rounds rounds, ms per cue)" spawner orch orch-spawner "orch self" "cpu ratio" "wall ratio"
+median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 measure() { # label, cues, at a time, cuelist
-	local label=$1 n=$2 p=$3 spec=$4 cpu wall self
-	rm -f "$tmp/self"
+	local label=$1 n=$2 p=$3 spec=$4 cpu wall self before=() selfBefore=0
+	rm -f "$tmp/self" "$tmp/self-before"
 	orch=(env "ORCH_RUSAGE=$tmp/self" "$tmp/orch" run --db "$tmp/db/o.db" "$spec")
-	cpu=$(python3 bench/interleave.py "$rounds" --cpu -- "$tmp/spawn" -n "$n" -p "$p" /bin/true -- "${orch[@]}")
-	wall=$(python3 bench/interleave.py "$rounds" -- "$tmp/spawn" -n "$n" -p "$p" /bin/true -- "${orch[@]}")
+	if [ -n "${ORCH_BEFORE:-}" ]; then
+		before=(-- env "ORCH_RUSAGE=$tmp/self-before" "$ORCH_BEFORE" run --db "$tmp/db/o.db" "$spec")
+	fi
+	cpu=$(python3 bench/interleave.py "$rounds" --cpu -- "$tmp/spawn" -n "$n" -p "$p" /bin/true -- "${orch[@]}" "${before[@]}")
+	wall=$(python3 bench/interleave.py "$rounds" -- "$tmp/spawn" -n "$n" -p "$p" /bin/true -- "${orch[@]}" "${before[@]}")
 	# ORCH_RUSAGE lines: "self USER SYS children USER SYS", one per orch run.
-	self=$(awk '{print $2 + $3}' "$tmp/self" | sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
-	awk -v label="$label" -v n="$n" -v self="$self" -v cpu="$cpu" -v wall="$wall" 'BEGIN {
-		split(cpu, lines, "\n"); split(lines[1], b, " "); split(lines[2], o, " ")
-		split(wall, wl, "\n"); split(wl[2], w, " ")
+	self=$(awk '{print $2 + $3}' "$tmp/self" | median)
+	if [ -n "${ORCH_BEFORE:-}" ]; then
+		selfBefore=$(awk '{print $2 + $3}' "$tmp/self-before" | median)
+	fi
+	awk -v label="$label" -v n="$n" -v self="$self" -v selfBefore="$selfBefore" -v cpu="$cpu" -v wall="$wall" 'BEGIN {
+		split(cpu, lines, "\n"); split(lines[1], b, " ")
+		split(wall, wl, "\n")
 		k = 1000 / n
-		printf "%-34s %8.3f %8.3f %13.3f %10.3f %9s %10s\n", label, b[2] * k, o[2] * k, (o[2] - b[2]) * k, self * k, o[5], w[5]
+		for (i = 2; i in lines; i++) {
+			split(lines[i], o, " "); split(wl[i], w, " ")
+			row = i == 2 ? label : "  the same, ORCH_BEFORE"
+			printf "%-34s %8.3f %8.3f %13.3f %10.3f %9s %10s\n", row, b[2] * k, o[2] * k, (o[2] - b[2]) * k, (i == 2 ? self : selfBefore) * k, o[5], w[5]
+		}
 	}'
 }
 measure "200-cue chain of /bin/true" 200 1 "$tmp/chain.yaml"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -410,34 +411,43 @@ printf 'no newline'`,
 
 // TestLargeOutputReachesPlainAgent: a value over the environment's limit
 // (Linux refuses one string over 128 KiB) reaches a downstream plain agent
-// through ORCH_INPUT_<NAME>_FILE, small ones still in ORCH_INPUT_<NAME>.
+// through ORCH_INPUT_<NAME>_FILE, small ones still in ORCH_INPUT_<NAME>;
+// the file's directory is gone once the attempt has ended.
 func TestLargeOutputReachesPlainAgent(t *testing.T) {
 	p, _ := project(t, map[string]string{
 		"cuelist.yaml": agentsHead + `  inputs: {small: hi}
   cues:
     - {id: MAKE, agents: [make]}
     - {id: READ, agents: [read], dependencies: [MAKE]}
+    - {id: GONE, agents: [gone], dependencies: [READ]}
 `,
 		"agents.yaml": `agent: {id: make, command: [sh, make.sh], provides: [big]}
 ---
 agent: {id: read, command: [sh, read.sh], requires: [big]}
+---
+agent: {id: gone, run: '[ -n "$ORCH_INPUT_INDIR" ] && [ ! -e "$ORCH_INPUT_INDIR" ]'}
 `,
 		// 1,000,000 bytes: the output file itself is capped at 1 MiB.
 		"make.sh": `printf 'big=' > "$ORCH_OUTPUT"; head -c 1000000 /dev/zero | tr '\0' x >> "$ORCH_OUTPUT"`,
 		"read.sh": `[ -z "${ORCH_INPUT_BIG+set}" ] || exit 4
 [ "$ORCH_INPUT_SMALL" = hi ] || exit 5
 printf 'size=%s\n' "$(wc -c < "$ORCH_INPUT_BIG_FILE" | tr -d ' ')" >> "$ORCH_OUTPUT"
-printf 'head=%s\n' "$(head -c 3 "$ORCH_INPUT_BIG_FILE")" >> "$ORCH_OUTPUT"`,
+printf 'head=%s\n' "$(head -c 3 "$ORCH_INPUT_BIG_FILE")" >> "$ORCH_OUTPUT"
+printf 'indir=%s\n' "$(dirname "$ORCH_INPUT_BIG_FILE")" >> "$ORCH_OUTPUT"`,
 	})
 	rec := newMemRecorder()
 	res := runPlan(t, p, rec, nil)
 	if res.State != record.RunCompleted {
 		t.Fatalf("run %s: %s", res.State, res.Reason)
 	}
-	ends := rec.of(record.EvCueState)
-	last := ends[len(ends)-1]
-	if last.Cue != "READ" || !strings.Contains(dataJSON(last.Data), `"size":"1000000"`) || !strings.Contains(dataJSON(last.Data), `"head":"xxx"`) {
-		t.Errorf("READ ended with %s", dataJSON(last.Data))
+	var read string
+	for _, e := range rec.of(record.EvCueState) {
+		if e.Cue == "READ" && e.State == string(record.CueCompleted) {
+			read = dataJSON(e.Data)
+		}
+	}
+	if !strings.Contains(read, `"size":"1000000"`) || !strings.Contains(read, `"head":"xxx"`) {
+		t.Errorf("READ ended with %s", read)
 	}
 }
 
@@ -482,5 +492,63 @@ func TestLogCap(t *testing.T) {
 	want := fmt.Sprintf("(%s) dropped: the log keeps the first and the last 32.0 KiB of each attempt (defaults.max_log 64.0 KiB)", record.Plural(int64(dropped), "line"))
 	if !strings.Contains(note, want) {
 		t.Errorf("note %q, want it to say %q", note, want)
+	}
+}
+
+// TestTaskOnStdin: a plain agent's task comes whole on stdin, a small one
+// and one larger than a pipe holds alike; an agent that never reads a large
+// task still ends, and so does its attempt.
+func TestTaskOnStdin(t *testing.T) {
+	big := strings.Repeat("x", 100_000)
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  cues:
+    - {id: SMALL, agents: [reader]}
+    - {id: BIG, agents: [reader], inputs: {big: ` + big + `}}
+    - {id: DEAF, agents: [deaf], inputs: {big: ` + big + `}}
+`,
+		"agents.yaml": `agent: {id: reader, provides: [n, last], run: 'cat > "$ORCH_OUTPUT.task"; printf "n=%s\nlast=%s\n" "$(wc -c < "$ORCH_OUTPUT.task" | tr -d " ")" "$(tail -c 1 "$ORCH_OUTPUT.task")" >> "$ORCH_OUTPUT"'}
+---
+agent: {id: deaf, run: 'true'}
+`,
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	if res.State != record.RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	sizes := map[string]int{}
+	for _, e := range rec.of(record.EvCueState) {
+		if e.State != string(record.CueCompleted) || e.Cue == "DEAF" {
+			continue
+		}
+		out := e.Data.(record.CueStateData).Outputs
+		if out["last"] != "}" {
+			t.Errorf("%s's task on stdin does not end its JSON object: it ends with %q", e.Cue, out["last"])
+		}
+		n, _ := strconv.Atoi(fmt.Sprint(out["n"]))
+		sizes[e.Cue] = n
+	}
+	if sizes["SMALL"] < 50 || sizes["SMALL"] > 512 || sizes["BIG"] < len(big) {
+		t.Errorf("task sizes on stdin %v: want SMALL under 512 bytes and BIG over %d", sizes, len(big))
+	}
+}
+
+// TestTimeoutOfAgentDeafToLargeTask: an agent that never reads a task larger
+// than a pipe holds, and hangs, is still stopped at its timeout: writing its
+// task never holds the attempt up.
+func TestTimeoutOfAgentDeafToLargeTask(t *testing.T) {
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  cues:
+    - {id: DEAF, agents: [deaf], timeout: 300ms, inputs: {big: ` + strings.Repeat("x", 100_000) + `}}
+`,
+		"agents.yaml": `agent: {id: deaf, command: [sleep, "60"]}`,
+	})
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, nil)
+	if res.State != record.RunFailed {
+		t.Fatalf("run %s", res.State)
+	}
+	if r := reasonOf(rec, "DEAF"); r != "deaf: command did not finish within 300ms" {
+		t.Errorf("reason %q", r)
 	}
 }

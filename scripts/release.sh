@@ -60,7 +60,10 @@ build() {
 				go build -trimpath -buildvcs=true -ldflags="-s -w -buildid= -X main.version=$version" \
 				-o "$stage/$file" ./cmd/$bin)
 		done
+		# The README's links go to docs/, and its first command runs
+		# examples/research: both travel with it.
 		cp "$src/README.md" "$stage/"
+		cp -R "$src/docs" "$src/examples" "$stage/"
 		[ -f "$src/LICENSE" ] && cp "$src/LICENSE" "$stage/"
 		find "$stage" -exec touch -h -d "@$epoch" {} +
 		if [ "$goos" = windows ]; then

@@ -24,26 +24,39 @@ const (
 
 // InputVars are the ORCH_INPUT_<NAME> (or ORCH_INPUT_<NAME>_FILE) variables
 // of a plain agent's task: its scalar inputs, so that a shell agent needs no
-// JSON parser. Files are written in dir (created when one is needed).
-func InputVars(t *Task, dir string) ([]string, error) {
+// JSON parser. Files are written in dir, created when one is needed; remove
+// deletes it then, and is a no-op otherwise (most tasks need no file: their
+// attempts spend no system call on a directory that was never made). Call
+// remove even when err is not nil.
+func InputVars(t *Task, dir string) (vars []string, remove func(), err error) {
+	made := false
+	remove = func() {
+		if made {
+			_ = os.RemoveAll(dir)
+		}
+	}
+	write := func(name string, data []byte) (string, error) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", err
+		}
+		made = true
+		path := filepath.Join(dir, name)
+		return path, os.WriteFile(path, data, 0o600)
+	}
 	names := make([]string, 0, len(t.Inputs))
 	for k := range t.Inputs {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	var vars []string
 	total := 0
 	if t.Item != nil { // a fan-out's item, as JSON
 		if len(t.Item) <= maxEnvInput {
 			total += len("ORCH_ITEM") + len(t.Item)
 			vars = append(vars, "ORCH_ITEM="+string(t.Item))
 		} else {
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return nil, err
-			}
-			path := filepath.Join(dir, "ORCH_ITEM")
-			if err := os.WriteFile(path, t.Item, 0o600); err != nil {
-				return nil, err
+			path, err := write("ORCH_ITEM", t.Item)
+			if err != nil {
+				return nil, remove, err
 			}
 			vars = append(vars, "ORCH_ITEM_FILE="+path)
 		}
@@ -57,17 +70,14 @@ func InputVars(t *Task, dir string) ([]string, error) {
 				vars = append(vars, name+"="+value)
 				continue
 			}
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return nil, err
-			}
-			path := filepath.Join(dir, strings.TrimPrefix(name, "ORCH_INPUT_"))
-			if err := os.WriteFile(path, []byte(value), 0o600); err != nil {
-				return nil, err
+			path, err := write(strings.TrimPrefix(name, "ORCH_INPUT_"), []byte(value))
+			if err != nil {
+				return nil, remove, err
 			}
 			vars = append(vars, name+"_FILE="+path)
 		}
 	}
-	return vars, nil
+	return vars, remove, nil
 }
 
 // SafeName is an id as a part of a file name or an attempt token: no path

@@ -2,6 +2,7 @@ package attempt
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,18 +67,32 @@ func TestPromptBoardAuthors(t *testing.T) {
 
 // A fan-out's item reaches a plain agent as ORCH_ITEM (JSON), or, past
 // the size of one environment value, in a file named by ORCH_ITEM_FILE.
+// The input directory exists only while a file needs it: remove deletes
+// the one it made, and leaves alone a path it never made.
 func TestInputVarsItem(t *testing.T) {
-	dir := t.TempDir()
-	vars, err := InputVars(&Task{Item: []byte(`{"id":"db"}`), Inputs: map[string]any{"n": 1.0}}, dir)
+	dir := filepath.Join(t.TempDir(), "C.a.1.in")
+	vars, remove, err := InputVars(&Task{Item: []byte(`{"id":"db"}`), Inputs: map[string]any{"n": 1.0}}, dir)
 	if err != nil || strings.Join(vars, " ") != `ORCH_ITEM={"id":"db"} ORCH_INPUT_N=1` {
 		t.Errorf("vars %q, %v", vars, err)
 	}
+	if err := os.WriteFile(dir, []byte("not ours"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	remove() // no file was needed: what is at dir is not touched
+	if b, err := os.ReadFile(dir); err != nil || string(b) != "not ours" {
+		t.Fatalf("remove touched a path it never made: %q, %v", b, err)
+	}
+	_ = os.Remove(dir)
 	big := `"` + strings.Repeat("x", maxEnvInput) + `"`
-	vars, err = InputVars(&Task{Item: []byte(big)}, dir)
+	vars, remove, err = InputVars(&Task{Item: []byte(big)}, dir)
 	if err != nil || len(vars) != 1 || !strings.HasPrefix(vars[0], "ORCH_ITEM_FILE=") {
 		t.Fatalf("vars of a big item %.80q, %v", vars, err)
 	}
 	if b, err := os.ReadFile(strings.TrimPrefix(vars[0], "ORCH_ITEM_FILE=")); err != nil || string(b) != big {
 		t.Errorf("the item's file holds %d bytes, %v", len(b), err)
+	}
+	remove()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the input directory is still there after remove: %v", err)
 	}
 }

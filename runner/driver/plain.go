@@ -3,7 +3,6 @@ package driver
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -63,9 +62,8 @@ func (d *plainDriver) Work(a *Attempt, t *attempt.Task) (map[string]any, *attemp
 		b, _ := json.Marshal(a.Host.Board(t))
 		return b
 	}
-	inDir := strings.TrimSuffix(outPath, ".out") + ".in"
-	defer os.RemoveAll(inDir)
-	vars, err := attempt.InputVars(t, inDir)
+	vars, removeInputs, err := attempt.InputVars(t, strings.TrimSuffix(outPath, ".out")+".in")
+	defer removeInputs()
 	if err != nil {
 		return nil, attempt.Failf("start", "command: writing a large input to a file: %v", err)
 	}
@@ -123,10 +121,7 @@ func runStep(a *Attempt, step string, argv []string, shell string, s *proc.Stdio
 	p.ReadOutput(logLines(logWriter(a, "stdout")), logLines(logWriter(a, "stderr")))
 	a.Host.Started(p)
 	if stdin != nil {
-		go func() {
-			_, _ = p.Stdin().Write(stdin()) // an agent that never reads its task gets EPIPE: fine
-			_ = p.Stdin().Close()
-		}()
+		writeStdin(p, stdin())
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -153,6 +148,26 @@ func runStep(a *Attempt, step string, argv []string, shell string, s *proc.Stdio
 		return p, attempt.Failf(fmt.Sprintf("exit:%d", e.Code), "%s %s", step, e)
 	}
 	return p, nil
+}
+
+// stdinAtOnce is the most of a task written to a process's stdin in the
+// caller's goroutine: POSIX's least PIPE_BUF. A pipe holds at least that
+// much, so a write that size to a new pipe never waits for the reader.
+const stdinAtOnce = 512
+
+// writeStdin writes b to the process's stdin and closes it: at once when b
+// is small (most tasks), without a goroutine and its wake-ups; else from a
+// goroutine of its own, as the process may never read it.
+func writeStdin(p *proc.Process, b []byte) {
+	write := func() {
+		_, _ = p.Stdin().Write(b) // an agent that never reads its task gets EPIPE: fine
+		_ = p.Stdin().Close()
+	}
+	if len(b) <= stdinAtOnce {
+		write()
+		return
+	}
+	go write()
 }
 
 // Sweep stops what a process of attempt a (its step: prepare, command...)

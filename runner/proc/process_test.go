@@ -309,3 +309,35 @@ func cgroupSweeper(t *testing.T, runID string) *Sweeper {
 	}
 	return s
 }
+
+// TestReadOutputDrainsWhatIsLeft: a reader that stops before the end of its
+// stream leaves the rest to be read and dropped, so a process writing far
+// more than a pipe holds is neither blocked nor cut off (SIGPIPE); one
+// that reads to the end gets all of it.
+func TestReadOutputDrainsWhatIsLeft(t *testing.T) {
+	s, err := NewStdio(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Start(Spec{Shell: `head -c 1000000 /dev/zero || exit 9; head -c 300000 /dev/zero >&2`, Dir: t.TempDir(), Env: os.Environ(), Token: "r/cue/D/1/x", Stdio: s, Grace: grace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Terminate(grace); p.Sweep(grace, true) })
+	var head, all int
+	p.ReadOutput(func(r io.Reader) {
+		b := make([]byte, 10)
+		head, _ = io.ReadFull(r, b)
+	}, func(r io.Reader) {
+		b, _ := io.ReadAll(r)
+		all = len(b)
+	})
+	waitDone(t, p)
+	p.WaitOutput()
+	if head != 10 || all != 300000 {
+		t.Errorf("read %d bytes of stdout and %d of stderr, want 10 and 300000", head, all)
+	}
+	if e := p.Exit(); e.Code != 0 || e.Signaled {
+		t.Errorf("exit %s", e)
+	}
+}

@@ -378,15 +378,23 @@ func (t *txn) projectRunStarted(rec *prepared) error {
 	if d.OwnerToken != "" {
 		t.holds(ev.RunID, d.OwnerToken)
 	}
-	for i, c := range d.Cues {
-		_, err := t.exec(`INSERT INTO cues (run_id, cue_id, position, agents, after_cues, manual, state) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			ev.RunID, c.ID, i, p.agents[i], p.after[i], c.Manual, record.CuePending)
-		if err != nil {
+	// The cues go in as multi-row INSERTs, as events do (insertRows): a
+	// 1,000-cue run's start costs 32 statements, not 1,000.
+	const cols = 7
+	for first := 0; first < len(d.Cues); first += maxRowsPerInsert {
+		n := min(len(d.Cues)-first, maxRowsPerInsert)
+		args := make([]any, 0, n*cols)
+		for i := first; i < first+n; i++ {
+			args = append(args, ev.RunID, d.Cues[i].ID, i, p.agents[i], p.after[i], d.Cues[i].Manual, record.CuePending)
+		}
+		if _, err := t.exec(t.d.insertRowsSQL(insertCuesPrefix, "", cols, n), args...); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+const insertCuesPrefix = "INSERT INTO cues (run_id, cue_id, position, agents, after_cues, manual, state) VALUES "
 
 // project applies an event to the state tables; types without state (notes,
 // blackboard updates, types this orch does not know) are only logged.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -40,6 +41,48 @@ func TestRunStartedProjection(t *testing.T) {
 	}
 	if n := queryInt(t, rawDB(t, path), "SELECT max(position) FROM cues WHERE run_id = 'r1'"); n != 2 {
 		t.Errorf("positions up to %d", n)
+	}
+}
+
+// TestRunStartedManyCues: a run's cues go in a few rows per statement; each
+// keeps its plan position, agents and DAG edges, past every statement's
+// boundary, and a second run of the same cue ids has its own rows.
+func TestRunStartedManyCues(t *testing.T) {
+	d, path := openTest(t)
+	n := 2*maxRowsPerInsert + 5
+	data := record.RunStartedData{Cuelist: "big", OwnerPID: 42, OwnerHost: "box"}
+	for i := 0; i < n; i++ {
+		c := record.CueInfo{ID: fmt.Sprintf("C%03d", i), Agents: []string{fmt.Sprintf("a%d", i)}, Manual: i%7 == 0}
+		if i > 0 {
+			c.After = []string{fmt.Sprintf("C%03d", i-1)}
+		}
+		data.Cues = append(data.Cues, c)
+	}
+	for _, run := range []string{"r1", "r2"} {
+		appendOK(t, d, record.Event{RunID: run, At: t0, Type: record.EvRunStarted, Data: data})
+	}
+	r, err := d.Run(context.Background(), "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Cues) != n {
+		t.Fatalf("%d cues, want %d", len(r.Cues), n)
+	}
+	for i, c := range r.Cues {
+		want := data.Cues[i]
+		if c.ID != want.ID || c.State != record.CuePending || !reflect.DeepEqual(c.Agents, want.Agents) {
+			t.Errorf("cue %d: %+v, want %+v", i, c, want)
+		}
+	}
+	db := rawDB(t, path)
+	if got := queryInt(t, db, "SELECT count(*) FROM cues WHERE run_id = 'r1' AND position = CAST(substr(cue_id, 2) AS INTEGER)"); got != int64(n) {
+		t.Errorf("%d of %d cues of r1 at their plan position", got, n)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM cues WHERE run_id = 'r1' AND manual = 1"); got != int64((n+6)/7) {
+		t.Errorf("%d manual cues, want %d", got, (n+6)/7)
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM cues WHERE run_id = 'r1' AND cue_id = 'C068' AND after_cues = '[\"C067\"]'"); got != 1 {
+		t.Errorf("the last cue's edges were not kept")
 	}
 }
 
