@@ -98,7 +98,12 @@ that orch run --engine temporal recorded. This runs orch-temporal worker.
 SIGTERM or Ctrl-C drains it: it takes no new work, lets what it runs finish
 for up to --drain-grace, then stops those agents and hands their phases back
 to the queue (a GO of a cue that is not idempotent is interrupted instead),
-and exits 0. Its orch-temporal never outlives it, even after kill -9.`,
+and exits 0. Its orch-temporal never outlives it, even after kill -9.
+
+Agents with workspace: worktree work in worktrees of --root, which must be a
+clone of the git remote the run's branches go through (--git-remote, else
+the one orch run --engine temporal --git-remote named): each GO's branch
+is pushed when it ends and fetched by the worker of the next.`,
 		Example: `  orch worker
   orch worker --queue gpu --max-concurrent 2 --root /srv/project
   orch worker --drain-grace 5m     # let long agents finish on kill PID
