@@ -40,7 +40,7 @@ func TestUnsupported(t *testing.T) {
 // the cue.
 func TestWorktreeShapes(t *testing.T) {
 	wt := func(id string) *spec.Agent { return &spec.Agent{ID: id, Workspace: "worktree"} }
-	agents := map[string]*spec.Agent{"w": wt("w"), "v": wt("v"), "plain": {ID: "plain"}}
+	agents := map[string]*spec.Agent{"w": wt("w"), "v": wt("v"), "plain": {ID: "plain"}, "falls": {ID: "falls", Fallback: []string{"w"}}}
 	cue := func(id string, agents []string, deps ...*planner.Cue) *planner.Cue {
 		return &planner.Cue{Cue: &spec.Cue{ID: id, Agents: agents}, Deps: deps}
 	}
@@ -57,6 +57,7 @@ func TestWorktreeShapes(t *testing.T) {
 		{"chain with plain cues", []*planner.Cue{a, p1, cue("B", []string{"w"}, a, p1)}, ""},
 		{"fan-in", []*planner.Cue{a, b, cue("C", []string{"w"}, a, b)}, "cue B: on --engine temporal the worktree cues must form a chain, each depending on the one before it (here A)"},
 		{"through a plain cue", []*planner.Cue{a, p1, cue("B", []string{"w"}, p1)}, "cue B: on --engine temporal the worktree cues must form a chain"},
+		{"a fallback in a worktree", []*planner.Cue{a, cue("B", []string{"falls"})}, "cue B: on --engine temporal the worktree cues must form a chain"},
 		{"two agents", []*planner.Cue{cue("A", []string{"w", "v"})}, "cue A: several agents in worktrees"},
 	} {
 		err := Unsupported(&planner.Plan{Order: c.order, Agents: agents})

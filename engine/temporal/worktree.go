@@ -260,7 +260,7 @@ func refuseWorktreeShape(p *planner.Plan) error {
 		if c.ForEach != nil {
 			return fmt.Errorf("cue %s: a fan-out (for_each) of worktree agents, whose branches merge at fan-in, is not supported by --engine temporal in this version; run it with --engine local", c.ID)
 		}
-		if len(c.Agents) > 1 {
+		if n := countWorktreeAgents(p, c); n > 1 {
 			return fmt.Errorf("cue %s: several agents in worktrees, whose branches would need a merge, is not supported by --engine temporal in this version; run it with --engine local", c.ID)
 		}
 		var wtDeps []string
@@ -277,10 +277,31 @@ func refuseWorktreeShape(p *planner.Plan) error {
 	return nil
 }
 
-func worktreeCue(p *planner.Plan, c *planner.Cue) bool {
+func countWorktreeAgents(p *planner.Plan, c *planner.Cue) int {
+	n := 0
 	for _, id := range c.Agents {
 		if a := p.Agents[id]; a != nil && a.Workspace == "worktree" {
+			n++
+		}
+	}
+	return n
+}
+
+// worktreeCue: one of the cue's agents, or of their fallbacks, works in a
+// worktree.
+func worktreeCue(p *planner.Plan, c *planner.Cue) bool {
+	for _, id := range c.Agents {
+		a := p.Agents[id]
+		if a == nil {
+			continue
+		}
+		if a.Workspace == "worktree" {
 			return true
+		}
+		for _, fb := range a.Fallback {
+			if f := p.Agents[fb]; f != nil && f.Workspace == "worktree" {
+				return true
+			}
 		}
 	}
 	return false
