@@ -17,14 +17,20 @@ func TestUnsupported(t *testing.T) {
 		want  string
 	}{
 		{"plain", spec.Agent{ID: "a", Command: []string{"true"}}, ""},
-		{"protocol", spec.Agent{ID: "a", Protocol: "acp"}, "cue c: agent a has protocol: acp, not supported by --engine temporal"},
+		{"jsonl", spec.Agent{ID: "a", Protocol: "jsonl", Command: []string{"agent"}}, ""},
+		{"acp", spec.Agent{ID: "a", Protocol: "acp", Command: []string{"agent"}}, ""},
+		{"claude-code", spec.Agent{ID: "a", Protocol: "claude-code"}, ""},
+		{"codex", spec.Agent{ID: "a", Protocol: "codex"}, ""},
 		{"handoff", spec.Agent{ID: "a", HandoffTo: []string{"b"}}, "cue c: agent a hands off (handoff_to)"},
 		{"worktree", spec.Agent{ID: "a", Workspace: "worktree"}, ""}, // through a git remote (worktree.go)
-		{"mcp servers", spec.Agent{ID: "a", MCPServers: []spec.MCPServer{{Name: "github", Command: "github-mcp-server"}}},
-			"cue c: agent a has mcp_servers, not supported by --engine temporal in this version (its agents get no MCP servers, orch's included); run it with --engine local"},
+		{"mcp servers", spec.Agent{ID: "a", MCPServers: []spec.MCPServer{{Name: "github", Command: "github-mcp-server"}}}, ""},
+		{"fallback", spec.Agent{ID: "a", Command: []string{"true"}, Fallback: []string{"b"}}, "agent b (a fallback) hands off (handoff_to)"},
 	} {
 		a := c.agent
 		p := &planner.Plan{Order: []*planner.Cue{{Cue: &spec.Cue{ID: "c", Agents: []string{"a"}}}}, Agents: map[string]*spec.Agent{"a": &a}}
+		if len(a.Fallback) > 0 {
+			p.Agents["b"] = &spec.Agent{ID: "b", Command: []string{"true"}, HandoffTo: []string{"c"}}
+		}
 		err := Unsupported(p)
 		switch {
 		case c.want == "" && err != nil:
@@ -40,7 +46,8 @@ func TestUnsupported(t *testing.T) {
 // the cue.
 func TestWorktreeShapes(t *testing.T) {
 	wt := func(id string) *spec.Agent { return &spec.Agent{ID: id, Workspace: "worktree"} }
-	agents := map[string]*spec.Agent{"w": wt("w"), "v": wt("v"), "plain": {ID: "plain"}, "falls": {ID: "falls", Fallback: []string{"w"}}}
+	agents := map[string]*spec.Agent{"w": wt("w"), "v": wt("v"), "plain": {ID: "plain"}, "falls": {ID: "falls", Fallback: []string{"w"}},
+		"wj": {ID: "wj", Protocol: "jsonl", Workspace: "worktree"}}
 	cue := func(id string, agents []string, deps ...*planner.Cue) *planner.Cue {
 		return &planner.Cue{Cue: &spec.Cue{ID: id, Agents: agents}, Deps: deps}
 	}
@@ -58,6 +65,7 @@ func TestWorktreeShapes(t *testing.T) {
 		{"fan-in", []*planner.Cue{a, b, cue("C", []string{"w"}, a, b)}, "cue B: on --engine temporal the worktree cues must form a chain, each depending on the one before it (here A)"},
 		{"through a plain cue", []*planner.Cue{a, p1, cue("B", []string{"w"}, p1)}, "cue B: on --engine temporal the worktree cues must form a chain"},
 		{"a fallback in a worktree", []*planner.Cue{a, cue("B", []string{"falls"})}, "cue B: on --engine temporal the worktree cues must form a chain"},
+		{"jsonl in a worktree", []*planner.Cue{cue("A", []string{"wj"})}, "cue A: agent wj has protocol: jsonl and workspace: worktree, not supported together"},
 		{"two agents", []*planner.Cue{cue("A", []string{"w", "v"})}, "cue A: several agents in worktrees"},
 	} {
 		err := Unsupported(&planner.Plan{Order: c.order, Agents: agents})

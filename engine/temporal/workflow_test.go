@@ -76,12 +76,12 @@ func events(t *testing.T, env *testsuite.TestWorkflowEnvironment) []record.Event
 // activities, checks it completed and returns its events.
 func runCompleted(t *testing.T, root, path, runID string) []record.Event {
 	t.Helper()
-	return completedRun(t, runEnv(t, root), RunInput{RunID: runID, Path: path, SpecHash: specHashOf(t, root, path)})
+	return completed(t, runEnv(t, root), RunInput{RunID: runID, Path: path, SpecHash: specHashOf(t, root, path)})
 }
 
-// completedRun runs the workflow with in, checks it completed and returns
-// its events.
-func completedRun(t *testing.T, env *testsuite.TestWorkflowEnvironment, in RunInput) []record.Event {
+// completed runs orch.run in env, checks it completed and returns its
+// events.
+func completed(t *testing.T, env *testsuite.TestWorkflowEnvironment, in RunInput) []record.Event {
 	t.Helper()
 	env.ExecuteWorkflow(WorkflowName, in)
 	var res RunResult

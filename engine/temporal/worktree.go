@@ -130,9 +130,6 @@ func (a *Activities) openWorktree(ctx context.Context, in AttemptInput, ag *spec
 	return w, nil
 }
 
-// phaseActivity names a phase's activity.
-var phaseActivity = map[phase]string{phaseWarning: ActivityWarning, phaseStandby: ActivityStandby, phaseGo: ActivityGo}
-
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 
 // dir is where the agent's processes start in the worktree.
@@ -259,6 +256,11 @@ func refuseWorktreeShape(p *planner.Plan) error {
 		}
 		if c.ForEach != nil {
 			return fmt.Errorf("cue %s: a fan-out (for_each) of worktree agents, whose branches merge at fan-in, is not supported by --engine temporal in this version; run it with --engine local", c.ID)
+		}
+		for _, id := range c.Agents {
+			if a := p.Agents[id]; a != nil && a.Workspace == "worktree" && pooled(a) {
+				return fmt.Errorf("cue %s: agent %s has protocol: %s and workspace: worktree, not supported together by --engine temporal in this version (its process serves several phases, which may run on different workers); run it with --engine local, or use claude-code, codex or a plain agent", c.ID, a.ID, a.Protocol)
+			}
 		}
 		if n := countWorktreeAgents(p, c); n > 1 {
 			return fmt.Errorf("cue %s: several agents in worktrees, whose branches would need a merge, is not supported by --engine temporal in this version; run it with --engine local", c.ID)

@@ -69,7 +69,7 @@ var chainFiles = map[string]string{
 func TestWorktreeChainThroughRemote(t *testing.T) {
 	remote, root, other := sharedRemote(t, chainFiles)
 	base := gitT(t, root, "rev-parse", "HEAD")
-	evs := completedRun(t, runEnv(t, root), RunInput{RunID: "r1", Path: "chain.yaml", SpecHash: specHashOf(t, root, "chain.yaml"),
+	evs := completed(t, runEnv(t, root), RunInput{RunID: "r1", Path: "chain.yaml", SpecHash: specHashOf(t, root, "chain.yaml"),
 		Git: &RunGit{Remote: remote, Base: base, BaseName: "main"}})
 	a := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/A/1")
 	b := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/B/1")
