@@ -50,9 +50,12 @@ type RunInput struct {
 	Path        string
 	SpecHash    string
 	Inputs      map[string]any
-	MaxParallel int     // 0: the cuelist's max_parallel, else attempt.DefaultMaxParallel
-	TaskQueue   string  // the agents' default queue ("": DefaultTaskQueue)
-	Git         *RunGit // the remote of worktree agents' branches (worktree.go)
+	MaxParallel int    // 0: the cuelist's max_parallel, else attempt.DefaultMaxParallel
+	TaskQueue   string // the agents' default queue ("": DefaultTaskQueue)
+	// SearchAttributes: the workflow started with AttrCuelist, AttrRun and
+	// AttrState (the namespace has them), and upserts AttrState.
+	SearchAttributes bool
+	Git              *RunGit // the remote of worktree agents' branches (worktree.go)
 }
 
 // RunResult is how the workflow ended.
