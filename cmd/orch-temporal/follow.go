@@ -39,6 +39,9 @@ type follower struct {
 	// once: mirror what the workflow has now and return (orch-temporal
 	// sync), rather than follow until the run ends or pauses.
 	once bool
+	// gitRemote and gitRepo: where a completed run's branches are fetched
+	// from and into (git.go); "" for a run without worktree agents.
+	gitRemote, gitRepo string
 }
 
 // follow mirrors the workflow's events into the store in seq order until

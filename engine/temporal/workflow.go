@@ -44,6 +44,7 @@ type wf struct {
 	version  workflow.Version // the run's behaviour (see the version* constants)
 	// idleStops are attempts stopped between activities: apply ends them.
 	idleStops []*flight
+	result    *record.ResultBranch // the run's result branch, once a worker pushed it (worktree_wf.go)
 }
 
 // flight is an attempt whose activities the workflow runs.
