@@ -8,6 +8,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
+	"github.com/orch-cli/orch/runner/gitwork"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
@@ -293,13 +294,14 @@ func (r *run) worktreeBase(c *planner.Cue) (base, from string) {
 // resultBranchName is the run's result branch: orch/<run>/result, unless a
 // cue named result would own orch/<run>/result/... (git keeps a ref and
 // refs below it apart only by name).
-func (r *run) resultBranchName() string {
-	for _, c := range r.plan.Order {
-		if strings.EqualFold(branchPart(c.ID), "result") {
-			return "orch/" + r.id + "/_result"
-		}
+func (r *run) resultBranchName() string { return gitwork.ResultBranch(r.id, cueIDs(r.plan)) }
+
+func cueIDs(p *planner.Plan) []string {
+	ids := make([]string, len(p.Order))
+	for i, c := range p.Order {
+		ids[i] = c.ID
 	}
-	return "orch/" + r.id + "/result"
+	return ids
 }
 
 func sourceTasks(sources []sched.MergeSource) string {

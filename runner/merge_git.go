@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/gitwork"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -36,8 +37,7 @@ type mergeTree struct {
 
 // orchGit is what git runs with when orch commits: orch's identity, no
 // hook, no signing, no recorded resolution replayed.
-var orchGit = []string{"-c", "user.name=orch", "-c", "user.email=orch@localhost", "-c", "commit.gpgsign=false",
-	"-c", "core.hooksPath=" + os.DevNull, "-c", "rerere.enabled=false"}
+var orchGit = gitwork.Identity
 
 func (t *mergeTree) git(ctx context.Context, args ...string) (string, error) {
 	return git(ctx, t.path, append(append([]string(nil), orchGit...), args...)...)

@@ -1,20 +1,17 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/gitwork"
 )
 
 // workspace: worktree. Each attempt of such an agent works in a git worktree
@@ -26,10 +23,6 @@ import (
 // the end of a successful attempt what the agent left uncommitted is
 // committed on its branch; the worktrees are removed when the run ends and
 // the branches kept.
-
-// gitTimeout bounds one git command (a worktree of a large repository takes
-// a while to check out).
-const gitTimeout = 5 * time.Minute
 
 // WorkspaceWorktree is the value of an agent's workspace that gives each
 // attempt a git worktree.
@@ -96,16 +89,8 @@ func openWorktrees(runID, root string, agents []string) (*worktrees, error) {
 	return w, nil
 }
 
-// branchPart makes a task id a branch name's part: a child's "/" and what
-// git refuses in a ref ("..", a trailing "." or ".lock") become "_", and a
-// fan-out item's brackets (which git refuses) "@": CUE[0] is CUE@0.
-func branchPart(id string) string {
-	s := strings.NewReplacer("[", "@", "]", "").Replace(attempt.SafeName(id))
-	if strings.Contains(s, "..") || strings.HasSuffix(s, ".") || strings.HasSuffix(s, ".lock") {
-		s = strings.ReplaceAll(s, ".", "_")
-	}
-	return s
-}
+// branchPart makes a task id a branch name's part (gitwork.BranchPart).
+func branchPart(id string) string { return gitwork.BranchPart(id) }
 
 // pathFor is where attempt a's worktree is.
 func (w *worktrees) pathFor(a *attemptRun) string {
@@ -114,10 +99,7 @@ func (w *worktrees) pathFor(a *attemptRun) string {
 
 // add creates attempt a's worktree on a new branch from the run's HEAD.
 func (w *worktrees) add(a *attemptRun) (*workspace, error) {
-	branch := fmt.Sprintf("orch/%s/%s/%d", w.runID, branchPart(a.Cue.ID), a.Number)
-	if len(a.Cue.Agents) > 1 { // the cue's agents each have an attempt with this number
-		branch += "-" + a.Agent.ID
-	}
+	branch := gitwork.Branch(w.runID, a.Cue.ID, a.Agent.ID, a.Number, len(a.Cue.Agents) > 1)
 	ws := &workspace{path: w.pathFor(a), branch: branch, base: w.head}
 	create := "-b" // a new branch: an attempt number is never used twice...
 	if a.again {
@@ -150,39 +132,12 @@ func (ws *workspace) reset(base string) (string, error) {
 
 // dirFor maps the agent's workdir into the worktree when it is inside the
 // repository (and checked in); else the attempt works at the worktree's top.
-func (ws *workspace) dirFor(repo, dir string) string {
-	rel, err := filepath.Rel(repo, dir)
-	if err != nil || !filepath.IsLocal(rel) {
-		return ws.path
-	}
-	in := filepath.Join(ws.path, rel)
-	if st, err := os.Stat(in); err != nil || !st.IsDir() {
-		return ws.path
-	}
-	return in
-}
+func (ws *workspace) dirFor(repo, dir string) string { return gitwork.DirIn(repo, ws.path, dir) }
 
 // commit commits what the agent left uncommitted in ws on its branch and
 // returns the branch's commit (the base, if nothing was done).
 func (ws *workspace) commit(runID, cue, agent string, attempt int) (string, error) {
-	ctx := context.Background()
-	changes, err := git(ctx, ws.path, "status", "--porcelain", "--untracked-files=all")
-	if err != nil {
-		return "", err
-	}
-	if changes != "" {
-		if _, err := git(ctx, ws.path, "add", "--all", "--", "."); err != nil {
-			return "", err
-		}
-		msg := fmt.Sprintf("orch: run %s, cue %s, attempt %d (%s)\n\nWhat agent %s left uncommitted at the end of its attempt.", runID, cue, attempt, agent, agent)
-		// orch's own identity, no hook and no signing: nothing may ask or
-		// depend on the person's configuration.
-		if _, err := git(ctx, ws.path, append(append([]string(nil), orchGit...),
-			"commit", "--quiet", "--no-verify", "--author=orch <orch@localhost>", "-m", msg)...); err != nil {
-			return "", err
-		}
-	}
-	return git(ctx, ws.path, "rev-parse", "--verify", "HEAD")
+	return gitwork.CommitLeft(ws.path, runID, cue, agent, attempt)
 }
 
 // removeAll removes the run's worktrees (theirs and those an earlier owner
@@ -205,50 +160,13 @@ func (w *worktrees) removeAll() []error {
 	return errs
 }
 
-// git runs git with args in dir (argv, no shell) and returns its output,
-// trimmed; its error names the command and says what git said.
+// git runs git with args in dir (gitwork.Git).
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	out, _, err := runGit(ctx, dir, false, args...)
-	return out, err
+	return gitwork.Git(ctx, dir, args...)
 }
 
 // runGit runs git; with exit1 an exit status of 1 is no error but code 1
-// (git merge-tree's "conflicts").
+// (gitwork.Run).
 func runGit(ctx context.Context, dir string, exit1 bool, args ...string) (string, int, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = gitEnv()
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if exit1 && errors.As(err, &exit) && exit.ExitCode() == 1 {
-			return strings.TrimSpace(out.String()), 1, nil
-		}
-		what := strings.TrimSpace(errOut.String())
-		if ctx.Err() != nil {
-			what = fmt.Sprintf("no answer in %s", gitTimeout)
-		}
-		if what == "" {
-			what = err.Error()
-		}
-		return "", -1, fmt.Errorf("git %s (in %s): %s", strings.Join(args, " "), dir, what)
-	}
-	return strings.TrimSpace(out.String()), 0, nil
-}
-
-// gitEnv is orch's environment without what would point git elsewhere than
-// the directory it runs in, and with no prompt for credentials.
-func gitEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "GIT_TERMINAL_PROMPT=0")
+	return gitwork.Run(ctx, dir, exit1, args...)
 }

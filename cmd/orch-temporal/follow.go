@@ -41,6 +41,9 @@ type follower struct {
 	once bool
 	// execs are the executions of the workflow heard of (chain.go).
 	execs executions
+	// gitRemote and gitRepo: where a completed run's branches are fetched
+	// from and into (git.go); "" for a run without worktree agents.
+	gitRemote, gitRepo string
 }
 
 // follow mirrors the workflow's events into the store in seq order until

@@ -69,3 +69,38 @@ func TestSignalFindsTheRecordedRun(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }
+
+// TestWorktreeWithoutRemoteRefused: a cuelist with worktree agents is
+// refused at submit (exit 2, before any workflow starts) without a git
+// remote the workers share, and outside a git repository.
+func TestWorktreeWithoutRemoteRefused(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
+	t.Setenv(GitRemoteEnv, "")
+	files := map[string]string{
+		"c.yaml":      "cuelist:\n  id: c\n  include: [writer.yaml]\n  cues:\n    - id: WRITE\n      agents: [writer]\n",
+		"writer.yaml": "agent: {id: writer, run: \"echo a > a.txt\", workspace: worktree}\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, dbFile := temporalStore(t, "earlier", "")
+	var stderr bytes.Buffer
+	code := execute([]string{"run", "--db", dbFile, "--root", root, "--temporal-address", "127.0.0.1:1", filepath.Join(root, "c.yaml")}, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "agents with workspace: worktree: on --engine temporal their branches go from worker to worker through a git remote") ||
+		!strings.Contains(stderr.String(), "--git-remote URL") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	stderr.Reset()
+	code = execute([]string{"run", "--db", dbFile, "--root", root, "--git-remote", "/nowhere.git", "--temporal-address", "127.0.0.1:1", filepath.Join(root, "c.yaml")}, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "is not in a git repository with a commit") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	stderr.Reset()
+	code = execute([]string{"run", "--db", dbFile, "--root", root, "--git-remote", "https://me:tok3n@example.com/p.git", "--temporal-address", "127.0.0.1:1", filepath.Join(root, "c.yaml")}, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "--git-remote holds a password or token") || strings.Contains(stderr.String(), "tok3n") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+}

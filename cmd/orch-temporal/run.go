@@ -27,6 +27,7 @@ func runCmd() *cobra.Command {
 	cmd.Flags().String("root", ".", "the project checkout: the workers find the cuelist at the same path below their --root")
 	cmd.Flags().Bool("detach", false, "start the run, print its id and how to follow it, and exit")
 	cmd.Flags().Int("max-parallel", 0, "cues prepared and in GO at once (default: the cuelist's max_parallel)")
+	cmd.Flags().String("git-remote", "", "worktree agents: the git remote the workers share their branches through (default $ORCH_GIT_REMOTE)")
 	cmd.Flags().String("run-id", "", "the new run's id (12 hex digits; orch chooses it to print the run's progress)")
 	_ = cmd.Flags().MarkHidden("run-id")
 	return cmd
@@ -53,6 +54,10 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	}
 	if err := temporal.Unsupported(p); err != nil {
 		return &exitError{code: 2, msg: err.Error()}
+	}
+	git, err := runGit(cmd, root, p)
+	if err != nil {
+		return err
 	}
 	inputs := map[string]any{}
 	for k, v := range p.Cuelist.Inputs {
@@ -95,6 +100,9 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	data := record.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.HashBelow(root), Root: root, Inputs: inputs,
 		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: record.NewRunID() + record.NewRunID(),
 		Temporal: recordedConnection(cmd, &record.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)})}
+	if git != nil {
+		data.Temporal.GitRemote, data.Temporal.GitRepo = git.Remote, git.Repo
+	}
 	for _, cu := range p.Order {
 		data.Cues = append(data.Cues, record.CueInfo{ID: cu.ID, Agents: cu.Agents, After: cu.WaitsFor(), Manual: cu.Manual()})
 	}
@@ -102,7 +110,7 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	if err := db.Append(ctx, record.Event{RunID: id, Type: record.EvRunStarted, Data: data}); err != nil {
 		return fmt.Errorf("recording run %s in %s: %w", id, dbFile, err)
 	}
-	in := temporal.RunInput{RunID: id, Path: filepath.ToSlash(rel), SpecHash: data.SpecHash, Inputs: inputs, MaxParallel: maxPar, TaskQueue: queue}
+	in := temporal.RunInput{RunID: id, Path: filepath.ToSlash(rel), SpecHash: data.SpecHash, Inputs: inputs, MaxParallel: maxPar, TaskQueue: queue, Git: git}
 	if err := startWorkflow(ctx, c, client.StartWorkflowOptions{ID: wfID, TaskQueue: queue}, in, p.Cuelist.ID, ns, os.Stderr); err != nil {
 		_ = db.Append(ctx, record.Event{RunID: id, Type: record.EvRunState, State: string(record.RunFailed), Reason: "could not start its workflow: " + err.Error()})
 		return &exitError{code: 1, msg: fmt.Sprintf("starting the workflow of run %s on %s: %v", id, addr, err)}
@@ -113,7 +121,7 @@ func runTemporal(cmd *cobra.Command, path string) error {
 		fmt.Fprintf(os.Stderr, "follow it with: orch resume %s   (status: orch status %s)\n", id, id)
 		return nil
 	}
-	return followUntilDone(&follower{c: c, db: db, id: id, wfID: wfID, token: data.OwnerToken})
+	return followUntilDone(&follower{c: c, db: db, id: id, wfID: wfID, token: data.OwnerToken, gitRemote: data.Temporal.GitRemote, gitRepo: data.Temporal.GitRepo})
 }
 
 // runIDPattern is a run's id: 12 hex digits.
@@ -135,6 +143,7 @@ func followUntilDone(f *follower) error {
 	}
 	switch state {
 	case record.RunCompleted:
+		f.fetchBranches()
 		fmt.Fprintf(os.Stderr, "run %s completed\n", id)
 		return nil
 	case record.RunPaused:

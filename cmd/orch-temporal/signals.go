@@ -136,7 +136,7 @@ func followCmd(use, short string, followed func(claimErr error) error, run func(
 			if err := claimFollowing(context.Background(), db, args[0], me); err != nil {
 				return followed(err)
 			}
-			return run(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token})
+			return run(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token, gitRemote: t.GitRemote, gitRepo: t.GitRepo})
 		}}
 }
 

@@ -39,7 +39,7 @@ func workerCmd() *cobra.Command {
 			grace, _ := cmd.Flags().GetDuration("drain-grace")
 			w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: n, WorkerStopTimeout: grace})
 			temporal.RegisterWorkflow(w)
-			acts := &temporal.Activities{Root: root}
+			acts := &temporal.Activities{Root: root, GitRemote: gitRemoteFlag(cmd)}
 			defer acts.Close() // the runs' agent processes and orch's MCP server for them
 			temporal.RegisterActivities(w, acts)
 			fmt.Fprintf(os.Stderr, "orch worker: polling task queue %s, cuelists below %s\n", queue, root)
@@ -54,6 +54,7 @@ func workerCmd() *cobra.Command {
 	cmd.Flags().String("queue", "", "the task queue to poll (default --task-queue: orch)")
 	cmd.Flags().String("root", ".", "the project checkout the cuelists' paths are relative to")
 	cmd.Flags().Int("max-concurrent", 4, "the most activities (agent processes) run at once")
+	cmd.Flags().String("git-remote", "", "worktree agents: the git remote their branches are pushed to and fetched from; --root is a clone of it (default $ORCH_GIT_REMOTE, else the run's)")
 	cmd.Flags().Duration("drain-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running phases may go on before they are stopped and handed back")
 	return cmd
 }

@@ -17,6 +17,7 @@ type temporalRunOptions struct {
 	engineSet                 bool
 	address, namespace, queue string
 	detach, maxParallelSet    bool
+	gitRemote                 string
 	unhandled                 []string // flags orch-temporal does not take
 	connArgs, connEnv         []string // TLS flags and the API key (connectionArgs)
 }
@@ -52,6 +53,9 @@ func runOnTemporal(opts *runOptions) error {
 	if t.detach {
 		argv = append(argv, "--detach")
 	}
+	if t.gitRemote != "" {
+		argv = append(argv, "--git-remote", t.gitRemote)
+	}
 	argv = append(argv, t.connArgs...)
 	if t.detach {
 		return handOverEnv(opts.io, what, append(argv, "--", opts.path), t.connEnv)
@@ -74,6 +78,7 @@ func temporalRunFlags(cmd *cobra.Command, t *temporalRunOptions) {
 	f.String("temporal-address", "", "--engine temporal: the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
 	f.String("temporal-namespace", "", "--engine temporal: the namespace (default $TEMPORAL_NAMESPACE, else default)")
 	f.StringVar(&t.queue, "task-queue", "orch", "--engine temporal: the task queue of the workflow and of agents without a placement")
+	f.StringVar(&t.gitRemote, "git-remote", "", "--engine temporal, worktree agents: the git remote the workers share their branches through (default $ORCH_GIT_REMOTE)")
 	f.BoolVar(&t.detach, "detach", false, "--engine temporal: start the run, print its id and how to follow it, and exit")
 	connectionFlags(f, "--engine temporal: ")
 }
@@ -84,7 +89,7 @@ func parseTemporalRunFlags(cmd *cobra.Command, t *temporalRunOptions) {
 	t.address = flagOrEnv(cmd, "temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233")
 	t.namespace = flagOrEnv(cmd, "temporal-namespace", "TEMPORAL_NAMESPACE", "default")
 	t.maxParallelSet = cmd.Flags().Changed("max-parallel")
-	t.unhandled = unhandledFlags(cmd.Flags(), append([]string{"engine", "temporal-address", "temporal-namespace", "task-queue", "detach", "set", "max-parallel", "root"}, connectionFlagNames...)...)
+	t.unhandled = unhandledFlags(cmd.Flags(), append([]string{"engine", "temporal-address", "temporal-namespace", "task-queue", "detach", "set", "max-parallel", "root", "git-remote"}, connectionFlagNames...)...)
 	t.connArgs, t.connEnv = connectionArgs(cmd)
 }
 
@@ -109,13 +114,19 @@ that orch run --engine temporal recorded. This runs orch-temporal worker.
 SIGTERM or Ctrl-C drains it: it takes no new work, lets what it runs finish
 for up to --drain-grace, then stops those agents and hands their phases back
 to the queue (a GO of a cue that is not idempotent is interrupted instead),
-and exits 0. Its orch-temporal never outlives it, even after kill -9.`,
+and exits 0. Its orch-temporal never outlives it, even after kill -9.
+
+Agents with workspace: worktree work in worktrees of --root, which must be a
+clone of the git remote the run's branches go through (--git-remote, else
+the one orch run --engine temporal --git-remote named): each GO's branch
+is pushed when it ends and fetched by the worker of the next.`,
 		Example: `  orch worker
   orch worker --queue gpu --max-concurrent 2 --root /srv/project
-  orch worker --drain-grace 5m     # let long agents finish on kill PID`,
+  orch worker --drain-grace 5m     # let long agents finish on kill PID
+  orch worker --root /srv/clone --git-remote git@example.com:team/project.git`,
 		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.unhandled = unhandledFlags(cmd.Flags(), append([]string{"queue", "root", "max-concurrent", "drain-grace", "temporal-address", "temporal-namespace", "task-queue"}, connectionFlagNames...)...)
+			opts.unhandled = unhandledFlags(cmd.Flags(), append([]string{"queue", "root", "max-concurrent", "drain-grace", "temporal-address", "temporal-namespace", "task-queue", "git-remote"}, connectionFlagNames...)...)
 			opts.argv = []string{"worker"}
 			cmd.Flags().Visit(func(f *pflag.Flag) {
 				if f.Name != "api-key" { // in the environment, not on the command line
@@ -133,6 +144,7 @@ and exits 0. Its orch-temporal never outlives it, even after kill -9.`,
 	fs.String("queue", "", "the task queue to poll (default --task-queue)")
 	fs.String("root", ".", "the project checkout the cuelists' paths are relative to")
 	fs.Int("max-concurrent", 4, "the most activities (agent processes) run at once")
+	fs.String("git-remote", "", "worktree agents: the git remote their branches are pushed to and fetched from; --root is a clone of it (default $ORCH_GIT_REMOTE, else the run's)")
 	fs.Duration("drain-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running phases may go on before they are stopped and handed back")
 	fs.String("temporal-address", "", "the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
 	fs.String("temporal-namespace", "", "the namespace (default $TEMPORAL_NAMESPACE, else default)")

@@ -21,6 +21,9 @@ type Activities struct {
 	// DBPath is given to agents as ORCH_DB ("" on a machine without the
 	// run's store).
 	DBPath string
+	// GitRemote is the remote worktree agents' branches are shared
+	// through ("": the run's); Root is in a clone of it (worktree.go).
+	GitRemote string
 
 	// Link reaches the workflow of an activity's run (nil: through the
 	// worker's Temporal client, the activity's own).

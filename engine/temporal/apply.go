@@ -67,6 +67,10 @@ func (w *wf) applyOne(d sched.Decision) {
 		w.writeBoard(d.Key, b, d.Agent.ID, w.core.Cue(d.Cue).ID)
 	case sched.Expand:
 		w.expand(d)
+	case sched.StartMerge:
+		w.startMerge(d)
+	case sched.MergeEnded:
+		w.mergeEnded(d)
 	}
 }
 
@@ -123,6 +127,7 @@ func (w *wf) task(pos int, f *flight) *attempt.Task {
 func (w *wf) phase(f *flight, name string, task *attempt.Task, ok func()) {
 	c := w.core.Cue(f.pos)
 	in := AttemptInput{RunID: w.in.RunID, Path: w.in.Path, SpecHash: w.in.SpecHash, Cue: c.ID, Agent: f.agent.ID, Attempt: f.number, Task: task, Try: f.lost + 1}
+	in.Worktree = w.worktreeFor(f, name)
 	f.busy = true
 	fut := workflow.ExecuteActivity(workflow.WithActivityOptions(f.actx, w.activityOptions(f, name)), name, in)
 	w.sel.AddFuture(fut, func(fut workflow.Future) {
@@ -269,6 +274,7 @@ func (w *wf) ended(f *flight, res AttemptResult) {
 	if w.atts[f.pos][f.slot] == f {
 		w.atts[f.pos][f.slot] = nil
 	}
+	w.recordWorktree(f, res)
 	w.lastEnd = res // recorded with the core's AttemptEnded decision
 	end := sched.End{Outputs: res.Outputs}
 	if res.Failed {

@@ -106,7 +106,7 @@ func (w *wf) progress() int {
 
 // continueDue says whether this execution should drain to continue as new.
 func (w *wf) continueDue() bool {
-	if w.chain.version < 1 {
+	if w.chain.version < 1 || w.worktrees() {
 		return false
 	}
 	n := w.progress()
@@ -119,6 +119,18 @@ func (w *wf) continueDue() bool {
 	info := workflow.GetInfo(w.ctx)
 	return n >= continueAfterEvents || info.GetCurrentHistorySize() >= continueAfterBytes ||
 		info.GetContinueAsNewSuggested() && n >= continueMinEvents
+}
+
+// worktrees: the run has worktree agents. Such a run does not continue as
+// new: the core's record of the branches its cues left (for the cues after
+// them and the result's merge) is not carried yet.
+func (w *wf) worktrees() bool {
+	for _, a := range w.plan.Agents {
+		if a.Workspace == "worktree" {
+			return true
+		}
+	}
+	return false
 }
 
 // continuing is the loop's look at the chain: true when the run is at a

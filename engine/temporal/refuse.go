@@ -44,15 +44,13 @@ func Unsupported(p *planner.Plan) error {
 			}
 		}
 	}
-	return nil
+	return refuseWorktreeShape(p)
 }
 
 func unsupported(a *spec.Agent) string {
 	switch {
 	case len(a.HandoffTo) > 0:
 		return "hands off (handoff_to), not supported by --engine temporal in this version; run it with --engine local"
-	case a.Workspace == "worktree":
-		return "has workspace: worktree, not supported by --engine temporal in this version; run it with --engine local"
 	}
 	return ""
 }

@@ -28,4 +28,5 @@ func RegisterActivities(r Registry, a *Activities) {
 	r.RegisterActivityWithOptions(a.Warning, activity.RegisterOptions{Name: ActivityWarning})
 	r.RegisterActivityWithOptions(a.Standby, activity.RegisterOptions{Name: ActivityStandby})
 	r.RegisterActivityWithOptions(a.Go, activity.RegisterOptions{Name: ActivityGo})
+	r.RegisterActivityWithOptions(a.Result, activity.RegisterOptions{Name: ActivityResult})
 }

@@ -61,11 +61,20 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	if info := activity.GetInfo(ctx); info.Attempt > 1 || in.Try > 1 {
 		proc.KillTokened(tokens)
 	}
+	wt, wtFail := a.openWorktree(ctx, in, ag, ph)
+	if wtFail != nil {
+		return fail(wtFail.Class, "%s", wtFail.Reason)
+	}
+	dir := attempt.Workdir(ag)
+	if wt != nil {
+		defer wt.remove()
+		dir = wt.dir(ag)
+	}
 	halt := make(chan struct{})
 	h := newStepHost(agentEnv(ag, in, a))
 	h.Bind(ctx, a, in, p)
 	at := &driver.Attempt{RunID: in.RunID, Cue: c, Agent: ag, Number: in.Attempt, Token: tokens + record.NewRunID(),
-		Dir: attempt.Workdir(ag), OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
+		Dir: dir, OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
 		Host: h, Halt: halt, Abort: h.aborts.ch}
 	defer a.attachMCP(at, h)()
 	done := make(chan struct{})
@@ -103,6 +112,11 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 		return res
 	}
 	res.Outputs = out
+	if wt != nil {
+		if res = wt.finish(ctx, in, ag, res); res.Failed {
+			return res
+		}
+	}
 	if f := attempt.CheckContract(ag, out); f != nil {
 		return withFail(res, f.Class, f.Reason)
 	}

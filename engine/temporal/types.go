@@ -62,6 +62,7 @@ type RunInput struct {
 	// SearchAttributes: the workflow started with AttrCuelist, AttrRun and
 	// AttrState (the namespace has them), and upserts AttrState.
 	SearchAttributes bool
+	Git              *RunGit // the remote of worktree agents' branches (worktree.go)
 }
 
 // RunResult is how the workflow ended.
@@ -97,6 +98,8 @@ type AttemptInput struct {
 	// Try counts the workers the workflow gave this phase (from 1): a later
 	// try first kills what a lost worker on this machine may have left.
 	Try int
+	// Worktree is where a worktree agent's phase starts (worktree.go).
+	Worktree *WorktreeInput
 }
 
 // AttemptResult is how a phase ended. A failure is a result, not an
@@ -109,6 +112,9 @@ type AttemptResult struct {
 	ExitCode *int
 	PID      int
 	Log      []LogLine // the last lines of its output (bounded)
+	// Worktree is the worktree a worktree agent's GO worked in and the
+	// commit it pushed.
+	Worktree *record.WorktreeData
 }
 
 // LogLine is one line an agent printed.

@@ -44,7 +44,8 @@ type wf struct {
 	version  workflow.Version // the run's behaviour (see the version* constants)
 	// idleStops are attempts stopped between activities: apply ends them.
 	idleStops []*flight
-	chain     chain // continuing as new (continue.go)
+	chain     chain                // continuing as new (continue.go)
+	result    *record.ResultBranch // the run's result branch, once a worker pushed it (worktree_wf.go)
 }
 
 // flight is an attempt whose activities the workflow runs.

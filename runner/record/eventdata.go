@@ -123,6 +123,11 @@ type TemporalRun struct {
 	TaskQueue  string `json:"task_queue"`
 	WorkflowID string `json:"workflow_id"`
 	Path       string `json:"path"` // the cuelist, relative to the workers' --root
+	// GitRemote is where the workers push the branches of worktree agents,
+	// GitRepo the repository of the checkout the run was started from: its
+	// follower fetches them there when the run completes (orch land).
+	GitRemote string `json:"git_remote,omitempty"`
+	GitRepo   string `json:"git_repo,omitempty"`
 	// How to reach a secured cluster (orch-temporal's --tls flags), for
 	// orch go, stop and status later: the files' absolute paths, never
 	// their contents, and never the API key (it stays in the environment).

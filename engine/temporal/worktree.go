@@ -1,0 +1,320 @@
+package temporal
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/gitwork"
+	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/sched"
+	"github.com/orch-cli/orch/spec"
+)
+
+// workspace: worktree across machines. The workers share the attempts'
+// branches through a git remote: each worker's --root is a clone of it
+// (orch worker --git-remote URL; else the remote the run was started with).
+// An attempt's phase works in a worktree of that clone, started from its
+// dependency's branch (fetched from the remote when the clone does not have
+// it) or from the commit the run started from; a successful GO commits what
+// the agent left on the attempt's branch, orch/RUN/CUE/N as locally, and
+// pushes it. The worktree is removed when the phase ends; the branch stays
+// in the clone and on the remote. A completed run's result branch,
+// orch/RUN/result, is pushed by a worker too (Result). Branches that would
+// need a merge (fan-in) are refused at submit (refuseWorktreeShape).
+
+// ActivityResult pushes a completed run's result branch.
+const ActivityResult = "orch.result"
+
+// RunGit is how a run with worktree agents shares their branches.
+type RunGit struct {
+	Remote   string // the remote the workers push to and fetch from (a worker's --git-remote wins)
+	Base     string // the commit HEAD was at where the run was started
+	BaseName string // the branch checked out there (else the commit, short)
+	Repo     string // that checkout's repository (its follower fetches the branches there)
+}
+
+// WorktreeInput is where a worktree agent's phase starts and what it
+// pushes.
+type WorktreeInput struct {
+	Remote     string
+	Base       string // a commit (or a branch) to start from
+	BaseBranch string // the branch holding Base on the remote ("": Base is the run's)
+	From       string // the cue whose branch it starts from ("": the run's base)
+	Branch     string // GO: the attempt's branch; "": a detached worktree, nothing pushed
+}
+
+// ResultInput asks a worker to push the run's result branch.
+type ResultInput struct {
+	RunID    string
+	Remote   string
+	Branch   string // orch/RUN/result
+	Sources  []sched.MergeSource
+	Base     string
+	BaseName string
+}
+
+// cloneLocks serialise what changes a clone (fetch, worktree add and
+// remove) among a worker's activities.
+var cloneLocks sync.Map
+
+func lockClone(repo string) func() {
+	m, _ := cloneLocks.LoadOrStore(repo, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+// wtPhase is a phase's worktree on a worker.
+type wtPhase struct {
+	repo, remote, path string
+	in                 *WorktreeInput
+	base               string // the commit it started from
+}
+
+// remote is the remote this worker shares branches through.
+func (a *Activities) remote(run string) string {
+	if a.GitRemote != "" {
+		return a.GitRemote
+	}
+	return run
+}
+
+// openWorktree makes the worktree of a worktree agent's phase (nil for
+// another agent).
+func (a *Activities) openWorktree(ctx context.Context, in AttemptInput, ag *spec.Agent, ph phase) (*wtPhase, *attempt.Failure) {
+	if ag.Workspace != "worktree" {
+		return nil, nil
+	}
+	if in.Worktree == nil {
+		return nil, attempt.Failf("workspace", "agent %s has workspace: worktree, but its run names no git remote (orch run --engine temporal --git-remote URL)", ag.ID)
+	}
+	w := &wtPhase{in: in.Worktree, remote: a.remote(in.Worktree.Remote)}
+	if w.remote == "" {
+		return nil, attempt.Failf("workspace", "agent %s has workspace: worktree, but this worker has no git remote to share its branch through: start it with orch worker --git-remote URL", ag.ID)
+	}
+	repo, err := gitwork.Git(ctx, a.Root, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, attempt.Failf("workspace", "agent %s has workspace: worktree, but the worker's --root %s is not in a git clone of %s: %v", ag.ID, a.Root, w.remote, err)
+	}
+	w.repo = repo
+	defer lockClone(repo)()
+	if w.base, err = fetchCommit(ctx, repo, w.remote, w.in.Base, w.in.BaseBranch); err != nil {
+		return nil, attempt.Failf("workspace", "%v", err)
+	}
+	dir := filepath.Join(repo, ".orch", "worktrees", in.RunID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, attempt.Failf("workspace", "creating the run's worktree directory: %v", err)
+	}
+	// The clone's checkout does not show the worktrees as untracked files.
+	if ignore := filepath.Join(repo, ".orch", "worktrees", ".gitignore"); !exists(ignore) {
+		_ = os.WriteFile(ignore, []byte("*\n"), 0o644)
+	}
+	w.path = filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s", gitwork.BranchPart(in.Cue), in.Attempt, ag.ID, strings.ToLower(phaseNames[phaseActivity[ph]])))
+	w.removeLocked() // what an earlier try on this machine left
+	args := []string{"worktree", "add", "--quiet", "--detach", w.path, w.base}
+	if w.in.Branch != "" { // -B: a later try of the attempt makes its branch again
+		args = []string{"worktree", "add", "--quiet", "-B", w.in.Branch, w.path, w.base}
+	}
+	if _, err := gitwork.Git(ctx, repo, args...); err != nil {
+		return nil, attempt.Failf("workspace", "creating the attempt's worktree: %v", err)
+	}
+	return w, nil
+}
+
+func exists(path string) bool { _, err := os.Stat(path); return err == nil }
+
+// dir is where the agent's processes start in the worktree.
+func (w *wtPhase) dir(ag *spec.Agent) string {
+	return gitwork.DirIn(w.repo, w.path, attempt.Workdir(ag))
+}
+
+// finish commits what the GO left on the attempt's branch, pushes it and
+// adds the branch and commit to the outputs, as locally.
+func (w *wtPhase) finish(ctx context.Context, in AttemptInput, ag *spec.Agent, res *AttemptResult) *AttemptResult {
+	commit, err := gitwork.CommitLeft(w.path, in.RunID, in.Cue, ag.ID, in.Attempt)
+	if err != nil {
+		return withFail(res, "workspace", fmt.Sprintf("committing the attempt's work on %s: %v", w.in.Branch, err))
+	}
+	if _, err := gitwork.Git(ctx, w.repo, "push", "--quiet", w.remote, "+refs/heads/"+w.in.Branch+":refs/heads/"+w.in.Branch); err != nil {
+		return withFail(res, "workspace", fmt.Sprintf("pushing the attempt's branch %s to %s: %v", w.in.Branch, w.remote, err))
+	}
+	out := make(map[string]any, len(res.Outputs)+2)
+	for k, v := range res.Outputs {
+		out[k] = v
+	}
+	out[sched.OutputWorktreeBranch], out[sched.OutputWorktreeCommit] = w.in.Branch, commit
+	res.Outputs = out
+	res.Worktree = &record.WorktreeData{Branch: w.in.Branch, Base: w.base, From: w.in.From, Path: w.path, Commit: commit}
+	return res
+}
+
+// remove removes the phase's worktree (its branch stays).
+func (w *wtPhase) remove() {
+	defer lockClone(w.repo)()
+	w.removeLocked()
+}
+
+func (w *wtPhase) removeLocked() {
+	ctx := context.Background()
+	if _, err := gitwork.Git(ctx, w.repo, "worktree", "remove", "--force", "--force", w.path); err != nil {
+		_ = os.RemoveAll(w.path)
+	}
+	_, _ = gitwork.Git(ctx, w.repo, "worktree", "prune")
+}
+
+// fetchCommit is the commit base names in the clone, fetched from remote
+// (branch, or every branch when "") when the clone does not have it.
+func fetchCommit(ctx context.Context, repo, remote, base, branch string) (string, error) {
+	if base == "" || strings.HasPrefix(base, "-") {
+		return "", fmt.Errorf("cannot start a worktree from %q", base)
+	}
+	if c, err := gitwork.Git(ctx, repo, "rev-parse", "--verify", "--quiet", base+"^{commit}"); err == nil {
+		return c, nil
+	}
+	refspec := "+refs/heads/*:refs/orch/fetched/*"
+	if branch != "" {
+		refspec = "+refs/heads/" + branch + ":refs/orch/fetched/" + branch
+	}
+	if _, err := gitwork.Git(ctx, repo, "fetch", "--quiet", "--no-write-fetch-head", remote, refspec); err != nil {
+		return "", fmt.Errorf("fetching %s from %s: %v", or(branch, "the branches"), remote, err)
+	}
+	if c, err := gitwork.Git(ctx, repo, "rev-parse", "--verify", "--quiet", base+"^{commit}"); err == nil {
+		return c, nil
+	}
+	if branch != "" {
+		if c, err := gitwork.Git(ctx, repo, "rev-parse", "--verify", "--quiet", "refs/orch/fetched/"+branch+"^{commit}"); err == nil && strings.HasPrefix(c, base) {
+			return c, nil
+		}
+		return "", fmt.Errorf("commit %s of branch %s is not on the remote %s (nor in the clone %s)", base, branch, remote, repo)
+	}
+	return "", fmt.Errorf("the run's base commit %s is neither in the clone %s nor on the remote %s: push it there before the run", base, repo, remote)
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Result pushes a completed run's result branch: its worktree branches
+// form a chain (refuseWorktreeShape), each holding the ones before, so the
+// result is the last one's commit. Branches that would need a merge are
+// refused.
+func (a *Activities) Result(ctx context.Context, in ResultInput) (*record.ResultBranch, error) {
+	if len(in.Sources) == 0 {
+		return nil, temporal.NewNonRetryableApplicationError("no branch to make the run's result of", "workspace", nil)
+	}
+	remote := a.remote(in.Remote)
+	repo, err := gitwork.Git(ctx, a.Root, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the worker's --root %s is not in a git clone of %s: %v", a.Root, remote, err), "workspace", nil)
+	}
+	defer lockClone(repo)()
+	commits := make([]string, len(in.Sources))
+	for i, s := range in.Sources {
+		if commits[i], err = fetchCommit(ctx, repo, remote, or(s.Commit, s.Branch), s.Branch); err != nil {
+			return nil, temporal.NewApplicationError(err.Error(), "workspace")
+		}
+	}
+	last := len(commits) - 1
+	for i, c := range commits[:last] {
+		if _, err := gitwork.Git(ctx, repo, "merge-base", "--is-ancestor", c, commits[last]); err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the branches of %s and %s need a merge, which --engine temporal does not do in this version: run it with --engine local",
+				in.Sources[i].Task, in.Sources[last].Task), "workspace", nil)
+		}
+	}
+	if _, err := gitwork.Git(ctx, repo, "push", "--quiet", remote, "+"+commits[last]+":refs/heads/"+in.Branch); err != nil {
+		return nil, temporal.NewApplicationError(fmt.Sprintf("pushing the run's result %s to %s: %v", in.Branch, remote, err), "workspace")
+	}
+	_, _ = gitwork.Git(ctx, repo, "branch", "--force", in.Branch, commits[last]) // orch land on this machine finds it too
+	rb := &record.ResultBranch{Branch: in.Branch, Commit: commits[last], Base: in.BaseName, BaseCommit: in.Base}
+	if n, err := gitwork.Git(ctx, repo, "rev-list", "--count", in.Base+".."+commits[last]); err == nil {
+		rb.Ahead, _ = strconv.Atoi(n)
+	}
+	return rb, nil
+}
+
+// refuseWorktreeShape refuses worktree cues whose branches would need a
+// merge on a worker (fan-in, and so the run's result of branches that are
+// not a chain): each worktree cue but the first must depend on the one
+// before it, and on no other worktree cue; no fan-out works in worktrees.
+func refuseWorktreeShape(p *planner.Plan) error {
+	var prev *planner.Cue
+	for _, c := range p.Order {
+		if !worktreeCue(p, c) {
+			continue
+		}
+		if c.ForEach != nil {
+			return fmt.Errorf("cue %s: a fan-out (for_each) of worktree agents, whose branches merge at fan-in, is not supported by --engine temporal in this version; run it with --engine local", c.ID)
+		}
+		for _, id := range c.Agents {
+			if a := p.Agents[id]; a != nil && a.Workspace == "worktree" && pooled(a) {
+				return fmt.Errorf("cue %s: agent %s has protocol: %s and workspace: worktree, not supported together by --engine temporal in this version (its process serves several phases, which may run on different workers); run it with --engine local, or use claude-code, codex or a plain agent", c.ID, a.ID, a.Protocol)
+			}
+		}
+		if n := countWorktreeAgents(p, c); n > 1 {
+			return fmt.Errorf("cue %s: several agents in worktrees, whose branches would need a merge, is not supported by --engine temporal in this version; run it with --engine local", c.ID)
+		}
+		var wtDeps []string
+		for _, d := range c.Deps {
+			if worktreeCue(p, d) {
+				wtDeps = append(wtDeps, d.ID)
+			}
+		}
+		if prev != nil && (len(wtDeps) != 1 || wtDeps[0] != prev.ID) {
+			return fmt.Errorf("cue %s: on --engine temporal the worktree cues must form a chain, each depending on the one before it (here %s), since merging their branches (at fan-in or into the run's result) is not supported in this version; run it with --engine local", c.ID, prev.ID)
+		}
+		prev = c
+	}
+	return nil
+}
+
+func countWorktreeAgents(p *planner.Plan, c *planner.Cue) int {
+	n := 0
+	for _, id := range c.Agents {
+		if a := p.Agents[id]; a != nil && a.Workspace == "worktree" {
+			n++
+		}
+	}
+	return n
+}
+
+// worktreeCue: one of the cue's agents, or of their fallbacks, works in a
+// worktree.
+func worktreeCue(p *planner.Plan, c *planner.Cue) bool {
+	for _, id := range c.Agents {
+		a := p.Agents[id]
+		if a == nil {
+			continue
+		}
+		if a.Workspace == "worktree" {
+			return true
+		}
+		for _, fb := range a.Fallback {
+			if f := p.Agents[fb]; f != nil && f.Workspace == "worktree" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// UsesWorktrees reports whether an agent of the plan works in a worktree.
+func UsesWorktrees(p *planner.Plan) bool {
+	for _, c := range p.Order {
+		if worktreeCue(p, c) {
+			return true
+		}
+	}
+	return false
+}
