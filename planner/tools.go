@@ -41,6 +41,17 @@ func (t AgentTools) Allows(tool string, d int) bool {
 	return false
 }
 
+// ToolsOf is an agent's effective tools in the plan (none when the plan
+// does not name it).
+func (p *Plan) ToolsOf(agent string) AgentTools {
+	for _, t := range p.Tools {
+		if t.Agent == agent {
+			return t
+		}
+	}
+	return AgentTools{Agent: agent}
+}
+
 // MaxHandoffDepth is the cuelist's guardrail or the default.
 func MaxHandoffDepth(cl *spec.Cuelist) int {
 	if d := cl.Guardrails.MaxHandoffDepth; d != nil {

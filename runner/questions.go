@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
@@ -141,11 +140,7 @@ func (q answerRequest) serveOn(ctx context.Context, r *run) {
 // ask records a question and sends it up: the asker waits for the answer
 // while the run goes on with other work. It runs on the asker's goroutine.
 func (r *run) ask(a *attemptRun, msg protocols.Message, b protocols.QuestionAsk) *attempt.Failure {
-	var options []record.QuestionOption
-	for i, o := range b.Options {
-		options = append(options, record.QuestionOption{ID: strconv.Itoa(i + 1), Name: o})
-	}
-	return r.askQuestion(askRequest{att: a, msg: msg, body: b, options: options})
+	return r.askQuestion(askRequest{att: a, msg: msg, body: b, options: record.NamedOptions(b.Options)})
 }
 
 // askPerson asks a question whose answer goes to deliver (see hostServices):
@@ -259,9 +254,7 @@ func (r *run) answered(q question, text, by string) {
 		r.then(func() { go deliver(text) })
 		return
 	}
-	if i, err := record.PickOption(oq.options, text); err == nil && i >= 0 {
-		text = oq.options[i].Name // the option the answer names, as the asker wrote it
-	}
+	text = record.Picked(oq.options, text) // the option the answer names, as the asker wrote it
 	reply := protocols.Reply(oq.ask, protocols.QuestionAnswer{QuestionID: q.ID, Answer: text})
 	r.then(func() { go func() { _ = a.answer(reply) }() })
 }

@@ -128,10 +128,7 @@ func (q usageRequest) serveOn(ctx context.Context, r *run) {
 	r.used = r.used.Plus(q.more)
 	r.core.AddUsage(q.more.Credits, q.more.CostUSD)
 	total := r.used
-	r.emit(record.Event{Type: record.EvUsage, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number,
-		Data: record.UsageData{Credits: u.Credits, RunTotal: total.Credits,
-			CostUSD: u.CostUSD, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-			RunCostUSD: total.CostUSD, RunInputTokens: total.InputTokens, RunOutputTokens: total.OutputTokens}})
+	r.emit(record.Event{Type: record.EvUsage, Cue: a.Cue.ID, Agent: a.Agent.ID, Attempt: a.Number, Data: record.UsageDataOf(u, total)})
 	_ = r.flush(ctx)
 	q.reply <- struct{}{}
 }

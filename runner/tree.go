@@ -40,11 +40,4 @@ func newTasks() *sched.Tasks[*attemptRun] {
 }
 
 // toolsOf returns an agent's effective tools.
-func toolsOf(p *planner.Plan, agent string) planner.AgentTools {
-	for _, t := range p.Tools {
-		if t.Agent == agent {
-			return t
-		}
-	}
-	return planner.AgentTools{Agent: agent}
-}
+func toolsOf(p *planner.Plan, agent string) planner.AgentTools { return p.ToolsOf(agent) }

@@ -12,12 +12,12 @@ import (
 	"github.com/orch-cli/orch/runner/record"
 )
 
-// TestAnswerRefused: a run on Temporal has no questions in this version:
-// orch-temporal answer says so (exit 2) instead of sending a signal.
-func TestAnswerRefused(t *testing.T) {
+// TestAnswerEmpty: an empty answer is refused (exit 2) before anything is
+// sent.
+func TestAnswerEmpty(t *testing.T) {
 	var stderr bytes.Buffer
-	code := execute([]string{"answer", "r1", "q1", "yes"}, &stderr)
-	if code != 2 || !strings.Contains(stderr.String(), "run r1 runs on Temporal, where no agent asks questions in this version") {
+	code := execute([]string{"answer", "r1", "q1", "  "}, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "the answer is empty") {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -88,13 +89,18 @@ func stopCmd() *cobra.Command {
 }
 
 func answerCmd() *cobra.Command {
-	// Questions come from jsonl and ACP agents, which this engine refuses
-	// to run in this version: a run on Temporal never has one open, and
-	// saying so here beats a signal that only leaves a note in the run.
-	return &cobra.Command{Use: "answer RUN QUESTION ANSWER", Short: "Answer an agent's question (not on Temporal in this version)", Args: cobra.ExactArgs(3),
-		RunE: func(_ *cobra.Command, a []string) error {
-			return &exitError{code: 2, msg: fmt.Sprintf("run %s runs on Temporal, where no agent asks questions in this version (questions come from jsonl and ACP agents, which --engine temporal refuses): there is no %s to answer", a[0], a[1])}
-		}}
+	// The workflow takes the answer if the question is open (a note in the
+	// run says why not otherwise: an unknown id, an answer none of its
+	// options names), and its asker's attempt gets it at once, on whichever
+	// worker it runs, followed or not.
+	cmd := signalCmd("answer RUN QUESTION ANSWER", "Answer an agent's question", cobra.ExactArgs(3), func(a []string) (string, any, error) {
+		if strings.TrimSpace(a[2]) == "" {
+			return "", nil, fmt.Errorf("the answer is empty")
+		}
+		return temporal.SignalAnswer, temporal.AnswerSignal{Question: a[1], Answer: a[2], By: "person"}, nil
+	})
+	cmd.Example = "  orch answer last q1 'use PostgreSQL'"
+	return cmd
 }
 
 func bbCmd() *cobra.Command {

@@ -36,7 +36,9 @@ func workerCmd() *cobra.Command {
 			grace, _ := cmd.Flags().GetDuration("drain-grace")
 			w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: n, WorkerStopTimeout: grace})
 			temporal.RegisterWorkflow(w)
-			temporal.RegisterActivities(w, &temporal.Activities{Root: root})
+			acts := &temporal.Activities{Root: root}
+			defer acts.Close() // the runs' agent processes and orch's MCP server for them
+			temporal.RegisterActivities(w, acts)
 			fmt.Fprintf(os.Stderr, "orch worker: polling task queue %s, cuelists below %s\n", queue, root)
 			stop := make(chan interface{})
 			go func() {

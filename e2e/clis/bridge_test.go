@@ -50,16 +50,30 @@ func (w *world) cueOutputs() map[string]map[string]any {
 // TestClaudeAsksThePerson: headless claude (protocol claude-code) calls
 // mcp__orch__ask; the person answers with orch answer; claude's reply,
 // the cue's output, carries the answer.
+// askScript is claude asking the person which database to use (the ask
+// tool, with options), then replying with the answer.
+var askScript = mockmodel.Script{
+	{Text: "I need the person's choice.", Tool: tool("ask", map[string]any{"question": "Which database should slugs live in?",
+		"options": []any{"sqlite", "postgres"}})},
+	{Text: "The person chose {{answer}}.\n{\"database\": \"{{answer}}\"}"},
+}
+
+// chooser is the claude-code agent that follows askScript.
+var chooser = `agent:
+  id: chooser
+  protocol: claude-code` + noToolSearch + `
+  prompt: |
+    ` + mockmodel.Marker("ask") + ` Ask the person which database to use.
+  permissions: {read: allow, default: deny}
+  provides: [text, database]
+`
+
 func TestClaudeAsksThePerson(t *testing.T) {
 	if skipWhy != "" {
 		t.Skip(skipWhy)
 	}
 	t.Parallel()
-	script := mockmodel.Script{
-		{Text: "I need the person's choice.", Tool: tool("ask", map[string]any{"question": "Which database should slugs live in?",
-			"options": []any{"sqlite", "postgres"}})},
-		{Text: "The person chose {{answer}}.\n{\"database\": \"{{answer}}\"}"},
-	}
+	script := askScript
 	w := newWorld(t, map[string]mockmodel.Script{"ask": script}, false)
 	w.write(map[string]string{"cuelist.yaml": `cuelist:
   id: asks
@@ -67,14 +81,7 @@ func TestClaudeAsksThePerson(t *testing.T) {
   cues:
     - {id: CHOOSE, agents: [chooser]}
 ---
-agent:
-  id: chooser
-  protocol: claude-code` + noToolSearch + `
-  prompt: |
-    ` + mockmodel.Marker("ask") + ` Ask the person which database to use.
-  permissions: {read: allow, default: deny}
-  provides: [text, database]
-`}, false)
+` + chooser}, false)
 	run := w.start("run", "cuelist.yaml")
 	q := run.question(t, w, "q1")
 	contains(t, "q1", q, "Which database should slugs live in?")

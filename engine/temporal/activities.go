@@ -22,8 +22,14 @@ type Activities struct {
 	// run's store).
 	DBPath string
 
+	// Link reaches the workflow of an activity's run (nil: through the
+	// worker's Temporal client, the activity's own).
+	Link func(ctx context.Context) WorkflowLink
+
 	mu    sync.Mutex
 	plans map[string]*planner.Plan // by path and hash: a worker plans a cuelist once
+	pools map[string]*runPool      // the runs' agent processes on this worker (agents.go)
+	mcp   workerMCP                // orch's MCP tools for the agents (mcp.go)
 }
 
 // Plan loads the cuelist at in.Path below Root, checks its hash and returns

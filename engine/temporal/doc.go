@@ -3,7 +3,12 @@
 // scheduler core (runner/sched), driven by workflow time, and turns the
 // core's decisions into activities: orch.warning (prepare), orch.standby
 // (ready_check) and orch.go (the agent's command), run by orch-temporal
-// worker processes, each on the task queue of its agent's placement.
+// worker processes, each on the task queue of its agent's placement, with
+// the local runner's drivers (runner/driver: plain, jsonl, ACP, the coding
+// CLIs). A worker keeps a run's jsonl and ACP agent processes between
+// phases (agents.go); an agent's requests and orch's MCP tools (mcp.go) go
+// to the workflow (hub.go), which answers them with updates, a query and a
+// signal (collab.go).
 //
 // The workflow keeps orch's own event log (record.Event, seq-numbered); a
 // follower (orch-temporal run) reads it with the orch.events query and

@@ -2,12 +2,18 @@ package temporal
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/spec"
 )
 
 // Unsupported says what of the plan the temporal engine does not run yet,
-// naming the agent or cue: one clear message, before anything starts.
+// naming the agent or cue: one clear message, before anything starts. Every
+// agent of the plan is checked, a fallback too. Every protocol runs (plain,
+// jsonl, ACP, claude-code, codex); what an agent asks for at run time that
+// this engine does not do (a spawn, a message to a sibling) is refused then,
+// with a protocol.error saying so.
 //
 // Claims are counted within the run, by the scheduler core, as on the local
 // engine (neither engine counts them across runs): nothing to refuse. The
@@ -15,27 +21,38 @@ import (
 // recorded is in the store, which this package never reads: orch-temporal
 // run refuses the run then (refuseCrossRunCooldown).
 func Unsupported(p *planner.Plan) error {
+	seen := map[string]bool{}
 	for _, c := range p.Order {
 		for _, id := range c.Agents {
-			a := p.Agents[id]
-			if a == nil {
-				continue
+			if a := p.Agents[id]; a != nil && !seen[id] {
+				seen[id] = true
+				if why := unsupported(a); why != "" {
+					return fmt.Errorf("cue %s: agent %s %s", c.ID, a.ID, why)
+				}
 			}
-			switch a.Protocol {
-			case "", "none":
-			default:
-				return fmt.Errorf("cue %s: agent %s has protocol: %s, not supported by --engine temporal in this version (plain agents only); run it with --engine local", c.ID, a.ID, a.Protocol)
-			}
-			if len(a.HandoffTo) > 0 {
-				return fmt.Errorf("cue %s: agent %s hands off (handoff_to), not supported by --engine temporal in this version; run it with --engine local", c.ID, a.ID)
-			}
-			if a.Workspace == "worktree" {
-				return fmt.Errorf("cue %s: agent %s has workspace: worktree, not supported by --engine temporal in this version; run it with --engine local", c.ID, a.ID)
-			}
-			if len(a.MCPServers) > 0 { // orch's MCP bridge is the local engine's (issue 29)
-				return fmt.Errorf("cue %s: agent %s has mcp_servers, not supported by --engine temporal in this version (its agents get no MCP servers, orch's included); run it with --engine local", c.ID, a.ID)
+		}
+	}
+	ids := make([]string, 0, len(p.Agents))
+	for id := range p.Agents {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if a := p.Agents[id]; !seen[id] {
+			if why := unsupported(a); why != "" {
+				return fmt.Errorf("agent %s (a fallback) %s", a.ID, why)
 			}
 		}
 	}
 	return nil
+}
+
+func unsupported(a *spec.Agent) string {
+	switch {
+	case len(a.HandoffTo) > 0:
+		return "hands off (handoff_to), not supported by --engine temporal in this version; run it with --engine local"
+	case a.Workspace == "worktree":
+		return "has workspace: worktree, not supported by --engine temporal in this version; run it with --engine local"
+	}
+	return ""
 }

@@ -12,6 +12,7 @@ import (
 // run (orch go, orch answer, orch stop, orch bb set).
 func (w *wf) listen() {
 	ctx := w.ctx
+	c := w.collaborate() // and what its agents ask (collab.go)
 	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalGo), func(ch workflow.ReceiveChannel, _ bool) {
 		var s GoSignal
 		ch.Receive(ctx, &s)
@@ -59,8 +60,6 @@ func (w *wf) listen() {
 	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalAnswer), func(ch workflow.ReceiveChannel, _ bool) {
 		var s AnswerSignal
 		ch.Receive(ctx, &s)
-		// Questions come from jsonl and ACP agents, which this engine does
-		// not run yet: there is nothing to answer.
-		w.emit(record.Event{Type: record.EvNote, Reason: "orch answer " + s.Question + ": the run has no open question (questions are not supported by --engine temporal in this version)"})
+		c.answer(s)
 	})
 }

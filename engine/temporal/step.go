@@ -15,7 +15,6 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/orch-cli/orch/planner"
-	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/proc"
@@ -46,6 +45,9 @@ const (
 // ORCH_* variables, outputs from ORCH_OUTPUT; cancelled (orch stop, the
 // run's end), its group is killed. The activity heartbeats meanwhile.
 func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, ag *spec.Agent, in AttemptInput, ph phase, task *attempt.Task) *AttemptResult {
+	if pooled(ag) {
+		return a.stepPooled(ctx, p, c, ag, in, ph, task)
+	}
 	work, err := os.MkdirTemp("", "orch-temporal-"+in.RunID+"-")
 	if err != nil {
 		return fail("start", "%v", err)
@@ -60,10 +62,12 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 		proc.KillTokened(tokens)
 	}
 	halt := make(chan struct{})
-	h := &stepHost{env: agentEnv(ag, in, a)}
+	h := newStepHost(agentEnv(ag, in, a))
+	h.Bind(ctx, a, in, p)
 	at := &driver.Attempt{RunID: in.RunID, Cue: c, Agent: ag, Number: in.Attempt, Token: tokens + record.NewRunID(),
 		Dir: attempt.Workdir(ag), OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
-		Host: h, Halt: halt}
+		Host: h, Halt: halt, Abort: h.aborts.ch}
+	defer a.attachMCP(at, h)()
 	done := make(chan struct{})
 	defer close(done)
 	go beat(ctx, h, halt, done)
@@ -79,6 +83,7 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	default:
 		out, f = d.Work(at, task)
 	}
+	h.End()
 	d.Close(at)
 	res := &AttemptResult{}
 	if f != nil {
@@ -177,15 +182,23 @@ var recordHeartbeat = func(actx context.Context) error {
 	return activity.GetClient(actx).RecordActivityHeartbeat(ctx, activity.GetInfo(actx).TaskToken)
 }
 
-// stepHost is the plain driver's host on a Temporal worker: the attempt's
+// stepHost is a driver's host on a Temporal worker: the attempt's
 // environment, its output kept in a bounded tail that goes back with the
-// result (notes too, as orch's lines), the stop. A plain agent asks nothing
-// and sends no messages.
+// result (notes too, as orch's lines), the stop, and its agent's requests,
+// which go to the run's workflow (hub.go).
 type stepHost struct {
 	env     []string
 	tail    logTail
 	started *proc.Process
 	halted  *attempt.Failure // why beat halted the step (nil: a stop asked for)
+	mu      sync.Mutex
+	hub     hubLink      // the phase running now: where requests go
+	usage   record.Usage // what the agent reported so far (its totals)
+	aborts  aborter
+}
+
+func newStepHost(env []string) *stepHost {
+	return &stepHost{env: env, aborts: aborter{ch: make(chan struct{})}}
 }
 
 var _ driver.Host = (*stepHost)(nil)
@@ -198,23 +211,14 @@ func (h *stepHost) CloseLog() {}
 func (h *stepHost) Note(format string, args ...any) {
 	h.Log("stderr", "[orch] "+fmt.Sprintf(format, args...))
 }
-func (h *stepHost) Usage(record.Usage)                           {}
 func (h *stepHost) Board(t *attempt.Task) *attempt.Task          { return t }
 func (h *stepHost) Started(p *proc.Process)                      { h.started = p }
-func (h *stepHost) Going(driver.Peer)                            {}
 func (h *stepHost) Record(string, *driver.Wire) *attempt.Failure { return nil }
 func (h *stepHost) Stopped() *attempt.Failure {
 	if h.halted != nil {
 		return h.halted
 	}
 	return attempt.Failf("stopped", "stopped")
-}
-func (h *stepHost) Failure() *attempt.Failure { return nil }
-func (h *stepHost) AskPerson(protocols.QuestionAsk, []record.QuestionOption, func(string)) *attempt.Failure {
-	return attempt.Failf("internal", "the Temporal engine runs plain agents only: no one to ask")
-}
-func (h *stepHost) Serve(driver.Peer, *driver.Wire, func() *driver.Wire) *attempt.Failure {
-	return attempt.Failf("internal", "the Temporal engine runs plain agents only: no requests to serve")
 }
 
 // heartbeat tells Temporal the step is alive, outside an activity (tests
@@ -254,6 +258,19 @@ func (t *logTail) add(l LogLine) {
 	if len(t.buf) > 2*maxLogTail {
 		t.buf = append([]LogLine(nil), t.buf[len(t.buf)-maxLogTail:]...)
 	}
+}
+
+// take returns the lines kept and forgets them: a pooled attempt's next
+// phase returns its own.
+func (t *logTail) take() []LogLine {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.buf
+	if len(l) > maxLogTail {
+		l = l[len(l)-maxLogTail:]
+	}
+	t.buf = nil
+	return l
 }
 
 func (t *logTail) lines() []LogLine {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
@@ -165,9 +166,12 @@ func (w *wf) run() (*RunResult, error) {
 	}
 }
 
-// trivial: a plain agent with neither prepare nor ready_check goes through
-// WARNING and STANDBY without an activity (as the local runner does).
-func trivial(a *spec.Agent) bool { return len(a.Prepare) == 0 && len(a.ReadyCheck) == 0 }
+// trivial: an agent with nothing to do at WARNING and STANDBY (a plain
+// agent or a CLI with neither prepare nor ready_check) goes through them
+// without an activity, as the local runner does; a jsonl or ACP agent's
+// attempt has an activity for each (driver.Trivial). For a plain agent this
+// is what it always was, so recorded histories replay unchanged.
+func trivial(a *spec.Agent) bool { return driver.Trivial(a) }
 
 // armTimer keeps one timer for the earliest time the core or max_duration
 // wants to look again.

@@ -76,8 +76,14 @@ func events(t *testing.T, env *testsuite.TestWorkflowEnvironment) []record.Event
 // activities, checks it completed and returns its events.
 func runCompleted(t *testing.T, root, path, runID string) []record.Event {
 	t.Helper()
-	env := runEnv(t, root)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: runID, Path: path, SpecHash: specHashOf(t, root, path)})
+	return completed(t, runEnv(t, root), RunInput{RunID: runID, Path: path, SpecHash: specHashOf(t, root, path)})
+}
+
+// completed runs orch.run in env, checks it completed and returns its
+// events.
+func completed(t *testing.T, env *testsuite.TestWorkflowEnvironment, in RunInput) []record.Event {
+	t.Helper()
+	env.ExecuteWorkflow(WorkflowName, in)
 	var res RunResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@
 // attempt) are the run's Agents, closed when the run ends.
 //
 // The local runner is an engine that drives every protocol; engine/temporal
-// runs plain agents with the same driver in its workers.
+// drives them too, with the same drivers, in its workers.
 package driver
 
 import (

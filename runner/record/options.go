@@ -64,3 +64,22 @@ func PickOption(options []QuestionOption, answer string) (int, error) {
 	}
 	return -1, fmt.Errorf("%s", b.String())
 }
+
+// NamedOptions are the options of a question that names its answers
+// (question.ask's options, the ask tool's): numbered from 1.
+func NamedOptions(names []string) []QuestionOption {
+	var options []QuestionOption
+	for i, o := range names {
+		options = append(options, QuestionOption{ID: strconv.Itoa(i + 1), Name: o})
+	}
+	return options
+}
+
+// Picked is an answer as its asker gets it: the name of the option it
+// names, or the answer itself (a question without options).
+func Picked(options []QuestionOption, answer string) string {
+	if i, err := PickOption(options, answer); err == nil && i >= 0 {
+		return options[i].Name
+	}
+	return answer
+}

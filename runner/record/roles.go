@@ -22,6 +22,13 @@ type BlackboardPut struct {
 	IfVersion *int64
 }
 
+// Conflicts reports whether the write is conditional (IfVersion) and the
+// key is at another version (current, 0: it does not exist): then nothing
+// is written. The one rule of every engine's blackboard.
+func (p BlackboardPut) Conflicts(current int64) bool {
+	return p.IfVersion != nil && *p.IfVersion != current
+}
+
 // BlackboardWritten is one stored blackboard write: its version, and the
 // blackboard/updated event that records it (seq included).
 type BlackboardWritten struct {

@@ -55,3 +55,11 @@ func ExhaustedFor(l *sched.Limit) ExhaustedData {
 	}
 	return ExhaustedData{Limit: l.Name, Used: l.Used.Round(time.Millisecond).String(), Max: l.Max.String()}
 }
+
+// UsageDataOf is the data of an EvUsage event: an attempt's totals so far
+// and the run's.
+func UsageDataOf(attempt, run Usage) UsageData {
+	return UsageData{Credits: attempt.Credits, RunTotal: run.Credits,
+		CostUSD: attempt.CostUSD, InputTokens: attempt.InputTokens, OutputTokens: attempt.OutputTokens,
+		RunCostUSD: run.CostUSD, RunInputTokens: run.InputTokens, RunOutputTokens: run.OutputTokens}
+}

@@ -113,7 +113,7 @@ func (t *txn) writeBlackboard(r *request) error {
 			return err
 		}
 		k := [2]string{w.runID, p.Key}
-		if cur := t.bbVersions[k]; p.IfVersion != nil && *p.IfVersion != cur.version {
+		if cur := t.bbVersions[k]; p.Conflicts(cur.version) {
 			// A fenced write that lost the race: nothing is written, and
 			// the refusal is recorded in the same transaction.
 			data := record.BlackboardConflictData{Key: p.Key, ExpectedVersion: *p.IfVersion, CurrentVersion: cur.version,
