@@ -99,39 +99,28 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
-// TestMigrationKilledBeforeCommit kills a process in the middle of the v10
-// migration's transaction, its uncommitted pages already in the WAL: the
-// database is the schema 9 one, whole, and the next Open migrates it.
-func TestMigrationKilledBeforeCommit(t *testing.T) {
+// TestMigrationKilledAtCommit kills a process in the v10 migration's
+// transaction, its uncommitted pages already in the WAL (before-commit: the
+// database is the schema 9 one, whole), and one that has migrated and not
+// closed, the new schema in the WAL only (after-commit: schema 10, whole).
+// Either way the next Open ends at schema 10 with every event.
+func TestMigrationKilledAtCommit(t *testing.T) {
 	if os.Getenv("ORCH_STORE_MIGRATE_DB") != "" {
 		migrateKillChild()
 	}
-	path := v9KillDB(t, filepath.Join(t.TempDir(), "orch.db"))
-	out, sig := runMigrateChild(t, "TestMigrationKilledBeforeCommit", path, "before-commit", -1)
-	if sig != syscall.SIGKILL {
-		t.Fatalf("the child did not die by SIGKILL (%v): %s", sig, out)
+	for mode, version := range map[string]int{"before-commit": 9, "after-commit": 10} {
+		t.Run(mode, func(t *testing.T) {
+			path := v9KillDB(t, filepath.Join(t.TempDir(), "orch.db"))
+			out, sig := runMigrateChild(t, "TestMigrationKilledAtCommit", path, mode, -1)
+			if sig != syscall.SIGKILL {
+				t.Fatalf("the child did not die by SIGKILL (%v): %s", sig, out)
+			}
+			if st, err := os.Stat(path + "-wal"); err != nil || st.Size() == 0 {
+				t.Fatalf("the WAL is empty (%v): the kill caught nothing in flight", err)
+			}
+			checkMigrationOutcome(t, path, version)
+		})
 	}
-	if st, err := os.Stat(path + "-wal"); err != nil || st.Size() == 0 {
-		t.Fatalf("the killed migration left nothing in the WAL (%v): the test kills nothing in flight", err)
-	}
-	checkMigrationOutcome(t, path, 9)
-}
-
-// TestMigrationKilledAfterCommit kills a process that has migrated the
-// database and not closed it: the database is the schema 10 one, whole.
-func TestMigrationKilledAfterCommit(t *testing.T) {
-	if os.Getenv("ORCH_STORE_MIGRATE_DB") != "" {
-		migrateKillChild()
-	}
-	path := v9KillDB(t, filepath.Join(t.TempDir(), "orch.db"))
-	out, sig := runMigrateChild(t, "TestMigrationKilledAfterCommit", path, "after-commit", -1)
-	if sig != syscall.SIGKILL {
-		t.Fatalf("the child did not die by SIGKILL (%v): %s", sig, out)
-	}
-	if st, err := os.Stat(path + "-wal"); err != nil || st.Size() == 0 {
-		t.Fatalf("the migration is not in the WAL (%v): the test checks a checkpointed file only", err)
-	}
-	checkMigrationOutcome(t, path, 10)
 }
 
 // TestMigrationKilledDuringOpen kills orch's Open while it migrates, at a
