@@ -46,6 +46,8 @@ type Controller struct {
 
 	mu     sync.Mutex
 	reader *store.DB
+	// caughtUp is when each Temporal run was last caught up (catchUp).
+	caughtUp catchUps
 }
 
 // IO is a process's standard streams.

@@ -116,7 +116,10 @@ type AttemptStatus struct {
 	StartedAt *string `json:"started_at"`
 	EndedAt   *string `json:"ended_at"`
 	// Tail is a failed attempt's last lines of output (TailLines).
-	Tail    []string `json:"tail,omitempty"`
+	Tail []string `json:"tail,omitempty"`
+	// Notes are the run's notes about it (a retry to come, its worker
+	// lost and its GO dispatched again), in order.
+	Notes   []string `json:"notes,omitempty"`
 	Credits float64  `json:"credits"`
 	Used
 	WorktreeBranch string `json:"worktree_branch,omitempty"`
@@ -157,6 +160,10 @@ func runStatus(ctx context.Context, db *store.DB, id string, tailLines int) (*Ru
 		out.Owner = &Owner{PID: r.OwnerPID, Host: r.OwnerHost}
 	}
 	fans := FanOuts(r.Cues)
+	notes, err := attemptNotes(ctx, db, r.ID)
+	if err != nil {
+		return nil, err
+	}
 	for _, c := range r.Cues {
 		cj := CueStatus{ID: c.ID, Parent: c.Parent, Kind: c.Kind, Depth: c.Depth, TaskRef: c.TaskRef, State: string(c.State), Reason: c.Reason, Agents: c.Agents, After: c.After, WarningAt: timeJSON(c.WarningAt),
 			StandbyAt: timeJSON(c.StandbyAt), GoAt: timeJSON(c.GoAt), EndedAt: timeJSON(c.EndedAt), Outputs: c.Outputs, Attempts: []AttemptStatus{},
@@ -164,7 +171,8 @@ func runStatus(ctx context.Context, db *store.DB, id string, tailLines int) (*Ru
 		for _, a := range c.Attempts {
 			aj := AttemptStatus{Number: a.Number, Agent: a.Agent, State: string(a.State), Reason: a.Reason,
 				Class: a.Class, ExitCode: a.ExitCode, StartedAt: timeJSON(a.StartedAt), EndedAt: timeJSON(a.EndedAt),
-				Credits: a.Used.Credits, Used: usedOf(a.Used), WorktreeBranch: a.WorktreeBranch, WorktreeCommit: a.WorktreeCommit}
+				Credits: a.Used.Credits, Used: usedOf(a.Used), WorktreeBranch: a.WorktreeBranch, WorktreeCommit: a.WorktreeCommit,
+				Notes: notes[attemptKey{c.ID, a.Agent, a.Number}]}
 			if a.WorktreeBranch != "" {
 				out.Worktrees = append(out.Worktrees, Worktree{Cue: c.ID, Agent: a.Agent, Attempt: a.Number, Branch: a.WorktreeBranch, Commit: a.WorktreeCommit})
 			}

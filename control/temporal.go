@@ -54,6 +54,9 @@ type HandOver struct {
 	Args []string
 	// Within bounds the run of orch-temporal (0: none): past it, it is killed.
 	Within time.Duration
+	// Env is added to orch-temporal's environment (orch's own, inherited):
+	// the API key goes there, never in Args.
+	Env []string
 }
 
 // Run runs orch-temporal with h.Args. With io its output goes there and a
@@ -73,7 +76,7 @@ func (h HandOver) Run(io *IO, version string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, h.Args...)
 	cmd.WaitDelay = time.Second // killed, its output is not waited for past this
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", ParentEnv, os.Getpid()))
+	cmd.Env = append(append(os.Environ(), fmt.Sprintf("%s=%d", ParentEnv, os.Getpid())), h.Env...)
 	dieWithParent(cmd)
 	var out bytes.Buffer
 	if io != nil {
@@ -150,13 +153,21 @@ func (c *Controller) handOver(db *store.DB, id string, t *record.TemporalRun, ve
 }
 
 // TemporalFlags are orch-temporal's flags for a recorded Temporal run: the
-// database and where the run's workflow is.
+// database, where the run's workflow is and how to reach it (TLS; an API
+// key comes from $TEMPORAL_API_KEY, which orch-temporal inherits).
 func TemporalFlags(dbFile string, t *record.TemporalRun) []string {
 	abs, err := filepath.Abs(dbFile)
 	if err != nil {
 		abs = dbFile
 	}
-	return []string{"--db", abs, "--temporal-address", t.Address, "--temporal-namespace", t.Namespace, "--task-queue", t.TaskQueue}
+	args := []string{"--db", abs, "--temporal-address", t.Address, "--temporal-namespace", t.Namespace, "--task-queue", t.TaskQueue}
+	for _, f := range []struct{ flag, value string }{{"--tls", t.TLS}, {"--tls-cert", t.TLSCert}, {"--tls-key", t.TLSKey},
+		{"--tls-ca", t.TLSCA}, {"--tls-server-name", t.TLSServerName}} {
+		if f.value != "" {
+			args = append(args, f.flag, f.value)
+		}
+	}
+	return args
 }
 
 // catchUp brings the store of a Temporal run that has not ended up to date
@@ -171,6 +182,9 @@ func (c *Controller) catchUp(ctx context.Context, db *store.DB, id string) {
 		return
 	}
 	if st, err := db.RunState(ctx, id); err != nil || st.Ended() {
+		return
+	}
+	if !c.caughtUp.due(db.Path()+"\x00"+id, time.Now()) {
 		return
 	}
 	args := append(append([]string{"sync"}, TemporalFlags(db.Path(), t)...), "--", id)

@@ -4,7 +4,7 @@
 #
 #   scripts/temporal-dev.sh build    build the Temporal CLI once (about 5 minutes,
 #                                    213 MB) and print its path; reused afterwards
-#   scripts/temporal-dev.sh start [--port P] [--db FILE] [--dir DIR]
+#   scripts/temporal-dev.sh start [--port P] [--db FILE] [--dir DIR] [--no-search-attributes]
 #                                    start the dev server in the background, wait
 #                                    until it answers, print its address (host:port)
 #   scripts/temporal-dev.sh stop [--dir DIR]
@@ -18,14 +18,17 @@
 # --dir (default ${ORCH_TEMPORAL_DIR:-$PWD/.orch/temporal-dev}) holds the pid
 # file, the server's log and, unless --db says otherwise, its database
 # (temporal.db): starting again on the same file keeps every workflow's history.
-# --port defaults to 7233; the web UI is not started.
+# --port defaults to 7233; the web UI is not started. The server has orch's
+# search attributes (OrchCuelist, OrchRun, OrchState: Keyword), so that
+# temporal workflow list --query finds runs; --no-search-attributes leaves
+# them out (a run then starts without them, with a note).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 version=v1.5.1
 cache=${ORCH_TOOLS_CACHE:-$HOME/.cache/orch-tools}
 bin=$cache/temporal-$version
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "temporal-dev.sh: $*" >&2; exit 1; }
 
 build() {
@@ -46,11 +49,13 @@ shift
 port=7233
 dir=${ORCH_TEMPORAL_DIR:-$PWD/.orch/temporal-dev}
 db=""
+attrs=(--search-attribute OrchCuelist=Keyword --search-attribute OrchRun=Keyword --search-attribute OrchState=Keyword)
 while [ $# -gt 0 ]; do
 	case $1 in
 	--port) port=${2:?--port needs a number}; shift 2 ;;
 	--db) db=${2:?--db needs a file}; shift 2 ;;
 	--dir) dir=${2:?--dir needs a directory}; shift 2 ;;
+	--no-search-attributes) attrs=(); shift ;;
 	*) echo "temporal-dev.sh: unknown argument $1" >&2; usage ;;
 	esac
 done
@@ -89,7 +94,7 @@ start)
 	# Its own session, stdin and stdout away from the caller: the caller may
 	# read this script's output to its end, and must not wait for the server.
 	setsid "$bin" server start-dev --ip 127.0.0.1 --port "$port" --headless \
-		--db-filename "$db" --log-level warn </dev/null >>"$log" 2>&1 &
+		--db-filename "$db" --log-level warn "${attrs[@]}" </dev/null >>"$log" 2>&1 &
 	pid=$!
 	echo "$pid" >"$pidfile"
 	echo "$addr" >"$addrfile"

@@ -11,7 +11,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/sdk/client"
 
 	"github.com/orch-cli/orch/engine/temporal"
 )
@@ -39,6 +38,7 @@ func execute(args []string, stderr io.Writer) int {
 	pf.String("task-queue", temporal.DefaultTaskQueue, "the task queue of the workflow and of agents without a placement")
 	pf.String("db", "", "the run database (default: the nearest .orch/orch.db)")
 	pf.String("engine", "temporal", "accepted for orch's arguments; always temporal here")
+	connectionFlags(pf)
 	root.AddCommand(runCmd(), workerCmd(), goCmd(), stopCmd(), bbCmd(), answerCmd(), resumeCmd(), syncCmd())
 	root.SetArgs(args)
 	err := root.Execute()
@@ -58,17 +58,6 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
-}
-
-// dial connects to the Temporal frontend the flags name.
-func dial(cmd *cobra.Command) (client.Client, error) {
-	addr, _ := cmd.Flags().GetString("temporal-address")
-	ns, _ := cmd.Flags().GetString("temporal-namespace")
-	c, err := client.Dial(client.Options{HostPort: addr, Namespace: ns, Logger: quietLogger{}})
-	if err != nil {
-		return nil, &exitError{code: 1, msg: fmt.Sprintf("connecting to Temporal at %s (namespace %s): %v", addr, ns, err)}
-	}
-	return c, nil
 }
 
 // quietLogger keeps the SDK's chatter off a person's terminal.

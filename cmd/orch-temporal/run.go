@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -26,6 +27,8 @@ func runCmd() *cobra.Command {
 	cmd.Flags().String("root", ".", "the project checkout: the workers find the cuelist at the same path below their --root")
 	cmd.Flags().Bool("detach", false, "start the run, print its id and how to follow it, and exit")
 	cmd.Flags().Int("max-parallel", 0, "cues prepared and in GO at once (default: the cuelist's max_parallel)")
+	cmd.Flags().String("run-id", "", "the new run's id (12 hex digits; orch chooses it to print the run's progress)")
+	_ = cmd.Flags().MarkHidden("run-id")
 	return cmd
 }
 
@@ -81,11 +84,17 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	ns, _ := cmd.Flags().GetString("temporal-namespace")
 	maxPar, _ := cmd.Flags().GetInt("max-parallel")
 	id := record.NewRunID()
+	if given, _ := cmd.Flags().GetString("run-id"); given != "" {
+		if !runIDPattern.MatchString(given) {
+			return &exitError{code: 2, msg: fmt.Sprintf("--run-id %q: want 12 hex digits", given)}
+		}
+		id = given
+	}
 	wfID := "orch-" + id
 	host, _ := os.Hostname()
 	data := record.RunStartedData{Cuelist: p.Cuelist.ID, SpecPath: abs, SpecHash: set.HashBelow(root), Root: root, Inputs: inputs,
 		OwnerPID: os.Getpid(), OwnerHost: host, OwnerToken: record.NewRunID() + record.NewRunID(),
-		Temporal: &record.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)}}
+		Temporal: recordedConnection(cmd, &record.TemporalRun{Address: addr, Namespace: ns, TaskQueue: queue, WorkflowID: wfID, Path: filepath.ToSlash(rel)})}
 	for _, cu := range p.Order {
 		data.Cues = append(data.Cues, record.CueInfo{ID: cu.ID, Agents: cu.Agents, After: cu.WaitsFor(), Manual: cu.Manual()})
 	}
@@ -94,7 +103,7 @@ func runTemporal(cmd *cobra.Command, path string) error {
 		return fmt.Errorf("recording run %s in %s: %w", id, dbFile, err)
 	}
 	in := temporal.RunInput{RunID: id, Path: filepath.ToSlash(rel), SpecHash: data.SpecHash, Inputs: inputs, MaxParallel: maxPar, TaskQueue: queue}
-	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: queue}, temporal.WorkflowName, in); err != nil {
+	if err := startWorkflow(ctx, c, client.StartWorkflowOptions{ID: wfID, TaskQueue: queue}, in, p.Cuelist.ID, ns, os.Stderr); err != nil {
 		_ = db.Append(ctx, record.Event{RunID: id, Type: record.EvRunState, State: string(record.RunFailed), Reason: "could not start its workflow: " + err.Error()})
 		return &exitError{code: 1, msg: fmt.Sprintf("starting the workflow of run %s on %s: %v", id, addr, err)}
 	}
@@ -106,6 +115,9 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	}
 	return followUntilDone(&follower{c: c, db: db, id: id, wfID: wfID, token: data.OwnerToken})
 }
+
+// runIDPattern is a run's id: 12 hex digits.
+var runIDPattern = regexp.MustCompile(`^[0-9a-f]{12}$`)
 
 // followUntilDone follows the run until it ends or waits for a person;
 // Ctrl-C detaches the follower and leaves the workflow running (orch

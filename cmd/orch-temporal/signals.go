@@ -41,6 +41,7 @@ func temporalRun(cmd *cobra.Command, id string) (*store.DB, *record.TemporalRun,
 	if !cmd.Flags().Changed("temporal-namespace") {
 		_ = cmd.Flags().Set("temporal-namespace", t.Namespace)
 	}
+	useRecordedConnection(cmd, t)
 	c, err := dial(cmd)
 	if err != nil {
 		db.Close()
@@ -129,7 +130,10 @@ func followCmd(use, short string, followed func(claimErr error) error, run func(
 			defer c.Close()
 			host, _ := os.Hostname()
 			me := record.Owner{PID: os.Getpid(), Host: host, Token: record.NewRunID() + record.NewRunID()}
-			if err := db.ClaimRun(context.Background(), args[0], me); err != nil {
+			if cmd.Name() == "sync" {
+				me.Token = syncToken + me.Token
+			}
+			if err := claimFollowing(context.Background(), db, args[0], me); err != nil {
 				return followed(err)
 			}
 			return run(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token})

@@ -28,11 +28,14 @@ func workerCmd() *cobra.Command {
 				return err
 			}
 			n, _ := cmd.Flags().GetInt("max-concurrent")
-			c, err := dial(cmd)
+			c, err := dialAs(cmd, workerIdentity())
 			if err != nil {
 				return err
 			}
 			defer c.Close()
+			// The client holds the API key now: the agents this worker
+			// starts (they inherit its environment) never see it.
+			_ = os.Unsetenv(APIKeyEnv)
 			grace, _ := cmd.Flags().GetDuration("drain-grace")
 			w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: n, WorkerStopTimeout: grace})
 			temporal.RegisterWorkflow(w)

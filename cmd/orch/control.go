@@ -58,7 +58,9 @@ func resumeRun(ctx context.Context, opts *resumeOptions) error {
 	if err != nil {
 		return err
 	}
+	stop := temporalResumeProgress(ctx, ctl, opts)
 	res, err := ctl.Resume(ctx, control.ResumeRequest{Run: opts.run, AllowSpecChange: opts.allowSpecChange, Unhandled: opts.unhandled})
+	stop()
 	if err != nil {
 		return err
 	}

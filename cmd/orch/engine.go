@@ -36,7 +36,12 @@ func engineOf(engine string, set bool) (string, error) {
 // handOver runs orch-temporal with args on the command's streams: its
 // output and exit status are the command's.
 func handOver(io *streams, what string, args []string) error {
-	_, err := control.HandOver{What: what, Args: args}.Run(&control.IO{In: io.in, Out: io.out, Err: io.err}, versionString())
+	return handOverEnv(io, what, args, nil)
+}
+
+// handOverEnv is handOver with env added to orch-temporal's environment.
+func handOverEnv(io *streams, what string, args, env []string) error {
+	_, err := control.HandOver{What: what, Args: args, Env: env}.Run(&control.IO{In: io.in, Out: io.out, Err: io.err}, versionString())
 	return err
 }
 

@@ -18,6 +18,7 @@ type temporalRunOptions struct {
 	address, namespace, queue string
 	detach, maxParallelSet    bool
 	unhandled                 []string // flags orch-temporal does not take
+	connArgs, connEnv         []string // TLS flags and the API key (connectionArgs)
 }
 
 // runOnTemporal hands orch run --engine temporal over to orch-temporal run,
@@ -51,7 +52,19 @@ func runOnTemporal(opts *runOptions) error {
 	if t.detach {
 		argv = append(argv, "--detach")
 	}
-	return handOver(opts.io, what, append(argv, "--", opts.path))
+	argv = append(argv, t.connArgs...)
+	if t.detach {
+		return handOverEnv(opts.io, what, append(argv, "--", opts.path), t.connEnv)
+	}
+	// Followed here: the run's plain progress lines, read from the store
+	// orch-temporal mirrors the workflow into.
+	id := progressRunID()
+	before, stop := followStoreProgress(opts.io.out, dbFile, id, defaultTailLines, false)
+	io := *opts.io
+	io.err = before(io.err)
+	err = handOverEnv(&io, what, append(argv, "--run-id", id, "--", opts.path), t.connEnv)
+	stop()
+	return err
 }
 
 // temporalRunFlags registers orch run's Temporal flags.
@@ -62,6 +75,7 @@ func temporalRunFlags(cmd *cobra.Command, t *temporalRunOptions) {
 	f.String("temporal-namespace", "", "--engine temporal: the namespace (default $TEMPORAL_NAMESPACE, else default)")
 	f.StringVar(&t.queue, "task-queue", "orch", "--engine temporal: the task queue of the workflow and of agents without a placement")
 	f.BoolVar(&t.detach, "detach", false, "--engine temporal: start the run, print its id and how to follow it, and exit")
+	connectionFlags(f, "--engine temporal: ")
 }
 
 // parseTemporalRunFlags fills t from the flags cmd was given.
@@ -70,12 +84,14 @@ func parseTemporalRunFlags(cmd *cobra.Command, t *temporalRunOptions) {
 	t.address = flagOrEnv(cmd, "temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233")
 	t.namespace = flagOrEnv(cmd, "temporal-namespace", "TEMPORAL_NAMESPACE", "default")
 	t.maxParallelSet = cmd.Flags().Changed("max-parallel")
-	t.unhandled = unhandledFlags(cmd.Flags(), "engine", "temporal-address", "temporal-namespace", "task-queue", "detach", "set", "max-parallel", "root")
+	t.unhandled = unhandledFlags(cmd.Flags(), append([]string{"engine", "temporal-address", "temporal-namespace", "task-queue", "detach", "set", "max-parallel", "root"}, connectionFlagNames...)...)
+	t.connArgs, t.connEnv = connectionArgs(cmd)
 }
 
 type workerOptions struct {
 	io        *streams
 	argv      []string // orch-temporal's: worker and the flags set
+	env       []string // orch-temporal's environment: the API key
 	unhandled []string
 }
 
@@ -99,9 +115,14 @@ and exits 0. Its orch-temporal never outlives it, even after kill -9.`,
   orch worker --drain-grace 5m     # let long agents finish on kill PID`,
 		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.unhandled = unhandledFlags(cmd.Flags(), "queue", "root", "max-concurrent", "drain-grace", "temporal-address", "temporal-namespace", "task-queue")
+			opts.unhandled = unhandledFlags(cmd.Flags(), append([]string{"queue", "root", "max-concurrent", "drain-grace", "temporal-address", "temporal-namespace", "task-queue"}, connectionFlagNames...)...)
 			opts.argv = []string{"worker"}
-			cmd.Flags().Visit(func(f *pflag.Flag) { opts.argv = append(opts.argv, "--"+f.Name, f.Value.String()) })
+			cmd.Flags().Visit(func(f *pflag.Flag) {
+				if f.Name != "api-key" { // in the environment, not on the command line
+					opts.argv = append(opts.argv, "--"+f.Name, f.Value.String())
+				}
+			})
+			_, opts.env = connectionArgs(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -116,6 +137,7 @@ and exits 0. Its orch-temporal never outlives it, even after kill -9.`,
 	fs.String("temporal-address", "", "the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
 	fs.String("temporal-namespace", "", "the namespace (default $TEMPORAL_NAMESPACE, else default)")
 	fs.String("task-queue", "orch", "the task queue of the workflows, and of agents without a placement")
+	connectionFlags(fs, "")
 	return cmd
 }
 
@@ -123,5 +145,5 @@ func runWorker(opts *workerOptions) error {
 	if err := control.RefuseOptions("orch worker", "", opts.unhandled); err != nil {
 		return err
 	}
-	return handOver(opts.io, "orch worker", opts.argv)
+	return handOverEnv(opts.io, "orch worker", opts.argv, opts.env)
 }

@@ -59,7 +59,7 @@ func TestRunTemporalWithoutOrchTemporal(t *testing.T) {
 func fakeTemporal(t *testing.T) func() []string {
 	t.Helper()
 	bin, rec := t.TempDir(), filepath.Join(t.TempDir(), "argv")
-	script := "#!/bin/sh\n: > \"$FAKE_ARGV\"\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> \"$FAKE_ARGV\"; done\nexit ${FAKE_EXIT:-0}\n"
+	script := "#!/bin/sh\n: > \"$FAKE_ARGV\"\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> \"$FAKE_ARGV\"; done\nprintf '%s' \"$TEMPORAL_API_KEY\" > \"$FAKE_ARGV.key\"\nexit ${FAKE_EXIT:-0}\n"
 	if err := os.WriteFile(filepath.Join(bin, "orch-temporal"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +102,7 @@ func recordTemporalRun(t *testing.T, id string) string {
 // a run recorded on Temporal exec orch-temporal with the resolved database
 // and the run's recorded address, namespace and task queue.
 func TestHandOverToOrchTemporal(t *testing.T) {
+	fixedRunID(t, "0123456789ab")
 	argv := fakeTemporal(t)
 	const id = "20261123-aaaa"
 	dbFile := recordTemporalRun(t, id)
@@ -119,7 +120,7 @@ func TestHandOverToOrchTemporal(t *testing.T) {
 		want []string
 	}{
 		{args: []string{"--db", dbFile, "run", "--engine", "temporal", "x.yaml"},
-			want: []string{"run", "--db", dbFile, "--temporal-address", "127.0.0.1:7233", "--temporal-namespace", "default", "--task-queue", "orch", "--", "x.yaml"}},
+			want: []string{"run", "--db", dbFile, "--temporal-address", "127.0.0.1:7233", "--temporal-namespace", "default", "--task-queue", "orch", "--run-id", "0123456789ab", "--", "x.yaml"}},
 		{args: []string{"run", "x.yaml", "--db", dbFile, "--set", "a=1", "--set", "b=2", "--max-parallel", "3", "--root", "/srv/p", "--detach", "--task-queue", "gpu"},
 			env:  map[string]string{"ORCH_ENGINE": "temporal", "TEMPORAL_ADDRESS": "h:1", "TEMPORAL_NAMESPACE": "ns"},
 			want: []string{"run", "--db", dbFile, "--temporal-address", "h:1", "--temporal-namespace", "ns", "--task-queue", "gpu", "--set", "a=1", "--set", "b=2", "--max-parallel", "3", "--root", "/srv/p", "--detach", "--", "x.yaml"}},

@@ -212,6 +212,7 @@ func showRun(ctx context.Context, io *streams, ctl *control.Controller, id strin
 		fmt.Fprintln(io.out, "\nfailed attempts")
 		fmt.Fprintln(io.out, strings.Join(failed, "\n"))
 	}
+	printAttemptNotes(io.out, st)
 	printUsed(io.out, r)
 	printWorktrees(io.out, r)
 	if len(r.Conflicts) > 0 {

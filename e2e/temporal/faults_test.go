@@ -41,15 +41,7 @@ while [ ! -e %[1]q/open-all ] && [ ! -e %[1]q/open-$$ ]; do
 done
 `, g.dir),
 	}
-	for name, text := range files {
-		path := filepath.Join(proj, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, proj, files)
 	if err := os.MkdirAll(g.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

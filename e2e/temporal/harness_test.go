@@ -57,11 +57,12 @@ func buildOrch(t *testing.T, root, dir string) (orch string) {
 // found at $ORCH_TEMPORAL_ADDRESS (which the test may not restart).
 type devServer struct {
 	script, dir, port string
+	args              []string // temporal-dev.sh start's, beyond the port and dir
 	addr              string
 	owned             bool
 }
 
-func startDevServer(t *testing.T, root, dir string) *devServer {
+func startDevServer(t *testing.T, root, dir string, args ...string) *devServer {
 	t.Helper()
 	if addr := os.Getenv("ORCH_TEMPORAL_ADDRESS"); addr != "" {
 		return &devServer{addr: addr}
@@ -70,6 +71,7 @@ func startDevServer(t *testing.T, root, dir string) *devServer {
 		script: filepath.Join(root, "scripts", "temporal-dev.sh"),
 		dir:    filepath.Join(dir, "temporal"),
 		port:   freePort(t),
+		args:   args,
 		owned:  true,
 	}
 	s.start(t)
@@ -80,7 +82,7 @@ func startDevServer(t *testing.T, root, dir string) *devServer {
 func (s *devServer) start(t *testing.T) {
 	t.Helper()
 	// The script builds the CLI first when it is not cached (minutes).
-	cmd := exec.Command(s.script, "start", "--port", s.port, "--dir", s.dir)
+	cmd := exec.Command(s.script, append([]string{"start", "--port", s.port, "--dir", s.dir}, s.args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -258,5 +260,20 @@ func eventually(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("after %s: %s", patience, what)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// writeFiles writes files (by their path below dir), executable: some are
+// agents' scripts.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

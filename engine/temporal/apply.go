@@ -231,7 +231,7 @@ func (w *wf) activityOptions(f *flight, name string) workflow.ActivityOptions {
 	grace := attempt.KillGrace(cl, 0)
 	return workflow.ActivityOptions{TaskQueue: queueOf(f.agent, w.queue),
 		ScheduleToStartTimeout: 24 * time.Hour, StartToCloseTimeout: timeout + 2*grace + time.Minute,
-		HeartbeatTimeout: HeartbeatTimeout, WaitForCancellation: true,
+		HeartbeatTimeout: HeartbeatTimeout, WaitForCancellation: true, Summary: w.activitySummary(f, name),
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: w.activityTries(), InitialInterval: time.Second}}
 }
 

@@ -160,8 +160,8 @@ func TestUsageCountsTowardLimits(t *testing.T) {
 		env.SignalWorkflow(SignalUsage, UsageReport{Asker: asker, Totals: record.Usage{Credits: 12, CostUSD: 0.5}, More: record.Usage{Credits: 8, CostUSD: 0.5}})
 	}, time.Minute)
 	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-usage", Path: path, SpecHash: specHashOf(t, root, path)})
-	var res RunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
+	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult) // failed: the workflow closes Failed
+	if err != nil {
 		t.Fatal(err)
 	}
 	evs := events(t, env)

@@ -52,6 +52,9 @@ type RunInput struct {
 	Inputs      map[string]any
 	MaxParallel int    // 0: the cuelist's max_parallel, else attempt.DefaultMaxParallel
 	TaskQueue   string // the agents' default queue ("": DefaultTaskQueue)
+	// SearchAttributes: the workflow started with AttrCuelist, AttrRun and
+	// AttrState (the namespace has them), and upserts AttrState.
+	SearchAttributes bool
 }
 
 // RunResult is how the workflow ended.

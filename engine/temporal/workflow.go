@@ -88,7 +88,7 @@ func Run(ctx workflow.Context, in RunInput) (*RunResult, error) {
 	if err != nil {
 		w.emit(record.Event{Type: record.EvRunState, State: string(record.RunFailed), Reason: err.Error()})
 		w.log.done = true
-		return &RunResult{State: string(record.RunFailed), Reason: err.Error()}, nil
+		return w.closing(&RunResult{State: string(record.RunFailed), Reason: err.Error()})
 	}
 	w.plan = plan
 	return w.run()
@@ -260,7 +260,7 @@ func (w *wf) end(state record.RunState, reason string) (*RunResult, error) {
 	// The follower reads the last events with a query: a query needs a
 	// running workflow, so it waits a moment for the follower to catch up.
 	_ = workflow.Sleep(w.ctx, followerGrace)
-	return res, nil
+	return w.closing(res)
 }
 
 // followerGrace is how long the finished workflow stays queryable.
@@ -269,6 +269,9 @@ const followerGrace = 5 * time.Second
 func (w *wf) emit(ev record.Event) int64 {
 	ev.RunID = w.in.RunID
 	ev.At = workflow.Now(w.ctx)
+	if ev.Type == record.EvRunState {
+		w.stateChanged(ev.State)
+	}
 	return w.log.add(ev)
 }
 

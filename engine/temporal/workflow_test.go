@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,8 +173,13 @@ func TestStopRun(t *testing.T) {
 	env := runEnv(t, root)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalStop, StopSignal{By: "orch stop: enough"}) }, time.Minute)
 	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r3", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4"}})
-	var res RunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
+	// A stopped run's workflow closes Canceled, its result the details.
+	var canceled *temporal.CanceledError
+	if err := env.GetWorkflowError(); !errors.As(err, &canceled) {
+		t.Fatalf("the workflow of a stopped run closed with %v, not canceled", err)
+	}
+	res, err := resultOf(env.GetWorkflowError(), nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	s := story(events(t, env))
@@ -186,8 +192,13 @@ func TestSpecChangedIsRefused(t *testing.T) {
 	root := repoRoot(t)
 	env := runEnv(t, root)
 	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r4", Path: "examples/deploy/cuelist.yaml", SpecHash: "sha256:other"})
-	var res RunResult
-	if err := env.GetWorkflowResult(&res); err != nil {
+	// A failed run's workflow closes Failed, its result the details.
+	var app *temporal.ApplicationError
+	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != FailedType || !app.NonRetryable() {
+		t.Fatalf("the workflow of a failed run closed with %v, not failed", err)
+	}
+	res, err := resultOf(env.GetWorkflowError(), nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if res.State != "failed" || !strings.Contains(res.Reason, "is not the one the run started with") {

@@ -123,6 +123,14 @@ type TemporalRun struct {
 	TaskQueue  string `json:"task_queue"`
 	WorkflowID string `json:"workflow_id"`
 	Path       string `json:"path"` // the cuelist, relative to the workers' --root
+	// How to reach a secured cluster (orch-temporal's --tls flags), for
+	// orch go, stop and status later: the files' absolute paths, never
+	// their contents, and never the API key (it stays in the environment).
+	TLS           string `json:"tls,omitempty"` // "", true or false
+	TLSCert       string `json:"tls_cert,omitempty"`
+	TLSKey        string `json:"tls_key,omitempty"`
+	TLSCA         string `json:"tls_ca,omitempty"`
+	TLSServerName string `json:"tls_server_name,omitempty"`
 }
 
 // CueInfo describes a cue when the run starts.
@@ -276,7 +284,8 @@ func (p RunStartedData) redacted(d *redact.Redactor) EventData {
 	}
 	if t := p.Temporal; t != nil && !d.None() {
 		p.Temporal = &TemporalRun{Address: d.Text(t.Address), Namespace: d.Text(t.Namespace), TaskQueue: d.Text(t.TaskQueue),
-			WorkflowID: d.Text(t.WorkflowID), Path: d.Text(t.Path)}
+			WorkflowID: d.Text(t.WorkflowID), Path: d.Text(t.Path), TLS: d.Text(t.TLS), TLSCert: d.Text(t.TLSCert), TLSKey: d.Text(t.TLSKey),
+			TLSCA: d.Text(t.TLSCA), TLSServerName: d.Text(t.TLSServerName)}
 	}
 	return p
 }

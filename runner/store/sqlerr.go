@@ -107,5 +107,15 @@ func plain(err error, path string) error {
 	return err
 }
 
-// plain is the package function for this database's file.
-func (d *DB) plain(err error) error { return plain(err, d.path) }
+// plain is the package function for this database's file. An I/O error is
+// often how SQLite first meets a file cut under it (a short read, before the
+// periodic look at the file): a look now tells "damaged" from a disk's fault.
+func (d *DB) plain(err error) error {
+	if primaryCode(err) == sqlite3.SQLITE_IOERR {
+		var cut *TruncatedError
+		if errors.As(d.checkFile(), &cut) {
+			return cut
+		}
+	}
+	return plain(err, d.path)
+}
