@@ -15,7 +15,8 @@
 # Figures are printed, never judged: CI runs this as a benchmark.
 # ORCH_BEFORE=path/to/orch adds that build (say, main's) to every round, in
 # turn with the others, and prints its row under each workload: a change's
-# before and after, paired on the same machine at the same time.
+# before and after, paired on the same machine at the same time (each build
+# on its own database, so a schema change does not stop the older one).
 #   bench/cpu.sh [ROUNDS]
 #   ORCH_BEFORE=/tmp/orch-main bench/cpu.sh [ROUNDS]
 set -euo pipefail
@@ -28,6 +29,9 @@ go build -o "$tmp/spawn" ./bench/spawn
 go run ./testdata/gen -cues 200 -chain -claimers 0 -no-provides -command /bin/true -max-parallel 1 >"$tmp/chain.yaml"
 go run ./testdata/gen -cues 1000 -independent -claimers 0 -no-provides -command /bin/true -max-parallel 2 >"$tmp/independent.yaml"
 "$tmp/orch" run --db "$tmp/db/o.db" "$tmp/chain.yaml" >/dev/null # the database exists, as usual
+if [ -n "${ORCH_BEFORE:-}" ]; then # its own database: the two builds may differ in schema
+	"$ORCH_BEFORE" run --db "$tmp/db-before/o.db" "$tmp/chain.yaml" >/dev/null
+fi
 
 printf '%-34s %8s %8s %13s %10s %9s %10s\n' "workload ($rounds rounds, ms per cue)" spawner orch orch-spawner "orch self" "cpu ratio" "wall ratio"
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
@@ -36,7 +40,7 @@ measure() { # label, cues, at a time, cuelist
 	rm -f "$tmp/self" "$tmp/self-before"
 	orch=(env "ORCH_RUSAGE=$tmp/self" "$tmp/orch" run --db "$tmp/db/o.db" "$spec")
 	if [ -n "${ORCH_BEFORE:-}" ]; then
-		before=(-- env "ORCH_RUSAGE=$tmp/self-before" "$ORCH_BEFORE" run --db "$tmp/db/o.db" "$spec")
+		before=(-- env "ORCH_RUSAGE=$tmp/self-before" "$ORCH_BEFORE" run --db "$tmp/db-before/o.db" "$spec")
 	fi
 	cpu=$(python3 bench/interleave.py "$rounds" --cpu -- "$tmp/spawn" -n "$n" -p "$p" /bin/true -- "${orch[@]}" "${before[@]}")
 	wall=$(python3 bench/interleave.py "$rounds" -- "$tmp/spawn" -n "$n" -p "$p" /bin/true -- "${orch[@]}" "${before[@]}")

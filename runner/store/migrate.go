@@ -80,6 +80,44 @@ var migrations = []string{
 	// v9: the answers a question takes (an ACP permission request's
 	// options), which orch answer checks an answer against.
 	`ALTER TABLE questions ADD COLUMN options TEXT NOT NULL DEFAULT '[]';`,
+	// v10: events becomes a rowid table, (run_id, seq) a unique index. As a
+	// WITHOUT ROWID table its b-tree was keyed by (run_id, seq) and carried
+	// whole rows in its interior pages: a run's big run/started and
+	// run/cue_specs rows (hundreds of KB at a few thousand cues) spilled to
+	// overflow pages, and when one became a divider cell on an insert's path
+	// SQLite read the whole record back on every events INSERT. Now the
+	// table's interior pages hold rowids only and the index holds the small
+	// keys. The copy keeps each run's events together, in seq order; the
+	// whole step is one transaction with the rest of migrate.
+	`CREATE TABLE events_v10 (
+		run_id   TEXT NOT NULL,
+		seq      INTEGER NOT NULL,
+		at       INTEGER NOT NULL,
+		type     TEXT NOT NULL,
+		cue_id   TEXT NOT NULL DEFAULT '',
+		agent_id TEXT NOT NULL DEFAULT '',
+		attempt  INTEGER NOT NULL DEFAULT 0,
+		state    TEXT NOT NULL DEFAULT '',
+		reason   TEXT NOT NULL DEFAULT '',
+		data     TEXT,
+		PRIMARY KEY (run_id, seq)
+	);
+	INSERT INTO events_v10 (run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data)
+		SELECT run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data
+		FROM events ORDER BY run_id, seq;
+	DROP VIEW messages;
+	DROP TABLE events;
+	ALTER TABLE events_v10 RENAME TO events;
+	CREATE VIEW messages AS
+		SELECT run_id, seq, at, cue_id, agent_id, attempt,
+			json_extract(data, '$.direction') AS direction,
+			json_extract(data, '$.message_type') AS type,
+			coalesce(json_extract(data, '$.id'), '') AS msg_id,
+			coalesce(json_extract(data, '$.in_reply_to'), '') AS in_reply_to,
+			json_extract(data, '$.body') AS body
+		FROM events WHERE type = 'message';
+	CREATE INDEX events_user_messages ON events (run_id, seq) WHERE type = 'message/user';
+	CREATE INDEX events_escalation_acks ON events (run_id, seq) WHERE type = 'escalation/acknowledged';`,
 }
 
 // schemaVersion is the schema version this build of orch writes.
