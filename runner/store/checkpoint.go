@@ -28,13 +28,17 @@ func (d *DB) checkpointer() {
 			return
 		case <-t.C:
 		}
-		if time.Since(checked) >= fileCheckEvery {
+		n := d.stats.transactions.Load()
+		// The file is looked at right before every checkpoint too: a
+		// checkpoint writes pages back into a file cut under the run, so
+		// its size looks whole again and the cut would never be seen.
+		if n != last || time.Since(checked) >= fileCheckEvery {
 			checked = time.Now()
 			if d.checkFile() != nil {
 				continue
 			}
 		}
-		if n := d.stats.transactions.Load(); n != last {
+		if n != last {
 			last = n
 			d.checkpoint()
 		}
