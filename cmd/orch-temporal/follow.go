@@ -67,16 +67,18 @@ func (f *follower) follow(ctx context.Context) (record.RunState, string, error) 
 	if state != record.RunPaused && !state.Ended() {
 		state, reason = "", ""
 	}
-	var renewed, failingSince time.Time
+	running := func() bool { return state == "" || state == record.RunRunning }
+	if running() {
+		if err := db.Heartbeat(ctx, id, f.token); err != nil {
+			return "", "", f.leaseFailed(ctx, err)
+		}
+	}
+	lease := f.keepLease(ctx, running())
+	defer lease.close()
+	var failingSince time.Time
 	for {
-		if time.Since(renewed) >= record.HeartbeatEvery && (state == "" || state == record.RunRunning) {
-			if err := db.Heartbeat(ctx, id, f.token); err != nil {
-				if ctx.Err() != nil {
-					return "", "", ctx.Err()
-				}
-				return "", "", fmt.Errorf("following run %s: %w", id, err)
-			}
-			renewed = time.Now()
+		if err := lease.failure(); err != nil && running() {
+			return "", "", f.leaseFailed(ctx, err)
 		}
 		page, earlier, err := f.execs.pageAfter(ctx, c, wfID, last)
 		if err != nil {
@@ -116,6 +118,7 @@ func (f *follower) follow(ctx context.Context) (record.RunState, string, error) 
 			if ev.Type == record.EvRunState {
 				state, reason = record.RunState(ev.State), ev.Reason
 				paused = state == record.RunPaused
+				lease.renew(running())
 			}
 		}
 		if err := db.Flush(ctx); err != nil {

@@ -234,3 +234,39 @@ func TestFollowUntilDoneExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowerKeepsTheLeaseThroughASlowQuery: a query that blocks longer
+// than the lease lives (a huge plan's first workflow task, no worker
+// polling) does not let the lease lapse: the run still reads followed, and
+// no one else can take it. Before, the lease was renewed between queries
+// only, and a status catch-up took the run from its follower.
+func TestFollowerKeepsTheLeaseThroughASlowQuery(t *testing.T) {
+	t.Parallel()
+	db, _ := temporalStore(t, "r1", "tok")
+	ctx := context.Background()
+	release := make(chan struct{})
+	slow := fakeWorkflow{page: func(after int64) temporal.EventsPage {
+		<-release
+		return temporal.EventsPage{Events: []record.Event{{Seq: after + 1, Type: record.EvRunState, State: string(record.RunCompleted)}}, Done: true}
+	}}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := (&follower{c: slow, db: db, id: "r1", wfID: "orch-r1", token: "tok"}).follow(ctx)
+		done <- err
+	}()
+	time.Sleep(record.LeaseTTL + 2*record.HeartbeatEvery) // the query blocks past the lease's life
+	r, err := db.Run(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State != record.RunRunning || r.Reason != "" {
+		t.Errorf("while the follower's query blocks the run reads %s %q, want running and followed", r.State, r.Reason)
+	}
+	if err := db.ClaimRun(ctx, "r1", record.Owner{Token: "other"}); err == nil {
+		t.Errorf("another process took the run from its follower during a slow query")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("follow: %v", err)
+	}
+}
