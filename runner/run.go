@@ -553,14 +553,7 @@ func mustJSON(v any) json.RawMessage {
 
 func join(ids []string) string {
 	sort.Strings(ids)
-	out := ""
-	for i, id := range ids {
-		if i > 0 {
-			out += ", "
-		}
-		out += id
-	}
-	return out
+	return strings.Join(ids, ", ")
 }
 
 // CheckDrivers refuses a plan with an agent whose protocol orch has no

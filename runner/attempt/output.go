@@ -97,18 +97,7 @@ func CheckContract(agent *spec.Agent, outputs map[string]any) *Failure {
 		return nil
 	}
 	sort.Strings(missing)
-	return Failf("contract", "contract violation: did not provide %s", joinQuoted(missing))
-}
-
-func joinQuoted(keys []string) string {
-	out := ""
-	for i, k := range keys {
-		if i > 0 {
-			out += ", "
-		}
-		out += k
-	}
-	return out
+	return Failf("contract", "contract violation: did not provide %s", strings.Join(missing, ", "))
 }
 
 // ReplyOutputs are a coding agent's outputs from its reply: text, and the
