@@ -77,9 +77,9 @@ type attemptRun struct {
 	// exports are the outputs of the children that completed under it, for
 	// a cue's own attempt when the cue accepts child exports (exports.go).
 	exports []childExport
-	status  AgentStatus // what the agent last reported of its state (under mu)
-	calls               // its typed requests (call.go)
-	inbox   *inboxPeer  // its peer when it takes no jsonl messages but has orch's MCP tools
+	status  AgentStatus               // what the agent last reported of its state (under mu)
+	calls                             // its typed requests (call.go)
+	inbox   atomic.Pointer[inboxPeer] // its peer when it takes no jsonl messages but has orch's MCP tools; set in GO, read by MCP tool calls
 }
 
 // stopping is how an attempt ends early: told to stop (halt, why), or

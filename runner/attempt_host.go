@@ -86,8 +86,9 @@ func (a *attemptRun) Started(p *proc.Process) { a.procs = append(a.procs, p) }
 // questions, through p.
 func (a *attemptRun) Going(p driver.Peer) {
 	if p == nil && a.MCP != nil { // it reads what it is sent through its inbox
-		a.inbox = newInboxPeer(a)
-		p = a.inbox
+		inbox := newInboxPeer(a)
+		a.inbox.Store(inbox)
+		p = inbox
 	}
 	a.peer = p
 	a.inGo.Store(true)

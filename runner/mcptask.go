@@ -113,10 +113,11 @@ func (t mcpTask) Broadcast(ctx context.Context, req protocols.BroadcastSend) (pr
 // Inbox takes what the attempt was sent, when it reads it through its
 // inbox (a jsonl agent gets it on its stdin: its inbox stays empty).
 func (t mcpTask) Inbox(ctx context.Context, wait time.Duration) ([]mcpbridge.Notice, error) {
-	if t.a.inbox == nil {
+	inbox := t.a.inbox.Load() // set when the attempt enters GO, on its own goroutine
+	if inbox == nil {
 		return nil, nil
 	}
-	return t.a.inbox.take(ctx, wait), nil
+	return inbox.take(ctx, wait), nil
 }
 
 func (t mcpTask) Handoff(ctx context.Context, req protocols.TaskHandoff) (protocols.HandoffResult, error) {
