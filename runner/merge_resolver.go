@@ -33,11 +33,11 @@ func (r *run) startResolver(ctx context.Context, c *planner.Cue, d sched.Decisio
 	n := r.nodeOf(r.tasks.Root(c.ID+":merge", agent), nil) // a task of its own, beside the cue's agents'
 	rc := &planner.Cue{Cue: &spec.Cue{ID: c.ID, Agents: []string{agent.ID}, Timeout: c.Timeout, Prompt: m.resolverPrompt(agent, d.Problem)}}
 	a := newAttempt(r.host, rc, d.Cue, -1, agent, n, d.Attempt, r.reports)
-	a.resolving, a.ws = m, &workspace{path: m.tree.path, branch: m.tree.branch}
+	a.resolving, a.ws = m, &workspace{path: m.tree.Path, branch: m.tree.Branch}
 	a.resolveTask = m.resolverTask(r, a, d.Problem)
 	r.tasks.Serve(n.ref, a)
 	r.emit(record.Event{Type: record.EvAttemptStarted, Cue: c.ID, Agent: agent.ID, Attempt: d.Attempt, Data: record.AttemptStartedData{}})
-	r.emit(m.event(record.MergeResolving, fmt.Sprintf("resolver %s (attempt %d) works in %s", agent.ID, d.Attempt, m.tree.path), record.MergeData{Path: m.tree.path}))
+	r.emit(m.event(record.MergeResolving, fmt.Sprintf("resolver %s (attempt %d) works in %s", agent.ID, d.Attempt, m.tree.Path), record.MergeData{Path: m.tree.Path}))
 	if driver.Speaks(agent) {
 		a.Msgs.Warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, TargetAgents: rc.Agents, Attempt: a.Number})
 	}
@@ -88,7 +88,7 @@ func (m *merge) resolverTask(r *run, a *attemptRun, p *sched.MergeProblem) *atte
 	for i, s := range m.sources {
 		sources[i] = map[string]any{"task": s.Task, "branch": s.Branch, "commit": s.Commit}
 	}
-	inputs["merge"] = map[string]any{"for": m.tree.what, "branch": m.tree.branch, "worktree": m.tree.path, "problem": p.Kind,
+	inputs["merge"] = map[string]any{"for": m.tree.What, "branch": m.tree.Branch, "worktree": m.tree.Path, "problem": p.Kind,
 		"reason": p.Reason, "files": stringsAny(p.Files), "tasks": stringsAny(p.Tasks), "output": p.Output, "sources": sources,
 		"verify": stringsAny(m.verify)}
 	inputs["merge_problem"], inputs["merge_reason"] = p.Kind, p.Reason
@@ -98,7 +98,7 @@ func (m *merge) resolverTask(r *run, a *attemptRun, p *sched.MergeProblem) *atte
 		tools = []string{}
 	}
 	return &attempt.Task{RunID: r.id, CueID: a.Cue.ID, AgentID: a.Agent.ID, Attempt: a.Number, Inputs: inputs, Tools: tools,
-		TaskID: a.Cue.ID, Workspace: m.tree.path}
+		TaskID: a.Cue.ID, Workspace: m.tree.Path}
 }
 
 // resolverPrompt says in words what a coding agent resolving the merge is
@@ -106,7 +106,7 @@ func (m *merge) resolverTask(r *run, a *attemptRun, p *sched.MergeProblem) *atte
 // task, as any prompt).
 func (m *merge) resolverPrompt(agent *spec.Agent, p *sched.MergeProblem) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "You are resolving a git merge for orch, in the worktree %s (branch %s): %s.\n\n", m.tree.path, m.tree.branch, p.Reason)
+	fmt.Fprintf(&b, "You are resolving a git merge for orch, in the worktree %s (branch %s): %s.\n\n", m.tree.Path, m.tree.Branch, p.Reason)
 	if p.Kind == "verify" {
 		fmt.Fprintf(&b, "The command %s fails on the merged tree. Its last lines:\n\n%s\n\nFix the tree so that it passes; orch runs it again.", quoteArgv(m.verify), p.Output)
 	} else {
