@@ -71,6 +71,10 @@ func (w *wf) applyOne(d sched.Decision) {
 		w.startMerge(d)
 	case sched.MergeEnded:
 		w.mergeEnded(d)
+	case sched.StopMerge:
+		w.stopMerge(d)
+	case sched.ResolveMerge, sched.AskMerge:
+		w.mergeUnsupported(d)
 	}
 }
 

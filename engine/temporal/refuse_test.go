@@ -41,9 +41,11 @@ func TestUnsupported(t *testing.T) {
 	}
 }
 
-// Worktree cues run on workers as a chain: branches that would need a
-// merge (fan-in, a fan-out's items, several agents) are refused, naming
-// the cue.
+// Worktree cues run on workers, their branches merged at fan-in and into
+// the run's result by a worker; a merge whose problem would go to a
+// resolver or the person (on_conflict: agent, ask — the default) is
+// refused, naming the cue (or the result); jsonl/ACP agents in worktrees
+// are refused.
 func TestWorktreeShapes(t *testing.T) {
 	wt := func(id string) *spec.Agent { return &spec.Agent{ID: id, Workspace: "worktree"} }
 	agents := map[string]*spec.Agent{"w": wt("w"), "v": wt("v"), "plain": {ID: "plain"}, "falls": {ID: "falls", Fallback: []string{"w"}},
@@ -55,20 +57,35 @@ func TestWorktreeShapes(t *testing.T) {
 	b := cue("B", []string{"w"})
 	p1 := cue("P", []string{"plain"}, a)
 	ab := cue("B", []string{"w"}, a)
+	fanIn := cue("C", []string{"w"}, a, b)
+	resolved := &planner.Cue{Cue: &spec.Cue{ID: "C", Agents: []string{"w"}, Merge: &spec.Merge{Agent: "v"}}, Deps: []*planner.Cue{a, b}}
+	fan := &planner.Cue{Cue: &spec.Cue{ID: "F", Agents: []string{"w"}, ForEach: &spec.ForEach{}}}
+	const result = "the merge of the run's worktree branches into its result has on_conflict: ask (the default is ask)"
 	for _, c := range []struct {
 		name  string
 		order []*planner.Cue
+		fail  bool // the cuelist's defaults: merge: {on_conflict: fail}
 		want  string
 	}{
-		{"chain", []*planner.Cue{a, ab, cue("C", []string{"w"}, ab)}, ""},
-		{"chain with plain cues", []*planner.Cue{a, p1, cue("B", []string{"w"}, a, p1)}, ""},
-		{"fan-in", []*planner.Cue{a, b, cue("C", []string{"w"}, a, b)}, "cue B: on --engine temporal the worktree cues must form a chain, each depending on the one before it (here A)"},
-		{"through a plain cue", []*planner.Cue{a, p1, cue("B", []string{"w"}, p1)}, "cue B: on --engine temporal the worktree cues must form a chain"},
-		{"a fallback in a worktree", []*planner.Cue{a, cue("B", []string{"falls"})}, "cue B: on --engine temporal the worktree cues must form a chain"},
-		{"jsonl in a worktree", []*planner.Cue{cue("A", []string{"wj"})}, "cue A: agent wj has protocol: jsonl and workspace: worktree, not supported together"},
-		{"two agents", []*planner.Cue{cue("A", []string{"w", "v"})}, "cue A: several agents in worktrees"},
+		{"chain", []*planner.Cue{a, ab, cue("C", []string{"w"}, ab)}, false, ""},
+		{"chain with plain cues", []*planner.Cue{a, p1, cue("B", []string{"w"}, a, p1)}, false, ""},
+		{"fan-in asking", []*planner.Cue{a, b, fanIn}, false, "cue C: the merge of its dependencies' branches has on_conflict: ask"},
+		{"fan-in failing", []*planner.Cue{a, b, fanIn}, true, ""},
+		{"fan-in with a resolver", []*planner.Cue{a, b, resolved}, true, "cue C: the merge of its dependencies' branches has on_conflict: agent"},
+		{"through a plain cue", []*planner.Cue{a, p1, cue("B", []string{"w"}, p1)}, false, result},
+		{"through a plain cue, failing", []*planner.Cue{a, p1, cue("B", []string{"w"}, p1)}, true, ""},
+		{"a fallback in a worktree", []*planner.Cue{a, cue("B", []string{"falls"})}, false, result},
+		{"a fan-out", []*planner.Cue{fan}, false, result},
+		{"a fan-out, failing", []*planner.Cue{fan, cue("G", []string{"w"}, fan)}, true, ""},
+		{"jsonl in a worktree", []*planner.Cue{cue("A", []string{"wj"})}, true, "cue A: agent wj has protocol: jsonl and workspace: worktree, not supported together"},
+		{"two agents", []*planner.Cue{cue("A", []string{"w", "v"})}, false, result},
+		{"two agents, failing", []*planner.Cue{cue("A", []string{"w", "v"})}, true, ""},
 	} {
-		err := Unsupported(&planner.Plan{Order: c.order, Agents: agents})
+		cl := &spec.Cuelist{}
+		if c.fail {
+			cl.Defaults.Merge = &spec.Merge{OnConflict: spec.MergeFail}
+		}
+		err := Unsupported(&planner.Plan{Cuelist: cl, Order: c.order, Agents: agents})
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: refused: %v", c.name, err)

@@ -27,9 +27,9 @@ import (
 // it) or from the commit the run started from; a successful GO commits what
 // the agent left on the attempt's branch, orch/RUN/CUE/N as locally, and
 // pushes it. The worktree is removed when the phase ends; the branch stays
-// in the clone and on the remote. A completed run's result branch,
-// orch/RUN/result, is pushed by a worker too (Result). Branches that would
-// need a merge (fan-in) are refused at submit (refuseWorktreeShape).
+// in the clone and on the remote. Branches are merged at fan-in, and into
+// the run's result branch, orch/RUN/result, by a worker too (merge.go);
+// runs started before that push their result with Result.
 
 // ActivityResult pushes a completed run's result branch.
 const ActivityResult = "orch.result"
@@ -67,8 +67,7 @@ type ResultInput struct {
 var cloneLocks sync.Map
 
 func lockClone(repo string) func() {
-	m, _ := cloneLocks.LoadOrStore(repo, &sync.Mutex{})
-	mu := m.(*sync.Mutex)
+	mu := cloneMutex(repo)
 	mu.Lock()
 	return mu.Unlock
 }
@@ -110,13 +109,9 @@ func (a *Activities) openWorktree(ctx context.Context, in AttemptInput, ag *spec
 	if w.base, err = fetchCommit(ctx, repo, w.remote, w.in.Base, w.in.BaseBranch); err != nil {
 		return nil, attempt.Failf("workspace", "%v", err)
 	}
-	dir := filepath.Join(repo, ".orch", "worktrees", in.RunID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, attempt.Failf("workspace", "creating the run's worktree directory: %v", err)
-	}
-	// The clone's checkout does not show the worktrees as untracked files.
-	if ignore := filepath.Join(repo, ".orch", "worktrees", ".gitignore"); !exists(ignore) {
-		_ = os.WriteFile(ignore, []byte("*\n"), 0o644)
+	dir, err := runWorktrees(repo, in.RunID)
+	if err != nil {
+		return nil, attempt.Failf("workspace", "%v", err)
 	}
 	w.path = filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s", gitwork.BranchPart(in.Cue), in.Attempt, ag.ID, strings.ToLower(phaseNames[phaseActivity[ph]])))
 	w.removeLocked() // what an earlier try on this machine left
@@ -244,39 +239,66 @@ func (a *Activities) Result(ctx context.Context, in ResultInput) (*record.Result
 	return rb, nil
 }
 
-// refuseWorktreeShape refuses worktree cues whose branches would need a
-// merge on a worker (fan-in, and so the run's result of branches that are
-// not a chain): each worktree cue but the first must depend on the one
-// before it, and on no other worktree cue; no fan-out works in worktrees.
+// refuseWorktreeShape refuses what of the worktree agents a worker cannot
+// do: a jsonl or ACP agent in a worktree, and a merge whose problem (a
+// conflict, a verify command failing) would go to a resolver agent or to
+// the person — the merge's worktree is on one worker, which neither a
+// resolver on another worker nor the person can be sure to reach; on this
+// engine a merge's problem fails the cue (on_conflict: fail). A cue merges
+// when its dependencies leave several worktree branches; the run's result
+// does when its worktree branches do not form a chain.
 func refuseWorktreeShape(p *planner.Plan) error {
+	chain := true // each worktree cue holds the one before (the result needs no merge)
 	var prev *planner.Cue
 	for _, c := range p.Order {
 		if !worktreeCue(p, c) {
 			continue
-		}
-		if c.ForEach != nil {
-			return fmt.Errorf("cue %s: a fan-out (for_each) of worktree agents, whose branches merge at fan-in, is not supported by --engine temporal in this version; run it with --engine local", c.ID)
 		}
 		for _, id := range c.Agents {
 			if a := p.Agents[id]; a != nil && a.Workspace == "worktree" && pooled(a) {
 				return fmt.Errorf("cue %s: agent %s has protocol: %s and workspace: worktree, not supported together by --engine temporal in this version (its process serves several phases, which may run on different workers); run it with --engine local, or use claude-code, codex or a plain agent", c.ID, a.ID, a.Protocol)
 			}
 		}
-		if n := countWorktreeAgents(p, c); n > 1 {
-			return fmt.Errorf("cue %s: several agents in worktrees, whose branches would need a merge, is not supported by --engine temporal in this version; run it with --engine local", c.ID)
-		}
+		branches := 0
 		var wtDeps []string
 		for _, d := range c.Deps {
 			if worktreeCue(p, d) {
 				wtDeps = append(wtDeps, d.ID)
+				branches += branchesLeft(p, d)
 			}
 		}
-		if prev != nil && (len(wtDeps) != 1 || wtDeps[0] != prev.ID) {
-			return fmt.Errorf("cue %s: on --engine temporal the worktree cues must form a chain, each depending on the one before it (here %s), since merging their branches (at fan-in or into the run's result) is not supported in this version; run it with --engine local", c.ID, prev.ID)
+		if branches > 1 {
+			if err := refuseMergePolicy(spec.MergeOf(p.Cuelist, c.Cue), "cue "+c.ID+": the merge of its dependencies' branches"); err != nil {
+				return err
+			}
+		}
+		if branchesLeft(p, c) > 1 || prev != nil && (len(wtDeps) != 1 || wtDeps[0] != prev.ID) {
+			chain = false
 		}
 		prev = c
 	}
+	if !chain {
+		return refuseMergePolicy(spec.MergeOf(p.Cuelist, nil), "the merge of the run's worktree branches into its result")
+	}
 	return nil
+}
+
+// refuseMergePolicy refuses a merge whose problem would not fail the cue.
+func refuseMergePolicy(m *spec.Merge, what string) error {
+	if policy := m.Policy(); policy != spec.MergeFail {
+		return fmt.Errorf("%s has on_conflict: %s (the default is ask), not supported by --engine temporal in this version: the merge is made on a worker, where neither a resolver agent nor a person can be sure to reach its worktree; set merge: {on_conflict: fail} (on the cue, or in the cuelist's defaults), or run it with --engine local", what, policy)
+	}
+	return nil
+}
+
+// branchesLeft is how many worktree branches cue c leaves: one per item of
+// a fan-out, one per worktree agent.
+func branchesLeft(p *planner.Plan, c *planner.Cue) int {
+	n := max(countWorktreeAgents(p, c), 1)
+	if c.ForEach != nil {
+		n = 2 // several items (their number is known at run time)
+	}
+	return n
 }
 
 func countWorktreeAgents(p *planner.Plan, c *planner.Cue) int {

@@ -1,0 +1,159 @@
+package temporal
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orch-cli/orch/runner/gitwork"
+	"github.com/orch-cli/orch/runner/record"
+)
+
+// fanInFiles: A and B work in worktrees side by side (their lines given),
+// C depends on both; merge is C's merge: block.
+func fanInFiles(a, b, merge string) map[string]string {
+	return map[string]string{
+		"fanin.yaml": "cuelist:\n  id: fanin\n  include: [wa.yaml, wb.yaml, wc.yaml]\n  defaults:\n    merge: {on_conflict: fail}\n  cues:\n" +
+			"    - {id: A, agents: [wa]}\n    - {id: B, agents: [wb]}\n    - id: C\n      agents: [wc]\n      dependencies: [A, B]\n" + merge,
+		"wa.yaml": "agent: {id: wa, run: \"" + a + "\", workspace: worktree}\n",
+		"wb.yaml": "agent: {id: wb, run: \"" + b + "\", workspace: worktree}\n",
+		"wc.yaml": "agent: {id: wc, run: \"test -f a.txt && test -f b.txt && echo c > c.txt\", workspace: worktree}\n",
+	}
+}
+
+// runFanIn runs fanin.yaml on a worker whose clone shares remote, and
+// returns its result and events.
+func runFanIn(t *testing.T, files map[string]string) (_ RunResult, evs []record.Event, remote, root string) {
+	t.Helper()
+	remote, root, _ = sharedRemote(t, files)
+	env := runEnv(t, root)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: "fanin.yaml", SpecHash: specHashOf(t, root, "fanin.yaml"),
+		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
+	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, events(t, env), remote, root
+}
+
+// TestFanInMergedOnWorker: C depends on two worktree cues; a worker merges
+// their branches as the local engine does (orch/RUN/C/merge, its last
+// commit's parents A's and B's), runs the verify command on the merged
+// tree, pushes the branch, and C works from the merge; the workflow records
+// the orch:merge attempt and its steps.
+func TestFanInMergedOnWorker(t *testing.T) {
+	res, evs, remote, root := runFanIn(t, fanInFiles("echo a > a.txt", "echo b > b.txt",
+		"      merge: {on_conflict: fail, verify: [sh, -c, 'test -f a.txt && test -f b.txt']}\n"))
+	if res.State != "completed" {
+		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
+	}
+	a := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/A/1")
+	b := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/B/1")
+	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/C/merge")
+	if parents := gitT(t, remote, "log", "-1", "--format=%P", merge); parents != a+" "+b {
+		t.Errorf("the merge's parents: %q, want A's and B's %s %s", parents, a, b)
+	}
+	c := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/C/1")
+	if gitT(t, remote, "rev-parse", c+"^") != merge {
+		t.Errorf("C's commit %s is not on the merge %s", c, merge)
+	}
+	if files := gitT(t, remote, "ls-tree", "--name-only", c); !strings.Contains(files, "a.txt") || !strings.Contains(files, "b.txt") || !strings.Contains(files, "c.txt") {
+		t.Errorf("C's tree: %s", files)
+	}
+	if r := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/result"); r != c {
+		t.Errorf("the result branch is at %s, want C's %s", r, c)
+	}
+	var states []string
+	var wt *record.WorktreeData
+	for _, e := range evs {
+		if e.Agent != mergeAgentID || e.Cue != "C" {
+			continue
+		}
+		switch d := e.Data.(type) {
+		case record.MergeData:
+			if d.Branch == "orch/r1/C/merge" {
+				states = append(states, e.State)
+			}
+		case record.WorktreeData:
+			if d.Branch == "orch/r1/C/merge" {
+				wt = &d
+			}
+		}
+		if e.Type == record.EvAttemptEnded && e.Attempt == 1 && (e.State != "completed" || e.Data.(record.AttemptEndedData).Outputs["merge_commit"] != merge) {
+			t.Errorf("C's merge attempt ended %s: %+v", e.State, e.Data)
+		}
+	}
+	if got := strings.Join(states, " "); got != "started merged verified completed" {
+		t.Errorf("C's merge went %q", got)
+	}
+	if wt == nil || wt.Commit != merge || wt.From != "merge of A, B" || wt.Base != a {
+		t.Errorf("the merge's worktree: %+v", wt)
+	}
+	for _, e := range evs {
+		if d, ok := e.Data.(record.WorktreeData); ok && e.Cue == "C" && e.Agent == "wc" && (d.Base != merge || d.From != "merge of A, B") {
+			t.Errorf("C's attempt started from %s (%s), want the merge %s", d.Base, d.From, merge)
+		}
+	}
+	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
+		t.Errorf("worktrees left on the worker: %v", left)
+	}
+}
+
+// TestFanInConflictFails: A and B change the same file; with on_conflict:
+// fail the merge fails C, naming the file and the cues that collided, and
+// nothing of the merge is pushed.
+func TestFanInConflictFails(t *testing.T) {
+	res, evs, remote, _ := runFanIn(t, fanInFiles("echo a > f.txt", "echo b > f.txt", ""))
+	if res.State != "failed" {
+		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
+	}
+	want := "orch:merge: merging B's branch orch/r1/B/1 into cue C conflicts in f.txt (A and B collided) (on_conflict: fail)"
+	if why := cueReason(evs, "C", "failed"); why != want {
+		t.Errorf("C failed with %q, want %q\n%s", why, want, story(evs))
+	}
+	if _, err := gitRef(remote, "refs/heads/orch/r1/C/merge"); err == nil {
+		t.Error("the failed merge's branch was pushed")
+	}
+}
+
+// TestFanInVerifyFails: the verify command fails on the merged tree: C
+// fails with its reason.
+func TestFanInVerifyFails(t *testing.T) {
+	res, evs, _, _ := runFanIn(t, fanInFiles("echo a > a.txt", "echo b > b.txt",
+		"      merge: {on_conflict: fail, verify: [sh, -c, 'echo no c.txt; test -f c.txt']}\n"))
+	if res.State != "failed" {
+		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
+	}
+	why := cueReason(evs, "C", "failed")
+	if !strings.Contains(why, "the verify command sh -c \"echo no c.txt; test -f c.txt\" exited with status 1 on cue C (on_conflict: fail)") {
+		t.Errorf("C failed with %q", why)
+	}
+	found := false
+	for _, e := range evs {
+		if d, ok := e.Data.(record.MergeData); ok && e.State == record.MergeVerifyFailed && strings.Contains(d.Output, "no c.txt") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no verify-failed step with the command's output:\n%s", story(evs))
+	}
+}
+
+func cueReason(evs []record.Event, cue, state string) string {
+	for _, e := range evs {
+		if e.Type == record.EvCueState && e.Cue == cue && e.State == state {
+			return e.Reason
+		}
+	}
+	return ""
+}
+
+func gitRef(repo, ref string) (string, error) {
+	return gitworkGit(repo, "rev-parse", "--verify", "--quiet", ref)
+}
+
+func gitworkGit(dir string, args ...string) (string, error) {
+	return gitwork.Git(context.Background(), dir, args...)
+}
