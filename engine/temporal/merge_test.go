@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,4 +157,54 @@ func gitRef(repo, ref string) (string, error) {
 
 func gitworkGit(dir string, args ...string) (string, error) {
 	return gitwork.Git(context.Background(), dir, args...)
+}
+
+// TestWorktreeRunContinuesAsNew: a run with worktree agents and a merge at
+// fan-in continues as new (a tiny bound): the branches its cues left are
+// carried, so D, executions later, starts from C's branch, and the run's
+// result merges them all; every cue runs once.
+func TestWorktreeRunContinuesAsNew(t *testing.T) {
+	files := fanInFiles("echo a > a.txt", "echo b > b.txt", "")
+	var cl strings.Builder
+	cl.WriteString(strings.Replace(files["fanin.yaml"], "include: [wa.yaml, wb.yaml, wc.yaml]", "include: [wa.yaml, wb.yaml, wc.yaml, wd.yaml, plain.yaml]", 1))
+	prev := "C"
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&cl, "    - {id: P%d, agents: [plain], dependencies: [%s]}\n", i, prev)
+		prev = fmt.Sprintf("P%d", i)
+	}
+	fmt.Fprintf(&cl, "    - {id: D, agents: [wd], dependencies: [%s, C]}\n", prev)
+	files["fanin.yaml"] = cl.String()
+	files["wd.yaml"] = "agent: {id: wd, run: \"test -f c.txt && echo d > d.txt\", workspace: worktree}\n"
+	files["plain.yaml"] = "agent: {id: plain, run: \"true\"}\n"
+	remote, root, _ := sharedRemote(t, files)
+	in := RunInput{RunID: "r1", Path: "fanin.yaml", SpecHash: specHashOf(t, root, "fanin.yaml"), ContinueAfter: 20,
+		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}}
+	all, res, gens := executions(t, root, in, nil)
+	if res.State != "completed" {
+		t.Fatalf("after %d executions: %s (%s)\n%s", gens+1, res.State, res.Reason, story(all))
+	}
+	if gens < 2 {
+		t.Fatalf("only %d executions: the run did not continue as new", gens+1)
+	}
+	started := map[string]int{}
+	for _, e := range all {
+		if e.Type == record.EvAttemptStarted {
+			started[e.Cue+" "+e.Agent]++
+		}
+	}
+	for who, n := range started {
+		if n != 1 && who != "D "+mergeAgentID {
+			t.Errorf("%s started %d times", who, n)
+		}
+	}
+	if len(started) != 14 || started["C "+mergeAgentID] != 1 || started["D "+mergeAgentID] != 1 {
+		t.Errorf("attempts started: %v", started)
+	}
+	d := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/D/1")
+	if r := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/result"); r != d {
+		t.Errorf("the result is at %s, want D's %s", r, d)
+	}
+	if files := gitT(t, remote, "ls-tree", "--name-only", d); strings.Count(files, ".txt") != 4 {
+		t.Errorf("D's tree: %s", files)
+	}
 }
