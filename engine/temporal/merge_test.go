@@ -208,3 +208,51 @@ func TestWorktreeRunContinuesAsNew(t *testing.T) {
 		t.Errorf("D's tree: %s", files)
 	}
 }
+
+// TestFanOutAndAgentsMergedOnWorker: the items of a fan-out of worktree
+// agents each leave a branch (named as locally: F@0, F@1); G, depending on
+// the fan-out, starts from the merge of them; two worktree agents of one
+// cue leave a branch each (T/N-AGENT); the run's result merges G's and T's.
+func TestFanOutAndAgentsMergedOnWorker(t *testing.T) {
+	remote, root, _ := sharedRemote(t, map[string]string{
+		"fan.yaml": "cuelist:\n  id: fan\n  defaults:\n    merge: {on_conflict: fail}\n  cues:\n" +
+			"    - {id: F, agents: [wi], for_each: [x, y]}\n    - {id: T, agents: [wa, wb]}\n    - {id: G, agents: [wg], dependencies: [F]}\n" +
+			"---\nagent: {id: wi, run: 'f=$(printf %s \"$ORCH_ITEM\" | tr -dc a-z); echo $f > $f.txt', workspace: worktree}\n" +
+			"---\nagent: {id: wa, run: 'echo a > a.txt', workspace: worktree}\n" +
+			"---\nagent: {id: wb, run: 'echo b > b.txt', workspace: worktree}\n" +
+			"---\nagent: {id: wg, run: 'test -f x.txt && test -f y.txt && echo g > g.txt', workspace: worktree}\n",
+	})
+	env := runEnv(t, root)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: "fan.yaml", SpecHash: specHashOf(t, root, "fan.yaml"),
+		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
+	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult)
+	evs := events(t, env)
+	if err != nil || res.State != "completed" {
+		t.Fatalf("%v %s: %s\n%s\n%s", err, res.State, res.Reason, story(evs), gitT(t, remote, "for-each-ref"))
+	}
+	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/G/merge")
+	var parents []string
+	for _, b := range []string{"orch/r1/F@0/1", "orch/r1/F@1/1"} {
+		parents = append(parents, gitT(t, remote, "rev-parse", "refs/heads/"+b))
+	}
+	if got := gitT(t, remote, "log", "-1", "--format=%P", merge); got != strings.Join(parents, " ") {
+		t.Errorf("the merge's parents %q, want F's items' %q\n%s", got, parents, story(evs))
+	}
+	g := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/G/1")
+	if gitT(t, remote, "rev-parse", g+"^") != merge {
+		t.Errorf("G's commit %s is not on the merge %s", g, merge)
+	}
+	// The cue's outputs name its last agent's branch (on both engines): the
+	// result merges that one.
+	result := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/result")
+	for _, b := range []string{"orch/r1/G/1", "orch/r1/T/1-wa", "orch/r1/T/2-wb"} {
+		if _, err := gitworkGit(remote, "rev-parse", "--verify", "--quiet", "refs/heads/"+b); err != nil {
+			t.Errorf("no branch %s on the remote", b)
+		}
+	}
+	for _, b := range []string{"orch/r1/G/1", "orch/r1/T/2-wb"} {
+		if _, err := gitworkGit(remote, "merge-base", "--is-ancestor", "refs/heads/"+b, result); err != nil {
+			t.Errorf("the result %s does not hold %s: %v", result, b, err)
+		}
+	}
+}
