@@ -201,10 +201,10 @@ func or(s, def string) string {
 	return s
 }
 
-// Result pushes a completed run's result branch: its worktree branches
-// form a chain (refuseWorktreeShape), each holding the ones before, so the
-// result is the last one's commit. Branches that would need a merge are
-// refused.
+// Result pushes a completed run's result branch, for runs started before
+// changeMerge (since, orch.merge merges it): their worktree branches form a
+// chain (refused otherwise at submit then), each holding the ones before,
+// so the result is the last one's commit.
 func (a *Activities) Result(ctx context.Context, in ResultInput) (*record.ResultBranch, error) {
 	if len(in.Sources) == 0 {
 		return nil, temporal.NewNonRetryableApplicationError("no branch to make the run's result of", "workspace", nil)
