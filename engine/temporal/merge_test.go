@@ -29,14 +29,22 @@ func fanInFiles(a, b, merge string) map[string]string {
 func runFanIn(t *testing.T, files map[string]string) (_ RunResult, evs []record.Event, remote, root string) {
 	t.Helper()
 	remote, root, _ = sharedRemote(t, files)
+	res, evs := runInClone(t, root, remote, "fanin.yaml")
+	return res, evs, remote, root
+}
+
+// runInClone runs the cuelist at path in root, a clone of remote, on a
+// worker there, and returns its result and events.
+func runInClone(t *testing.T, root, remote, path string) (RunResult, []record.Event) {
+	t.Helper()
 	env := runEnv(t, root)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: "fanin.yaml", SpecHash: specHashOf(t, root, "fanin.yaml"),
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: path, SpecHash: specHashOf(t, root, path),
 		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
 	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, events(t, env), remote, root
+	return res, events(t, env)
 }
 
 // TestFanInMergedOnWorker: C depends on two worktree cues; a worker merges
@@ -222,13 +230,9 @@ func TestFanOutAndAgentsMergedOnWorker(t *testing.T) {
 			"---\nagent: {id: wb, run: 'echo b > b.txt', workspace: worktree}\n" +
 			"---\nagent: {id: wg, run: 'test -f x.txt && test -f y.txt && echo g > g.txt', workspace: worktree}\n",
 	})
-	env := runEnv(t, root)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: "fan.yaml", SpecHash: specHashOf(t, root, "fan.yaml"),
-		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
-	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult)
-	evs := events(t, env)
-	if err != nil || res.State != "completed" {
-		t.Fatalf("%v %s: %s\n%s\n%s", err, res.State, res.Reason, story(evs), gitT(t, remote, "for-each-ref"))
+	res, evs := runInClone(t, root, remote, "fan.yaml")
+	if res.State != "completed" {
+		t.Fatalf("%s: %s\n%s", res.State, res.Reason, story(evs))
 	}
 	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/G/merge")
 	var parents []string

@@ -44,8 +44,7 @@ func TestUnsupported(t *testing.T) {
 // Worktree cues run on workers, their branches merged at fan-in and into
 // the run's result by a worker; a merge whose problem would go to a
 // resolver or the person (on_conflict: agent, ask — the default) is
-// refused, naming the cue (or the result); jsonl/ACP agents in worktrees
-// are refused.
+// refused, naming the cue (or the result).
 func TestWorktreeShapes(t *testing.T) {
 	wt := func(id string) *spec.Agent { return &spec.Agent{ID: id, Workspace: "worktree"} }
 	agents := map[string]*spec.Agent{"w": wt("w"), "v": wt("v"), "plain": {ID: "plain"}, "falls": {ID: "falls", Fallback: []string{"w"}},
@@ -77,7 +76,7 @@ func TestWorktreeShapes(t *testing.T) {
 		{"a fallback in a worktree", []*planner.Cue{a, cue("B", []string{"falls"})}, false, result},
 		{"a fan-out", []*planner.Cue{fan}, false, result},
 		{"a fan-out, failing", []*planner.Cue{fan, cue("G", []string{"w"}, fan)}, true, ""},
-		{"jsonl in a worktree", []*planner.Cue{cue("A", []string{"wj"})}, true, "cue A: agent wj has protocol: jsonl and workspace: worktree, not supported together"},
+		{"jsonl in a worktree", []*planner.Cue{cue("A", []string{"wj"})}, false, ""},
 		{"two agents", []*planner.Cue{cue("A", []string{"w", "v"})}, false, result},
 		{"two agents, failing", []*planner.Cue{cue("A", []string{"w", "v"})}, true, ""},
 	} {

@@ -69,6 +69,7 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	if wt != nil {
 		defer wt.remove()
 		dir = wt.dir(ag)
+		task = inWorktree(task, wt)
 	}
 	halt := make(chan struct{})
 	h := newStepHost(agentEnv(ag, in, a))

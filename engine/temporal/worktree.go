@@ -90,6 +90,12 @@ func (a *Activities) remote(run string) string {
 // openWorktree makes the worktree of a worktree agent's phase (nil for
 // another agent).
 func (a *Activities) openWorktree(ctx context.Context, in AttemptInput, ag *spec.Agent, ph phase) (*wtPhase, *attempt.Failure) {
+	return a.openWorktreeAs(ctx, in, ag, "-"+strings.ToLower(phaseNames[phaseActivity[ph]]))
+}
+
+// openWorktreeAs makes a worktree agent's worktree, CUE-N-AGENT+suffix in
+// the run's worktrees (nil for another agent).
+func (a *Activities) openWorktreeAs(ctx context.Context, in AttemptInput, ag *spec.Agent, suffix string) (*wtPhase, *attempt.Failure) {
 	if ag.Workspace != "worktree" {
 		return nil, nil
 	}
@@ -113,7 +119,7 @@ func (a *Activities) openWorktree(ctx context.Context, in AttemptInput, ag *spec
 	if err != nil {
 		return nil, attempt.Failf("workspace", "%v", err)
 	}
-	w.path = filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s", gitwork.BranchPart(in.Cue), in.Attempt, ag.ID, strings.ToLower(phaseNames[phaseActivity[ph]])))
+	w.path = filepath.Join(dir, fmt.Sprintf("%s-%d-%s%s", gitwork.BranchPart(in.Cue), in.Attempt, ag.ID, suffix))
 	w.removeLocked() // what an earlier try on this machine left
 	args := []string{"worktree", "add", "--quiet", "--detach", w.path, w.base}
 	if w.in.Branch != "" { // -B: a later try of the attempt makes its branch again
@@ -123,6 +129,17 @@ func (a *Activities) openWorktree(ctx context.Context, in AttemptInput, ag *spec
 		return nil, attempt.Failf("workspace", "creating the attempt's worktree: %v", err)
 	}
 	return w, nil
+}
+
+// inWorktree is the task with the attempt's worktree as its workspace, as
+// locally (nil: a phase before GO).
+func inWorktree(task *attempt.Task, w *wtPhase) *attempt.Task {
+	if task == nil {
+		return nil
+	}
+	t := *task
+	t.Workspace = w.path
+	return &t
 }
 
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }
@@ -150,6 +167,23 @@ func (w *wtPhase) finish(ctx context.Context, in AttemptInput, ag *spec.Agent, r
 	res.Outputs = out
 	res.Worktree = &record.WorktreeData{Branch: w.in.Branch, Base: w.base, From: w.in.From, Path: w.path, Commit: commit}
 	return res
+}
+
+// moveTo puts the worktree on in's branch at its base (fetched when the
+// clone lacks it): a pooled agent's worktree, made at WARNING, at its GO.
+// As locally, tracked changes are dropped and untracked files kept.
+func (w *wtPhase) moveTo(ctx context.Context, in *WorktreeInput) *attempt.Failure {
+	unlock := lockClone(w.repo)
+	base, err := fetchCommit(ctx, w.repo, w.remote, in.Base, in.BaseBranch)
+	unlock()
+	if err != nil {
+		return attempt.Failf("workspace", "%v", err)
+	}
+	if _, err := gitwork.Git(ctx, w.path, "checkout", "--quiet", "--force", "-B", in.Branch, base); err != nil {
+		return attempt.Failf("workspace", "moving the attempt's worktree to %s: %v", in.Branch, err)
+	}
+	w.in, w.base = in, base
+	return nil
 }
 
 // remove removes the phase's worktree (its branch stays).
@@ -240,7 +274,7 @@ func (a *Activities) Result(ctx context.Context, in ResultInput) (*record.Result
 }
 
 // refuseWorktreeShape refuses what of the worktree agents a worker cannot
-// do: a jsonl or ACP agent in a worktree, and a merge whose problem (a
+// do: a merge whose problem (a
 // conflict, a verify command failing) would go to a resolver agent or to
 // the person — the merge's worktree is on one worker, which neither a
 // resolver on another worker nor the person can be sure to reach; on this
@@ -253,11 +287,6 @@ func refuseWorktreeShape(p *planner.Plan) error {
 	for _, c := range p.Order {
 		if !worktreeCue(p, c) {
 			continue
-		}
-		for _, id := range c.Agents {
-			if a := p.Agents[id]; a != nil && a.Workspace == "worktree" && pooled(a) {
-				return fmt.Errorf("cue %s: agent %s has protocol: %s and workspace: worktree, not supported together by --engine temporal in this version (its process serves several phases, which may run on different workers); run it with --engine local, or use claude-code, codex or a plain agent", c.ID, a.ID, a.Protocol)
-			}
 		}
 		branches := 0
 		var wtDeps []string
