@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/gitwork"
@@ -39,29 +38,5 @@ func (m *merge) runVerify(ctx context.Context, r *run) (*sched.MergeProblem, err
 		return &sched.MergeProblem{Kind: "verify", Reason: fmt.Sprintf("the verify command %s could not start: %v", quoteArgv(m.verify), err)}, nil
 	}
 	p.ReadOutput(lines("stdout"), lines("stderr"))
-	timer := time.NewTimer(m.timeout)
-	defer timer.Stop()
-	why := ""
-	select {
-	case <-p.Done():
-	case <-timer.C:
-		why = fmt.Sprintf("did not finish within %s", m.timeout)
-		p.Terminate(r.grace)
-	case <-ctx.Done():
-		p.Terminate(r.grace)
-	}
-	<-p.Done()
-	driver.Sweep(a.Attempt, p, "verify", why != "" || ctx.Err() != nil)
-	p.WaitOutput()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if e := p.Exit(); why == "" && (e.Signaled || e.Code != 0) {
-		why = e.String()
-	}
-	if why == "" {
-		return nil, nil
-	}
-	return &sched.MergeProblem{Kind: "verify", Output: tail.String(),
-		Reason: fmt.Sprintf("the verify command %s %s on %s", quoteArgv(m.verify), why, m.tree.What)}, nil
+	return m.tree.Verified(ctx, p, m.verify, m.timeout, r.grace, tail, func(stopped bool) { driver.Sweep(a.Attempt, p, "verify", stopped) })
 }

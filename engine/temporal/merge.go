@@ -157,30 +157,7 @@ func verifyMerge(ctx context.Context, in MergeInput, t *gitwork.MergeTree, dir s
 	if timeout <= 0 {
 		timeout = time.Hour
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	why := ""
-	select {
-	case <-p.Done():
-	case <-timer.C:
-		why = fmt.Sprintf("did not finish within %s", timeout)
-		p.Terminate(grace)
-	case <-ctx.Done():
-		p.Terminate(grace)
-	}
-	<-p.Done()
-	p.WaitOutput()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if e := p.Exit(); why == "" && (e.Signaled || e.Code != 0) {
-		why = e.String()
-	}
-	if why == "" {
-		return nil, nil
-	}
-	return &sched.MergeProblem{Kind: "verify", Output: tail.String(),
-		Reason: fmt.Sprintf("the verify command %s %s on %s", gitwork.QuoteArgv(in.Verify), why, t.What)}, nil
+	return t.Verified(ctx, p, in.Verify, timeout, grace, tail, nil)
 }
 
 // cloneMutex is the lock of lockClone, for a merge's worktree.

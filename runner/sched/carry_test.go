@@ -58,18 +58,7 @@ agent: {id: c, command: [sh, -c, "true"]}
 	h.advanceAfter()
 	h.want("c completes B", h.completed("B"), "ended B/0#2 completed ", "B completed")
 	h.advanceAfter()
-	h.core.Hold()
-	if !h.core.Quiet() {
-		t.Fatal("not quiet: A interrupted, B completed, C pending")
-	}
-	b, err := json.Marshal(h.core.Carry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var k sched.Carried
-	if err := json.Unmarshal(b, &k); err != nil {
-		t.Fatal(err)
-	}
+	k := carried(t, h, "not quiet: A interrupted, B completed, C pending")
 
 	n := newHarness(t, "", cues, agents, 1, false)
 	n.core.Resume(k)
@@ -104,18 +93,7 @@ func TestCarryResumeMerge(t *testing.T) {
 	h.merged("C", 2, sched.MergeReport{Commit: "cm"})
 	h.core.Interrupt(h.pos("C"), 0, h.attempt("C", 0), "its worker was lost")
 	h.mtake()
-	h.core.Hold()
-	if !h.core.Quiet() {
-		t.Fatal("not quiet: A and B completed, C interrupted")
-	}
-	b, err := json.Marshal(h.core.Carry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var k sched.Carried
-	if err := json.Unmarshal(b, &k); err != nil {
-		t.Fatal(err)
-	}
+	k := carried(t, h, "not quiet: A and B completed, C interrupted")
 	n := newHarness(t, "", cues, worktreeAgents, 4, false)
 	n.core.Resume(k)
 	n.core.Begin(n.now)
@@ -128,4 +106,23 @@ func TestCarryResumeMerge(t *testing.T) {
 	n.core.Approve("C", "orch go")
 	n.want("orch go", n.mtake(), "manual go C: orch go", "C pending: orch go: run it again",
 		"C warning", "start C/0#3 c", "C standby", "C go", "go C/0")
+}
+
+// carried holds h's core, which must then be quiet (else: notQuiet), and
+// carries it through JSON, as a workflow's input.
+func carried(t *testing.T, h *harness, notQuiet string) sched.Carried {
+	t.Helper()
+	h.core.Hold()
+	if !h.core.Quiet() {
+		t.Fatal(notQuiet)
+	}
+	b, err := json.Marshal(h.core.Carry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k sched.Carried
+	if err := json.Unmarshal(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
