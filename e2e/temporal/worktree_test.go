@@ -174,3 +174,49 @@ func TestTemporalFanInAcrossWorkers(t *testing.T) {
 	}
 	s.lands(id, c)
 }
+
+// TestTemporalMergeAsksThePerson: A and B, on two workers, change the same
+// file; C's merge (on_conflict: ask) stops at the conflict, keeps its
+// worktree on the worker that made it and asks the person; nobody follows
+// the run. The person resolves the conflict there, answers resolved; the
+// merge goes on on that worker (its own queue), C works from it, and the
+// run completes.
+func TestTemporalMergeAsksThePerson(t *testing.T) {
+	s := newWorktreeSetup(t, map[string]string{
+		"ask.yaml": "cuelist:\n  id: ask\n  cues:\n" +
+			"    - {id: A, agents: [wa]}\n    - {id: B, agents: [wb]}\n    - {id: C, agents: [wc], dependencies: [A, B], merge: {on_conflict: ask}}\n" +
+			"---\nagent: {id: wa, run: \"echo a > f.txt\", workspace: worktree, placement: {queue: one}}\n" +
+			"---\nagent: {id: wb, run: \"echo b > f.txt\", workspace: worktree, placement: {queue: two}}\n" +
+			"---\nagent: {id: wc, run: \"grep -q both f.txt && echo c > c.txt\", workspace: worktree, placement: {queue: one}}\n",
+	})
+	if out, code := s.run("run", "--engine", "temporal", "--detach", "--db", s.db, "--git-remote", s.remote, "ask.yaml"); code != 0 {
+		t.Fatalf("orch run --detach: exit %d\n%s", code, out)
+	}
+	id := runID(t, s.run, s.db)
+	wt := filepath.Join(s.clone1, ".orch", "worktrees", id, "C-merge")
+	eventually(t, "no open question about C's merge in orch status", func() bool {
+		q := openQuestion(t, s.run, s.db, id)
+		return strings.Contains(q, "conflicts in f.txt") && strings.Contains(q, wt)
+	})
+	if err := os.WriteFile(filepath.Join(wt, "f.txt"), []byte("both\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := s.run("answer", "--db", s.db, id, "q1", "resolved"); code != 0 {
+		t.Fatalf("orch answer %s q1: exit %d\n%s", id, code, out)
+	}
+	if out, code := s.run("resume", "--db", s.db, id); code != 0 {
+		ev, _ := s.run("events", "--db", s.db, id)
+		t.Fatalf("orch resume %s: exit %d\n%s\n%s", id, code, out, ev)
+	}
+	merge := s.git(s.remote, "rev-parse", "refs/heads/orch/"+id+"/C/merge")
+	if f := s.git(s.remote, "show", merge+":f.txt"); f != "both" {
+		t.Errorf("the merge's f.txt: %q, want the person's resolution", f)
+	}
+	c := s.git(s.remote, "rev-parse", "refs/heads/orch/"+id+"/C/1")
+	if s.git(s.remote, "rev-parse", c+"^") != merge {
+		t.Errorf("C's commit %s is not on the merge %s", c, merge)
+	}
+	if _, err := os.Stat(wt); err == nil {
+		t.Errorf("the merge's worktree %s is left", wt)
+	}
+}

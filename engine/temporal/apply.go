@@ -73,7 +73,11 @@ func (w *wf) applyOne(d sched.Decision) {
 		w.mergeEnded(d)
 	case sched.StopMerge:
 		w.stopMerge(d)
-	case sched.ResolveMerge, sched.AskMerge:
+	case sched.AskMerge:
+		w.askMerge(d)
+	case sched.ContinueMerge:
+		w.continueMerge(d)
+	case sched.ResolveMerge:
 		w.mergeUnsupported(d)
 	}
 }

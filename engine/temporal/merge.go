@@ -23,12 +23,18 @@ import (
 // engine merges them (gitwork.MergeTree, the same branch and commits); the
 // verify command runs on the merged tree; a merge that ends well has its
 // branch pushed. A conflict, or a verify command that fails, comes back as
-// the problem for the workflow's core; the worktree is removed when the
-// activity ends either way (a merge's problem can only fail the cue on this
-// engine: refuseMergePolicy).
+// the problem for the workflow's core. The worktree is removed when the
+// merge ends; a merge whose problem goes to the person (on_conflict: ask)
+// keeps it, on this worker, whose own task queue (Activities.Queue) takes
+// the next round (the person's resolution checked, then verify and the
+// push) or its removal (orch.merge-drop).
 
-// ActivityMerge merges a cue's (or the run's result's) branches.
-const ActivityMerge = "orch.merge"
+// ActivityMerge merges a cue's (or the run's result's) branches;
+// ActivityMergeDrop removes a merge's worktree kept for the person.
+const (
+	ActivityMerge     = "orch.merge"
+	ActivityMergeDrop = "orch.merge-drop"
+)
 
 // MergeInput is one merge for a worker to make.
 type MergeInput struct {
@@ -42,6 +48,14 @@ type MergeInput struct {
 	Timeout  time.Duration // the verify command's
 	Base     string        // the run's base commit (the result is counted from it)
 	BaseName string
+	// Keep keeps the worktree after a problem: the person is asked to
+	// resolve it there.
+	Keep bool
+	// By, a later round's: who resolved Problem (the merge of Pending
+	// stopped at it); the round checks it and goes on.
+	By      string
+	Problem *sched.MergeProblem
+	Pending *sched.MergeSource
 }
 
 // MergeResult is what came of a merge: its commit, or a problem, or an
@@ -53,6 +67,12 @@ type MergeResult struct {
 	Path    string // its worktree on the worker (removed)
 	Notes   []MergeNote
 	Result  *record.ResultBranch // the run's result's
+	// Kept: the worktree stays after a problem, on the worker whose own
+	// queue is Queue (on the machine Host), Pending the merge stopped.
+	Kept    bool
+	Queue   string
+	Host    string
+	Pending *sched.MergeSource
 }
 
 // MergeNote is a step a merge took (conflict, merged, verified, kept).
@@ -82,7 +102,12 @@ func (a *Activities) Merge(ctx context.Context, in MergeInput) (*MergeResult, er
 	t.Note = func(state, reason string, data record.MergeData) {
 		res.Notes = append(res.Notes, MergeNote{State: state, Reason: reason, Data: data})
 	}
-	defer (&wtPhase{repo: repo, path: t.Path}).remove()
+	kept := false
+	defer func() {
+		if !kept {
+			(&wtPhase{repo: repo, path: t.Path}).remove()
+		}
+	}()
 	var verify func(context.Context) (*sched.MergeProblem, error)
 	if len(in.Verify) > 0 {
 		verify = func(ctx context.Context) (*sched.MergeProblem, error) {
@@ -95,8 +120,14 @@ func (a *Activities) Merge(ctx context.Context, in MergeInput) (*MergeResult, er
 			return p, err
 		}
 	}
-	rep := t.Round(ctx, sources, "", nil, verify)
+	t.Pending = in.Pending
+	rep := t.Round(ctx, sources, in.By, in.Problem, verify)
 	res.Commit, res.Problem, res.Err = rep.Commit, rep.Problem, rep.Err
+	if rep.Problem != nil && in.Keep && a.Queue != "" {
+		kept = true
+		res.Kept, res.Queue, res.Pending = true, a.Queue, t.Pending
+		res.Host, _ = os.Hostname()
+	}
 	if rep.Commit == "" {
 		return res, nil
 	}
@@ -107,6 +138,18 @@ func (a *Activities) Merge(ctx context.Context, in MergeInput) (*MergeResult, er
 		res.Result = t.ResultBranch(ctx, rep.Commit, in.Base, in.BaseName)
 	}
 	return res, nil
+}
+
+// MergeDrop removes a merge's worktree kept for the person (the merge
+// ended otherwise: aborted, unanswered, stopped); its branch stays.
+func (a *Activities) MergeDrop(ctx context.Context, in MergeInput) error {
+	repo, err := gitwork.Git(ctx, a.Root, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), "workspace", nil)
+	}
+	t := gitwork.NewMergeTree(repo, filepath.Join(repo, ".orch", "worktrees", in.RunID), in.RunID, in.ID, in.Cue, in.Result)
+	(&wtPhase{repo: repo, path: t.Path}).remove()
+	return nil
 }
 
 // fetchSources resolves the merge's sources to commits in the clone,

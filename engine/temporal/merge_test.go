@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/orch-cli/orch/runner/gitwork"
 	"github.com/orch-cli/orch/runner/record"
@@ -258,5 +261,90 @@ func TestFanOutAndAgentsMergedOnWorker(t *testing.T) {
 		if _, err := gitworkGit(remote, "merge-base", "--is-ancestor", "refs/heads/"+b, result); err != nil {
 			t.Errorf("the result %s does not hold %s: %v", result, b, err)
 		}
+	}
+}
+
+// askedMerge runs fanin.yaml with A and B writing f.txt apart, C's merge
+// asking the person (the default), on a worker with a queue of its own;
+// answer, once the question is open, resolves it (or not) in the worktree
+// the worker kept and says what to answer.
+func askedMerge(t *testing.T, answer func(wt string) string) (RunResult, []record.Event, string, string) {
+	t.Helper()
+	files := fanInFiles("echo a > f.txt", "echo b > f.txt", "")
+	files["wc.yaml"] = "agent: {id: wc, run: \"grep -q both f.txt && echo c > c.txt\", workspace: worktree}\n"
+	files["fanin.yaml"] = strings.Replace(files["fanin.yaml"], "      dependencies: [A, B]\n", "      dependencies: [A, B]\n      merge: {on_conflict: ask}\n", 1)
+	remote, root, _ := sharedRemote(t, files)
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	RegisterWorkflow(env)
+	RegisterActivities(env, &Activities{Root: root, Queue: "w1-own"})
+	env.SetTestTimeout(2 * time.Minute)
+	wt := filepath.Join(root, ".orch", "worktrees", "r1", "C-merge")
+	env.RegisterDelayedCallback(func() {
+		if !exists(filepath.Join(wt, "f.txt")) {
+			t.Errorf("no merge worktree kept at %s when the question is open", wt)
+		}
+		env.SignalWorkflow(SignalAnswer, AnswerSignal{Question: "q1", Answer: answer(wt)})
+	}, 10*time.Minute)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: "fanin.yaml", SpecHash: specHashOf(t, root, "fanin.yaml"),
+		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
+	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, events(t, env), remote, root
+}
+
+// TestFanInConflictAsksThePerson: C's merge conflicts; the worker keeps
+// the merge's worktree and the person is asked (an orch:merge question
+// naming it); they resolve it there and answer resolved: the merge goes on
+// with their resolution (checked, committed), is pushed, and C works on it.
+func TestFanInConflictAsksThePerson(t *testing.T) {
+	res, evs, remote, root := askedMerge(t, func(wt string) string {
+		if err := os.WriteFile(filepath.Join(wt, "f.txt"), []byte("both\n"), 0o644); err != nil {
+			t.Error(err)
+		}
+		return "resolved"
+	})
+	if res.State != "completed" {
+		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
+	}
+	var question string
+	var states []string
+	for _, e := range evs {
+		if d, ok := e.Data.(record.QuestionData); ok && e.Agent == mergeAgentID {
+			question = d.Question
+		}
+		if _, ok := e.Data.(record.MergeData); ok && e.Cue == "C" && e.Attempt == 2 {
+			states = append(states, e.State)
+		}
+	}
+	if !strings.Contains(question, "conflicts in f.txt") || !strings.Contains(question, filepath.Join(root, ".orch", "worktrees", "r1", "C-merge")) {
+		t.Errorf("the person was asked %q", question)
+	}
+	if got := strings.Join(states, " "); got != "started conflict checking resolved completed" {
+		t.Errorf("C's merge went %q\n%s", got, story(evs))
+	}
+	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/C/merge")
+	if f := gitT(t, remote, "show", merge+":f.txt"); f != "both" {
+		t.Errorf("the merge's f.txt: %q, want the person's resolution", f)
+	}
+	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
+		t.Errorf("worktrees left on the worker: %v", left)
+	}
+}
+
+// TestFanInConflictAborted: the person answers abort: C fails with the
+// conflict, and the kept worktree is removed.
+func TestFanInConflictAborted(t *testing.T) {
+	res, evs, _, root := askedMerge(t, func(string) string { return "abort" })
+	if res.State != "failed" {
+		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
+	}
+	if why := cueReason(evs, "C", "failed"); !strings.Contains(why, "aborted by the person: merging B's branch") {
+		t.Errorf("C failed with %q", why)
+	}
+	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
+		t.Errorf("worktrees left on the worker: %v", left)
 	}
 }

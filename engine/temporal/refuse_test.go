@@ -43,8 +43,8 @@ func TestUnsupported(t *testing.T) {
 
 // Worktree cues run on workers, their branches merged at fan-in and into
 // the run's result by a worker; a merge whose problem would go to a
-// resolver or the person (on_conflict: agent, ask — the default) is
-// refused, naming the cue (or the result).
+// resolver agent (on_conflict: agent) is refused, naming the cue (or the
+// result); fail and ask (the default) are not.
 func TestWorktreeShapes(t *testing.T) {
 	wt := func(id string) *spec.Agent { return &spec.Agent{ID: id, Workspace: "worktree"} }
 	agents := map[string]*spec.Agent{"w": wt("w"), "v": wt("v"), "plain": {ID: "plain"}, "falls": {ID: "falls", Fallback: []string{"w"}},
@@ -59,16 +59,17 @@ func TestWorktreeShapes(t *testing.T) {
 	fanIn := cue("C", []string{"w"}, a, b)
 	resolved := &planner.Cue{Cue: &spec.Cue{ID: "C", Agents: []string{"w"}, Merge: &spec.Merge{Agent: "v"}}, Deps: []*planner.Cue{a, b}}
 	fan := &planner.Cue{Cue: &spec.Cue{ID: "F", Agents: []string{"w"}, ForEach: &spec.ForEach{}}}
-	const result = "the merge of the run's worktree branches into its result has on_conflict: ask (the default is ask)"
+	const result = "the merge of the run's worktree branches into its result has on_conflict: agent (a resolver)"
 	for _, c := range []struct {
 		name  string
 		order []*planner.Cue
-		fail  bool // the cuelist's defaults: merge: {on_conflict: fail}
+		fail  bool // the cuelist's defaults: merge: {on_conflict: fail}, else {agent: v}
 		want  string
 	}{
 		{"chain", []*planner.Cue{a, ab, cue("C", []string{"w"}, ab)}, false, ""},
 		{"chain with plain cues", []*planner.Cue{a, p1, cue("B", []string{"w"}, a, p1)}, false, ""},
-		{"fan-in asking", []*planner.Cue{a, b, fanIn}, false, "cue C: the merge of its dependencies' branches has on_conflict: ask"},
+		{"fan-in with a resolver by default", []*planner.Cue{a, b, fanIn}, false, "cue C: the merge of its dependencies' branches has on_conflict: agent"},
+		{"fan-in asking", []*planner.Cue{a, b, &planner.Cue{Cue: &spec.Cue{ID: "C", Agents: []string{"w"}, Merge: &spec.Merge{OnConflict: spec.MergeAsk}}, Deps: []*planner.Cue{a, b}}}, true, ""},
 		{"fan-in failing", []*planner.Cue{a, b, fanIn}, true, ""},
 		{"fan-in with a resolver", []*planner.Cue{a, b, resolved}, true, "cue C: the merge of its dependencies' branches has on_conflict: agent"},
 		{"through a plain cue", []*planner.Cue{a, p1, cue("B", []string{"w"}, p1)}, false, result},
@@ -81,6 +82,7 @@ func TestWorktreeShapes(t *testing.T) {
 		{"two agents, failing", []*planner.Cue{cue("A", []string{"w", "v"})}, true, ""},
 	} {
 		cl := &spec.Cuelist{}
+		cl.Defaults.Merge = &spec.Merge{Agent: "v"}
 		if c.fail {
 			cl.Defaults.Merge = &spec.Merge{OnConflict: spec.MergeFail}
 		}

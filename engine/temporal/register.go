@@ -30,4 +30,5 @@ func RegisterActivities(r Registry, a *Activities) {
 	r.RegisterActivityWithOptions(a.Go, activity.RegisterOptions{Name: ActivityGo})
 	r.RegisterActivityWithOptions(a.Result, activity.RegisterOptions{Name: ActivityResult})
 	r.RegisterActivityWithOptions(a.Merge, activity.RegisterOptions{Name: ActivityMerge})
+	r.RegisterActivityWithOptions(a.MergeDrop, activity.RegisterOptions{Name: ActivityMergeDrop})
 }

@@ -274,13 +274,10 @@ func (a *Activities) Result(ctx context.Context, in ResultInput) (*record.Result
 }
 
 // refuseWorktreeShape refuses what of the worktree agents a worker cannot
-// do: a merge whose problem (a
-// conflict, a verify command failing) would go to a resolver agent or to
-// the person — the merge's worktree is on one worker, which neither a
-// resolver on another worker nor the person can be sure to reach; on this
-// engine a merge's problem fails the cue (on_conflict: fail). A cue merges
-// when its dependencies leave several worktree branches; the run's result
-// does when its worktree branches do not form a chain.
+// do: a merge whose problem (a conflict, a verify command failing) would go
+// to a resolver agent (on_conflict: agent). A cue merges when its
+// dependencies leave several worktree branches; the run's result does when
+// its worktree branches do not form a chain.
 func refuseWorktreeShape(p *planner.Plan) error {
 	chain := true // each worktree cue holds the one before (the result needs no merge)
 	var prev *planner.Cue
@@ -312,10 +309,12 @@ func refuseWorktreeShape(p *planner.Plan) error {
 	return nil
 }
 
-// refuseMergePolicy refuses a merge whose problem would not fail the cue.
+// refuseMergePolicy refuses a merge whose problem would go to a resolver
+// agent: it would have to work in the merge's worktree, kept on the worker
+// that made it.
 func refuseMergePolicy(m *spec.Merge, what string) error {
-	if policy := m.Policy(); policy != spec.MergeFail {
-		return fmt.Errorf("%s has on_conflict: %s (the default is ask), not supported by --engine temporal in this version: the merge is made on a worker, where neither a resolver agent nor a person can be sure to reach its worktree; set merge: {on_conflict: fail} (on the cue, or in the cuelist's defaults), or run it with --engine local", what, policy)
+	if policy := m.Policy(); policy == spec.MergeAgent {
+		return fmt.Errorf("%s has on_conflict: agent (a resolver), not supported by --engine temporal in this version: the merge is made on a worker, where the resolver would have to work in its worktree; set merge: {on_conflict: ask} (the person resolves it there) or {on_conflict: fail}, or run it with --engine local", what)
 	}
 	return nil
 }
