@@ -3,6 +3,7 @@
 package temporal
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,6 +140,18 @@ func TestTemporalWorktreeAcrossWorkers(t *testing.T) {
 	s.lands(id, b)
 }
 
+// fanInOnQueues is a cuelist: A (on queue one) and B (on queue two) work
+// in worktrees with the shell lines a and b, C (queue one) with c from
+// their merge, its merge: block merge.
+func fanInOnQueues(merge, a, b, c string) string {
+	agent := func(id, run, queue string) string {
+		return fmt.Sprintf("---\nagent: {id: %s, run: %q, workspace: worktree, placement: {queue: %s}}\n", id, run, queue)
+	}
+	return "cuelist:\n  id: fanin\n  cues:\n    - {id: A, agents: [wa]}\n    - {id: B, agents: [wb]}\n" +
+		"    - {id: C, agents: [wc], dependencies: [A, B], merge: " + merge + "}\n" +
+		agent("wa", a, "one") + agent("wb", b, "two") + agent("wc", c, "one")
+}
+
 // TestTemporalFanInAcrossWorkers: A works on the first worker, B on the
 // second, C depends on both: a worker merges their branches (fetching the
 // one its clone lacks) as the local engine would, pushes the merge branch,
@@ -146,11 +159,8 @@ func TestTemporalWorktreeAcrossWorkers(t *testing.T) {
 // result in.
 func TestTemporalFanInAcrossWorkers(t *testing.T) {
 	s := newWorktreeSetup(t, map[string]string{
-		"fanin.yaml": "cuelist:\n  id: fanin\n  defaults:\n    merge: {on_conflict: fail, verify: [sh, -c, 'test -f a.txt && test -f b.txt']}\n  cues:\n" +
-			"    - {id: A, agents: [wa]}\n    - {id: B, agents: [wb]}\n    - {id: C, agents: [wc], dependencies: [A, B]}\n" +
-			"---\nagent: {id: wa, run: \"echo a > a.txt\", workspace: worktree, placement: {queue: one}}\n" +
-			"---\nagent: {id: wb, run: \"echo b > b.txt\", workspace: worktree, placement: {queue: two}}\n" +
-			"---\nagent: {id: wc, run: \"test -f a.txt && test -f b.txt && echo c > c.txt\", workspace: worktree, placement: {queue: one}}\n",
+		"fanin.yaml": fanInOnQueues("{on_conflict: fail, verify: [sh, -c, 'test -f a.txt && test -f b.txt']}",
+			"echo a > a.txt", "echo b > b.txt", "test -f a.txt && test -f b.txt && echo c > c.txt"),
 	})
 	id := s.completes("fanin.yaml")
 	a := s.git(s.remote, "rev-parse", "refs/heads/orch/"+id+"/A/1")
@@ -183,13 +193,9 @@ func TestTemporalFanInAcrossWorkers(t *testing.T) {
 // run completes.
 func TestTemporalMergeAsksThePerson(t *testing.T) {
 	s := newWorktreeSetup(t, map[string]string{
-		"ask.yaml": "cuelist:\n  id: ask\n  cues:\n" +
-			"    - {id: A, agents: [wa]}\n    - {id: B, agents: [wb]}\n    - {id: C, agents: [wc], dependencies: [A, B], merge: {on_conflict: ask}}\n" +
-			"---\nagent: {id: wa, run: \"echo a > f.txt\", workspace: worktree, placement: {queue: one}}\n" +
-			"---\nagent: {id: wb, run: \"echo b > f.txt\", workspace: worktree, placement: {queue: two}}\n" +
-			"---\nagent: {id: wc, run: \"grep -q both f.txt && echo c > c.txt\", workspace: worktree, placement: {queue: one}}\n",
+		"fanin.yaml": fanInOnQueues("{on_conflict: ask}", "echo a > f.txt", "echo b > f.txt", "grep -q both f.txt && echo c > c.txt"),
 	})
-	if out, code := s.run("run", "--engine", "temporal", "--detach", "--db", s.db, "--git-remote", s.remote, "ask.yaml"); code != 0 {
+	if out, code := s.run("run", "--engine", "temporal", "--detach", "--db", s.db, "--git-remote", s.remote, "fanin.yaml"); code != 0 {
 		t.Fatalf("orch run --detach: exit %d\n%s", code, out)
 	}
 	id := runID(t, s.run, s.db)
