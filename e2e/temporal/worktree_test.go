@@ -142,14 +142,14 @@ func TestTemporalWorktreeAcrossWorkers(t *testing.T) {
 
 // fanInOnQueues is a cuelist: A (on queue one) and B (on queue two) work
 // in worktrees with the shell lines a and b, C (queue one) with c from
-// their merge, its merge: block merge.
-func fanInOnQueues(merge, a, b, c string) string {
+// their merge, its merge: block merge; more are agents of its too.
+func fanInOnQueues(merge, a, b, c string, more ...string) string {
 	agent := func(id, run, queue string) string {
 		return fmt.Sprintf("---\nagent: {id: %s, run: %q, workspace: worktree, placement: {queue: %s}}\n", id, run, queue)
 	}
 	return "cuelist:\n  id: fanin\n  cues:\n    - {id: A, agents: [wa]}\n    - {id: B, agents: [wb]}\n" +
 		"    - {id: C, agents: [wc], dependencies: [A, B], merge: " + merge + "}\n" +
-		agent("wa", a, "one") + agent("wb", b, "two") + agent("wc", c, "one")
+		agent("wa", a, "one") + agent("wb", b, "two") + agent("wc", c, "one") + strings.Join(more, "")
 }
 
 // TestTemporalFanInAcrossWorkers: A works on the first worker, B on the
@@ -224,5 +224,25 @@ func TestTemporalMergeAsksThePerson(t *testing.T) {
 	}
 	if _, err := os.Stat(wt); err == nil {
 		t.Errorf("the merge's worktree %s is left", wt)
+	}
+}
+
+// TestTemporalMergeResolvedByAgent: A and B, on two workers, change the
+// same file; C's merge goes to its resolver (on_conflict: agent), which
+// works in the merge's worktree on the worker that made it (that worker's
+// own queue); the merge goes on with its resolution and the run completes.
+func TestTemporalMergeResolvedByAgent(t *testing.T) {
+	s := newWorktreeSetup(t, map[string]string{
+		"fanin.yaml": fanInOnQueues("{on_conflict: agent, agent: fixer}", "echo a > f.txt", "echo b > f.txt", "grep -q both f.txt && echo c > c.txt",
+			"---\nagent: {id: fixer, run: \"grep -q '<<<<<<<' f.txt && pwd > ../fixer-was-in && echo both > f.txt\"}\n"),
+	})
+	id := s.completes("fanin.yaml")
+	merge := s.git(s.remote, "rev-parse", "refs/heads/orch/"+id+"/C/merge")
+	if f := s.git(s.remote, "show", merge+":f.txt"); f != "both" {
+		t.Errorf("the merge's f.txt: %q, want the resolver's", f)
+	}
+	where, err := os.ReadFile(filepath.Join(s.clone1, ".orch", "worktrees", id, "fixer-was-in"))
+	if err != nil || strings.TrimSpace(string(where)) != filepath.Join(s.clone1, ".orch", "worktrees", id, "C-merge") {
+		t.Errorf("the resolver worked in %q (%v), not in the merge's worktree on the first worker", where, err)
 	}
 }

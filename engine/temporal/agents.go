@@ -249,12 +249,16 @@ func (a *Activities) newLive(ctx context.Context, rp *runPool, p *planner.Plan, 
 	// A worktree agent's attempt works in one worktree from its first phase
 	// here to its end, as locally: its process (an ACP session's cwd) is
 	// there; GO moves it to the attempt's branch (wtPhase.moveTo).
-	wt, wf := a.openWorktreeAs(ctx, in, ag, "")
+	c, dir, resolving := a.resolverAt(ctx, in, c, ag)
+	var wt *wtPhase
+	var wf *attempt.Failure
+	if !resolving {
+		wt, wf = a.openWorktreeAs(ctx, in, ag, "")
+	}
 	if wf != nil {
 		os.RemoveAll(work)
 		return nil, fmt.Errorf("%s", wf.Reason)
 	}
-	dir := attempt.Workdir(ag)
 	if wt != nil {
 		dir = wt.dir(ag)
 	}

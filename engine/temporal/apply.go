@@ -78,7 +78,7 @@ func (w *wf) applyOne(d sched.Decision) {
 	case sched.ContinueMerge:
 		w.continueMerge(d)
 	case sched.ResolveMerge:
-		w.mergeUnsupported(d)
+		w.resolveMerge(d)
 	}
 }
 

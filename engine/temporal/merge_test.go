@@ -265,27 +265,42 @@ func TestFanOutAndAgentsMergedOnWorker(t *testing.T) {
 }
 
 // askedMerge runs fanin.yaml with A and B writing f.txt apart, C's merge
-// asking the person (the default), on a worker with a queue of its own;
-// answer, once the question is open, resolves it (or not) in the worktree
-// the worker kept and says what to answer.
+// asking the person, on a worker with a queue of its own; answer, once the
+// question is open, resolves it (or not) in the worktree the worker kept
+// and says what to answer.
 func askedMerge(t *testing.T, answer func(wt string) string) (RunResult, []record.Event, string, string) {
+	t.Helper()
+	return conflictedMerge(t, "{on_conflict: ask}", "true", answer)
+}
+
+// conflictedMerge runs fanin.yaml with A and B writing f.txt apart and C's
+// merge block merge (fixer, running fixer's shell line, is an agent too),
+// on a worker with a queue of its own; answer, when given, is called ten
+// minutes in with the merge's worktree and says what to answer q1.
+func conflictedMerge(t *testing.T, merge, fixer string, answer func(wt string) string) (RunResult, []record.Event, string, string) {
 	t.Helper()
 	files := fanInFiles("echo a > f.txt", "echo b > f.txt", "")
 	files["wc.yaml"] = "agent: {id: wc, run: \"grep -q both f.txt && echo c > c.txt\", workspace: worktree}\n"
-	files["fanin.yaml"] = strings.Replace(files["fanin.yaml"], "      dependencies: [A, B]\n", "      dependencies: [A, B]\n      merge: {on_conflict: ask}\n", 1)
+	files["fixer.yaml"] = "agent: {id: fixer, run: \"" + fixer + "\"}\n"
+	files["fanin.yaml"] = strings.Replace(files["fanin.yaml"], "      dependencies: [A, B]\n", "      dependencies: [A, B]\n      merge: "+merge+"\n", 1)
+	files["fanin.yaml"] = strings.Replace(files["fanin.yaml"], "wc.yaml]", "wc.yaml, fixer.yaml]", 1)
 	remote, root, _ := sharedRemote(t, files)
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	RegisterWorkflow(env)
-	RegisterActivities(env, &Activities{Root: root, Queue: "w1-own"})
+	acts := &Activities{Root: root, Queue: "w1-own"}
+	defer acts.Close()
+	RegisterActivities(env, acts)
 	env.SetTestTimeout(2 * time.Minute)
 	wt := filepath.Join(root, ".orch", "worktrees", "r1", "C-merge")
-	env.RegisterDelayedCallback(func() {
-		if !exists(filepath.Join(wt, "f.txt")) {
-			t.Errorf("no merge worktree kept at %s when the question is open", wt)
-		}
-		env.SignalWorkflow(SignalAnswer, AnswerSignal{Question: "q1", Answer: answer(wt)})
-	}, 10*time.Minute)
+	if answer != nil {
+		env.RegisterDelayedCallback(func() {
+			if !exists(filepath.Join(wt, "f.txt")) {
+				t.Errorf("no merge worktree kept at %s when the question is open", wt)
+			}
+			env.SignalWorkflow(SignalAnswer, AnswerSignal{Question: "q1", Answer: answer(wt)})
+		}, 10*time.Minute)
+	}
 	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: "fanin.yaml", SpecHash: specHashOf(t, root, "fanin.yaml"),
 		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
 	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult)
@@ -293,6 +308,55 @@ func askedMerge(t *testing.T, answer func(wt string) string) (RunResult, []recor
 		t.Fatal(err)
 	}
 	return res, events(t, env), remote, root
+}
+
+// TestFanInConflictResolvedByAgent: C's merge conflicts and goes to its
+// resolver (on_conflict: agent), an attempt of fixer at C that works in the
+// merge's worktree on the worker that keeps it; the merge goes on with
+// what it left (checked, committed), and C works on it.
+func TestFanInConflictResolvedByAgent(t *testing.T) {
+	res, evs, remote, root := conflictedMerge(t, "{on_conflict: agent, agent: fixer}", "grep -q '<<<<<<<' f.txt && test $ORCH_INPUT_MERGE_PROBLEM = conflict && echo both > f.txt", nil)
+	if res.State != "completed" {
+		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
+	}
+	var states []string
+	fixer := 0
+	for _, e := range evs {
+		if _, ok := e.Data.(record.MergeData); ok && e.Cue == "C" && e.Attempt == 2 {
+			states = append(states, e.State)
+		}
+		if e.Agent == "fixer" && (e.Type == record.EvAttemptStarted || e.Type == record.EvAttemptEnded && e.State == "completed") {
+			fixer++
+		}
+	}
+	if got := strings.Join(states, " "); got != "started conflict resolving checking resolved completed" {
+		t.Errorf("C's merge went %q\n%s", got, story(evs))
+	}
+	if fixer != 2 {
+		t.Errorf("fixer's attempt did not start and complete\n%s", story(evs))
+	}
+	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/C/merge")
+	if f := gitT(t, remote, "show", merge+":f.txt"); f != "both" {
+		t.Errorf("the merge's f.txt: %q, want the resolver's", f)
+	}
+	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
+		t.Errorf("worktrees left on the worker: %v", left)
+	}
+}
+
+// TestFanInResolverFails: the resolver fails: C fails, saying so, and the
+// kept worktree is removed.
+func TestFanInResolverFails(t *testing.T) {
+	res, evs, _, root := conflictedMerge(t, "{on_conflict: agent, agent: fixer}", "exit 3", nil)
+	if res.State != "failed" {
+		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
+	}
+	if why := cueReason(evs, "C", "failed"); !strings.Contains(why, "resolver fixer failed") {
+		t.Errorf("C failed with %q", why)
+	}
+	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
+		t.Errorf("worktrees left on the worker: %v", left)
+	}
 }
 
 // TestFanInConflictAsksThePerson: C's merge conflicts; the worker keeps

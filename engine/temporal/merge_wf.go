@@ -111,7 +111,7 @@ func (w *wf) runMerge(d sched.Decision) {
 	timeout := attempt.GoTimeout(w.plan.Cuelist, c, &spec.Agent{ID: mergeAgentID})
 	m.id, m.pos, m.attempt, m.what, m.queue = d.MergeID, d.Cue, d.Attempt, what, queue
 	m.in = MergeInput{RunID: w.in.RunID, Remote: w.in.Git.Remote, ID: d.MergeID, Cue: c.ID, Result: w.resultBranchName(), Sources: d.Sources,
-		Timeout: timeout, Base: w.in.Git.Base, BaseName: w.in.Git.BaseName, Keep: policy.Policy() == spec.MergeAsk}
+		Timeout: timeout, Base: w.in.Git.Base, BaseName: w.in.Git.BaseName, Keep: policy.Policy() != spec.MergeFail}
 	if policy != nil {
 		m.in.Verify = policy.Verify
 	}
@@ -285,13 +285,6 @@ func (w *wf) mergeDone(d sched.Decision) {
 		w.running++ // the run ends once it is removed (or its worker is gone)
 		w.sel.AddFuture(workflow.ExecuteActivity(actx, ActivityMergeDrop, m.in), func(workflow.Future) { w.running-- })
 	}
-}
-
-// mergeUnsupported ends a merge whose problem would go to a resolver
-// agent (refused at submit: refuseMergePolicy; a plan never gets here).
-func (w *wf) mergeUnsupported(d sched.Decision) {
-	why := "a merge's resolver agent (on_conflict: agent) does not run on --engine temporal in this version"
-	w.core.ResolverEnded(d.MergeID, d.Cue, d.Attempt, d.Agent, sched.End{Failed: true, Class: "unsupported", Reason: why})
 }
 
 func taskNames(sources []sched.MergeSource) string {
