@@ -152,8 +152,8 @@ func (c *collab) asking(a Asker) bool {
 	if c.w.core == nil {
 		return false
 	}
-	if a.Agent == mergeAgentID { // a merge's question (merge_wf.go)
-		return c.w.mergeAsking(a)
+	if c.w.mergeAsking(a) { // a merge's question, or its resolver (merge_wf.go)
+		return true
 	}
 	for pos, fs := range c.w.atts {
 		for _, f := range fs {

@@ -73,12 +73,13 @@ func (w *wf) resolveMerge(d sched.Decision) {
 	in := AttemptInput{RunID: w.in.RunID, Path: w.in.Path, SpecHash: w.in.SpecHash, Cue: c.ID, Agent: agent.ID, Attempt: d.Attempt, Try: 1,
 		Resolving: &ResolverInput{Dir: m.path, Prompt: tree.ResolverPrompt(agent, d.Problem, m.in.Verify)}}
 	actx, cancel := workflow.WithCancel(w.ctx)
-	m.cancel = cancel
+	m.cancel, m.resolver = cancel, Asker{Cue: c.ID, Agent: agent.ID, Attempt: d.Attempt}
 	phases := []string{ActivityWarning, ActivityStandby, ActivityGo}
 	if trivial(agent) {
 		phases = phases[2:]
 	}
 	ended := func(res AttemptResult) {
+		m.resolver = Asker{}
 		w.lastEnd = res
 		end := sched.End{Outputs: res.Outputs}
 		if res.Failed {

@@ -49,6 +49,7 @@ type wfMerge struct {
 	pending          *sched.MergeSource
 	problem          *sched.MergeProblem
 	asking           bool
+	resolver         Asker // the resolver's attempt while it works
 	cancel           workflow.CancelFunc
 }
 
@@ -226,11 +227,12 @@ func (w *wf) continueMerge(d sched.Decision) {
 	w.mergeRound(m, "the person")
 }
 
-// mergeAsking reports whether merge attempt a has a question open (the
-// person's answer is awaited).
+// mergeAsking reports whether a is a merge's attempt with a question open
+// (the person's answer is awaited), or a merge's resolver at work: its
+// requests are served as a running attempt's.
 func (w *wf) mergeAsking(a Asker) bool {
 	for _, m := range w.merging.jobs {
-		if m.asking && m.attempt == a.Attempt && w.core.Cue(m.pos).ID == a.Cue {
+		if m.resolver.Agent != "" && m.resolver == a || a.Agent == mergeAgentID && m.asking && m.attempt == a.Attempt && w.core.Cue(m.pos).ID == a.Cue {
 			return true
 		}
 	}
