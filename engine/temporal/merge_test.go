@@ -335,10 +335,23 @@ func TestFanInConflictResolvedByAgent(t *testing.T) {
 	if fixer != 2 {
 		t.Errorf("fixer's attempt did not start and complete\n%s", story(evs))
 	}
+	resolvedBoth(t, remote, root)
+}
+
+// resolvedBoth checks that C's merge holds f.txt resolved to both, and
+// that the worker left no worktree.
+func resolvedBoth(t *testing.T, remote, root string) {
+	t.Helper()
 	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/C/merge")
 	if f := gitT(t, remote, "show", merge+":f.txt"); f != "both" {
-		t.Errorf("the merge's f.txt: %q, want the resolver's", f)
+		t.Errorf("the merge's f.txt: %q, want the resolution", f)
 	}
+	noWorktreeLeft(t, root)
+}
+
+// noWorktreeLeft checks that the worker removed the run's worktrees.
+func noWorktreeLeft(t *testing.T, root string) {
+	t.Helper()
 	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
 		t.Errorf("worktrees left on the worker: %v", left)
 	}
@@ -354,9 +367,7 @@ func TestFanInResolverFails(t *testing.T) {
 	if why := cueReason(evs, "C", "failed"); !strings.Contains(why, "resolver fixer failed") {
 		t.Errorf("C failed with %q", why)
 	}
-	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
-		t.Errorf("worktrees left on the worker: %v", left)
-	}
+	noWorktreeLeft(t, root)
 }
 
 // TestFanInConflictAsksThePerson: C's merge conflicts; the worker keeps
@@ -389,13 +400,7 @@ func TestFanInConflictAsksThePerson(t *testing.T) {
 	if got := strings.Join(states, " "); got != "started conflict checking resolved completed" {
 		t.Errorf("C's merge went %q\n%s", got, story(evs))
 	}
-	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/C/merge")
-	if f := gitT(t, remote, "show", merge+":f.txt"); f != "both" {
-		t.Errorf("the merge's f.txt: %q, want the person's resolution", f)
-	}
-	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
-		t.Errorf("worktrees left on the worker: %v", left)
-	}
+	resolvedBoth(t, remote, root)
 }
 
 // TestFanInConflictAborted: the person answers abort: C fails with the
@@ -408,7 +413,5 @@ func TestFanInConflictAborted(t *testing.T) {
 	if why := cueReason(evs, "C", "failed"); !strings.Contains(why, "aborted by the person: merging B's branch") {
 		t.Errorf("C failed with %q", why)
 	}
-	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
-		t.Errorf("worktrees left on the worker: %v", left)
-	}
+	noWorktreeLeft(t, root)
 }
