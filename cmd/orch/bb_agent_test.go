@@ -24,7 +24,7 @@ type versionedBoard struct {
 	values map[string]protocols.BlackboardValue
 }
 
-func (*versionedBoard) Denied(string) string  { return "" }
+func (*versionedBoard) Denied(string) string   { return "" }
 func (*versionedBoard) Refused(string, string) {}
 func (b *versionedBoard) BlackboardWrite(_ context.Context, w protocols.BlackboardWrite) (protocols.BlackboardAck, error) {
 	b.mu.Lock()
