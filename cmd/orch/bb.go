@@ -113,6 +113,12 @@ func bbGetRun(ctx context.Context, opts *bbGetOptions) error {
 	if err != nil {
 		return err
 	}
+	return printBoardEntry(opts, *e)
+}
+
+// printBoardEntry prints what orch bb get read: a string as it is, any
+// other value as JSON; with --output json, the whole entry.
+func printBoardEntry(opts *bbGetOptions, e control.BoardEntry) error {
 	if opts.output == "json" {
 		return writeJSON(opts.io.out, e)
 	}

@@ -68,16 +68,7 @@ func agentBoardGet(ctx context.Context, c *mcpbridge.Client, opts *bbGetOptions)
 	if err != nil {
 		return err
 	}
-	if opts.output == "json" {
-		return writeJSON(opts.io.out, e)
-	}
-	var s string
-	if json.Unmarshal(e.Value, &s) == nil {
-		fmt.Fprintln(opts.io.out, s)
-	} else {
-		fmt.Fprintln(opts.io.out, string(e.Value))
-	}
-	return nil
+	return printBoardEntry(opts, e)
 }
 
 // agentBoardSet is orch bb set through the endpoint; the value is masked as
