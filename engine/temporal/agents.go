@@ -56,6 +56,7 @@ type liveAttempt struct {
 	halt   chan struct{} // its at.Halt: closed once, by a stop, which ends it
 	ended  chan struct{} // its at.Ended
 	detach func()        // ends its MCP registration
+	wt     *wtPhase      // its worktree (workspace: worktree), from WARNING to its end
 	once   sync.Once
 }
 
@@ -158,6 +159,9 @@ func (la *liveAttempt) end() {
 		la.detach()
 		close(la.ended)
 		os.RemoveAll(la.work)
+		if la.wt != nil {
+			la.wt.remove()
+		}
 	})
 }
 
@@ -203,6 +207,13 @@ func (a *Activities) stepPooled(ctx context.Context, p *planner.Plan, c *planner
 		}
 	}
 	la.host.Bind(ctx, a, in, p)
+	if la.wt != nil && ph == phaseGo {
+		if f := la.wt.moveTo(ctx, in.Worktree); f != nil {
+			la.end()
+			return fail(f.Class, "%s", f.Reason)
+		}
+		task = inWorktree(task, la.wt)
+	}
 	out, f := la.runWork(ctx, ph, task)
 	la.host.End()
 	res := &AttemptResult{}
@@ -213,11 +224,16 @@ func (a *Activities) stepPooled(ctx context.Context, p *planner.Plan, c *planner
 	if f != nil || ph == phaseGo {
 		pid, exit := la.d.Close(la.at)
 		res.PID, res.ExitCode = pid, exit
-		la.end()
+		defer la.end() // after its worktree's work is committed
 		if f != nil {
 			return res
 		}
 		res.Outputs = out
+		if la.wt != nil {
+			if res = la.wt.finish(ctx, in, ag, res); res.Failed {
+				return res
+			}
+		}
 		if f := attempt.CheckContract(ag, out); f != nil {
 			return withFail(res, f.Class, f.Reason)
 		}
@@ -248,13 +264,29 @@ func (a *Activities) newLive(ctx context.Context, rp *runPool, p *planner.Plan, 
 	if err != nil {
 		return nil, err
 	}
-	la := &liveAttempt{d: driver.Of(ag).New(), host: newStepHost(agentEnv(ag, in, a)), work: work,
+	// A worktree agent's attempt works in one worktree from its first phase
+	// here to its end, as locally: its process (an ACP session's cwd) is
+	// there; GO moves it to the attempt's branch (wtPhase.moveTo).
+	c, dir, resolving := a.resolverAt(ctx, in, c, ag)
+	var wt *wtPhase
+	var wf *attempt.Failure
+	if !resolving {
+		wt, wf = a.openWorktreeAs(ctx, in, ag, "")
+	}
+	if wf != nil {
+		os.RemoveAll(work)
+		return nil, fmt.Errorf("%s", wf.Reason)
+	}
+	if wt != nil {
+		dir = wt.dir(ag)
+	}
+	la := &liveAttempt{d: driver.Of(ag).New(), host: newStepHost(agentEnv(ag, in, a)), work: work, wt: wt,
 		halt: make(chan struct{}), ended: make(chan struct{})}
 	la.host.Bind(ctx, a, in, p)
 	cueID := in.Cue
 	la.at = &driver.Attempt{RunID: in.RunID, Cue: c, Agent: ag, Number: in.Attempt,
 		Token: fmt.Sprintf("%s/temporal/%s/%d/%s", in.RunID, in.Cue, in.Attempt, record.NewRunID()),
-		Dir:   attempt.Workdir(ag), OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
+		Dir:   dir, OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
 		Host: la.host, Agents: rp.agents, Halt: la.halt, Abort: la.host.aborts.ch, Ended: la.ended}
 	la.detach = a.attachMCP(la.at, la.host)
 	if driver.Speaks(ag) {

@@ -152,6 +152,9 @@ func (c *collab) asking(a Asker) bool {
 	if c.w.core == nil {
 		return false
 	}
+	if c.w.mergeAsking(a) { // a merge's question, or its resolver (merge_wf.go)
+		return true
+	}
 	for pos, fs := range c.w.atts {
 		for _, f := range fs {
 			if f != nil && f.number == a.Attempt && f.agent.ID == a.Agent && c.w.core.Cue(pos).ID == a.Cue && f.stopWhy == "" {

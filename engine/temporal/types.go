@@ -100,6 +100,9 @@ type AttemptInput struct {
 	Try int
 	// Worktree is where a worktree agent's phase starts (worktree.go).
 	Worktree *WorktreeInput
+	// Resolving: the phase is a merge's resolver's, which works in the
+	// merge's worktree kept on this worker (merge_resolver.go).
+	Resolving *ResolverInput `json:",omitempty"`
 }
 
 // AttemptResult is how a phase ended. A failure is a result, not an
