@@ -66,8 +66,10 @@ func (p *Process) Sweep(grace time.Duration, killed bool) (inGroup, escaped []in
 		return inGroup, escaped
 	}
 	if !killed {
-		p.output.Wait() // ends at the latest grace after the leader's exit
-		if !cg.populated() { // what was left ended within the grace period
+		// What is left may still write: it gets the rest of the grace period
+		// (the output ends at the latest grace after the leader's exit).
+		p.output.Wait()
+		if !cg.populated() { // it ended within the grace period
 			cg.reuse()
 			return inGroup, escaped
 		}
