@@ -25,8 +25,10 @@ import (
 func pooled(ag *spec.Agent) bool { return ag.Protocol == "jsonl" || ag.Protocol == "acp" }
 
 // poolIdle is how long a worker keeps a run's agent processes while none of
-// its phases runs there: past it they are closed (the run has ended, or
-// moved to other workers); a later phase starts a fresh process.
+// its phases runs there, at most: they are closed sooner once the run's
+// workflow says it needs none of their agents (pool_watch.go); past it they
+// are closed anyway (the workflow could not be asked, or the run moved to
+// other workers); a later phase starts a fresh process.
 var poolIdle = 2 * time.Minute
 
 // runPool is a run's agent processes on this worker, and the attempts whose
@@ -38,6 +40,9 @@ type runPool struct {
 	live    map[string]*liveAttempt // by cue and attempt number
 	busy    int                     // phases running now
 	idle    *time.Timer
+	ran     map[string]bool // the agents whose phases ran here
+	link    WorkflowLink    // the run's workflow, as the last phase reached it
+	watch   chan struct{}   // closed when a phase starts or the pool closes: ends the idle watch
 }
 
 // liveAttempt is an attempt of a pooled agent between its phases on this
@@ -54,8 +59,10 @@ type liveAttempt struct {
 	once   sync.Once
 }
 
-// pool returns run id's pool on this worker, counting a phase in it.
-func (a *Activities) pool(p *planner.Plan, id string) *runPool {
+// pool returns run id's pool on this worker, counting a phase of agent in
+// it.
+func (a *Activities) pool(ctx context.Context, p *planner.Plan, id, agent string) *runPool {
+	link := a.link(ctx)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.pools == nil {
@@ -71,13 +78,18 @@ func (a *Activities) pool(p *planner.Plan, id string) *runPool {
 		if rate <= 0 {
 			rate = DefaultMessageRate
 		}
-		rp = &runPool{id: id, sweeper: sw, live: map[string]*liveAttempt{}}
+		rp = &runPool{id: id, sweeper: sw, live: map[string]*liveAttempt{}, ran: map[string]bool{}}
 		rp.agents = driver.NewAgents(driver.Run{ID: id, Grace: attempt.KillGrace(p.Cuelist, 0), Sweeper: sw, MessageRate: rate, Host: workerRunHost{id}})
 		a.pools[id] = rp
 	}
 	if rp.idle != nil {
 		rp.idle.Stop()
 		rp.idle = nil
+	}
+	rp.endWatch()
+	rp.ran[agent] = true
+	if link != nil {
+		rp.link = link
 	}
 	rp.busy++
 	return rp
@@ -94,6 +106,7 @@ func (a *Activities) release(rp *runPool) {
 	rp.busy--
 	if rp.busy == 0 {
 		rp.idle = time.AfterFunc(poolIdle, func() { a.closeIdle(rp) })
+		a.startWatch(rp)
 	}
 }
 
@@ -104,6 +117,10 @@ func (a *Activities) closeIdle(rp *runPool) {
 		return
 	}
 	delete(a.pools, rp.id)
+	if rp.idle != nil {
+		rp.idle.Stop()
+	}
+	rp.endWatch()
 	a.mu.Unlock()
 	rp.close()
 }
@@ -119,6 +136,7 @@ func (a *Activities) Close() {
 		if rp.idle != nil {
 			rp.idle.Stop()
 		}
+		rp.endWatch()
 		rp.close()
 	}
 	a.mcp.close()
@@ -150,7 +168,7 @@ func (la *liveAttempt) end() {
 // first, on this worker's process of the agent, with a note saying so: an
 // agent is always told WARNING and STANDBY before GO.
 func (a *Activities) stepPooled(ctx context.Context, p *planner.Plan, c *planner.Cue, ag *spec.Agent, in AttemptInput, ph phase, task *attempt.Task) *AttemptResult {
-	rp := a.pool(p, in.RunID)
+	rp := a.pool(ctx, p, in.RunID, ag.ID)
 	defer a.release(rp)
 	key := in.Cue + "/" + strconv.Itoa(in.Attempt)
 	a.mu.Lock()
