@@ -200,7 +200,9 @@ func verifyMerge(ctx context.Context, in MergeInput, t *gitwork.MergeTree, dir s
 	if timeout <= 0 {
 		timeout = time.Hour
 	}
-	return t.Verified(ctx, p, in.Verify, timeout, grace, tail, nil)
+	// What it leaves in its process group (a server started in the
+	// background) is stopped, as locally: nothing of it stays on the worker.
+	return t.Verified(ctx, p, in.Verify, timeout, grace, tail, func(stopped bool) { p.Sweep(grace, stopped) })
 }
 
 // cloneMutex is the lock of lockClone, for a merge's worktree.
