@@ -83,6 +83,7 @@ type MergeNote struct {
 
 // Merge makes a merge on this worker and pushes its branch.
 func (a *Activities) Merge(ctx context.Context, in MergeInput) (*MergeResult, error) {
+	defer keepBeating(ctx)()
 	remote := a.remote(in.Remote)
 	repo, err := gitwork.Git(ctx, a.Root, "rev-parse", "--show-toplevel")
 	if err != nil {
@@ -138,6 +139,33 @@ func (a *Activities) Merge(ctx context.Context, in MergeInput) (*MergeResult, er
 		res.Result = t.ResultBranch(ctx, rep.Commit, in.Base, in.BaseName)
 	}
 	return res, nil
+}
+
+// mergeBeat is how often a merge's activity heartbeats (the SDK sends them
+// at most every 30 s when the activity has no heartbeat timeout).
+const mergeBeat = 5 * time.Second
+
+// keepBeating heartbeats the activity until the returned stop is called: a
+// request to cancel it (the run stops) reaches the worker only in a
+// heartbeat's answer; without one the merge, its verify command too, would
+// go on to its end (and push its branch) after the run stopped.
+func keepBeating(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(mergeBeat)
+		defer t.Stop()
+		for {
+			heartbeat(ctx)
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // MergeDrop removes a merge's worktree kept for the person (the merge
