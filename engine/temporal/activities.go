@@ -94,6 +94,9 @@ func (a *Activities) attempt(in AttemptInput) (*planner.Plan, *planner.Cue, *spe
 		return nil, nil, nil, err
 	}
 	ag := p.Agents[in.Agent]
+	if in.Child != nil && ag != nil { // a handoff's receiver or a spawned agent: its own cue, never scheduled
+		return p, &planner.Cue{Cue: &spec.Cue{ID: in.Cue, Agents: []string{ag.ID}}}, ag, nil
+	}
 	id, _, _ := strings.Cut(in.Cue, "[") // a fan-out's item, CUE[0], is its cue's
 	for _, c := range p.Order {
 		if c.ID == id && ag != nil && (id == in.Cue || c.ForEach != nil) {

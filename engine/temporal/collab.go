@@ -105,6 +105,7 @@ type collab struct {
 	policy time.Duration        // guardrails.question_timeout
 	inbox  map[Asker][]Received // what running attempts were sent (inbox.go)
 	used   record.Usage         // the run's, as its agents reported
+	kids   children             // handoffs' and spawns' tasks (children.go)
 }
 
 type openAsk struct {
@@ -126,6 +127,7 @@ func (w *wf) collaborate() *collab {
 	_ = workflow.SetQueryHandler(ctx, QueryBBList, c.bbList)
 	_ = workflow.SetUpdateHandlerWithOptions(ctx, UpdateAsk, c.ask, workflow.UpdateHandlerOptions{Validator: c.validAsk})
 	c.messages()
+	c.children()
 	w.sel.AddReceive(c.wake, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil) })
 	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalReport), func(ch workflow.ReceiveChannel, _ bool) {
 		var r Report
@@ -151,6 +153,9 @@ const DefaultQuestionTimeout = 30 * time.Minute
 func (c *collab) asking(a Asker) bool {
 	if c.w.core == nil {
 		return false
+	}
+	if c.kidAsking(a) {
+		return true
 	}
 	for pos, fs := range c.w.atts {
 		for _, f := range fs {

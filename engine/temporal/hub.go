@@ -81,6 +81,9 @@ type hubLink struct {
 	link  WorkflowLink
 	asker Asker
 	tools planner.AgentTools
+	depth int           // its task's depth in the run's tree (0: a cue's own agent)
+	plan  *planner.Plan // the run's, for the checks of its handoffs and spawns
+	root  string        // the worker's --root
 	ended chan struct{} // closed when the phase ends (End)
 }
 
@@ -90,7 +93,10 @@ func (h *stepHost) Bind(ctx context.Context, a *Activities, in AttemptInput, p *
 	defer h.mu.Unlock()
 	h.halted = nil
 	h.hub = hubLink{ctx: ctx, link: a.link(ctx), asker: Asker{Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt}, tools: p.ToolsOf(in.Agent),
-		ended: make(chan struct{})}
+		plan: p, root: a.Root, ended: make(chan struct{})}
+	if in.Child != nil {
+		h.hub.depth = in.Child.Depth
+	}
 }
 
 // End says the phase Bind began is over: what serves it stops.
@@ -125,8 +131,8 @@ func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver
 	}
 	switch b := msg.Body.(type) {
 	case protocols.BlackboardWrite, protocols.BlackboardRead:
-		if !hub.tools.Allows("blackboard", 0) {
-			return refuse("%s: agent %s may not use %q (its effective tools: %v)", msg.Type, hub.asker.Agent, "blackboard", hub.tools.At(0))
+		if why := hub.denied("blackboard"); why != "" {
+			return refuse("%s: %s", msg.Type, why)
 		}
 		if w, ok := b.(protocols.BlackboardWrite); ok {
 			return h.write(hub, peer, msg, w)
@@ -148,6 +154,15 @@ func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver
 		return h.report(hub, refuse, msg, Report{Asker: hub.asker, State: b.State, Progress: b.Progress, Detail: b.Detail})
 	case protocols.StatusUpdate:
 		return h.report(hub, refuse, msg, Report{Asker: hub.asker, State: b.State, Detail: b.Detail})
+	case protocols.TaskHandoff:
+		h.handoff(hub, peer, msg, b)
+		return nil
+	case protocols.TaskSpawn:
+		res := spawnChild(hub, b)
+		if e, ok := res.(protocols.ProtocolError); ok {
+			h.Note("%s", e.Reason)
+		}
+		return peer.Send(protocols.Reply(msg, res))
 	case protocols.StatusUsage:
 		h.Usage(record.Usage{Credits: b.Credits, CostUSD: b.CostUSD, InputTokens: b.InputTokens, OutputTokens: b.OutputTokens})
 		return nil

@@ -51,10 +51,16 @@ type Received struct {
 	FromTask string
 	Body     json.RawMessage
 	Private  bool
+	// Announce, instead of a message: a child the attempt spawned ended
+	// (children.go).
+	Announce *protocols.TaskAnnounce `json:",omitempty"`
 }
 
 // Message is what the recipient's agent is sent.
 func (r Received) Message(cue string) protocols.Message {
+	if r.Announce != nil {
+		return protocols.New(*r.Announce)
+	}
 	var body any
 	_ = json.Unmarshal(r.Body, &body)
 	return protocols.New(protocols.MessageReceived{CueID: cue, From: r.From, FromTask: r.FromTask, Body: body, Private: r.Private})

@@ -47,10 +47,4 @@ func Unsupported(p *planner.Plan) error {
 	return refuseWorktreeShape(p)
 }
 
-func unsupported(a *spec.Agent) string {
-	switch {
-	case len(a.HandoffTo) > 0:
-		return "hands off (handoff_to), not supported by --engine temporal in this version; run it with --engine local"
-	}
-	return ""
-}
+func unsupported(*spec.Agent) string { return "" }

@@ -21,10 +21,10 @@ func TestUnsupported(t *testing.T) {
 		{"acp", spec.Agent{ID: "a", Protocol: "acp", Command: []string{"agent"}}, ""},
 		{"claude-code", spec.Agent{ID: "a", Protocol: "claude-code"}, ""},
 		{"codex", spec.Agent{ID: "a", Protocol: "codex"}, ""},
-		{"handoff", spec.Agent{ID: "a", HandoffTo: []string{"b"}}, "cue c: agent a hands off (handoff_to)"},
-		{"worktree", spec.Agent{ID: "a", Workspace: "worktree"}, ""}, // through a git remote (worktree.go)
+		{"handoff", spec.Agent{ID: "a", HandoffTo: []string{"b"}}, ""}, // through the workflow (children.go)
+		{"worktree", spec.Agent{ID: "a", Workspace: "worktree"}, ""},   // through a git remote (worktree.go)
 		{"mcp servers", spec.Agent{ID: "a", MCPServers: []spec.MCPServer{{Name: "github", Command: "github-mcp-server"}}}, ""},
-		{"fallback", spec.Agent{ID: "a", Command: []string{"true"}, Fallback: []string{"b"}}, "agent b (a fallback) hands off (handoff_to)"},
+		{"fallback", spec.Agent{ID: "a", Command: []string{"true"}, Fallback: []string{"b"}}, ""},
 	} {
 		a := c.agent
 		p := &planner.Plan{Order: []*planner.Cue{{Cue: &spec.Cue{ID: "c", Agents: []string{"a"}}}}, Agents: map[string]*spec.Agent{"a": &a}}

@@ -100,6 +100,9 @@ type AttemptInput struct {
 	Try int
 	// Worktree is where a worktree agent's phase starts (worktree.go).
 	Worktree *WorktreeInput
+	// Child: the attempt serves a handoff's receiver or a spawned agent,
+	// Cue its task id (children.go).
+	Child *ChildInput `json:",omitempty"`
 }
 
 // AttemptResult is how a phase ended. A failure is a result, not an

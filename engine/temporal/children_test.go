@@ -1,0 +1,133 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/orch-cli/orch/runner/record"
+)
+
+// envLink is the workflow as a worker's attempt reaches it, in the SDK's
+// test environment: the real update, query and signal handlers, each call
+// posted to the environment's own loop (which is not safe for other
+// goroutines).
+type envLink struct {
+	env *testsuite.TestWorkflowEnvironment
+}
+
+type linkAnswer struct {
+	v   any
+	err error
+}
+
+func (l envLink) call(ctx context.Context, result any, do func(done func(any, error))) error {
+	ch := make(chan linkAnswer, 1)
+	l.env.RegisterDelayedCallback(func() { do(func(v any, err error) { ch <- linkAnswer{v, err} }) }, 0)
+	select {
+	case a := <-ch:
+		if a.err != nil || result == nil {
+			return a.err
+		}
+		b, err := json.Marshal(a.v)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, result)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l envLink) Update(ctx context.Context, name string, arg, result any) error {
+	return l.call(ctx, result, func(done func(any, error)) {
+		l.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{OnAccept: func() {},
+			OnReject: func(err error) { done(nil, err) }, OnComplete: done}, arg)
+	})
+}
+
+func (l envLink) Query(ctx context.Context, name string, arg, result any) error {
+	return l.call(ctx, nil, func(done func(any, error)) {
+		v, err := l.env.QueryWorkflow(name, arg)
+		if err == nil {
+			err = v.Get(result)
+		}
+		done(nil, err)
+	})
+}
+
+func (l envLink) Signal(_ context.Context, name string, arg any) error {
+	l.env.SignalWorkflow(name, arg)
+	return nil
+}
+
+// realEnv is runEnv with the attempts reaching the workflow's own handlers.
+func realEnv(t *testing.T, root string) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	acts := &Activities{Root: root, Link: func(context.Context) WorkflowLink { return envLink{env} }}
+	t.Cleanup(acts.Close)
+	RegisterWorkflow(env)
+	RegisterActivities(env, acts)
+	env.SetTestTimeout(2 * time.Minute)
+	return env
+}
+
+// A jsonl agent on a worker hands off and spawns through the workflow, as
+// locally: the handoff's receiver runs as its child (CUE/1) with the
+// handoff_context, and its result comes back as handoff.result; a handoff
+// to an agent not in its handoff_to is refused with the reason; a handoff
+// beyond max_handoff_depth, and back up the chain, is refused by the
+// workflow's tree; a spawned child inherits the cue's inputs and its end is
+// announced (task.announce). Each child is recorded (task/started, its
+// attempt, its end).
+func TestHandoffAndSpawnOnWorkers(t *testing.T) {
+	root, path := repoRoot(t), "engine/temporal/testdata/children/cuelist.yaml"
+	evs := completed(t, realEnv(t, root), RunInput{RunID: "r-kids", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"topic": "tides"}})
+	out := outputsOf(t, evs, "LEAD-100")
+	b, _ := json.Marshal(out)
+	got := strings.ReplaceAll(string(b), `\u003e`, ">")
+	for _, want := range []string{
+		`"handoff":{"answer":"RIVERS",`, `"task":"LEAD-100/1"`, `"parent":"LEAD-100"`, `"depth":1`,
+		`"refused":"refused: agent \"kid-lead\" may not hand off to \"nobody\": not in its handoff_to (it allows \"kid-helper\")"`,
+		`"spawned":"LEAD-100/2"`, `"announced":{"answer":"TIDES","status":"completed","task":"LEAD-100/2"}`,
+		`"deeper":"refused: the handoff would be at depth 2, beyond max_handoff_depth 1 (chain: kid-lead -> kid-helper -> kid-lead); handoff cycle: kid-lead -> kid-helper -> kid-lead (agent kid-lead is already in the chain)"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %s in LEAD-100's outputs %s", want, got)
+		}
+	}
+	var tree []string
+	for _, e := range evs {
+		switch {
+		case e.Type == record.EvTaskStarted:
+			b, _ := json.Marshal(e.Data)
+			var d record.TaskStartedData
+			_ = json.Unmarshal(b, &d)
+			tree = append(tree, fmt.Sprintf("%s %s under %s (%s, depth %d, %v)", e.Cue, e.Agent, d.Parent, d.Kind, d.Depth, d.Context))
+		case e.Type == record.EvCueState && strings.HasPrefix(e.Cue, "LEAD-100/"):
+			tree = append(tree, e.Cue+" "+e.State)
+		case e.Type == record.EvNote && strings.Contains(e.Reason, "refused"):
+			tree = append(tree, e.Cue+" note: "+e.Reason[:strings.Index(e.Reason, ":")])
+		}
+	}
+	want := []string{
+		"LEAD-100/1 kid-helper under LEAD-100 (handoff, depth 1, map[topic:rivers])",
+		"LEAD-100/1 warning", "LEAD-100/1 standby", "LEAD-100/1 go",
+		"LEAD-100/1 note: handoff from kid-helper to kid-lead refused",
+		"LEAD-100/1 completed",
+		"LEAD-100/2 kid-helper under LEAD-100 (spawn, depth 1, map[])",
+		"LEAD-100/2 warning", "LEAD-100/2 standby", "LEAD-100/2 go",
+		"LEAD-100/2 note: handoff from kid-helper to kid-lead refused",
+		"LEAD-100/2 completed",
+	}
+	if strings.Join(tree, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the tree's events:\n%s\nwant:\n%s\n%s", strings.Join(tree, "\n"), strings.Join(want, "\n"), story(evs))
+	}
+}

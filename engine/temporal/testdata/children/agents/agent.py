@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""A lead and a helper (jsonl): handoffs and spawns on the temporal engine go through the workflow."""
+import os
+import queue
+import sys
+
+LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "..", "examples", "lib")
+sys.path.insert(0, os.environ.get("COLLAB_LIB") or LIB)
+import orch_agent  # noqa: E402
+
+
+def work(task):
+    if sys.argv[1:] == ["help"]:
+        deeper = task.handoff("kid-lead", "T-9", {"topic": "back"})  # depth 2: refused
+        return {"answer": task.inputs["topic"].upper(), "task": task.task_id, "parent": task.parent_task_id,
+                "depth": task.depth, "deeper": deeper["status"] + ": " + deeper.get("reason", "")}
+    done = task.handoff("kid-helper", "T-1", {"topic": "rivers"})
+    if done["status"] != "completed":
+        raise orch_agent.OrchError(f"the handoff ended {done['status']}: {done.get('reason')}")
+    refused = task.handoff("nobody", "T-2", {})
+    spawned = task.spawn("kid-helper", {})  # inherits topic from the cuelist's inputs
+    try:
+        ann = task.announcements.get(timeout=50)
+    except queue.Empty:
+        raise orch_agent.OrchError("no announcement came")
+    return {"handoff": done["outputs"], "refused": refused["status"] + ": " + refused.get("reason", ""),
+            "spawned": spawned, "announced": {"status": ann["status"], "task": ann["task_id"], "answer": ann["outputs"]["answer"]},
+            "deeper": done["outputs"]["deeper"]}
+
+
+orch_agent.run(work)
