@@ -214,14 +214,7 @@ func (r *run) forPerson(a *attemptRun, msg protocols.Message) (record.Event, boo
 	case protocols.EscalationError:
 		return r.escalate(a, b.Severity, b.Error, b.Detail), true
 	case protocols.EscalationConflict:
-		what := fmt.Sprintf("%s conflict", b.ConflictType)
-		if b.ResourceInQuestion != "" {
-			what += " over " + b.ResourceInQuestion
-		}
-		if b.Reason != "" {
-			what += ": " + b.Reason
-		}
-		return r.escalate(a, b.Severity, what, nil), true
+		return r.escalate(a, b.Severity, b.What(), nil), true
 	}
 	return record.Event{}, false
 }
@@ -236,13 +229,7 @@ func (r *run) discovery(a *attemptRun, b protocols.DiscoveryReport) {
 	r.toUser(a, "discovery", "", discoveryBody(b)) // the parent ended meanwhile
 }
 
-func discoveryBody(b protocols.DiscoveryReport) map[string]any {
-	body := map[string]any{"summary": b.Summary}
-	if b.Body != nil {
-		body["body"] = b.Body
-	}
-	return body
-}
+func discoveryBody(b protocols.DiscoveryReport) map[string]any { return b.Shown() }
 
 // toUser records something for the person running orch.
 func (r *run) toUser(a *attemptRun, kind, to string, body any) {

@@ -75,7 +75,8 @@ type kid struct {
 	hctx   map[string]any
 	ctx    workflow.Context
 	cancel workflow.CancelFunc
-	number int // its attempt now; 0 when none runs
+	number int  // its attempt now; 0 when none runs
+	going  bool // its attempt is in GO
 	done   *ChildDone
 }
 
@@ -293,6 +294,8 @@ func (c *collab) kidAttempt(gctx workflow.Context, k *kid, n int) AttemptResult 
 	}
 	w.emit(record.Event{Type: record.EvCueState, Cue: id, State: string(record.CueGo)})
 	in.Task = c.kidTask(k, n)
+	k.going = true
+	defer func() { k.going = false }()
 	return run(ActivityGo)
 }
 

@@ -131,3 +131,38 @@ func TestHandoffAndSpawnOnWorkers(t *testing.T) {
 		t.Errorf("the tree's events:\n%s\nwant:\n%s\n%s", strings.Join(tree, "\n"), strings.Join(want, "\n"), story(evs))
 	}
 }
+
+// What agents show the person, a broadcast and the agents list go through
+// the workflow, as locally: the talker lists the tasks at work (the
+// hearer's reported state included), broadcasts to them (the hearer gets a
+// broadcast.notice), and its message, discovery and escalations are
+// recorded for the person (run/user events).
+func TestPersonBroadcastAndAgentsOnWorkers(t *testing.T) {
+	root, path := repoRoot(t), "engine/temporal/testdata/people/cuelist.yaml"
+	evs := completed(t, realEnv(t, root), RunInput{RunID: "r-people", Path: path, SpecHash: specHashOf(t, root, path)})
+	talk, _ := json.Marshal(outputsOf(t, evs, "TALK-100"))
+	if want := `{"listed":["HEAR-100 hearer listening","TALK-100 talker working"],"reached":["HEAR-100"]}`; string(talk) != want {
+		t.Errorf("TALK-100's outputs %s, want %s", talk, want)
+	}
+	hear, _ := json.Marshal(outputsOf(t, evs, "HEAR-100"))
+	if want := `{"from":"talker","heard":{"text":"all hands"}}`; string(hear) != want {
+		t.Errorf("HEAR-100's outputs %s, want %s", hear, want)
+	}
+	var shown []string
+	for _, e := range evs {
+		if e.Type == record.EvUserMessage {
+			b, _ := json.Marshal(e.Data)
+			shown = append(shown, e.Cue+" "+string(b))
+		}
+	}
+	want := []string{
+		`TALK-100 {"kind":"broadcast","from":"talker","to":"HEAR-100","body":{"text":"all hands"}}`,
+		`TALK-100 {"kind":"message","from":"talker","body":{"text":"half way"}}`,
+		`TALK-100 {"kind":"discovery","from":"talker","body":{"summary":"the cache is cold"}}`,
+		`TALK-100 {"kind":"escalation","from":"talker","body":{"detail":{"free":"2%"},"error":"disk almost full","severity":"high"}}`,
+		`TALK-100 {"kind":"escalation","from":"talker","body":{"error":"resource conflict over db: both migrate","severity":"medium"}}`,
+	}
+	if strings.Join(shown, "\n") != strings.Join(want, "\n") {
+		t.Errorf("shown to the person:\n%s\nwant:\n%s", strings.Join(shown, "\n"), strings.Join(want, "\n"))
+	}
+}

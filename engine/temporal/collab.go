@@ -106,6 +106,7 @@ type collab struct {
 	inbox  map[Asker][]Received // what running attempts were sent (inbox.go)
 	used   record.Usage         // the run's, as its agents reported
 	kids   children             // handoffs' and spawns' tasks (children.go)
+	status map[Asker]Report     // what attempts last reported (agents.list)
 }
 
 type openAsk struct {
@@ -116,7 +117,7 @@ type openAsk struct {
 
 // collaborate registers the handlers of the agents' requests.
 func (w *wf) collaborate() *collab {
-	c := &collab{w: w, open: map[string]*openAsk{}, wake: workflow.NewBufferedChannel(w.ctx, 1),
+	c := &collab{w: w, open: map[string]*openAsk{}, status: map[Asker]Report{}, wake: workflow.NewBufferedChannel(w.ctx, 1),
 		policy: w.plan.Cuelist.Guardrails.QuestionTimeout.D()}
 	if c.policy <= 0 {
 		c.policy = DefaultQuestionTimeout
@@ -128,10 +129,14 @@ func (w *wf) collaborate() *collab {
 	_ = workflow.SetUpdateHandlerWithOptions(ctx, UpdateAsk, c.ask, workflow.UpdateHandlerOptions{Validator: c.validAsk})
 	c.messages()
 	c.children()
+	c.person()
 	w.sel.AddReceive(c.wake, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil) })
 	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalReport), func(ch workflow.ReceiveChannel, _ bool) {
 		var r Report
 		ch.Receive(ctx, &r)
+		if c.asking(r.Asker) {
+			c.status[r.Asker] = r
+		}
 		w.emit(record.Event{Type: record.EvAgentStatus, Cue: r.Cue, Agent: r.Agent, Attempt: r.Attempt, State: r.State,
 			Data: record.StatusData{Progress: r.Progress, Detail: r.Detail}})
 	})

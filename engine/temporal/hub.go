@@ -163,6 +163,29 @@ func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver
 			h.Note("%s", e.Reason)
 		}
 		return peer.Send(protocols.Reply(msg, res))
+	case protocols.MessageUser:
+		return h.shown(hub, refuse, "message", b.Body)
+	case protocols.DiscoveryReport:
+		return h.shown(hub, refuse, "discovery", b.Shown())
+	case protocols.EscalationError:
+		return h.shown(hub, refuse, "escalation", protocols.EscalationShown(b.Severity, b.Error, b.Detail))
+	case protocols.EscalationConflict:
+		return h.shown(hub, refuse, "escalation", protocols.EscalationShown(b.Severity, b.What(), nil))
+	case protocols.BroadcastSend:
+		sent, err := broadcastAll(hub, b)
+		if err != nil {
+			return refuse("%v", err)
+		}
+		return peer.Send(protocols.Reply(msg, sent))
+	case protocols.AgentsList:
+		if why := hub.denied("agents"); why != "" {
+			return refuse("agents.list: %s", why)
+		}
+		list, err := listAgents(hub)
+		if err != nil {
+			return refuse("%v", err)
+		}
+		return peer.Send(protocols.Reply(msg, list))
 	case protocols.StatusUsage:
 		h.Usage(record.Usage{Credits: b.Credits, CostUSD: b.CostUSD, InputTokens: b.InputTokens, OutputTokens: b.OutputTokens})
 		return nil
@@ -396,3 +419,11 @@ func (h *stepHost) abort(f *attempt.Failure) {
 
 // Failure is the failure another goroutine ended the attempt with.
 func (h *stepHost) Failure() *attempt.Failure { return h.aborts.f }
+
+// shown sends the workflow what the agent shows the person (person.go).
+func (h *stepHost) shown(hub hubLink, refuse func(string, ...any) *attempt.Failure, kind string, body any) *attempt.Failure {
+	if err := showPerson(hub, kind, body); err != nil {
+		return refuse("%v", err)
+	}
+	return nil
+}

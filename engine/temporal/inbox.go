@@ -54,12 +54,21 @@ type Received struct {
 	// Announce, instead of a message: a child the attempt spawned ended
 	// (children.go).
 	Announce *protocols.TaskAnnounce `json:",omitempty"`
+	// Broadcast: another task's broadcast.send; Notice: a child's
+	// message.user or discovery.report (person.go).
+	Broadcast *protocols.BroadcastNotice `json:",omitempty"`
+	Notice    *protocols.MessageNotice   `json:",omitempty"`
 }
 
 // Message is what the recipient's agent is sent.
 func (r Received) Message(cue string) protocols.Message {
-	if r.Announce != nil {
+	switch {
+	case r.Announce != nil:
 		return protocols.New(*r.Announce)
+	case r.Broadcast != nil:
+		return protocols.New(*r.Broadcast)
+	case r.Notice != nil:
+		return protocols.New(*r.Notice)
 	}
 	var body any
 	_ = json.Unmarshal(r.Body, &body)

@@ -87,7 +87,7 @@ var _ mcpbridge.Task = mcpTask{}
 
 // notHere are the tool families this engine does not serve yet: the bridge
 // does not offer them.
-var notHere = map[string]bool{"memory": true, "agents": true}
+var notHere = map[string]bool{"memory": true}
 
 func notOnTemporal(what string) error {
 	return fmt.Errorf("%s is not supported by --engine temporal in this version (run the cuelist with --engine local)", what)
@@ -207,8 +207,12 @@ func (t mcpTask) SendMessage(_ context.Context, req protocols.MessageSend) (prot
 	return protocols.MessageSent{To: req.To}, nil
 }
 
-func (t mcpTask) Broadcast(context.Context, protocols.BroadcastSend) (protocols.BroadcastSent, error) {
-	return protocols.BroadcastSent{}, notOnTemporal("broadcast")
+func (t mcpTask) Broadcast(_ context.Context, req protocols.BroadcastSend) (protocols.BroadcastSent, error) {
+	hub, err := t.linked()
+	if err != nil {
+		return protocols.BroadcastSent{}, err
+	}
+	return broadcastAll(hub, req)
 }
 
 // Handoff waits for the receiver's end: its handoff.result (refused, with
@@ -238,7 +242,11 @@ func (t mcpTask) Spawn(_ context.Context, req protocols.TaskSpawn) (protocols.Sp
 }
 
 func (t mcpTask) ListAgents(context.Context) (protocols.AgentsListed, error) {
-	return protocols.AgentsListed{}, notOnTemporal("list_agents")
+	hub, err := t.linked()
+	if err != nil {
+		return protocols.AgentsListed{}, err
+	}
+	return listAgents(hub)
 }
 
 func (t mcpTask) MemorySearch(context.Context, protocols.MemorySearch) (protocols.MemoryResults, error) {
@@ -249,6 +257,14 @@ func (t mcpTask) MemoryWrite(context.Context, protocols.MemoryWrite) (mcpbridge.
 	return mcpbridge.MemoryWritten{}, notOnTemporal("memory_write")
 }
 
-func (t mcpTask) Escalate(context.Context, mcpbridge.Escalation) error {
-	return notOnTemporal("escalate")
+func (t mcpTask) Escalate(_ context.Context, e mcpbridge.Escalation) error {
+	hub, err := t.linked()
+	if err != nil {
+		return err
+	}
+	what := e.Message
+	if e.Kind == "conflict" {
+		what = protocols.EscalationConflict{ConflictType: e.ConflictType, Reason: e.Message}.What()
+	}
+	return showPerson(hub, "escalation", protocols.EscalationShown(e.Severity, what, nil))
 }
