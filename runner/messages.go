@@ -255,26 +255,3 @@ func (r *run) userEventOf(a *attemptRun, data record.UserMessageData, body any) 
 	return record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvUserMessage, Cue: a.Cue.ID,
 		Agent: a.Agent.ID, Attempt: a.Number, Data: data}
 }
-
-// privateBody stands for a private message's body in the records of those
-// who do not see it.
-const privateBody = "(private: recorded only where its recipient sees it)"
-
-// withheld is the record of a message an agent sent: as sent, except that a
-// private message.send keeps its body only in the record of its delivery
-// (the message.received to its recipient), so that the run's log shows it
-// where the recipient sees it and nowhere else.
-func withheld(wm *driver.Wire) *driver.Wire {
-	b, ok := wm.Msg.Body.(protocols.MessageSend)
-	if !ok || !b.Private {
-		return wm
-	}
-	b.Body = privateBody
-	m := wm.Msg
-	m.Body = b
-	raw, err := protocols.Encode(m)
-	if err != nil {
-		return &driver.Wire{Msg: m, Raw: []byte(`{"message_type":"message.send","private":true}`)}
-	}
-	return &driver.Wire{Msg: m, Raw: raw}
-}

@@ -134,6 +134,7 @@ func (w *wf) phase(f *flight, name string, task *attempt.Task, ok func()) {
 		f.busy = false
 		var res AttemptResult
 		err := fut.Get(w.ctx, &res)
+		w.recordMessages(w.core.Cue(f.pos).ID, f.agent.ID, f.number, &res)
 		if err != nil {
 			if w.workerLost(f, name, task, ok, err) {
 				w.apply()

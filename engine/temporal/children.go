@@ -335,6 +335,7 @@ func (c *collab) kidPhase(gctx workflow.Context, k *kid, name string, in Attempt
 	}
 	var res AttemptResult
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(k.ctx, opts), name, in).Get(gctx, &res)
+	w.recordMessages(in.Cue, agent.ID, in.Attempt, &res)
 	var canceled *temporal.CanceledError
 	switch {
 	case err == nil:

@@ -130,6 +130,16 @@ func TestHandoffAndSpawnOnWorkers(t *testing.T) {
 	if strings.Join(tree, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the tree's events:\n%s\nwant:\n%s\n%s", strings.Join(tree, "\n"), strings.Join(want, "\n"), story(evs))
 	}
+	// Their protocol messages are in the run's log, as locally.
+	phases := []string{"out coord.warning", "in ack.warning", "out coord.standby", "in ack.standby", "out coord.go"}
+	lead := append(append([]string{}, phases...), "in task.handoff", "out handoff.result", "in task.handoff", "out handoff.result",
+		"in task.spawn", "out spawn.accepted", "out task.announce", "in task.complete")
+	helper := append(append([]string{}, phases...), "in task.handoff", "out handoff.result", "in task.complete")
+	for cue, want := range map[string][]string{"LEAD-100": lead, "LEAD-100/1": helper, "LEAD-100/2": helper} {
+		if got := messagesOf(evs, cue); strings.Join(got, ", ") != strings.Join(want, ", ") {
+			t.Errorf("%s's messages:\n%s\nwant:\n%s", cue, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
 }
 
 // What agents show the person, a broadcast and the agents list go through
@@ -139,7 +149,8 @@ func TestHandoffAndSpawnOnWorkers(t *testing.T) {
 // recorded for the person (run/user events).
 func TestPersonBroadcastAndAgentsOnWorkers(t *testing.T) {
 	root, path := repoRoot(t), "engine/temporal/testdata/people/cuelist.yaml"
-	evs := completed(t, realEnv(t, root), RunInput{RunID: "r-people", Path: path, SpecHash: specHashOf(t, root, path)})
+	env := realEnv(t, root)
+	evs := completed(t, env, RunInput{RunID: "r-people", Path: path, SpecHash: specHashOf(t, root, path)})
 	talk, _ := json.Marshal(outputsOf(t, evs, "TALK-100"))
 	if want := `{"listed":["HEAR-100 hearer listening","TALK-100 talker working"],"reached":["HEAR-100"]}`; string(talk) != want {
 		t.Errorf("TALK-100's outputs %s, want %s", talk, want)
@@ -157,12 +168,45 @@ func TestPersonBroadcastAndAgentsOnWorkers(t *testing.T) {
 	}
 	want := []string{
 		`TALK-100 {"kind":"broadcast","from":"talker","to":"HEAR-100","body":{"text":"all hands"}}`,
-		`TALK-100 {"kind":"message","from":"talker","body":{"text":"half way"}}`,
+		`TALK-100 {"kind":"message","from":"talker","body":{"text":"half way, token [redacted:PEOPLE_API_TOKEN]"}}`,
 		`TALK-100 {"kind":"discovery","from":"talker","body":{"summary":"the cache is cold"}}`,
 		`TALK-100 {"kind":"escalation","from":"talker","body":{"detail":{"free":"2%"},"error":"disk almost full","severity":"high"}}`,
 		`TALK-100 {"kind":"escalation","from":"talker","body":{"error":"resource conflict over db: both migrate","severity":"medium"}}`,
 	}
 	if strings.Join(shown, "\n") != strings.Join(want, "\n") {
 		t.Errorf("shown to the person:\n%s\nwant:\n%s", strings.Join(shown, "\n"), strings.Join(want, "\n"))
+	}	// The secret in its environment is masked wherever it was recorded:
+	// the message.user's record, the person's view of it, the agent's output.
+	all, _ := json.Marshal(evs)
+	v, err := env.QueryWorkflow(QueryEvents, int64(0))
+	var page EventsPage
+	if err == nil {
+		err = v.Get(&page)
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := json.Marshal(page.Logs)
+	if !strings.Contains(string(logs), "the token is [redacted:PEOPLE_API_TOKEN]") {
+		t.Errorf("the agent's line is not in its log, masked: %s", logs)
+	}
+	if strings.Contains(string(all)+string(logs), "tok-people-1234") {
+		t.Errorf("the secret is in the run's events")
+	}
+	if !strings.Contains(string(all), `[redacted:PEOPLE_API_TOKEN]`) || len(messagesOf(evs, "TALK-100")) == 0 {
+		t.Errorf("no masked secret, or no messages, in the run's events:\n%s", all)
+	}
+}
+
+// messagesOf lists the protocol messages recorded for a task's attempt:
+// direction and type, one a line.
+func messagesOf(evs []record.Event, cue string) []string {
+	var out []string
+	for _, e := range evs {
+		if e.Type == record.EvMessage && e.Cue == cue {
+			d, _ := e.Data.(record.MessageData)
+			out = append(out, d.Direction+" "+d.Type)
+		}
+	}
+	return out
 }

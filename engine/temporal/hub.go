@@ -122,6 +122,7 @@ func (h *stepHost) bound() hubLink {
 // does not do yet gets a protocol.error saying so, and the agent goes on.
 func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver.Wire) *attempt.Failure {
 	msg := req.Msg
+	h.wire.add("in", driver.Withheld(req))
 	hub := h.bound()
 	refuse := func(format string, args ...any) *attempt.Failure {
 		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: fmt.Sprintf(format, args...)}))

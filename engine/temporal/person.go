@@ -159,6 +159,7 @@ func showPerson(hub hubLink, kind string, body any) error {
 	if err != nil {
 		return fmt.Errorf("%s: the body cannot be sent: %w", kind, err)
 	}
+	raw = redactorOf(hub.plan).JSON(raw) // it is only recorded: secrets masked, as locally
 	if err := hub.link.Signal(hub.ctx, SignalUser, UserNote{Asker: hub.asker, Kind: kind, Body: raw}); err != nil {
 		return fmt.Errorf("%s could not reach the run's workflow: %w", kind, err)
 	}

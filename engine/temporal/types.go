@@ -118,6 +118,10 @@ type AttemptResult struct {
 	// Worktree is the worktree a worktree agent's GO worked in and the
 	// commit it pushed.
 	Worktree *record.WorktreeData
+	// Messages are the protocol messages of the phase, and MessagesLeftOut
+	// how many more it had (wirelog.go).
+	Messages        []record.MessageData `json:",omitempty"`
+	MessagesLeftOut int                  `json:",omitempty"`
 }
 
 // LogLine is one line an agent printed.

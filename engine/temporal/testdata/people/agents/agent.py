@@ -26,7 +26,8 @@ def work(task):
     time.sleep(0.5)  # its report reaches the workflow
     listed = task.list_agents()
     reached = task.broadcast({"text": "all hands"})
-    task.user({"text": "half way"})
+    task.user({"text": "half way, token " + os.environ["PEOPLE_API_TOKEN"]})
+    print("the token is " + os.environ["PEOPLE_API_TOKEN"], file=sys.stderr)
     task.discovery("the cache is cold")
     task.escalate("disk almost full", "high", {"free": "2%"})
     task.notify("escalation.conflict", conflict_type="resource", resource_in_question="db", reason="both migrate")
