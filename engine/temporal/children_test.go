@@ -175,7 +175,7 @@ func TestPersonBroadcastAndAgentsOnWorkers(t *testing.T) {
 	}
 	if strings.Join(shown, "\n") != strings.Join(want, "\n") {
 		t.Errorf("shown to the person:\n%s\nwant:\n%s", strings.Join(shown, "\n"), strings.Join(want, "\n"))
-	}	// The secret in its environment is masked wherever it was recorded:
+	} // The secret in its environment is masked wherever it was recorded:
 	// the message.user's record, the person's view of it, the agent's output.
 	all, _ := json.Marshal(evs)
 	v, err := env.QueryWorkflow(QueryEvents, int64(0))

@@ -227,8 +227,8 @@ func (h *stepHost) CloseLog() {}
 func (h *stepHost) Note(format string, args ...any) {
 	h.Log("stderr", "[orch] "+fmt.Sprintf(format, args...))
 }
-func (h *stepHost) Board(t *attempt.Task) *attempt.Task          { return t }
-func (h *stepHost) Started(p *proc.Process)                      { h.started = p }
+func (h *stepHost) Board(t *attempt.Task) *attempt.Task { return t }
+func (h *stepHost) Started(p *proc.Process)             { h.started = p }
 func (h *stepHost) Record(dir string, m *driver.Wire) *attempt.Failure {
 	h.wire.add(dir, m)
 	return nil
