@@ -210,3 +210,27 @@ func messagesOf(evs []record.Event, cue string) []string {
 	}
 	return out
 }
+
+// A child ends with the attempt that started it: a spawned helper still at
+// work when its lead's GO ends is stopped, saying why, and nothing is
+// announced to the lead, which is gone.
+func TestChildEndsWithItsParent(t *testing.T) {
+	root, path := repoRoot(t), "engine/temporal/testdata/children/orphan.yaml"
+	evs := completed(t, realEnv(t, root), RunInput{RunID: "r-orphan", Path: path, SpecHash: specHashOf(t, root, path)})
+	var got []string
+	for _, e := range evs {
+		if e.Cue == "QUICK-100/1" && (e.Type == record.EvCueState || e.Type == record.EvAttemptEnded) {
+			got = append(got, e.Type+" "+e.State+" "+e.Reason)
+		}
+	}
+	want := []string{record.EvCueState + " warning ", record.EvCueState + " standby ", record.EvCueState + " go ",
+		record.EvAttemptEnded + " stopped their parent's attempt ended", record.EvCueState + " stopped their parent's attempt ended"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the child's events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, m := range messagesOf(evs, "QUICK-100") {
+		if strings.Contains(m, "task.announce") {
+			t.Errorf("the lead was told of its child's end after its own: %v", messagesOf(evs, "QUICK-100"))
+		}
+	}
+}

@@ -3,6 +3,7 @@
 import os
 import queue
 import sys
+import time
 
 LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "..", "examples", "lib")
 sys.path.insert(0, os.environ.get("COLLAB_LIB") or LIB)
@@ -10,6 +11,17 @@ import orch_agent  # noqa: E402
 
 
 def work(task):
+    if sys.argv[1:] == ["slow"]:
+        task.bb_write("slow-at-work", True)
+        time.sleep(50)
+        return {}
+    if sys.argv[1:] == ["quick"]:
+        spawned = task.spawn("kid-slow", {})
+        for _ in range(300):  # until the child is at work
+            if task.bb_read("slow-at-work") is not None:
+                break
+            time.sleep(0.1)
+        return {"spawned": spawned}
     if sys.argv[1:] == ["help"]:
         deeper = task.handoff("kid-lead", "T-9", {"topic": "back"})  # depth 2: refused
         return {"answer": task.inputs["topic"].upper(), "task": task.task_id, "parent": task.parent_task_id,
