@@ -276,6 +276,9 @@ func (w *wf) ended(f *flight, res AttemptResult) {
 		w.atts[f.pos][f.slot] = nil
 	}
 	w.recordWorktree(f, res)
+	if c := w.chain.collab; c != nil {
+		c.withExports(f, &res) // its children's, when its cue accepts them (children.go)
+	}
 	w.lastEnd = res // recorded with the core's AttemptEnded decision
 	end := sched.End{Outputs: res.Outputs}
 	if res.Failed {

@@ -85,10 +85,13 @@ type children struct {
 	tasks *sched.Tasks[*kid]
 	live  map[string]*kid // by task id
 	ids   []string        // every child task's id, carried on continue-as-new
+	// exports are the outputs of the children that completed under a
+	// cue's attempt whose cue accepts child exports, for its end.
+	exports map[*flight][]attempt.ChildExport
 }
 
 func (c *collab) children() {
-	c.kids = children{live: map[string]*kid{}, tasks: sched.NewTasks(sched.TasksConfig[*kid]{
+	c.kids = children{live: map[string]*kid{}, exports: map[*flight][]attempt.ChildExport{}, tasks: sched.NewTasks(sched.TasksConfig[*kid]{
 		Working: func(k *kid) bool { return k.number > 0 }, Speaks: driver.Speaks})}
 	if k := c.w.in.Carry; k != nil {
 		c.kids.tasks.Continue(k.Tasks, 0)
@@ -245,6 +248,9 @@ func (c *collab) runKid(gctx workflow.Context, k *kid) {
 	}
 	w.emit(ev)
 	c.kids.tasks.End(k.task.Node, res.Status)
+	if res.Status == string(record.CueCompleted) {
+		c.export(k, res.Outputs)
+	}
 	delete(c.kids.live, k.task.ID)
 	if k.task.Kind == "spawn" && k.ctx.Err() == nil { // its parent waits for no answer: it is announced
 		c.inbox[k.asker] = append(c.inbox[k.asker], Received{Announce: &protocols.TaskAnnounce{TaskID: k.task.ID, Agent: agent.ID,
@@ -254,6 +260,39 @@ func (c *collab) runKid(gctx workflow.Context, k *kid) {
 	k.cancel()
 	w.running--
 	c.changed()
+}
+
+// export keeps a completed child's outputs for the cue whose tree it is in,
+// if that cue declares accept_child_exports (as locally): its own agent's
+// attempt merges them into its outputs when it completes (withExports).
+func (c *collab) export(k *kid, outputs map[string]any) {
+	root := k
+	for root.pk != nil {
+		root = root.pk
+	}
+	f := root.pf
+	if f == nil || len(outputs) == 0 || !c.w.core.Cue(f.pos).AcceptChildExports {
+		return
+	}
+	c.kids.exports[f] = append(c.kids.exports[f], attempt.ChildExport{Task: k.task.ID, Outputs: outputs})
+}
+
+// withExports merges the exports of the children of a cue's attempt into
+// the outputs it completed with (attempt.WithChildExports); a child's value
+// its own outputs hold otherwise is noted as a warning.
+func (c *collab) withExports(f *flight, res *AttemptResult) {
+	exports := c.kids.exports[f]
+	delete(c.kids.exports, f)
+	if res.Failed {
+		return
+	}
+	merged, clashes := attempt.WithChildExports(res.Outputs, exports)
+	res.Outputs = merged
+	cue := c.w.core.Cue(f.pos).ID
+	for _, x := range clashes {
+		c.w.emit(record.Event{Type: record.EvNote, Cue: cue, Agent: f.agent.ID, Attempt: f.number,
+			Reason: fmt.Sprintf("warning: child task %s exports %q, which %s's own outputs hold with another value: cue %s keeps its own", x.Task, x.Key, f.agent.ID, cue)})
+	}
 }
 
 // why a child stops: its parent's attempt ended (stopped, for the same

@@ -86,7 +86,8 @@ func realEnv(t *testing.T, root string) *testsuite.TestWorkflowEnvironment {
 // beyond max_handoff_depth, and back up the chain, is refused by the
 // workflow's tree; a spawned child inherits the cue's inputs and its end is
 // announced (task.announce). Each child is recorded (task/started, its
-// attempt, its end).
+// attempt, its end); the cue accepts child exports: their outputs merge
+// into its own.
 func TestHandoffAndSpawnOnWorkers(t *testing.T) {
 	root, path := repoRoot(t), "engine/temporal/testdata/children/cuelist.yaml"
 	evs := completed(t, realEnv(t, root), RunInput{RunID: "r-kids", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"topic": "tides"}})
@@ -102,6 +103,9 @@ func TestHandoffAndSpawnOnWorkers(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %s in LEAD-100's outputs %s", want, got)
 		}
+	}
+	if out["answer"] != "TIDES" || out["task"] != "LEAD-100/2" { // accept_child_exports: the helpers' outputs, the later one's winning
+		t.Errorf("the children's exports are not in LEAD-100's outputs: %s", got)
 	}
 	var tree []string
 	for _, e := range evs {
