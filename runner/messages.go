@@ -13,6 +13,7 @@ import (
 	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -97,19 +98,10 @@ func (r *run) spawn(a *attemptRun, peer driver.Peer, msg protocols.Message, b pr
 	return f
 }
 
-// chainProblems applies the guardrails to a child of n for agent to: its
-// depth within max_handoff_depth, and no agent twice in the chain.
+// chainProblems applies the guardrails to a child of n for agent to
+// (sched.ChainProblems).
 func (r *run) chainProblems(n *node, to *spec.Agent, what string) []string {
-	var out []string
-	if depth, max := n.depth+1, planner.MaxHandoffDepth(r.plan.Cuelist); depth > max {
-		out = append(out, fmt.Sprintf("the %s would be at depth %d, beyond max_handoff_depth %d (chain: %s -> %s)",
-			what, depth, max, strings.Join(n.chain, " -> "), to.ID))
-	}
-	if i := slices.Index(n.chain, to.ID); i >= 0 {
-		out = append(out, fmt.Sprintf("%s cycle: %s -> %s (agent %s is already in the chain)",
-			what, strings.Join(n.chain[i:], " -> "), to.ID, to.ID))
-	}
-	return out
+	return sched.ChainProblems(planner.MaxHandoffDepth(r.plan.Cuelist), n.depth, n.chain, to.ID, what)
 }
 
 // sendMessage delivers message.send and answers message.sent, or

@@ -3,7 +3,6 @@ package temporal
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -157,7 +156,7 @@ func (c *collab) child(ctx workflow.Context, in ChildAsk) (ChildDone, error) {
 			return refuse(fmt.Sprintf("the inputs lack %s, which %s requires", strings.Join(missing, ", "), to.ID))
 		}
 	}
-	if problems := chainProblems(w.plan.Cuelist, parentTask, to, in.Kind); len(problems) > 0 {
+	if problems := sched.ChainProblems(planner.MaxHandoffDepth(w.plan.Cuelist), parentTask.Depth, parentTask.Chain, to.ID, in.Kind); len(problems) > 0 {
 		return refuse(strings.Join(problems, "; "))
 	}
 	k.task = c.kids.tasks.Child(parentTask.Node, to, in.Kind)
@@ -181,21 +180,6 @@ func (c *collab) child(ctx workflow.Context, in ChildAsk) (ChildDone, error) {
 		return ChildDone{}, err
 	}
 	return *k.done, nil
-}
-
-// chainProblems applies the guardrails to a child of parent for agent to:
-// its depth within max_handoff_depth, and no agent twice in the chain.
-func chainProblems(cl *spec.Cuelist, parent sched.Task, to *spec.Agent, what string) []string {
-	var out []string
-	if depth, most := parent.Depth+1, planner.MaxHandoffDepth(cl); depth > most {
-		out = append(out, fmt.Sprintf("the %s would be at depth %d, beyond max_handoff_depth %d (chain: %s -> %s)",
-			what, depth, most, strings.Join(parent.Chain, " -> "), to.ID))
-	}
-	if i := slices.Index(parent.Chain, to.ID); i >= 0 {
-		out = append(out, fmt.Sprintf("%s cycle: %s -> %s (agent %s is already in the chain)",
-			what, strings.Join(parent.Chain[i:], " -> "), to.ID, to.ID))
-	}
-	return out
 }
 
 // flightOf is the root attempt in flight a request names.
