@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -235,6 +237,44 @@ func TestChildEndsWithItsParent(t *testing.T) {
 	for _, m := range messagesOf(evs, "QUICK-100") {
 		if strings.Contains(m, "task.announce") {
 			t.Errorf("the lead was told of its child's end after its own: %v", messagesOf(evs, "QUICK-100"))
+		}
+	}
+}
+
+// An ACP agent's handoff and spawn through orch's MCP tools on a worker go
+// the same way: the handoff waits for the receiver's end, the spawn answers
+// with the child's task id.
+func TestMCPHandoffAndSpawnOnWorker(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	yaml := fmt.Sprintf(`agent:
+  id: coder
+  protocol: acp
+  command: [%q, mcp, 'handoff {"to_agent": "checker", "task_id": "T1", "context": {"pkg": "./..."}}', 'spawn {"agent": "checker"}', 'handoff {"to_agent": "nobody", "context": {}}']
+  env: {ORCH_FAKE_ACP: "1", FAKE_ACP_MCP_HTTP: "1"}
+  handoff_to: [checker]
+  provides: [text]
+---
+agent:
+  id: checker
+  command: ["true"]
+---
+cuelist:
+  id: mcp-kids
+  cues:
+    - {id: w, agents: [coder]}
+`, self)
+	if err := os.WriteFile(filepath.Join(root, "c.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evs := completed(t, realEnv(t, root), RunInput{RunID: "r-mcp-kids", Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml")})
+	text, _ := outputsOf(t, evs, "w")["text"].(string)
+	for _, want := range []string{`handoff: {"outputs":{},"status":"completed"}`, `spawn: {"task_id":"w/2"}`, `not in its handoff_to`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in the agent's reply:\n%s", want, text)
 		}
 	}
 }
