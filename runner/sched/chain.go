@@ -2,7 +2,6 @@ package sched
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -17,9 +16,12 @@ func ChainProblems(maxDepth, depth int, chain []string, to, what string) []strin
 		out = append(out, fmt.Sprintf("the %s would be at depth %d, beyond max_handoff_depth %d (chain: %s -> %s)",
 			what, depth+1, maxDepth, strings.Join(chain, " -> "), to))
 	}
-	if i := slices.Index(chain, to); i >= 0 {
-		out = append(out, fmt.Sprintf("%s cycle: %s -> %s (agent %s is already in the chain)",
-			what, strings.Join(chain[i:], " -> "), to, to))
+	for i, a := range chain {
+		if a == to {
+			out = append(out, fmt.Sprintf("%s cycle: %s -> %s (agent %s is already in the chain)",
+				what, strings.Join(chain[i:], " -> "), to, to))
+			break
+		}
 	}
 	return out
 }
