@@ -24,19 +24,32 @@ def work(task):
         return {"spawned": spawned}
     if sys.argv[1:] == ["help"]:
         deeper = task.handoff("kid-lead", "T-9", {"topic": "back"})  # depth 2: refused
+        heard = ""
+        if task.inputs.get("listen"):  # its parent sends it a message
+            try:
+                heard = task.messages.get(timeout=30)["body"]["text"]
+            except queue.Empty:
+                raise orch_agent.OrchError("no message came")
         return {"answer": task.inputs["topic"].upper(), "task": task.task_id, "parent": task.parent_task_id,
-                "depth": task.depth, "deeper": deeper["status"] + ": " + deeper.get("reason", "")}
+                "depth": task.depth, "deeper": deeper["status"] + ": " + deeper.get("reason", ""), "heard": heard}
     done = task.handoff("kid-helper", "T-1", {"topic": "rivers"})
     if done["status"] != "completed":
         raise orch_agent.OrchError(f"the handoff ended {done['status']}: {done.get('reason')}")
     refused = task.handoff("nobody", "T-2", {})
-    spawned = task.spawn("kid-helper", {})  # inherits topic from the cuelist's inputs
+    spawned = task.spawn("kid-helper", {"listen": True})  # inherits topic from the cuelist's inputs
+    for tries in range(300):  # until the child is at work
+        try:
+            task.send(spawned, {"text": "hello child"})
+            break
+        except orch_agent.OrchError:
+            time.sleep(0.1)
     try:
         ann = task.announcements.get(timeout=50)
     except queue.Empty:
         raise orch_agent.OrchError("no announcement came")
     return {"handoff": done["outputs"], "refused": refused["status"] + ": " + refused.get("reason", ""),
-            "spawned": spawned, "announced": {"status": ann["status"], "task": ann["task_id"], "answer": ann["outputs"]["answer"]},
+            "spawned": spawned, "announced": {"status": ann["status"], "task": ann["task_id"], "answer": ann["outputs"]["answer"],
+                          "heard": ann["outputs"]["heard"]},
             "deeper": done["outputs"]["deeper"]}
 
 

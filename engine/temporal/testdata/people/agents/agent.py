@@ -18,6 +18,7 @@ def work(task):
         except queue.Empty:
             raise orch_agent.OrchError("no broadcast came")
         return {"heard": b["body"], "from": b["from"]}
+    print("the token is " + os.environ["PEOPLE_API_TOKEN"], file=sys.stderr, flush=True)  # early: read long before its end
     for _ in range(300):  # until the hearer is at work
         listed = task.list_agents()
         if any(a["id"] == "hearer" for a in listed):
@@ -27,7 +28,6 @@ def work(task):
     listed = task.list_agents()
     reached = task.broadcast({"text": "all hands"})
     task.user({"text": "half way, token " + os.environ["PEOPLE_API_TOKEN"]})
-    print("the token is " + os.environ["PEOPLE_API_TOKEN"], file=sys.stderr)
     task.discovery("the cache is cold")
     task.escalate("disk almost full", "high", {"free": "2%"})
     task.notify("escalation.conflict", conflict_type="resource", resource_in_question="db", reason="both migrate")
