@@ -43,6 +43,10 @@ type Controller struct {
 	Exe string
 	// Version is orch's, named where orch-temporal is to be installed.
 	Version string
+	// Notice, when set, is told what a reader should know and would not
+	// see otherwise: a Temporal run that could not be caught up (once,
+	// until it is again). Any goroutine calls it.
+	Notice func(string)
 
 	mu     sync.Mutex
 	reader *store.DB

@@ -175,7 +175,8 @@ func TemporalFlags(dbFile string, t *record.TemporalRun) []string {
 // follower (after --detach, orch run's exit 3, orch go or orch stop) the
 // store would stop at the last event followed. A follower's run is left to
 // it; an unreachable server leaves the store as it is (what it shows says
-// so: followed by nobody).
+// so: followed by nobody; Notice, when set, is told once, and the run is
+// left alone for catchUpRetry).
 func (c *Controller) catchUp(ctx context.Context, db *store.DB, id string) {
 	t, err := db.TemporalRun(ctx, id)
 	if err != nil || t == nil {
@@ -184,11 +185,15 @@ func (c *Controller) catchUp(ctx context.Context, db *store.DB, id string) {
 	if st, err := db.RunState(ctx, id); err != nil || st.Ended() {
 		return
 	}
-	if !c.caughtUp.due(db.Path()+"\x00"+id, time.Now()) {
+	key := db.Path() + "\x00" + id
+	if !c.caughtUp.due(key, time.Now()) {
 		return
 	}
 	args := append(append([]string{"sync"}, TemporalFlags(db.Path(), t)...), "--", id)
-	_, _ = HandOver{What: "orch status: run " + id, Args: args, Within: catchUpWithin}.Run(nil, c.Version)
+	_, err = HandOver{What: "orch status: run " + id, Args: args, Within: catchUpWithin}.Run(nil, c.Version)
+	if c.caughtUp.ended(key, err) && c.Notice != nil {
+		c.Notice(fmt.Sprintf("run %s on Temporal (%s) could not be brought up to date, it is shown as last followed: %v", id, t.Address, err))
+	}
 }
 
 // catchUpWithin bounds catchUp: a server that does not answer (down, far)

@@ -32,18 +32,15 @@ type merge struct {
 	id       int // the cue's plan position, or sched.ResultMerge
 	pos      int // the cue it is recorded at
 	att      *attemptRun
-	tree     *mergeTree
+	tree     *gitwork.MergeTree
 	sources  []sched.MergeSource
 	verify   []string
 	timeout  time.Duration // the verify command's
 	problem  *sched.MergeProblem
-	cancel   context.CancelFunc // ends the round running
-	resolver *attemptRun        // the resolver at work
-	question string             // the open question's id
-	// pending is the source whose merge stopped at a conflict (the rounds'
-	// goroutines, one after the other).
-	pending *sched.MergeSource
-	result  *record.ResultBranch // the result merge, once done
+	cancel   context.CancelFunc   // ends the round running
+	resolver *attemptRun          // the resolver at work
+	question string               // the open question's id
+	result   *record.ResultBranch // the result merge, once done
 }
 
 // mergeAgent stands for orch itself in the records of a merge's attempt.
@@ -107,12 +104,12 @@ func (r *run) startMerge(ctx context.Context, c *planner.Cue, d sched.Decision) 
 		r.then(func() { r.sendMergeReport(m, sched.MergeReport{Err: "the run has no git repository to merge in"}) })
 		return
 	}
-	m.tree = r.host.worktrees.mergeTree(d.MergeID, c.ID, r.resultBranchName())
-	data := record.MergeData{Path: m.tree.path}
+	m.tree = r.host.worktrees.mergeTree(m, c.ID, r.resultBranchName())
+	data := record.MergeData{Path: m.tree.Path}
 	for _, s := range d.Sources {
 		data.Sources = append(data.Sources, record.MergeSource(s))
 	}
-	what := fmt.Sprintf("merging the branches of %s for %s", sourceTasks(d.Sources), m.tree.what)
+	what := fmt.Sprintf("merging the branches of %s for %s", sourceTasks(d.Sources), m.tree.What)
 	r.emit(m.event(record.MergeStarted, what, data))
 	r.then(func() { r.mergeRound(m, "") })
 }
@@ -210,10 +207,10 @@ func (r *run) mergeEnded(d sched.Decision) {
 	data := record.MergeData{}
 	switch d.AttemptState {
 	case sched.AttemptCompleted:
-		outputs = map[string]any{"merge_branch": m.tree.branch, "merge_commit": d.Key}
+		outputs = map[string]any{"merge_branch": m.tree.Branch, "merge_commit": d.Key}
 		data.Commit, data.Result = d.Key, m.result
 		r.emit(record.Event{Type: record.EvWorktree, Cue: c.ID, Agent: mergeAgent.ID, Attempt: m.att.Number,
-			Data: record.WorktreeData{Branch: m.tree.branch, Base: m.sources[0].Commit, From: "merge of " + sourceTasks(m.sources), Path: m.tree.path, Commit: d.Key}})
+			Data: record.WorktreeData{Branch: m.tree.Branch, Base: m.sources[0].Commit, From: "merge of " + sourceTasks(m.sources), Path: m.tree.Path, Commit: d.Key}})
 		if m.id == sched.ResultMerge {
 			r.resultBranch = m.result
 		}
@@ -251,7 +248,7 @@ func (r *run) haltMerges(why string) {
 
 // event is an EvMerge of the merge's attempt, in state with reason.
 func (m *merge) event(state, reason string, data record.MergeData) record.Event {
-	data.Branch = m.tree.branch
+	data.Branch = m.tree.Branch
 	return record.Event{RunID: m.att.r.id, At: time.Now().UTC(), Type: record.EvMerge, Cue: m.att.Cue.ID, Agent: mergeAgent.ID, Attempt: m.att.Number, State: state, Reason: reason, Data: data}
 }
 
@@ -268,7 +265,7 @@ func (m *merge) questionText(p *sched.MergeProblem) string {
 		what = "fix the tree there so that " + quoteArgv(m.verify) + " passes"
 	}
 	return fmt.Sprintf("%s. In the worktree %s (branch %s), %s, then answer %q — or %q to fail %s.",
-		p.Reason, m.tree.path, m.tree.branch, what, sched.AnswerResolved, sched.AnswerAbort, m.tree.what)
+		p.Reason, m.tree.Path, m.tree.Branch, what, sched.AnswerResolved, sched.AnswerAbort, m.tree.What)
 }
 
 // worktreeBase is where a worktree attempt at cue c starts: the commit its
@@ -310,16 +307,4 @@ func sourceTasks(sources []sched.MergeSource) string {
 		names[i] = s.Task
 	}
 	return strings.Join(names, ", ")
-}
-
-// quoteArgv shows a command line as a person would type it.
-func quoteArgv(argv []string) string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\"'\\$") {
-			a = fmt.Sprintf("%q", a)
-		}
-		out[i] = a
-	}
-	return strings.Join(out, " ")
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orch-cli/orch/runner/gitwork"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
@@ -29,7 +30,7 @@ func mergeBenchRepo(b *testing.B) (string, []sched.MergeSource) {
 	}
 	ctx := context.Background()
 	run := func(args ...string) string {
-		out, err := git(ctx, dir, append(append([]string(nil), orchGit...), args...)...)
+		out, err := git(ctx, dir, append(append([]string(nil), gitwork.Identity...), args...)...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -80,7 +81,7 @@ func BenchmarkMerge8x50(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		m := &merge{id: 0, sources: sources, att: newAttempt(r.host, p.Order[0], 0, -1, mergeAgent, nil, i+1, r.reports)}
-		m.tree = r.host.worktrees.mergeTree(0, fmt.Sprintf("C%d", i), "")
+		m.tree = r.host.worktrees.mergeTree(m, fmt.Sprintf("C%d", i), "")
 		timeOrch := func() {
 			start := time.Now()
 			if rep := m.round(ctx, r, ""); rep.Commit == "" {
@@ -101,10 +102,10 @@ func BenchmarkMerge8x50(b *testing.B) {
 			timeOrch()
 		}
 		b.StopTimer()
-		if parents, _ := git(ctx, dir, "log", "-1", "--format=%P", m.tree.branch); len(strings.Fields(parents)) != 8 {
+		if parents, _ := git(ctx, dir, "log", "-1", "--format=%P", m.tree.Branch); len(strings.Fields(parents)) != 8 {
 			b.Fatalf("the merge's parents: %q", parents)
 		}
-		_, _ = git(ctx, dir, "worktree", "remove", "--force", m.tree.path)
+		_, _ = git(ctx, dir, "worktree", "remove", "--force", m.tree.Path)
 		_, _ = git(ctx, dir, "worktree", "remove", "--force", filepath.Join(dir, ".orch", fmt.Sprintf("g%d", i)))
 		b.StartTimer()
 	}
@@ -119,7 +120,7 @@ func gitMerge(b *testing.B, dir, name string, sources []sched.MergeSource) {
 	ctx := context.Background()
 	path := filepath.Join(dir, ".orch", name)
 	must := func(in string, args ...string) string {
-		out, err := git(ctx, in, append(append([]string(nil), orchGit...), args...)...)
+		out, err := git(ctx, in, append(append([]string(nil), gitwork.Identity...), args...)...)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,466 +1,49 @@
 package runner
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
-	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/gitwork"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
-// The git work of a merge, on its own goroutine. A merge has a worktree of
-// its own, <repository>/.orch/worktrees/<run>/<cue>-merge (the result's:
-// _result), on its branch, orch/<run>/<cue>/merge (orch/<run>/result). It
-// starts at the first of the branches that no other one holds (git
-// merge-base --independent) and merges the others in order, each with a
-// commit of its own; the last commit of the merge names every cue merged
-// and has their branches as parents (an octopus made with commit-tree, the
-// tree being what the merges gave). What is already merged is skipped, so a
-// merge taken up again after a crash goes on from where its branch is; a
-// worktree a dead owner left mid-merge has what it held kept on a branch
-// first. Nothing is ever pushed, nothing but the merge's own branch moves.
-
-// mergeTree is a merge's worktree and branch.
-type mergeTree struct {
-	w      *worktrees
-	path   string
-	branch string
-	what   string // for people: "cue REVIEW", "the run's result"
-}
-
-// orchGit is what git runs with when orch commits: orch's identity, no
-// hook, no signing, no recorded resolution replayed.
-var orchGit = gitwork.Identity
-
-func (t *mergeTree) git(ctx context.Context, args ...string) (string, error) {
-	return git(ctx, t.path, append(append([]string(nil), orchGit...), args...)...)
-}
+// The git work of a merge, on its own goroutine: gitwork.MergeTree's (the
+// same on a Temporal worker), in the project's repository, with the
+// verify command run as a process of the merge's attempt
+// (merge_verify.go).
 
 // mergeTree is where merge id (a cue's position, or sched.ResultMerge) of
-// cue is done.
-func (w *worktrees) mergeTree(id int, cue, result string) *mergeTree {
-	if id == sched.ResultMerge {
-		return &mergeTree{w: w, path: filepath.Join(w.dir, "_result"), branch: result, what: "the run's result"}
-	}
-	part := branchPart(cue)
-	return &mergeTree{w: w, path: filepath.Join(w.dir, part+"-merge"), branch: fmt.Sprintf("orch/%s/%s/merge", w.runID, part), what: "cue " + cue}
+// cue is done, its steps noted as m's.
+func (w *worktrees) mergeTree(m *merge, cue, result string) *gitwork.MergeTree {
+	t := gitwork.NewMergeTree(w.repo, w.dir, w.runID, m.id, cue, result)
+	t.Lock, t.Note = &w.mu, m.note
+	return t
 }
 
 // round is one round of merge m: open its worktree and merge (by ""), or
 // check a resolution by `by` and go on; then verify the merged tree.
 func (m *merge) round(ctx context.Context, r *run, by string) sched.MergeReport {
-	fail := func(err error) sched.MergeReport {
-		if ctx.Err() != nil {
-			return sched.MergeReport{Err: "stopped"}
-		}
-		return sched.MergeReport{Err: err.Error()}
-	}
-	t := m.tree
-	heads, err := t.independent(ctx, m.sources)
-	if err != nil {
-		return fail(err)
-	}
-	if by == "" {
-		if err := t.open(ctx, m, heads[0]); err != nil {
-			return fail(err)
-		}
-	} else if p, err := t.resolved(ctx, m, by); err != nil {
-		return fail(err)
-	} else if p != nil {
-		return sched.MergeReport{Problem: p}
-	}
-	if p, err := t.mergeAll(ctx, m, heads); err != nil {
-		return fail(err)
-	} else if p != nil {
-		return sched.MergeReport{Problem: p}
-	}
+	var verify func(context.Context) (*sched.MergeProblem, error)
 	if len(m.verify) > 0 {
-		if p, err := m.runVerify(ctx, r); err != nil {
-			return fail(err)
-		} else if p != nil {
-			m.note(record.MergeVerifyFailed, p.Reason, record.MergeData{Output: p.Output})
-			return sched.MergeReport{Problem: p}
-		}
-		m.note(record.MergeVerified, quoteArgv(m.verify)+" passed", record.MergeData{})
-	}
-	commit, err := t.git(ctx, "rev-parse", "--verify", "HEAD")
-	if err != nil {
-		return fail(err)
-	}
-	if m.id == sched.ResultMerge {
-		m.result = t.resultBranch(ctx, commit)
-	}
-	return sched.MergeReport{Commit: commit}
-}
-
-// open makes the merge's worktree: on its branch when the branch exists
-// (an earlier owner's), else on a new one at first. A worktree
-// an earlier owner left is cleaned, after what it held (a merge in
-// progress, a resolution not committed) is kept on a branch of its own.
-func (t *mergeTree) open(ctx context.Context, m *merge, first sched.MergeSource) error {
-	if _, err := os.Stat(filepath.Join(t.path, ".git")); err == nil {
-		if st, err := t.git(ctx, "status", "--porcelain", "--untracked-files=all"); err == nil && st != "" {
-			if err := t.keep(ctx, m, "what its worktree held when the run's owner stopped"); err != nil {
-				return err
+		verify = func(ctx context.Context) (*sched.MergeProblem, error) {
+			p, err := m.runVerify(ctx, r)
+			if err == nil && p != nil {
+				m.note(record.MergeVerifyFailed, p.Reason, record.MergeData{Output: p.Output})
+			} else if err == nil {
+				m.note(record.MergeVerified, quoteArgv(m.verify)+" passed", record.MergeData{})
 			}
-		}
-		_, _ = t.git(ctx, "merge", "--abort")
-		if _, err := t.git(ctx, "reset", "--hard", "--quiet"); err != nil {
-			return err
-		}
-		_, err := t.git(ctx, "clean", "-fdq")
-		return err
-	}
-	w := t.w
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	_ = os.RemoveAll(t.path) // what is not a worktree: a half-made one
-	_, _ = git(ctx, w.repo, "worktree", "prune")
-	if _, err := git(ctx, w.repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+t.branch); err == nil {
-		_, err = git(ctx, w.repo, "worktree", "add", "--quiet", t.path, t.branch)
-		return err
-	}
-	_, err := git(ctx, w.repo, "worktree", "add", "--quiet", "-b", t.branch, t.path, first.Commit)
-	return err
-}
-
-// keep commits what the worktree holds (a merge in progress, changes) on a
-// branch of its own, <branch>-kept-<commit>, and says so.
-func (t *mergeTree) keep(ctx context.Context, m *merge, what string) error {
-	if _, err := t.git(ctx, "add", "--all", "--", "."); err != nil {
-		return err
-	}
-	tree, err := t.git(ctx, "write-tree")
-	if err != nil {
-		return err
-	}
-	commit, err := t.git(ctx, "commit-tree", tree, "-p", "HEAD", "-m", "orch: "+what+" ("+t.what+")")
-	if err != nil {
-		return err
-	}
-	kept := t.branch + "-kept-" + commit[:12]
-	if _, err := t.git(ctx, "branch", "--force", kept, commit); err != nil {
-		return err
-	}
-	m.note(record.MergeKept, what+": kept on "+kept, record.MergeData{Commit: commit, Kept: kept})
-	return nil
-}
-
-// ref is how a source is named to git: its commit, else its branch.
-func ref(s sched.MergeSource) string {
-	if s.Commit != "" {
-		return s.Commit
-	}
-	return s.Branch
-}
-
-// independent resolves the sources to commits and keeps, in order, those
-// no other one holds: a branch another started from is merged with it.
-func (t *mergeTree) independent(ctx context.Context, sources []sched.MergeSource) ([]sched.MergeSource, error) {
-	var out []sched.MergeSource
-	seen := map[string]bool{}
-	args := []string{"merge-base", "--independent"}
-	for _, s := range sources {
-		commit, err := git(ctx, t.w.repo, "rev-parse", "--verify", "--quiet", ref(s)+"^{commit}")
-		if err != nil {
-			return nil, fmt.Errorf("%s's branch %s: %w", s.Task, s.Branch, err)
-		}
-		if seen[commit] {
-			continue
-		}
-		seen[commit] = true
-		s.Commit = commit
-		out = append(out, s)
-		args = append(args, commit)
-	}
-	if len(out) < 2 {
-		return out, nil
-	}
-	heads, err := git(ctx, t.w.repo, args...)
-	if err != nil {
-		return nil, err
-	}
-	keep := map[string]bool{}
-	for _, h := range strings.Fields(heads) {
-		keep[h] = true
-	}
-	kept := out[:0]
-	for _, s := range out {
-		if keep[s.Commit] {
-			kept = append(kept, s)
+			return p, err
 		}
 	}
-	return kept, nil
+	rep := m.tree.Round(ctx, m.sources, by, m.problem, verify)
+	if rep.Commit != "" && m.id == sched.ResultMerge {
+		w := r.host.worktrees
+		m.result = m.tree.ResultBranch(ctx, rep.Commit, w.head, w.headName)
+	}
+	return rep
 }
 
-// mergeAll merges heads into the worktree's branch, from where it is:
-// first at heads[0], then each of the others not yet in it, and ends with
-// the commit naming them all. It stops at a conflict, the markers in place.
-func (t *mergeTree) mergeAll(ctx context.Context, m *merge, heads []sched.MergeSource) (*sched.MergeProblem, error) {
-	tip, err := t.git(ctx, "rev-parse", "--verify", "HEAD")
-	if err != nil {
-		return nil, err
-	}
-	if !t.isAncestor(ctx, heads[0].Commit, tip) {
-		if !t.isAncestor(ctx, tip, heads[0].Commit) { // the branch holds other work (an earlier try's): kept
-			if err := t.keepBranch(ctx, m, tip); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := t.git(ctx, "reset", "--hard", "--quiet", heads[0].Commit); err != nil {
-			return nil, err
-		}
-	}
-	if len(heads) == 1 { // one branch holds all the others: it is the merge
-		return nil, nil
-	}
-	if done, err := t.finished(ctx, heads); err != nil || done {
-		return nil, err
-	}
-	for i, s := range heads[1:] {
-		head, err := t.git(ctx, "rev-parse", "--verify", "HEAD")
-		if err != nil {
-			return nil, err
-		}
-		if t.isAncestor(ctx, s.Commit, head) {
-			continue // merged before (by an earlier owner)
-		}
-		if _, err := t.git(ctx, "merge", "--no-ff", "--no-commit", "--quiet", s.Commit); err != nil {
-			files, ferr := t.unmerged(ctx)
-			if ferr != nil || len(files) == 0 {
-				_, _ = t.git(ctx, "merge", "--abort")
-				return nil, err
-			}
-			src := s
-			m.pending = &src
-			p := &sched.MergeProblem{Kind: "conflict", Files: files, Tasks: t.collided(ctx, heads[:i+1], s, files)}
-			p.Reason = fmt.Sprintf("merging %s's branch %s into %s conflicts in %s (%s collided)", s.Task, s.Branch, t.what, strings.Join(files, ", "), andList(p.Tasks))
-			m.note(record.MergeConflict, p.Reason, record.MergeData{Task: s.Task, Files: files, Tasks: p.Tasks})
-			return p, nil
-		}
-		if _, err := t.git(ctx, "commit", "--quiet", "--no-verify", "-m", fmt.Sprintf("orch: merge %s's branch %s (%s)", s.Task, s.Branch, t.what)); err != nil {
-			return nil, err
-		}
-		commit, _ := t.git(ctx, "rev-parse", "--verify", "HEAD")
-		m.note(record.MergeMerged, fmt.Sprintf("merged %s's branch %s", s.Task, s.Branch), record.MergeData{Task: s.Task, Commit: commit})
-	}
-	return nil, t.octopus(ctx, heads)
-}
+func quoteArgv(argv []string) string { return gitwork.QuoteArgv(argv) }
 
-// finished reports whether the branch holds the commit that ends a merge of
-// heads (a merge taken up again after it ended, or after a fix on top).
-func (t *mergeTree) finished(ctx context.Context, heads []sched.MergeSource) (bool, error) {
-	out, err := t.git(ctx, "rev-list", "--first-parent", "--parents", heads[0].Commit+"..HEAD")
-	if err != nil {
-		return false, err
-	}
-	want := make([]string, len(heads))
-	for i, h := range heads {
-		want[i] = h.Commit
-	}
-	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) > 1 && strings.Join(f[1:], " ") == strings.Join(want, " ") {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// octopus ends the merge with one commit of the tree the merges gave,
-// whose parents are the heads in order and whose message names them.
-func (t *mergeTree) octopus(ctx context.Context, heads []sched.MergeSource) error {
-	var msg strings.Builder
-	tasks := make([]string, len(heads))
-	for i, h := range heads {
-		tasks[i] = h.Task
-	}
-	fmt.Fprintf(&msg, "orch: merge %s (%s, run %s)\n\nThe branches merged, in order:\n", strings.Join(tasks, ", "), t.what, t.w.runID)
-	args := []string{"commit-tree", "HEAD^{tree}"}
-	for _, h := range heads {
-		fmt.Fprintf(&msg, "- %s: %s (%s)\n", h.Task, h.Branch, h.Commit[:12])
-		args = append(args, "-p", h.Commit)
-	}
-	commit, err := t.git(ctx, append(args, "-m", msg.String())...)
-	if err != nil {
-		return err
-	}
-	_, err = t.git(ctx, "reset", "--soft", "--quiet", commit)
-	return err
-}
-
-// keepBranch keeps commit, which the merge's branch is moved away from, on
-// a branch of its own.
-func (t *mergeTree) keepBranch(ctx context.Context, m *merge, commit string) error {
-	kept := t.branch + "-kept-" + commit[:12]
-	if _, err := t.git(ctx, "branch", "--force", kept, commit); err != nil {
-		return err
-	}
-	m.note(record.MergeKept, "the merge's branch held another merge: kept on "+kept, record.MergeData{Commit: commit, Kept: kept})
-	return nil
-}
-
-// resolved checks what a resolver (or the person) left: no conflict marker
-// in the files of the problem or in any file changed, the merge that
-// stopped either in progress or committed by them; then commits it. A
-// problem comes back when it is not resolved.
-func (t *mergeTree) resolved(ctx context.Context, m *merge, by string) (*sched.MergeProblem, error) {
-	p := m.problem
-	inMerge := false
-	if _, err := t.git(ctx, "rev-parse", "--verify", "--quiet", "MERGE_HEAD"); err == nil {
-		inMerge = true
-	}
-	if p.Kind != "verify" && !inMerge && m.pending != nil {
-		if head, err := t.git(ctx, "rev-parse", "--verify", "HEAD"); err != nil {
-			return nil, err
-		} else if !t.isAncestor(ctx, m.pending.Commit, head) {
-			return &sched.MergeProblem{Kind: "abandoned", Files: p.Files,
-				Reason: fmt.Sprintf("the merge of %s's branch is no longer in progress in %s and was not committed (git merge --abort?)", m.pending.Task, t.path)}, nil
-		}
-	}
-	changed, err := t.changed(ctx)
-	if err != nil {
-		return nil, err
-	}
-	files := union(p.Files, changed)
-	if marked := t.markers(files); len(marked) > 0 {
-		return &sched.MergeProblem{Kind: "markers", Files: marked, Tasks: p.Tasks, Output: p.Output,
-			Reason: fmt.Sprintf("conflict markers remain in %s (%s)", strings.Join(marked, ", "), t.path)}, nil
-	}
-	if !inMerge && len(changed) == 0 {
-		m.note(record.MergeResolved, "resolved by "+by+" (nothing left to commit)", record.MergeData{})
-		return nil, nil
-	}
-	if _, err := t.git(ctx, "add", "--all", "--", "."); err != nil {
-		return nil, err
-	}
-	msg := fmt.Sprintf("orch: %s: the verify command fixed by %s", t.what, by)
-	if inMerge && m.pending != nil {
-		msg = fmt.Sprintf("orch: merge %s's branch %s (%s), conflicts resolved by %s", m.pending.Task, m.pending.Branch, t.what, by)
-	}
-	if _, err := t.git(ctx, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", msg); err != nil {
-		return nil, err
-	}
-	commit, _ := t.git(ctx, "rev-parse", "--verify", "HEAD")
-	m.note(record.MergeResolved, "resolved by "+by, record.MergeData{Commit: commit})
-	return nil, nil
-}
-
-// unmerged lists the files in conflict.
-func (t *mergeTree) unmerged(ctx context.Context) ([]string, error) {
-	out, err := t.git(ctx, "diff", "--name-only", "--diff-filter=U")
-	if err != nil || out == "" {
-		return nil, err
-	}
-	return strings.Split(out, "\n"), nil
-}
-
-// changed lists the files that differ from HEAD, untracked ones included.
-func (t *mergeTree) changed(ctx context.Context) ([]string, error) {
-	tracked, err := t.git(ctx, "diff", "--name-only", "HEAD")
-	if err != nil {
-		return nil, err
-	}
-	untracked, err := t.git(ctx, "ls-files", "--others", "--exclude-standard")
-	if err != nil {
-		return nil, err
-	}
-	return union(lines(tracked), lines(untracked)), nil
-}
-
-// collided names, among the branches merged so far, those that changed one
-// of files since they parted from s, then s's task.
-func (t *mergeTree) collided(ctx context.Context, merged []sched.MergeSource, s sched.MergeSource, files []string) []string {
-	var out []string
-	for _, h := range merged {
-		args := append([]string{"rev-list", "-1", s.Commit + ".." + h.Commit, "--"}, files...)
-		if c, err := t.git(ctx, args...); err == nil && c != "" {
-			out = append(out, h.Task)
-		}
-	}
-	return append(out, s.Task)
-}
-
-// markers lists the files (of the worktree) that hold a conflict marker: a
-// line that starts with <<<<<<< or >>>>>>>.
-func (t *mergeTree) markers(files []string) []string {
-	var out []string
-	for _, f := range files {
-		if hasMarker(filepath.Join(t.path, f)) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func hasMarker(path string) bool {
-	fh, err := os.Open(path)
-	if err != nil {
-		return false // deleted: no marker left
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 64<<10), attempt.MaxLine)
-	for sc.Scan() {
-		line := sc.Text()
-		for _, m := range []string{"<<<<<<<", ">>>>>>>"} {
-			if line == m || strings.HasPrefix(line, m+" ") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (t *mergeTree) isAncestor(ctx context.Context, a, b string) bool {
-	_, err := t.git(ctx, "merge-base", "--is-ancestor", a, b)
-	return err == nil
-}
-
-// resultBranch says where the run's result stands against the commit the
-// run started from.
-func (t *mergeTree) resultBranch(ctx context.Context, commit string) *record.ResultBranch {
-	w := t.w
-	rb := &record.ResultBranch{Branch: t.branch, Commit: commit, Base: w.headName, BaseCommit: w.head}
-	if n, err := t.git(ctx, "rev-list", "--count", w.head+".."+commit); err == nil {
-		rb.Ahead, _ = strconv.Atoi(n)
-	}
-	return rb
-}
-
-// andList is "A", "A and B", "A, B and C".
-func andList(items []string) string {
-	if len(items) < 2 {
-		return strings.Join(items, "")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
-}
-
-func lines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
-
-// union is a and the items of b not in a, in order.
-func union(a, b []string) []string {
-	seen := make(map[string]bool, len(a))
-	out := append([]string(nil), a...)
-	for _, s := range a {
-		seen[s] = true
-	}
-	for _, s := range b {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
-}
+func lines(s string) []string { return gitwork.Lines(s) }

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/protocols"
@@ -31,13 +30,13 @@ func (r *run) startResolver(ctx context.Context, c *planner.Cue, d sched.Decisio
 	m.problem = d.Problem
 	agent := d.Agent
 	n := r.nodeOf(r.tasks.Root(c.ID+":merge", agent), nil) // a task of its own, beside the cue's agents'
-	rc := &planner.Cue{Cue: &spec.Cue{ID: c.ID, Agents: []string{agent.ID}, Timeout: c.Timeout, Prompt: m.resolverPrompt(agent, d.Problem)}}
+	rc := &planner.Cue{Cue: &spec.Cue{ID: c.ID, Agents: []string{agent.ID}, Timeout: c.Timeout, Prompt: m.tree.ResolverPrompt(agent, d.Problem, m.verify)}}
 	a := newAttempt(r.host, rc, d.Cue, -1, agent, n, d.Attempt, r.reports)
-	a.resolving, a.ws = m, &workspace{path: m.tree.path, branch: m.tree.branch}
+	a.resolving, a.ws = m, &workspace{path: m.tree.Path, branch: m.tree.Branch}
 	a.resolveTask = m.resolverTask(r, a, d.Problem)
 	r.tasks.Serve(n.ref, a)
 	r.emit(record.Event{Type: record.EvAttemptStarted, Cue: c.ID, Agent: agent.ID, Attempt: d.Attempt, Data: record.AttemptStartedData{}})
-	r.emit(m.event(record.MergeResolving, fmt.Sprintf("resolver %s (attempt %d) works in %s", agent.ID, d.Attempt, m.tree.path), record.MergeData{Path: m.tree.path}))
+	r.emit(m.event(record.MergeResolving, fmt.Sprintf("resolver %s (attempt %d) works in %s", agent.ID, d.Attempt, m.tree.Path), record.MergeData{Path: m.tree.Path}))
 	if driver.Speaks(agent) {
 		a.Msgs.Warning = r.outbound(a, protocols.CoordWarning{RunID: r.id, CueID: c.ID, TargetAgents: rc.Agents, Attempt: a.Number})
 	}
@@ -80,54 +79,10 @@ func (a *attemptRun) resolverPhases(d driver.Driver) (map[string]any, *attempt.F
 // resolverTask is a resolver's GO task: the run's inputs and what it is to
 // resolve.
 func (m *merge) resolverTask(r *run, a *attemptRun, p *sched.MergeProblem) *attempt.Task {
-	inputs := map[string]any{}
-	for k, v := range r.opts.Inputs {
-		inputs[k] = v
-	}
-	sources := make([]any, len(m.sources))
-	for i, s := range m.sources {
-		sources[i] = map[string]any{"task": s.Task, "branch": s.Branch, "commit": s.Commit}
-	}
-	inputs["merge"] = map[string]any{"for": m.tree.what, "branch": m.tree.branch, "worktree": m.tree.path, "problem": p.Kind,
-		"reason": p.Reason, "files": stringsAny(p.Files), "tasks": stringsAny(p.Tasks), "output": p.Output, "sources": sources,
-		"verify": stringsAny(m.verify)}
-	inputs["merge_problem"], inputs["merge_reason"] = p.Kind, p.Reason
-	inputs["merge_files"], inputs["merge_output"] = strings.Join(p.Files, "\n"), p.Output
 	tools := toolsOf(r.plan, a.Agent.ID).At(0)
 	if tools == nil {
 		tools = []string{}
 	}
-	return &attempt.Task{RunID: r.id, CueID: a.Cue.ID, AgentID: a.Agent.ID, Attempt: a.Number, Inputs: inputs, Tools: tools,
-		TaskID: a.Cue.ID, Workspace: m.tree.path}
-}
-
-// resolverPrompt says in words what a coding agent resolving the merge is
-// to do, then gives its own prompt: if it has one (a template over the
-// task, as any prompt).
-func (m *merge) resolverPrompt(agent *spec.Agent, p *sched.MergeProblem) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "You are resolving a git merge for orch, in the worktree %s (branch %s): %s.\n\n", m.tree.path, m.tree.branch, p.Reason)
-	if p.Kind == "verify" {
-		fmt.Fprintf(&b, "The command %s fails on the merged tree. Its last lines:\n\n%s\n\nFix the tree so that it passes; orch runs it again.", quoteArgv(m.verify), p.Output)
-	} else {
-		fmt.Fprintf(&b, "Edit the files in conflict (%s) so that they keep what each side meant, and remove every conflict marker (the lines <<<<<<<, ======= and >>>>>>>). The branches that collided: %s.",
-			strings.Join(p.Files, ", "), strings.Join(p.Tasks, ", "))
-		if len(m.verify) > 0 {
-			fmt.Fprintf(&b, " Then %s must pass on the merged tree.", quoteArgv(m.verify))
-		}
-	}
-	b.WriteString(" Leave your changes in the worktree, committed or not: orch checks that no conflict marker is left and commits them. Do not abort the merge, reset, or check out another branch.")
-	text := strings.ReplaceAll(b.String(), "{{", `{{"{{"}}`) // literal text in a template
-	if agent.Prompt != "" {
-		text += "\n\n" + agent.Prompt
-	}
-	return text
-}
-
-func stringsAny(list []string) []any {
-	out := make([]any, len(list))
-	for i, s := range list {
-		out[i] = s
-	}
-	return out
+	return &attempt.Task{RunID: r.id, CueID: a.Cue.ID, AgentID: a.Agent.ID, Attempt: a.Number, Inputs: m.tree.ResolverInputs(r.opts.Inputs, m.sources, p, m.verify),
+		Tools: tools, TaskID: a.Cue.ID, Workspace: m.tree.Path}
 }

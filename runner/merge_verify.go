@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/orch-cli/orch/runner/driver"
+	"github.com/orch-cli/orch/runner/gitwork"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -26,68 +24,19 @@ func (m *merge) runVerify(ctx context.Context, r *run) (*sched.MergeProblem, err
 	a := m.att
 	r.sweeper.Begin(a.Token) // what carries its token is the verify command's, while it runs
 	defer r.sweeper.End(a.Token)
-	dir := (&workspace{path: m.tree.path}).dirFor(m.tree.w.repo, r.opts.ProjectRoot)
+	dir := (&workspace{path: m.tree.Path}).dirFor(m.tree.Repo, r.opts.ProjectRoot)
 	s, err := proc.NewStdio(false)
 	if err != nil {
 		return nil, err
 	}
-	tail := &lastLines{max: verifyTail}
+	tail := &gitwork.Tail{Max: verifyTail}
 	lines := func(stream string) func(io.Reader) {
-		return driver.Lines(func(line string) { a.Log(stream, line); tail.add(line) })
+		return driver.Lines(func(line string) { a.Log(stream, line); tail.Add(line) })
 	}
 	p, err := proc.Start(proc.Spec{Argv: m.verify, Dir: dir, Env: a.Env(), Token: a.Token, Stdio: s, Cgroup: r.sweeper.Cgroup(), Grace: r.grace})
 	if err != nil {
 		return &sched.MergeProblem{Kind: "verify", Reason: fmt.Sprintf("the verify command %s could not start: %v", quoteArgv(m.verify), err)}, nil
 	}
 	p.ReadOutput(lines("stdout"), lines("stderr"))
-	timer := time.NewTimer(m.timeout)
-	defer timer.Stop()
-	why := ""
-	select {
-	case <-p.Done():
-	case <-timer.C:
-		why = fmt.Sprintf("did not finish within %s", m.timeout)
-		p.Terminate(r.grace)
-	case <-ctx.Done():
-		p.Terminate(r.grace)
-	}
-	<-p.Done()
-	driver.Sweep(a.Attempt, p, "verify", why != "" || ctx.Err() != nil)
-	p.WaitOutput()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if e := p.Exit(); why == "" && (e.Signaled || e.Code != 0) {
-		why = e.String()
-	}
-	if why == "" {
-		return nil, nil
-	}
-	return &sched.MergeProblem{Kind: "verify", Output: tail.String(),
-		Reason: fmt.Sprintf("the verify command %s %s on %s", quoteArgv(m.verify), why, m.tree.what)}, nil
-}
-
-// lastLines keeps the last max lines written to it.
-type lastLines struct {
-	mu    sync.Mutex
-	max   int
-	lines []string
-}
-
-func (l *lastLines) add(line string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(line) > 500 {
-		line = line[:500] + " …"
-	}
-	l.lines = append(l.lines, line)
-	if len(l.lines) > l.max {
-		l.lines = l.lines[len(l.lines)-l.max:]
-	}
-}
-
-func (l *lastLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
+	return m.tree.Verified(ctx, p, m.verify, m.timeout, r.grace, tail, func(stopped bool) { driver.Sweep(a.Attempt, p, "verify", stopped) })
 }

@@ -36,8 +36,11 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 	reply(w, body, err)
 }
 
-// runsJSON is orch status --all --output json: every run, newest first.
+// runsJSON is orch status --all --output json: every run, newest first,
+// the Temporal runs nobody follows caught up first (at most once a second
+// each, and briefly: control.CatchUpRuns).
 func (s *Server) runsJSON(ctx context.Context) ([]byte, error) {
+	s.ctl.CatchUpRuns(ctx)
 	list, err := s.ctl.Runs(ctx, control.RunsRequest{All: true})
 	if err != nil {
 		return nil, err

@@ -127,6 +127,9 @@ func Run(ctx context.Context, cfg Config, ctl *control.Controller, out io.Writer
 	if err != nil {
 		return err
 	}
+	if ctl.Notice == nil { // a Temporal run that cannot be caught up, said once
+		ctl.Notice = func(msg string) { fmt.Fprintf(out, "orch: %s\n", msg) }
+	}
 	s := New(Options{Control: ctl, Token: cfg.Token, OpenReads: loopback && cfg.Token != "", Version: cfg.Version})
 	limits := newConnLimits(ln, maxServeConns(), max(maxServeConns()/2, 1))
 	srv := &http.Server{Handler: s.Handler(), ConnState: limits.ConnState}

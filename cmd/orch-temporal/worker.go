@@ -39,9 +39,18 @@ func workerCmd() *cobra.Command {
 			grace, _ := cmd.Flags().GetDuration("drain-grace")
 			w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: n, WorkerStopTimeout: grace})
 			temporal.RegisterWorkflow(w)
-			acts := &temporal.Activities{Root: root, GitRemote: gitRemoteFlag(cmd)}
+			// A queue of this worker's own: what only it can do (a merge's
+			// next round, in the worktree it kept for the person) goes there.
+			own := queue + "/" + workerIdentity()
+			acts := &temporal.Activities{Root: root, GitRemote: gitRemoteFlag(cmd), Queue: own}
 			defer acts.Close() // the runs' agent processes and orch's MCP server for them
 			temporal.RegisterActivities(w, acts)
+			mine := worker.New(c, own, worker.Options{MaxConcurrentActivityExecutionSize: n, WorkerStopTimeout: grace, DisableWorkflowWorker: true})
+			temporal.RegisterActivities(mine, acts)
+			if err := mine.Start(); err != nil {
+				return err
+			}
+			defer mine.Stop()
 			fmt.Fprintf(os.Stderr, "orch worker: polling task queue %s, cuelists below %s\n", queue, root)
 			stop := make(chan interface{})
 			go func() {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orch-cli/orch/control"
+	"github.com/orch-cli/orch/runner/mcpbridge"
 )
 
 // The blackboard commands work from a shell agent as from a person's shell:
@@ -29,7 +30,12 @@ the same from a shell, a plain agent's script included.
 The run is --run (an id, a unique prefix or "last"); without it, the run in
 ORCH_RUN_ID (set for every agent), else the most recent run. The database
 is --db, else ORCH_DB (also set for every agent), else the nearest
-.orch/orch.db from the current directory upwards.`,
+.orch/orch.db from the current directory upwards.
+
+An agent on a Temporal worker has no database (ORCH_DB is empty there):
+its orch bb reads and writes its own run through its worker's endpoint
+(ORCH_MCP_URL, ORCH_MCP_TOKEN), as the agent, with the same versions and
+conflicts.`,
 		Example: `  orch bb ls
   orch bb get plan
   orch bb set plan '{"steps": 3}'
@@ -60,13 +66,14 @@ func bbRunRef(flag string) string {
 type bbGetOptions struct {
 	io         *streams
 	controller func() (*control.Controller, error)
+	endpoint   func(run string) (*mcpbridge.Client, error) // agentBoard
 	run        string
 	key        string
 	output     string
 }
 
 func newBBGetCmd(f *factory, run func() string, runF func(*bbGetOptions) error) *cobra.Command {
-	opts := &bbGetOptions{io: f.io, controller: f.Controller}
+	opts := &bbGetOptions{io: f.io, controller: f.Controller, endpoint: func(run string) (*mcpbridge.Client, error) { return agentBoard(f, run) }}
 	cmd := &cobra.Command{
 		Use:   "get KEY",
 		Short: "Print the latest value of a blackboard key",
@@ -92,6 +99,12 @@ func bbGetRun(ctx context.Context, opts *bbGetOptions) error {
 	if err := checkOutput(opts.output); err != nil {
 		return err
 	}
+	if c, err := opts.endpoint(opts.run); c != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return agentBoardGet(ctx, c, opts)
+	}
 	ctl, err := opts.controller()
 	if err != nil {
 		return err
@@ -100,6 +113,12 @@ func bbGetRun(ctx context.Context, opts *bbGetOptions) error {
 	if err != nil {
 		return err
 	}
+	return printBoardEntry(opts, *e)
+}
+
+// printBoardEntry prints what orch bb get read: a string as it is, any
+// other value as JSON; with --output json, the whole entry.
+func printBoardEntry(opts *bbGetOptions, e control.BoardEntry) error {
 	if opts.output == "json" {
 		return writeJSON(opts.io.out, e)
 	}
@@ -115,6 +134,7 @@ func bbGetRun(ctx context.Context, opts *bbGetOptions) error {
 type bbSetOptions struct {
 	io         *streams
 	controller func() (*control.Controller, error)
+	endpoint   func(run string) (*mcpbridge.Client, error) // agentBoard
 	run        string
 	key, value string
 	output     string
@@ -124,7 +144,7 @@ type bbSetOptions struct {
 }
 
 func newBBSetCmd(f *factory, run func() string, runF func(*bbSetOptions) error) *cobra.Command {
-	opts := &bbSetOptions{io: f.io, controller: f.Controller}
+	opts := &bbSetOptions{io: f.io, controller: f.Controller, endpoint: func(run string) (*mcpbridge.Client, error) { return agentBoard(f, run) }}
 	var expected int64
 	cmd := &cobra.Command{
 		Use:   "set KEY VALUE",
@@ -177,6 +197,12 @@ func bbSetRun(ctx context.Context, opts *bbSetOptions) error {
 	if v := opts.ifVersion; v != nil && *v < 0 {
 		return usageError(fmt.Errorf("--if-version must be 0 or more, not %d", *v))
 	}
+	if c, err := opts.endpoint(opts.run); c != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return agentBoardSet(ctx, c, opts, value)
+	}
 	ctl, err := opts.controller()
 	if err != nil {
 		return err
@@ -210,12 +236,13 @@ func bbValue(arg string, asString bool) (json.RawMessage, error) {
 type bbLsOptions struct {
 	io         *streams
 	controller func() (*control.Controller, error)
+	endpoint   func(run string) (*mcpbridge.Client, error) // agentBoard
 	run        string
 	output     string
 }
 
 func newBBLsCmd(f *factory, run func() string, runF func(*bbLsOptions) error) *cobra.Command {
-	opts := &bbLsOptions{io: f.io, controller: f.Controller}
+	opts := &bbLsOptions{io: f.io, controller: f.Controller, endpoint: func(run string) (*mcpbridge.Client, error) { return agentBoard(f, run) }}
 	cmd := &cobra.Command{
 		Use:   "ls",
 		Short: "List a run's blackboard keys with their latest versions",
@@ -240,6 +267,12 @@ a list of {key, value, version, author, at}.`,
 func bbLsRun(ctx context.Context, opts *bbLsOptions) error {
 	if err := checkOutput(opts.output); err != nil {
 		return err
+	}
+	if c, err := opts.endpoint(opts.run); c != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return agentBoardLs(ctx, c, opts)
 	}
 	ctl, err := opts.controller()
 	if err != nil {

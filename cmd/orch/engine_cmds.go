@@ -119,7 +119,11 @@ and exits 0. Its orch-temporal never outlives it, even after kill -9.
 Agents with workspace: worktree work in worktrees of --root, which must be a
 clone of the git remote the run's branches go through (--git-remote, else
 the one orch run --engine temporal --git-remote named): each GO's branch
-is pushed when it ends and fetched by the worker of the next.`,
+is pushed when it ends and fetched by the worker of the next; a worker
+merges the branches at fan-in and pushes the merge. A merge whose conflict
+goes to a resolver agent or to the person keeps its worktree on the worker
+that made it: the worker also polls a task queue of its own,
+QUEUE/orch-worker@HOST:PID, where the resolver runs and the merge goes on.`,
 		Example: `  orch worker
   orch worker --queue gpu --max-concurrent 2 --root /srv/project
   orch worker --drain-grace 5m     # let long agents finish on kill PID

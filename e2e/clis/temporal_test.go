@@ -39,33 +39,7 @@ agent:
   command: ["true"]
 ---
 ` + chooser}, false)
-	worker := exec.Command(orchBin, "worker", "--root", w.dir)
-	worker.Dir, worker.Env = w.dir, w.env
-	worker.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var wlog strings.Builder
-	worker.Stdout, worker.Stderr = &wlog, &wlog
-	if err := worker.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stopWorker := func() {
-		_ = syscall.Kill(-worker.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = worker.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(patience):
-			_ = syscall.Kill(-worker.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	}
-	t.Cleanup(func() {
-		if worker.ProcessState == nil {
-			stopWorker()
-		}
-		if t.Failed() {
-			t.Logf("orch worker:\n%s", wlog.String())
-		}
-	})
+	stopWorker := startWorker(t, w, "--root", w.dir)
 
 	run := w.start("run", "--engine", "temporal", "cuelist.yaml")
 	q := run.question(t, w, "q1")
@@ -84,6 +58,137 @@ agent:
 		t.Errorf("CHOOSE's outputs: %v, want database postgres (the person's answer, through claude's reply)", out)
 	}
 	stopWorker()
+	w.noneLeft()
+}
+
+// startWorker starts orch worker with args in the world (its output shown
+// when the test fails) and returns what stops it (also done at the test's
+// end): SIGTERM to its process group, SIGKILL past patience.
+func startWorker(t *testing.T, w *world, args ...string) (stop func()) {
+	t.Helper()
+	worker := exec.Command(orchBin, append([]string{"worker"}, args...)...)
+	worker.Dir, worker.Env = w.dir, w.env
+	worker.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var wlog strings.Builder
+	worker.Stdout, worker.Stderr = &wlog, &wlog
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop = func() {
+		_ = syscall.Kill(-worker.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = worker.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(patience):
+			_ = syscall.Kill(-worker.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	}
+	t.Cleanup(func() {
+		if worker.ProcessState == nil {
+			stop()
+		}
+		if t.Failed() {
+			t.Logf("orch worker %s:\n%s", strings.Join(args, " "), wlog.String())
+		}
+	})
+	return stop
+}
+
+// TestCLIsMergedOnTemporalWorkers: codex exec on one worker and claude -p
+// on another, each with its own clone of a shared bare repository, write a
+// file each in their worktrees; REVIEW, depending on both, starts from the
+// merge of their branches, made by a worker and pushed to the remote.
+func TestCLIsMergedOnTemporalWorkers(t *testing.T) {
+	file := func(path, content string) *mockmodel.File { return &mockmodel.File{Path: path, Content: content} }
+	w := newWorld(t, map[string]mockmodel.Script{
+		"code": {
+			{Text: "Writing the code.", Write: file("slug.py", "def slugify(title):\n    return '-'.join(title.lower().split())\n"), InputTokens: 20, OutputTokens: 10},
+			{Text: "Done.\n{\"summary\": \"slug.py\"}", InputTokens: 25, OutputTokens: 5},
+		},
+		"tests": {
+			{Text: "Writing the tests.", Write: file("test_slug.py", "from slug import slugify\nassert slugify('A B') == 'a-b'\n"), InputTokens: 20, OutputTokens: 10},
+			{Text: "Done.\n{\"summary\": \"test_slug.py\"}", InputTokens: 25, OutputTokens: 5},
+		},
+	}, false)
+	w.env = append(w.env, "TEMPORAL_ADDRESS="+temporalServer(t))
+	w.write(map[string]string{"cuelist.yaml": `cuelist:
+  id: merged-on-workers
+  defaults: {ack_timeout: 2m, standby_timeout: 2m, timeout: 3m, merge: {on_conflict: fail, verify: [python3, test_slug.py]}}
+  cues:
+    - {id: CODE, agents: [coder]}
+    - {id: TESTS, agents: [tester]}
+    - {id: REVIEW, agents: [reviewer], dependencies: [CODE, TESTS]}
+---
+agent:
+  id: coder
+  protocol: codex
+  workspace: worktree
+  placement: {queue: one}
+  prompt: |
+    ` + mockmodel.Marker("code") + ` Write slug.py.
+  permissions: {edit: allow, default: allow}
+  provides: [text, summary]
+---
+agent:
+  id: tester
+  protocol: claude-code
+  workspace: worktree
+  placement: {queue: two}
+  prompt: |
+    ` + mockmodel.Marker("tests") + ` Write test_slug.py.
+  permissions: {read: allow, edit: allow, default: deny}
+  provides: [text, summary]
+---
+agent:
+  id: reviewer
+  run: test -f slug.py && test -f test_slug.py
+  workspace: worktree
+  placement: {queue: one}
+`}, true)
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	w.git("init", "-q", "--bare", "-b", "main", remote)
+	w.git("push", "-q", remote, "main")
+	clone1, clone2 := filepath.Join(t.TempDir(), "one"), filepath.Join(t.TempDir(), "two")
+	w.git("clone", "-q", remote, clone1)
+	w.git("clone", "-q", remote, clone2)
+	stops := []func(){
+		startWorker(t, w, "--root", clone1, "--git-remote", remote),
+		startWorker(t, w, "--root", clone1, "--git-remote", remote, "--queue", "one"),
+		startWorker(t, w, "--root", clone2, "--git-remote", remote, "--queue", "two"),
+	}
+	run := w.start("run", "--engine", "temporal", "--git-remote", remote, "cuelist.yaml")
+	if code := run.wait(t); code != 0 {
+		t.Fatalf("orch run --engine temporal exited %d\n%s\nlogs:\n%s", code, run.out(), w.orch("logs", "last").stdout)
+	}
+	s := w.status()
+	review := s.attemptBranch(t, "REVIEW")
+	id := strings.Split(review, "/")[1]
+	merge := strings.TrimSpace(w.git("--git-dir", remote, "rev-parse", "refs/heads/orch/"+id+"/REVIEW/merge"))
+	parents := strings.Fields(w.git("--git-dir", remote, "log", "-1", "--format=%P", merge))
+	// REVIEW checked the files and left nothing: its branch is the merge.
+	if len(parents) != 2 || strings.TrimSpace(w.git("--git-dir", remote, "rev-parse", review)) != merge {
+		t.Errorf("REVIEW's branch %s is not on the merge %s of CODE's and TESTS' (parents %v)", review, merge, parents)
+	}
+	tree := w.git("--git-dir", remote, "ls-tree", "--name-only", merge)
+	for _, f := range []string{"slug.py", "test_slug.py"} {
+		if !strings.Contains(tree, f+"\n") {
+			t.Errorf("the merge lacks %s:\n%s", f, tree)
+		}
+	}
+	// Each CLI worked on its own worker: its branch was made in that clone only.
+	for cue, clones := range map[string][2]string{"CODE": {clone1, clone2}, "TESTS": {clone2, clone1}} {
+		b := "refs/heads/" + s.attemptBranch(t, cue)
+		w.git("-C", clones[0], "rev-parse", "--verify", "--quiet", b)
+		if exec.Command("git", "-C", clones[1], "rev-parse", "--verify", "--quiet", b).Run() == nil {
+			t.Errorf("%s's branch was made in %s too", cue, clones[1])
+		}
+	}
+	contains(t, "orch status", w.orch("status", "last").stdout, "orch/"+id+"/REVIEW/merge")
+	for _, stop := range stops {
+		stop()
+	}
 	w.noneLeft()
 }
 

@@ -24,6 +24,9 @@ type Activities struct {
 	// GitRemote is the remote worktree agents' branches are shared
 	// through ("": the run's); Root is in a clone of it (worktree.go).
 	GitRemote string
+	// Queue is this worker's own task queue ("": none): a merge's next
+	// round goes there, to the worktree it kept (merge.go).
+	Queue string
 
 	// Link reaches the workflow of an activity's run (nil: through the
 	// worker's Temporal client, the activity's own).

@@ -25,8 +25,10 @@ import (
 func pooled(ag *spec.Agent) bool { return ag.Protocol == "jsonl" || ag.Protocol == "acp" }
 
 // poolIdle is how long a worker keeps a run's agent processes while none of
-// its phases runs there: past it they are closed (the run has ended, or
-// moved to other workers); a later phase starts a fresh process.
+// its phases runs there, at most: they are closed sooner once the run's
+// workflow says it needs none of their agents (pool_watch.go); past it they
+// are closed anyway (the workflow could not be asked, or the run moved to
+// other workers); a later phase starts a fresh process.
 var poolIdle = 2 * time.Minute
 
 // runPool is a run's agent processes on this worker, and the attempts whose
@@ -38,6 +40,9 @@ type runPool struct {
 	live    map[string]*liveAttempt // by cue and attempt number
 	busy    int                     // phases running now
 	idle    *time.Timer
+	ran     map[string]bool // the agents whose phases ran here
+	link    WorkflowLink    // the run's workflow, as the last phase reached it
+	watch   chan struct{}   // closed when a phase starts or the pool closes: ends the idle watch
 }
 
 // liveAttempt is an attempt of a pooled agent between its phases on this
@@ -51,11 +56,14 @@ type liveAttempt struct {
 	halt   chan struct{} // its at.Halt: closed once, by a stop, which ends it
 	ended  chan struct{} // its at.Ended
 	detach func()        // ends its MCP registration
+	wt     *wtPhase      // its worktree (workspace: worktree), from WARNING to its end
 	once   sync.Once
 }
 
-// pool returns run id's pool on this worker, counting a phase in it.
-func (a *Activities) pool(p *planner.Plan, id string) *runPool {
+// pool returns run id's pool on this worker, counting a phase of agent in
+// it.
+func (a *Activities) pool(ctx context.Context, p *planner.Plan, id, agent string) *runPool {
+	link := a.link(ctx)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.pools == nil {
@@ -71,13 +79,18 @@ func (a *Activities) pool(p *planner.Plan, id string) *runPool {
 		if rate <= 0 {
 			rate = DefaultMessageRate
 		}
-		rp = &runPool{id: id, sweeper: sw, live: map[string]*liveAttempt{}}
+		rp = &runPool{id: id, sweeper: sw, live: map[string]*liveAttempt{}, ran: map[string]bool{}}
 		rp.agents = driver.NewAgents(driver.Run{ID: id, Grace: attempt.KillGrace(p.Cuelist, 0), Sweeper: sw, MessageRate: rate, Host: workerRunHost{id}})
 		a.pools[id] = rp
 	}
 	if rp.idle != nil {
 		rp.idle.Stop()
 		rp.idle = nil
+	}
+	rp.endWatch()
+	rp.ran[agent] = true
+	if link != nil {
+		rp.link = link
 	}
 	rp.busy++
 	return rp
@@ -94,6 +107,7 @@ func (a *Activities) release(rp *runPool) {
 	rp.busy--
 	if rp.busy == 0 {
 		rp.idle = time.AfterFunc(poolIdle, func() { a.closeIdle(rp) })
+		a.startWatch(rp)
 	}
 }
 
@@ -104,6 +118,10 @@ func (a *Activities) closeIdle(rp *runPool) {
 		return
 	}
 	delete(a.pools, rp.id)
+	if rp.idle != nil {
+		rp.idle.Stop()
+	}
+	rp.endWatch()
 	a.mu.Unlock()
 	rp.close()
 }
@@ -119,6 +137,7 @@ func (a *Activities) Close() {
 		if rp.idle != nil {
 			rp.idle.Stop()
 		}
+		rp.endWatch()
 		rp.close()
 	}
 	a.mcp.close()
@@ -140,6 +159,9 @@ func (la *liveAttempt) end() {
 		la.detach()
 		close(la.ended)
 		os.RemoveAll(la.work)
+		if la.wt != nil {
+			la.wt.remove()
+		}
 	})
 }
 
@@ -150,7 +172,7 @@ func (la *liveAttempt) end() {
 // first, on this worker's process of the agent, with a note saying so: an
 // agent is always told WARNING and STANDBY before GO.
 func (a *Activities) stepPooled(ctx context.Context, p *planner.Plan, c *planner.Cue, ag *spec.Agent, in AttemptInput, ph phase, task *attempt.Task) *AttemptResult {
-	rp := a.pool(p, in.RunID)
+	rp := a.pool(ctx, p, in.RunID, ag.ID)
 	defer a.release(rp)
 	key := in.Cue + "/" + strconv.Itoa(in.Attempt)
 	a.mu.Lock()
@@ -185,6 +207,13 @@ func (a *Activities) stepPooled(ctx context.Context, p *planner.Plan, c *planner
 		}
 	}
 	la.host.Bind(ctx, a, in, p)
+	if la.wt != nil && ph == phaseGo {
+		if f := la.wt.moveTo(ctx, in.Worktree); f != nil {
+			la.end()
+			return fail(f.Class, "%s", f.Reason)
+		}
+		task = inWorktree(task, la.wt)
+	}
 	out, f := la.runWork(ctx, ph, task)
 	la.host.End()
 	res := &AttemptResult{}
@@ -196,11 +225,16 @@ func (a *Activities) stepPooled(ctx context.Context, p *planner.Plan, c *planner
 	if f != nil || ph == phaseGo {
 		pid, exit := la.d.Close(la.at)
 		res.PID, res.ExitCode = pid, exit
-		la.end()
+		defer la.end() // after its worktree's work is committed
 		if f != nil {
 			return res
 		}
 		res.Outputs = out
+		if la.wt != nil {
+			if res = la.wt.finish(ctx, in, ag, res); res.Failed {
+				return res
+			}
+		}
 		if f := attempt.CheckContract(ag, out); f != nil {
 			return withFail(res, f.Class, f.Reason)
 		}
@@ -231,13 +265,29 @@ func (a *Activities) newLive(ctx context.Context, rp *runPool, p *planner.Plan, 
 	if err != nil {
 		return nil, err
 	}
-	la := &liveAttempt{d: driver.Of(ag).New(), host: newStepHost(agentEnv(ag, in, a)), work: work,
+	// A worktree agent's attempt works in one worktree from its first phase
+	// here to its end, as locally: its process (an ACP session's cwd) is
+	// there; GO moves it to the attempt's branch (wtPhase.moveTo).
+	c, dir, resolving := a.resolverAt(ctx, in, c, ag)
+	var wt *wtPhase
+	var wf *attempt.Failure
+	if !resolving {
+		wt, wf = a.openWorktreeAs(ctx, in, ag, "")
+	}
+	if wf != nil {
+		os.RemoveAll(work)
+		return nil, fmt.Errorf("%s", wf.Reason)
+	}
+	if wt != nil {
+		dir = wt.dir(ag)
+	}
+	la := &liveAttempt{d: driver.Of(ag).New(), host: newStepHost(agentEnv(ag, in, a)), work: work, wt: wt,
 		halt: make(chan struct{}), ended: make(chan struct{})}
 	la.host.Bind(ctx, a, in, p)
 	cueID := in.Cue
 	la.at = &driver.Attempt{RunID: in.RunID, Cue: c, Agent: ag, Number: in.Attempt,
 		Token: fmt.Sprintf("%s/temporal/%s/%d/%s", in.RunID, in.Cue, in.Attempt, record.NewRunID()),
-		Dir:   attempt.Workdir(ag), OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
+		Dir:   dir, OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
 		Host: la.host, Agents: rp.agents, Halt: la.halt, Abort: la.host.aborts.ch, Ended: la.ended}
 	la.detach = a.attachMCP(la.at, la.host)
 	if driver.Speaks(ag) {

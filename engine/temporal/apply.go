@@ -71,6 +71,14 @@ func (w *wf) applyOne(d sched.Decision) {
 		w.startMerge(d)
 	case sched.MergeEnded:
 		w.mergeEnded(d)
+	case sched.StopMerge:
+		w.stopMerge(d)
+	case sched.AskMerge:
+		w.askMerge(d)
+	case sched.ContinueMerge:
+		w.continueMerge(d)
+	case sched.ResolveMerge:
+		w.resolveMerge(d)
 	}
 }
 

@@ -159,7 +159,7 @@ func (c *collab) asking(a Asker) bool {
 	if c.w.core == nil {
 		return false
 	}
-	if c.kidAsking(a) {
+	if c.kidAsking(a) || c.w.mergeAsking(a) { // a child (children.go); a merge's question, or its resolver (merge_wf.go)
 		return true
 	}
 	for pos, fs := range c.w.atts {

@@ -107,7 +107,7 @@ func (w *wf) progress() int {
 
 // continueDue says whether this execution should drain to continue as new.
 func (w *wf) continueDue() bool {
-	if w.chain.version < 1 || w.worktrees() {
+	if w.chain.version < 1 || w.worktrees() && w.mergeVersion() < versionMerge {
 		return false
 	}
 	n := w.progress()
@@ -122,9 +122,10 @@ func (w *wf) continueDue() bool {
 		info.GetContinueAsNewSuggested() && n >= continueMinEvents
 }
 
-// worktrees: the run has worktree agents. Such a run does not continue as
-// new: the core's record of the branches its cues left (for the cues after
-// them and the result's merge) is not carried yet.
+// worktrees: the run has worktree agents. Such a run started before
+// versionMerge does not continue as new (the core's merges were not
+// carried then); since, the branches its cues left are carried in their
+// outputs and its merges in sched.Carried.Merges.
 func (w *wf) worktrees() bool {
 	for _, a := range w.plan.Agents {
 		if a.Workspace == "worktree" {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/orch-cli/orch/runner/record"
@@ -58,11 +59,7 @@ func TestContinueAsNewCarriesTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := RunInput{RunID: "can1", Path: "long.yaml", SpecHash: specHashOf(t, root, "long.yaml"), ContinueAfter: 20}
-	var all []record.Event
-	var res RunResult
-	gens := 0
-	for ; gens < 100; gens++ {
-		env := runEnv(t, root)
+	all, res, gens := executions(t, root, in, func(env *testsuite.TestWorkflowEnvironment, in RunInput) {
 		if in.Carry != nil && in.Carry.Gen == 3 { // a person's write in a later execution
 			env.RegisterDelayedCallback(func() {
 				env.SignalWorkflow(SignalBBSet, BBSetSignal{Key: "seed", Value: 43, By: "test"})
@@ -73,36 +70,7 @@ func TestContinueAsNewCarriesTheRun(t *testing.T) {
 				env.SignalWorkflow(SignalUsage, UsageReport{Asker: Asker{Cue: "SEED", Agent: "seeder", Attempt: 1}, More: record.Usage{InputTokens: 10, CostUSD: 0.5}})
 			}, 0)
 		}
-		env.ExecuteWorkflow(WorkflowName, in)
-		if !env.IsWorkflowCompleted() {
-			t.Fatalf("execution %d did not end", gens+1)
-		}
-		evs := events(t, env)
-		if len(evs) == 0 {
-			t.Fatalf("execution %d logged nothing", gens+1)
-		}
-		all = append(all, evs...)
-		err := env.GetWorkflowError()
-		var can *workflow.ContinueAsNewError
-		if errors.As(err, &can) {
-			var next RunInput
-			if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
-				t.Fatal(err)
-			}
-			if next.Carry == nil || next.Carry.NextSeq != evs[len(evs)-1].Seq+1 {
-				t.Fatalf("execution %d handed on %+v after seq %d", gens+1, next.Carry, evs[len(evs)-1].Seq)
-			}
-			in = next
-			continue
-		}
-		if err != nil {
-			t.Fatalf("execution %d: %v\n%s", gens+1, err, story(all))
-		}
-		if err := env.GetWorkflowResult(&res); err != nil {
-			t.Fatal(err)
-		}
-		break
-	}
+	})
 	if res.State != "completed" {
 		t.Fatalf("after %d executions: %s (%s)\n%s", gens+1, res.State, res.Reason, story(all))
 	}
@@ -149,6 +117,53 @@ func TestContinueAsNewCarriesTheRun(t *testing.T) {
 	if fmt.Sprint(bbVersions) != "[1 2]" {
 		t.Fatalf("blackboard versions %v, want [1 2]: the board was not carried", bbVersions)
 	}
+}
+
+// executions runs in, and every execution it continues as new in (each
+// by hand, as the server would, with the input it handed on; before sets
+// up each), and returns the events of them all, the run's result and how
+// many times it continued.
+func executions(t *testing.T, root string, in RunInput, before func(*testsuite.TestWorkflowEnvironment, RunInput)) ([]record.Event, RunResult, int) {
+	t.Helper()
+	var all []record.Event
+	var res RunResult
+	gens := 0
+	for ; gens < 100; gens++ {
+		env := runEnv(t, root)
+		if before != nil {
+			before(env, in)
+		}
+		env.ExecuteWorkflow(WorkflowName, in)
+		if !env.IsWorkflowCompleted() {
+			t.Fatalf("execution %d did not end", gens+1)
+		}
+		evs := events(t, env)
+		if len(evs) == 0 {
+			t.Fatalf("execution %d logged nothing", gens+1)
+		}
+		all = append(all, evs...)
+		err := env.GetWorkflowError()
+		var can *workflow.ContinueAsNewError
+		if errors.As(err, &can) {
+			var next RunInput
+			if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+				t.Fatal(err)
+			}
+			if next.Carry == nil || next.Carry.NextSeq != evs[len(evs)-1].Seq+1 {
+				t.Fatalf("execution %d handed on %+v after seq %d", gens+1, next.Carry, evs[len(evs)-1].Seq)
+			}
+			in = next
+			continue
+		}
+		if err != nil {
+			t.Fatalf("execution %d: %v\n%s", gens+1, err, story(all))
+		}
+		if err := env.GetWorkflowResult(&res); err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	return all, res, gens
 }
 
 // TestEventsPageEarlier: an execution asked for events before its first

@@ -44,7 +44,7 @@ func Unsupported(p *planner.Plan) error {
 			}
 		}
 	}
-	return refuseWorktreeShape(p)
+	return nil
 }
 
 func unsupported(*spec.Agent) string { return "" }

@@ -29,4 +29,6 @@ func RegisterActivities(r Registry, a *Activities) {
 	r.RegisterActivityWithOptions(a.Standby, activity.RegisterOptions{Name: ActivityStandby})
 	r.RegisterActivityWithOptions(a.Go, activity.RegisterOptions{Name: ActivityGo})
 	r.RegisterActivityWithOptions(a.Result, activity.RegisterOptions{Name: ActivityResult})
+	r.RegisterActivityWithOptions(a.Merge, activity.RegisterOptions{Name: ActivityMerge})
+	r.RegisterActivityWithOptions(a.MergeDrop, activity.RegisterOptions{Name: ActivityMergeDrop})
 }

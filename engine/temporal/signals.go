@@ -13,6 +13,7 @@ import (
 func (w *wf) listen() {
 	ctx := w.ctx
 	c := w.collaborate() // and what its agents ask (collab.go)
+	w.registerNeeds()    // and which agents it still needs (needs.go)
 	w.chain.collab = c   // continue.go carries its usage totals
 	if w.in.Carry != nil {
 		c.used = w.in.Carry.Used

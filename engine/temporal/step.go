@@ -61,14 +61,19 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	if info := activity.GetInfo(ctx); info.Attempt > 1 || in.Try > 1 {
 		proc.KillTokened(tokens)
 	}
-	wt, wtFail := a.openWorktree(ctx, in, ag, ph)
+	c, dir, resolving := a.resolverAt(ctx, in, c, ag)
+	var wt *wtPhase
+	var wtFail *attempt.Failure
+	if !resolving {
+		wt, wtFail = a.openWorktree(ctx, in, ag, ph)
+	}
 	if wtFail != nil {
 		return fail(wtFail.Class, "%s", wtFail.Reason)
 	}
-	dir := attempt.Workdir(ag)
 	if wt != nil {
 		defer wt.remove()
 		dir = wt.dir(ag)
+		task = inWorktree(task, wt)
 	}
 	halt := make(chan struct{})
 	h := newStepHost(agentEnv(ag, in, a))

@@ -103,6 +103,9 @@ type AttemptInput struct {
 	// Child: the attempt serves a handoff's receiver or a spawned agent,
 	// Cue its task id (children.go).
 	Child *ChildInput `json:",omitempty"`
+	// Resolving: the phase is a merge's resolver's, which works in the
+	// merge's worktree kept on this worker (merge_resolver.go).
+	Resolving *ResolverInput `json:",omitempty"`
 }
 
 // AttemptResult is how a phase ended. A failure is a result, not an

@@ -46,6 +46,7 @@ type wf struct {
 	idleStops []*flight
 	chain     chain                // continuing as new (continue.go)
 	result    *record.ResultBranch // the run's result branch, once a worker pushed it (worktree_wf.go)
+	merging   merging              // merges at fan-in (merge_wf.go)
 }
 
 // flight is an attempt whose activities the workflow runs.

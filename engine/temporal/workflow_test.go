@@ -46,7 +46,9 @@ func runEnv(t *testing.T, root string) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	RegisterWorkflow(env)
-	RegisterActivities(env, &Activities{Root: root})
+	// No link to the workflow: the test environment's own client is a mock
+	// that fails the test at any call (linkedEnv gives one).
+	RegisterActivities(env, &Activities{Root: root, Link: func(context.Context) WorkflowLink { return nil }})
 	env.SetTestTimeout(2 * time.Minute)
 	return env
 }

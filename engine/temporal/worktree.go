@@ -27,9 +27,9 @@ import (
 // it) or from the commit the run started from; a successful GO commits what
 // the agent left on the attempt's branch, orch/RUN/CUE/N as locally, and
 // pushes it. The worktree is removed when the phase ends; the branch stays
-// in the clone and on the remote. A completed run's result branch,
-// orch/RUN/result, is pushed by a worker too (Result). Branches that would
-// need a merge (fan-in) are refused at submit (refuseWorktreeShape).
+// in the clone and on the remote. Branches are merged at fan-in, and into
+// the run's result branch, orch/RUN/result, by a worker too (merge.go);
+// runs started before that push their result with Result.
 
 // ActivityResult pushes a completed run's result branch.
 const ActivityResult = "orch.result"
@@ -67,8 +67,7 @@ type ResultInput struct {
 var cloneLocks sync.Map
 
 func lockClone(repo string) func() {
-	m, _ := cloneLocks.LoadOrStore(repo, &sync.Mutex{})
-	mu := m.(*sync.Mutex)
+	mu := cloneMutex(repo)
 	mu.Lock()
 	return mu.Unlock
 }
@@ -91,6 +90,12 @@ func (a *Activities) remote(run string) string {
 // openWorktree makes the worktree of a worktree agent's phase (nil for
 // another agent).
 func (a *Activities) openWorktree(ctx context.Context, in AttemptInput, ag *spec.Agent, ph phase) (*wtPhase, *attempt.Failure) {
+	return a.openWorktreeAs(ctx, in, ag, "-"+strings.ToLower(phaseNames[phaseActivity[ph]]))
+}
+
+// openWorktreeAs makes a worktree agent's worktree, CUE-N-AGENT+suffix in
+// the run's worktrees (nil for another agent).
+func (a *Activities) openWorktreeAs(ctx context.Context, in AttemptInput, ag *spec.Agent, suffix string) (*wtPhase, *attempt.Failure) {
 	if ag.Workspace != "worktree" {
 		return nil, nil
 	}
@@ -110,15 +115,11 @@ func (a *Activities) openWorktree(ctx context.Context, in AttemptInput, ag *spec
 	if w.base, err = fetchCommit(ctx, repo, w.remote, w.in.Base, w.in.BaseBranch); err != nil {
 		return nil, attempt.Failf("workspace", "%v", err)
 	}
-	dir := filepath.Join(repo, ".orch", "worktrees", in.RunID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, attempt.Failf("workspace", "creating the run's worktree directory: %v", err)
+	dir, err := runWorktrees(repo, in.RunID)
+	if err != nil {
+		return nil, attempt.Failf("workspace", "%v", err)
 	}
-	// The clone's checkout does not show the worktrees as untracked files.
-	if ignore := filepath.Join(repo, ".orch", "worktrees", ".gitignore"); !exists(ignore) {
-		_ = os.WriteFile(ignore, []byte("*\n"), 0o644)
-	}
-	w.path = filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s", gitwork.BranchPart(in.Cue), in.Attempt, ag.ID, strings.ToLower(phaseNames[phaseActivity[ph]])))
+	w.path = filepath.Join(dir, fmt.Sprintf("%s-%d-%s%s", gitwork.BranchPart(in.Cue), in.Attempt, ag.ID, suffix))
 	w.removeLocked() // what an earlier try on this machine left
 	args := []string{"worktree", "add", "--quiet", "--detach", w.path, w.base}
 	if w.in.Branch != "" { // -B: a later try of the attempt makes its branch again
@@ -128,6 +129,17 @@ func (a *Activities) openWorktree(ctx context.Context, in AttemptInput, ag *spec
 		return nil, attempt.Failf("workspace", "creating the attempt's worktree: %v", err)
 	}
 	return w, nil
+}
+
+// inWorktree is the task with the attempt's worktree as its workspace, as
+// locally (nil: a phase before GO).
+func inWorktree(task *attempt.Task, w *wtPhase) *attempt.Task {
+	if task == nil {
+		return nil
+	}
+	t := *task
+	t.Workspace = w.path
+	return &t
 }
 
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }
@@ -155,6 +167,23 @@ func (w *wtPhase) finish(ctx context.Context, in AttemptInput, ag *spec.Agent, r
 	res.Outputs = out
 	res.Worktree = &record.WorktreeData{Branch: w.in.Branch, Base: w.base, From: w.in.From, Path: w.path, Commit: commit}
 	return res
+}
+
+// moveTo puts the worktree on in's branch at its base (fetched when the
+// clone lacks it): a pooled agent's worktree, made at WARNING, at its GO.
+// As locally, tracked changes are dropped and untracked files kept.
+func (w *wtPhase) moveTo(ctx context.Context, in *WorktreeInput) *attempt.Failure {
+	unlock := lockClone(w.repo)
+	base, err := fetchCommit(ctx, w.repo, w.remote, in.Base, in.BaseBranch)
+	unlock()
+	if err != nil {
+		return attempt.Failf("workspace", "%v", err)
+	}
+	if _, err := gitwork.Git(ctx, w.path, "checkout", "--quiet", "--force", "-B", in.Branch, base); err != nil {
+		return attempt.Failf("workspace", "moving the attempt's worktree to %s: %v", in.Branch, err)
+	}
+	w.in, w.base = in, base
+	return nil
 }
 
 // remove removes the phase's worktree (its branch stays).
@@ -206,10 +235,10 @@ func or(s, def string) string {
 	return s
 }
 
-// Result pushes a completed run's result branch: its worktree branches
-// form a chain (refuseWorktreeShape), each holding the ones before, so the
-// result is the last one's commit. Branches that would need a merge are
-// refused.
+// Result pushes a completed run's result branch, for runs started before
+// changeMerge (since, orch.merge merges it): their worktree branches form a
+// chain (refused otherwise at submit then), each holding the ones before,
+// so the result is the last one's commit.
 func (a *Activities) Result(ctx context.Context, in ResultInput) (*record.ResultBranch, error) {
 	if len(in.Sources) == 0 {
 		return nil, temporal.NewNonRetryableApplicationError("no branch to make the run's result of", "workspace", nil)
@@ -242,51 +271,6 @@ func (a *Activities) Result(ctx context.Context, in ResultInput) (*record.Result
 		rb.Ahead, _ = strconv.Atoi(n)
 	}
 	return rb, nil
-}
-
-// refuseWorktreeShape refuses worktree cues whose branches would need a
-// merge on a worker (fan-in, and so the run's result of branches that are
-// not a chain): each worktree cue but the first must depend on the one
-// before it, and on no other worktree cue; no fan-out works in worktrees.
-func refuseWorktreeShape(p *planner.Plan) error {
-	var prev *planner.Cue
-	for _, c := range p.Order {
-		if !worktreeCue(p, c) {
-			continue
-		}
-		if c.ForEach != nil {
-			return fmt.Errorf("cue %s: a fan-out (for_each) of worktree agents, whose branches merge at fan-in, is not supported by --engine temporal in this version; run it with --engine local", c.ID)
-		}
-		for _, id := range c.Agents {
-			if a := p.Agents[id]; a != nil && a.Workspace == "worktree" && pooled(a) {
-				return fmt.Errorf("cue %s: agent %s has protocol: %s and workspace: worktree, not supported together by --engine temporal in this version (its process serves several phases, which may run on different workers); run it with --engine local, or use claude-code, codex or a plain agent", c.ID, a.ID, a.Protocol)
-			}
-		}
-		if n := countWorktreeAgents(p, c); n > 1 {
-			return fmt.Errorf("cue %s: several agents in worktrees, whose branches would need a merge, is not supported by --engine temporal in this version; run it with --engine local", c.ID)
-		}
-		var wtDeps []string
-		for _, d := range c.Deps {
-			if worktreeCue(p, d) {
-				wtDeps = append(wtDeps, d.ID)
-			}
-		}
-		if prev != nil && (len(wtDeps) != 1 || wtDeps[0] != prev.ID) {
-			return fmt.Errorf("cue %s: on --engine temporal the worktree cues must form a chain, each depending on the one before it (here %s), since merging their branches (at fan-in or into the run's result) is not supported in this version; run it with --engine local", c.ID, prev.ID)
-		}
-		prev = c
-	}
-	return nil
-}
-
-func countWorktreeAgents(p *planner.Plan, c *planner.Cue) int {
-	n := 0
-	for _, id := range c.Agents {
-		if a := p.Agents[id]; a != nil && a.Workspace == "worktree" {
-			n++
-		}
-	}
-	return n
 }
 
 // worktreeCue: one of the cue's agents, or of their fallbacks, works in a

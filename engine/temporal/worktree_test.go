@@ -132,3 +132,76 @@ func TestWorktreeChainThroughRemote(t *testing.T) {
 		t.Errorf("B's attempt 2 pushed %s, result %+v", b2, got.Worktree)
 	}
 }
+
+// jsonlWriter is a jsonl agent that, at GO, writes j.txt in its task's
+// workspace and outputs where it worked.
+const jsonlWriter = `import json, os, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    kind, task = msg["message_type"], msg.get("task") or {}
+    reply = {"coord.warning": "ack.warning", "coord.standby": "ack.standby"}.get(kind)
+    out = {"message_type": reply, "id": "r" + msg["id"], "in_reply_to": msg["id"]}
+    if kind == "coord.go":
+        ws = task.get("workspace", "")
+        open(os.path.join(ws, "j.txt"), "w").write("j\n")
+        out.update(message_type="task.complete", outputs={"where": ws})
+    elif reply is None:
+        continue
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+`
+
+// TestJSONLAgentInWorktreeOnWorker: a jsonl agent with workspace: worktree
+// works, as locally, in its attempt's worktree (its task's workspace): what
+// it leaves is committed on its branch and pushed, and the plain worktree
+// cue after it starts from that branch. A GO given to a worker that ran
+// none of the attempt's phases starts the agent there, in a worktree of
+// that worker's clone, and pushes the branch from there.
+func TestJSONLAgentInWorktreeOnWorker(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	remote, root, other := sharedRemote(t, map[string]string{
+		"j.yaml": "cuelist:\n  id: j\n  cues:\n    - {id: A, agents: [jw]}\n    - {id: B, agents: [reader], dependencies: [A]}\n" +
+			"---\nagent: {id: jw, command: [python3, writer.py], protocol: jsonl, workspace: worktree, provides: [where]}\n" +
+			"---\nagent: {id: reader, run: \"test -f j.txt && echo b > b.txt\", workspace: worktree}\n",
+		"writer.py": jsonlWriter,
+	})
+	res, evs := runInClone(t, root, remote, "j.yaml")
+	if res.State != "completed" {
+		t.Fatalf("%s: %s\n%s", res.State, res.Reason, story(evs))
+	}
+	a := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/A/1")
+	if files := gitT(t, remote, "ls-tree", "--name-only", a); !strings.Contains(files, "j.txt") {
+		t.Errorf("A's branch holds %s, not j.txt", files)
+	}
+	if where, _ := outputsOf(t, evs, "A")["where"].(string); !strings.HasPrefix(where, filepath.Join(root, ".orch", "worktrees", "r1")+string(filepath.Separator)) {
+		t.Errorf("the agent worked in %q, not in a worktree of the run", where)
+	}
+	b := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/B/1")
+	if gitT(t, remote, "rev-parse", b+"^") != a {
+		t.Errorf("B's commit %s is not on A's %s", b, a)
+	}
+	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
+		t.Errorf("worktrees left on the worker: %v", left)
+	}
+
+	var as testsuite.WorkflowTestSuite
+	aenv := as.NewTestActivityEnvironment()
+	acts := &Activities{Root: other}
+	defer acts.Close()
+	aenv.RegisterActivityWithOptions(acts.Go, activity.RegisterOptions{Name: ActivityGo})
+	v, err := aenv.ExecuteActivity(ActivityGo, AttemptInput{RunID: "r1", Path: "j.yaml", SpecHash: specHashOf(t, other, "j.yaml"), Cue: "A", Agent: "jw", Attempt: 2,
+		Task: &attempt.Task{}, Worktree: &WorktreeInput{Remote: remote, Base: gitT(t, other, "rev-parse", "HEAD"), Branch: "orch/r1/A/2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got AttemptResult
+	if err := v.Get(&got); err != nil || got.Failed {
+		t.Fatalf("A's attempt 2 on the other worker: %v %+v", err, got)
+	}
+	if where, _ := got.Outputs["where"].(string); !strings.HasPrefix(where, filepath.Join(other, ".orch", "worktrees", "r1")) || got.Worktree == nil ||
+		gitT(t, remote, "rev-parse", "refs/heads/orch/r1/A/2") != got.Worktree.Commit {
+		t.Errorf("A's attempt 2 worked in %q, pushed %+v", where, got.Worktree)
+	}
+}

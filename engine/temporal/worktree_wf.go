@@ -41,7 +41,9 @@ func (w *wf) worktreeFor(f *flight, name string) *WorktreeInput {
 	}
 	c := w.core.Cue(f.pos)
 	in.Branch = gitwork.Branch(w.in.RunID, c.ID, f.agent.ID, f.number, len(c.Agents) > 1)
-	if sources := w.core.MergeSources(f.pos); len(sources) > 0 {
+	if commit, tasks, ok := w.core.MergeCommit(f.pos); ok { // its dependencies' branches, merged
+		in.Base, in.BaseBranch, in.From = commit, gitwork.MergeBranch(w.in.RunID, c.ID), "merge of "+strings.Join(tasks, ", ")
+	} else if sources := w.core.MergeSources(f.pos); len(sources) > 0 {
 		s := sources[0]
 		in.Base, in.BaseBranch, in.From = or(s.Commit, s.Branch), s.Branch, s.Task
 	}
@@ -62,6 +64,10 @@ const mergeAgentID = sched.MergeAgent
 // by a worker (orch.result); a merge at fan-in cannot happen (refused at
 // submit) and fails, saying why.
 func (w *wf) startMerge(d sched.Decision) {
+	if w.mergeVersion() >= versionMerge {
+		w.runMerge(d)
+		return
+	}
 	c := w.core.Cue(d.Cue)
 	w.emit(record.Event{Type: record.EvAttemptStarted, Cue: c.ID, Agent: mergeAgentID, Attempt: d.Attempt, Data: record.AttemptStartedData{}})
 	names := make([]string, len(d.Sources))
@@ -99,6 +105,10 @@ func (w *wf) startMerge(d sched.Decision) {
 
 // mergeEnded records the end of the merge's attempt: the result branch.
 func (w *wf) mergeEnded(d sched.Decision) {
+	if w.mergeVersion() >= versionMerge {
+		w.mergeDone(d)
+		return
+	}
 	c := w.core.Cue(d.Cue)
 	branch := w.resultBranchName()
 	state := record.MergeFailed

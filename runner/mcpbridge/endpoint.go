@@ -41,11 +41,12 @@ type Endpoint struct {
 	serveErr error
 }
 
-// registration is one attempt: the task its calls act as, its server.
+// registration is one attempt: the task its calls act as, the key of its
+// server (the tools it is denied).
 type registration struct {
 	id       string // the attempt, and a serial: a session stays with one registration
 	binding  *binding
-	server   *mcp.Server
+	denied   string        // the key of its server in Endpoint.servers
 	inUse    chan struct{} // a slot per call in flight
 	sessions int           // opened so far (e.mu)
 }
@@ -105,17 +106,11 @@ func (e *Endpoint) Register(attempt string, task Task) (token string, unregister
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	token = hex.EncodeToString(b[:])
 	bind := newBinding(task, e.progress)
-	key := strings.Join(bind.denied, ",")
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	srv, ok := e.servers[key]
-	if !ok {
-		srv = newServer(bind.denied, attached)
-		e.servers[key] = srv
-	}
 	e.serial++
-	e.byToken[token] = &registration{id: attempt + "#" + strconv.Itoa(e.serial), binding: bind, server: srv,
-		inUse: make(chan struct{}, MaxCalls)}
+	e.byToken[token] = &registration{id: attempt + "#" + strconv.Itoa(e.serial), binding: bind,
+		denied: strings.Join(bind.denied, ","), inUse: make(chan struct{}, MaxCalls)}
 	return token, func() {
 		e.mu.Lock()
 		delete(e.byToken, token)
@@ -172,12 +167,23 @@ func registrationOf(r *http.Request) *registration {
 	return nil
 }
 
-// serverFor picks the server of a request: its registration's.
+// serverFor picks the server of a request: its registration's, made at the
+// first request that needs it. Making one (its tools' schemas) costs about
+// 1 ms of CPU, as much as two plain cues, and most runs never call a tool:
+// a plain command does not.
 func (e *Endpoint) serverFor(r *http.Request) *mcp.Server {
-	if reg := registrationOf(r); reg != nil {
-		return reg.server
+	reg := registrationOf(r)
+	if reg == nil {
+		return nil
 	}
-	return nil
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	srv, ok := e.servers[reg.denied]
+	if !ok {
+		srv = newServer(reg.binding.denied, attached)
+		e.servers[reg.denied] = srv
+	}
+	return srv
 }
 
 // limitCalls answers 429 to an attempt's request beyond MaxCalls in

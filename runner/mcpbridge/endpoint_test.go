@@ -316,3 +316,25 @@ func TestCloseEndsSessions(t *testing.T) {
 		}
 	}
 }
+
+// A server (its tools' schemas, the costly part of an endpoint) is made by
+// the first request that needs it, not when an attempt registers: most
+// attempts never call a tool.
+func TestServerMadeAtFirstRequest(t *testing.T) {
+	e := startEndpoint(t)
+	token, _ := e.Register("build/1", newFakeTask("coder"))
+	other, _ := e.Register("build/2", newFakeTask("coder"))
+	e.mu.Lock()
+	made := len(e.servers)
+	e.mu.Unlock()
+	if made != 0 {
+		t.Fatalf("%d servers made for attempts that called nothing, want 0", made)
+	}
+	if got := listed(t, connect(t, e, token, nil)); !slices.Contains(got, "blackboard_read") {
+		t.Errorf("the first attempt to call is not offered the blackboard: %v", got)
+	}
+	ok(t, "blackboard_write", callTool(t, connect(t, e, other, nil), "blackboard_write", map[string]any{"key": "k", "value": 1}))
+	if len(e.servers) != 1 {
+		t.Errorf("%d servers for one policy", len(e.servers))
+	}
+}

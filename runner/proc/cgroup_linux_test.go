@@ -1,10 +1,13 @@
 package proc
 
 import (
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestCgroupLeafServesTheNextProcess: a leaf an ended process left empty
@@ -50,5 +53,56 @@ while [ ! -s escaped.pid ]; do sleep 0.01; done`, token, false, s.Cgroup())
 	if alive(escaped) {
 		t.Errorf("the escapee %d is alive", escaped)
 		_ = syscall.Kill(escaped, syscall.SIGKILL)
+	}
+}
+
+// TestSweepOfEmptyLeafDoesNotWaitForOutput: when the leaf is empty once the
+// process has exited, nothing is left that could still write, so Sweep
+// returns without waiting for the output to be read (the attempt reports
+// its end while its readers finish); what was written is still read whole.
+func TestSweepOfEmptyLeafDoesNotWaitForOutput(t *testing.T) {
+	s := NewSweeper("r7", func(Orphan) {})
+	s.Start()
+	t.Cleanup(func() { s.Stop() })
+	if s.Cgroup() == nil {
+		t.Skip("no cgroup v2 to write to here")
+	}
+	const token = "r7/cue/A/1/x"
+	s.Begin(token)
+	defer s.End(token)
+	stdio, err := NewStdio(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Start(Spec{Shell: "echo done", Dir: t.TempDir(), Env: os.Environ(), Token: token, Stdio: stdio, Cgroup: s.Cgroup(), Grace: grace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, got := make(chan struct{}), make(chan string, 1)
+	p.ReadOutput(func(r io.Reader) { // a reader that is late, as a busy machine makes it
+		<-release
+		b, _ := io.ReadAll(r)
+		got <- string(b)
+	}, func(r io.Reader) { _, _ = io.Copy(io.Discard, r) })
+	t.Cleanup(func() { p.Terminate(grace); p.Sweep(grace, true) })
+	waitDone(t, p)
+	swept := make(chan struct{})
+	go func() {
+		p.Sweep(grace, false)
+		close(swept)
+	}()
+	select {
+	case <-swept:
+	case <-time.After(30 * time.Second): // a bound, not a timing: it waits for the release below
+		close(release)
+		t.Fatal("the sweep of an emptied leaf waited for the output to be read")
+	}
+	close(release)
+	p.WaitOutput()
+	if out := <-got; out != "done\n" {
+		t.Errorf("stdout %q, want the whole of it", out)
+	}
+	if n := len(s.Cgroup().free); n != 1 {
+		t.Errorf("%d free leaves after the sweep, want the emptied one", n)
 	}
 }

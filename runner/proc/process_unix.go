@@ -52,19 +52,27 @@ func (p *Process) Sweep(grace time.Duration, killed bool) (inGroup, escaped []in
 	if p.cg == nil {
 		return inGroup, nil
 	}
-	if !killed {
-		p.output.Wait() // ends at the latest grace after the leader's exit
-	}
 	escaped = p.escaped // stopped by Terminate
 	// The leaf is given back to the run once swept: a later Terminate or
 	// Sweep of this process must not touch the next process it serves.
 	cg := p.cg
 	p.cg = nil
 	// The usual case: one read says the leaf is empty, and it serves the
-	// next process as it is.
+	// next process as it is. Nothing is left that could still write to
+	// the output, so the sweep does not wait for it to be read: the
+	// attempt reports its end while its readers finish.
 	if !cg.populated() {
 		cg.reuse()
 		return inGroup, escaped
+	}
+	if !killed {
+		// What is left may still write: it gets the rest of the grace period
+		// (the output ends at the latest grace after the leader's exit).
+		p.output.Wait()
+		if !cg.populated() { // it ended within the grace period
+			cg.reuse()
+			return inGroup, escaped
+		}
 	}
 	defer cg.release()
 	if left := cg.members(); len(left) > 0 && cg.kill() {

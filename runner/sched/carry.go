@@ -1,6 +1,10 @@
 package sched
 
-import "time"
+import (
+	"time"
+
+	"github.com/orch-cli/orch/spec"
+)
 
 // A run on Temporal continues as a new workflow execution when its history
 // grows long (engine/temporal/continue.go). It does so only at a quiet
@@ -22,6 +26,17 @@ type Carried struct {
 	Credits   float64              `json:",omitempty"`
 	CostUSD   float64              `json:",omitempty"`
 	Cooldowns map[string]time.Time `json:",omitempty"`
+	// Merges are the merges done at cues not over: such a cue goes on
+	// from its merge's commit, not from a new merge.
+	Merges []CarriedMerge `json:",omitempty"`
+}
+
+// CarriedMerge is a merge of the branches of cue Pos's dependencies, done
+// (its attempt at the cue, its commit, what it took in).
+type CarriedMerge struct {
+	Pos, Attempt int
+	Commit       string
+	Sources      []MergeSource
 }
 
 // CarriedCue is one cue of the plan at a quiet point.
@@ -124,7 +139,32 @@ func (c *Core) Carry() Carried {
 		}
 		out.Cues = append(out.Cues, cc)
 	}
+	c.carryMerges(&out)
 	return out
+}
+
+// carryMerges adds the merges done at cues not over, in plan order.
+func (c *Core) carryMerges(out *Carried) {
+	for _, cr := range c.cues {
+		if j := c.merges.job(cr.pos); j != nil && j.phase == mDone && !cr.state.Final() {
+			out.Merges = append(out.Merges, CarriedMerge{Pos: cr.pos, Attempt: j.attempt, Commit: j.commit, Sources: j.sources})
+		}
+	}
+}
+
+// resumeMerges puts the carried merges back, done.
+func (c *Core) resumeMerges(k Carried) {
+	for _, m := range k.Merges {
+		if m.Pos < 0 || m.Pos >= len(c.cues) {
+			continue
+		}
+		cr := c.cues[m.Pos]
+		if c.merges.jobs == nil {
+			c.merges.jobs = map[int]*mergeJob{}
+		}
+		c.merges.jobs[m.Pos] = &mergeJob{id: m.Pos, anchor: cr, attempt: m.Attempt, policy: spec.MergeOf(c.plan.Cuelist, cr.spec.Cue),
+			sources: m.Sources, phase: mDone, commit: m.Commit}
+	}
 }
 
 func (k *Carried) addCompleted(pos int) {
@@ -157,6 +197,7 @@ func (c *Core) Resume(k Carried) {
 	for agent, until := range k.Cooldowns {
 		c.cooldowns[agent] = until
 	}
+	c.resumeMerges(k)
 	for _, r := range k.Completed {
 		for pos := max(r[0], 0); pos <= r[1] && pos < len(c.plan.Order); pos++ {
 			c.cues[pos].state = Completed

@@ -3,6 +3,7 @@ package sched_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/orch-cli/orch/runner/sched"
@@ -57,18 +58,7 @@ agent: {id: c, command: [sh, -c, "true"]}
 	h.advanceAfter()
 	h.want("c completes B", h.completed("B"), "ended B/0#2 completed ", "B completed")
 	h.advanceAfter()
-	h.core.Hold()
-	if !h.core.Quiet() {
-		t.Fatal("not quiet: A interrupted, B completed, C pending")
-	}
-	b, err := json.Marshal(h.core.Carry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var k sched.Carried
-	if err := json.Unmarshal(b, &k); err != nil {
-		t.Fatal(err)
-	}
+	k := carried(t, h, "not quiet: A interrupted, B completed, C pending")
 
 	n := newHarness(t, "", cues, agents, 1, false)
 	n.core.Resume(k)
@@ -85,4 +75,54 @@ agent: {id: c, command: [sh, -c, "true"]}
 	n.core.Approve("A", "orch go")
 	n.want("orch go", n.advanceAfter(), "manual go A: orch go", "A pending: orch go: run it again",
 		"A warning", "start A/0#2 a", "A standby", "A go", "go A/0", "C warning", "start C/0#1 a")
+}
+
+// A merge done at a cue whose GO was then interrupted is carried: the
+// resumed core has its commit for the cue's next attempt, and orch go
+// starts that attempt without merging again.
+func TestCarryResumeMerge(t *testing.T) {
+	cues := `    - {id: A, agents: [a]}
+    - {id: B, agents: [b]}
+    - {id: C, agents: [c], dependencies: [B, A], idempotent: false}
+`
+	h := newHarness(t, "", cues, worktreeAgents, 4, false)
+	h.core.Begin(h.now)
+	h.advance()
+	h.done("A", "oa", "ca")
+	h.done("B", "ob", "cb")
+	h.merged("C", 2, sched.MergeReport{Commit: "cm"})
+	h.core.Interrupt(h.pos("C"), 0, h.attempt("C", 0), "its worker was lost")
+	h.mtake()
+	k := carried(t, h, "not quiet: A and B completed, C interrupted")
+	n := newHarness(t, "", cues, worktreeAgents, 4, false)
+	n.core.Resume(k)
+	n.core.Begin(n.now)
+	if got := n.advance(); len(got) != 0 {
+		t.Fatalf("resumed, the core decided %v", got)
+	}
+	if commit, tasks, ok := n.core.MergeCommit(n.pos("C")); !ok || commit != "cm" || strings.Join(tasks, " ") != "A B" {
+		t.Fatalf("resumed, C's merge: %q %v %v", commit, tasks, ok)
+	}
+	n.core.Approve("C", "orch go")
+	n.want("orch go", n.mtake(), "manual go C: orch go", "C pending: orch go: run it again",
+		"C warning", "start C/0#3 c", "C standby", "C go", "go C/0")
+}
+
+// carried holds h's core, which must then be quiet (else: notQuiet), and
+// carries it through JSON, as a workflow's input.
+func carried(t *testing.T, h *harness, notQuiet string) sched.Carried {
+	t.Helper()
+	h.core.Hold()
+	if !h.core.Quiet() {
+		t.Fatal(notQuiet)
+	}
+	b, err := json.Marshal(h.core.Carry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k sched.Carried
+	if err := json.Unmarshal(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
