@@ -76,7 +76,7 @@ type attemptRun struct {
 	kids map[*child]bool // children still running: they end with it
 	// exports are the outputs of the children that completed under it, for
 	// a cue's own attempt when the cue accepts child exports (exports.go).
-	exports []childExport
+	exports []attempt.ChildExport
 	status  AgentStatus               // what the agent last reported of its state (under mu)
 	calls                             // its typed requests (call.go)
 	inbox   atomic.Pointer[inboxPeer] // its peer when it takes no jsonl messages but has orch's MCP tools; set in GO, read by MCP tool calls

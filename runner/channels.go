@@ -255,12 +255,5 @@ func (r *run) askStatus(cue string) {
 // output; high and critical ones also as a notice of kind needed (the
 // bell, the notify: block), and they stay in orch status's attention list.
 func (r *run) escalate(a *attemptRun, severity, what string, detail any) record.Event {
-	if severity == "" {
-		severity = "medium"
-	}
-	body := map[string]any{"severity": severity, "error": what}
-	if detail != nil {
-		body["detail"] = detail
-	}
-	return r.userEvent(a, "escalation", "", body)
+	return r.userEvent(a, "escalation", "", protocols.EscalationShown(severity, what, detail))
 }

@@ -34,7 +34,7 @@ func (r *run) serve(a *attemptRun, peer driver.Peer, wm *driver.Wire, more func(
 			return r.watchBoard(a, peer, wm, b)
 		}
 	}
-	in := a.messageEvent("in", withheld(wm))
+	in := a.messageEvent("in", driver.Withheld(wm))
 	repeats := a.guard.add(msg) // counted first: a blocked message does not reach the person
 	ev, forPerson := r.forPerson(a, msg)
 	events := []record.Event{in}

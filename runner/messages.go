@@ -13,6 +13,7 @@ import (
 	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -97,19 +98,10 @@ func (r *run) spawn(a *attemptRun, peer driver.Peer, msg protocols.Message, b pr
 	return f
 }
 
-// chainProblems applies the guardrails to a child of n for agent to: its
-// depth within max_handoff_depth, and no agent twice in the chain.
+// chainProblems applies the guardrails to a child of n for agent to
+// (sched.ChainProblems).
 func (r *run) chainProblems(n *node, to *spec.Agent, what string) []string {
-	var out []string
-	if depth, max := n.depth+1, planner.MaxHandoffDepth(r.plan.Cuelist); depth > max {
-		out = append(out, fmt.Sprintf("the %s would be at depth %d, beyond max_handoff_depth %d (chain: %s -> %s)",
-			what, depth, max, strings.Join(n.chain, " -> "), to.ID))
-	}
-	if i := slices.Index(n.chain, to.ID); i >= 0 {
-		out = append(out, fmt.Sprintf("%s cycle: %s -> %s (agent %s is already in the chain)",
-			what, strings.Join(n.chain[i:], " -> "), to.ID, to.ID))
-	}
-	return out
+	return sched.ChainProblems(planner.MaxHandoffDepth(r.plan.Cuelist), n.depth, n.chain, to.ID, what)
 }
 
 // sendMessage delivers message.send and answers message.sent, or
@@ -214,14 +206,7 @@ func (r *run) forPerson(a *attemptRun, msg protocols.Message) (record.Event, boo
 	case protocols.EscalationError:
 		return r.escalate(a, b.Severity, b.Error, b.Detail), true
 	case protocols.EscalationConflict:
-		what := fmt.Sprintf("%s conflict", b.ConflictType)
-		if b.ResourceInQuestion != "" {
-			what += " over " + b.ResourceInQuestion
-		}
-		if b.Reason != "" {
-			what += ": " + b.Reason
-		}
-		return r.escalate(a, b.Severity, what, nil), true
+		return r.escalate(a, b.Severity, b.What(), nil), true
 	}
 	return record.Event{}, false
 }
@@ -236,13 +221,7 @@ func (r *run) discovery(a *attemptRun, b protocols.DiscoveryReport) {
 	r.toUser(a, "discovery", "", discoveryBody(b)) // the parent ended meanwhile
 }
 
-func discoveryBody(b protocols.DiscoveryReport) map[string]any {
-	body := map[string]any{"summary": b.Summary}
-	if b.Body != nil {
-		body["body"] = b.Body
-	}
-	return body
-}
+func discoveryBody(b protocols.DiscoveryReport) map[string]any { return b.Shown() }
 
 // toUser records something for the person running orch.
 func (r *run) toUser(a *attemptRun, kind, to string, body any) {
@@ -267,27 +246,4 @@ func (r *run) userEventOf(a *attemptRun, data record.UserMessageData, body any) 
 	}
 	return record.Event{RunID: r.id, At: time.Now().UTC(), Type: record.EvUserMessage, Cue: a.Cue.ID,
 		Agent: a.Agent.ID, Attempt: a.Number, Data: data}
-}
-
-// privateBody stands for a private message's body in the records of those
-// who do not see it.
-const privateBody = "(private: recorded only where its recipient sees it)"
-
-// withheld is the record of a message an agent sent: as sent, except that a
-// private message.send keeps its body only in the record of its delivery
-// (the message.received to its recipient), so that the run's log shows it
-// where the recipient sees it and nowhere else.
-func withheld(wm *driver.Wire) *driver.Wire {
-	b, ok := wm.Msg.Body.(protocols.MessageSend)
-	if !ok || !b.Private {
-		return wm
-	}
-	b.Body = privateBody
-	m := wm.Msg
-	m.Body = b
-	raw, err := protocols.Encode(m)
-	if err != nil {
-		return &driver.Wire{Msg: m, Raw: []byte(`{"message_type":"message.send","private":true}`)}
-	}
-	return &driver.Wire{Msg: m, Raw: raw}
 }

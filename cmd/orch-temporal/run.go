@@ -52,9 +52,6 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	if p == nil {
 		return &exitError{code: 2, msg: fmt.Sprintf("%s has errors:\n%v", path, diags)}
 	}
-	if err := temporal.Unsupported(p); err != nil {
-		return &exitError{code: 2, msg: err.Error()}
-	}
 	git, err := runGit(cmd, root, p)
 	if err != nil {
 		return err

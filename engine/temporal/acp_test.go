@@ -68,8 +68,8 @@ cuelist:
 // orch's MCP server is the worker's for its agents, with their own
 // mcp_servers: an ACP agent's tool calls (over HTTP, as it advertises) act
 // as its attempt through the run's workflow: a blackboard write and read, a
-// question answered by the person; a tool this engine does not serve is
-// not offered.
+// question answered by the person; a tool its agent may not use is not
+// offered.
 func TestMCPToolsOnWorker(t *testing.T) {
 	evs, link := runFake(t, `agent:
   id: coder
@@ -97,7 +97,7 @@ cuelist:
 		`blackboard_write: {"key":"plan","version":1}`,
 		`blackboard_read: {"author":"coder","found":true,"value":"from acp","version":1}`,
 		`ask: {"answer":"the second"}`,
-		"handoff: error: tool handoff is denied by the agent's tools: policy: handoff is not supported by --engine temporal in this version",
+		`handoff: error: tool handoff is denied by the agent's tools: policy: agent coder may not use "handoff" at handoff depth 0`, // it has no handoff_to
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in the agent's reply:\n%s", want, text)

@@ -58,8 +58,7 @@ func (a *Activities) Plan(ctx context.Context, in PlanInput) (*PlanDoc, error) {
 }
 
 // plan compiles (once) the cuelist at path below Root, refusing it when its
-// files are not the ones the run was started with or when it uses what the
-// temporal engine does not run.
+// files are not the ones the run was started with.
 func (a *Activities) plan(path, hash string) (*planner.Plan, error) {
 	key := path + "\x00" + hash
 	a.mu.Lock()
@@ -80,9 +79,6 @@ func (a *Activities) plan(path, hash string) (*planner.Plan, error) {
 	if got := set.HashBelow(a.Root); hash != "" && got != hash {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("cuelist %s below %s is not the one the run started with (spec hash %s, the run's %s): check out the same files at the same path on every worker", path, a.Root, got, hash), "spec-changed", nil)
 	}
-	if err := Unsupported(p); err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "unsupported", nil)
-	}
 	if a.plans == nil {
 		a.plans = map[string]*planner.Plan{}
 	}
@@ -97,6 +93,9 @@ func (a *Activities) attempt(in AttemptInput) (*planner.Plan, *planner.Cue, *spe
 		return nil, nil, nil, err
 	}
 	ag := p.Agents[in.Agent]
+	if in.Child != nil && ag != nil { // a handoff's receiver or a spawned agent: its own cue, never scheduled
+		return p, &planner.Cue{Cue: &spec.Cue{ID: in.Cue, Agents: []string{ag.ID}}}, ag, nil
+	}
 	id, _, _ := strings.Cut(in.Cue, "[") // a fan-out's item, CUE[0], is its cue's
 	for _, c := range p.Order {
 		if c.ID == id && ag != nil && (id == in.Cue || c.ForEach != nil) {

@@ -220,7 +220,8 @@ func (a *Activities) stepPooled(ctx context.Context, p *planner.Plan, c *planner
 	if f != nil {
 		res = fail(f.Class, "%s", f.Reason)
 	}
-	res.Log = la.host.tail.take()
+	res.Log = redactLines(p, la.host.tail.take())
+	res.Messages, res.MessagesLeftOut = la.host.wire.take(p)
 	if f != nil || ph == phaseGo {
 		pid, exit := la.d.Close(la.at)
 		res.PID, res.ExitCode = pid, exit
@@ -309,17 +310,20 @@ func (la *liveAttempt) runWork(ctx context.Context, ph phase, task *attempt.Task
 	done := make(chan struct{})
 	defer close(done)
 	go beat(ctx, la.host, la.halt, done)
+	defer func() { la.host.Record("in", la.at.Msgs.TakeReply()) }() // the agent's answer to the phase
 	switch ph {
 	case phaseWarning:
+		la.host.Record("out", la.at.Msgs.Warning)
 		return nil, la.d.Warning(la.at)
 	case phaseStandby:
+		la.host.Record("out", la.at.Msgs.Standby)
 		f := la.d.Standby(la.at)
 		if f == nil {
 			driver.PrepareGo(la.d, la.at)
 		}
 		return nil, f
 	}
-	return la.d.Work(la.at, task)
+	return la.d.Work(la.at, task) // its coord.go is the driver's to record
 }
 
 // workerRunHost is a run's services to its agents' processes on a worker:

@@ -142,6 +142,7 @@ func (w *wf) phase(f *flight, name string, task *attempt.Task, ok func()) {
 		f.busy = false
 		var res AttemptResult
 		err := fut.Get(w.ctx, &res)
+		w.recordMessages(w.core.Cue(f.pos).ID, f.agent.ID, f.number, &res)
 		if err != nil {
 			if w.workerLost(f, name, task, ok, err) {
 				w.apply()
@@ -283,6 +284,9 @@ func (w *wf) ended(f *flight, res AttemptResult) {
 		w.atts[f.pos][f.slot] = nil
 	}
 	w.recordWorktree(f, res)
+	if c := w.chain.collab; c != nil {
+		c.withExports(f, &res) // its children's, when its cue accepts them (children.go)
+	}
 	w.lastEnd = res // recorded with the core's AttemptEnded decision
 	end := sched.End{Outputs: res.Outputs}
 	if res.Failed {

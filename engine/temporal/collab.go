@@ -105,6 +105,8 @@ type collab struct {
 	policy time.Duration        // guardrails.question_timeout
 	inbox  map[Asker][]Received // what running attempts were sent (inbox.go)
 	used   record.Usage         // the run's, as its agents reported
+	kids   children             // handoffs' and spawns' tasks (children.go)
+	status map[Asker]Report     // what attempts last reported (agents.list)
 }
 
 type openAsk struct {
@@ -115,7 +117,7 @@ type openAsk struct {
 
 // collaborate registers the handlers of the agents' requests.
 func (w *wf) collaborate() *collab {
-	c := &collab{w: w, open: map[string]*openAsk{}, wake: workflow.NewBufferedChannel(w.ctx, 1),
+	c := &collab{w: w, open: map[string]*openAsk{}, status: map[Asker]Report{}, wake: workflow.NewBufferedChannel(w.ctx, 1),
 		policy: w.plan.Cuelist.Guardrails.QuestionTimeout.D()}
 	if c.policy <= 0 {
 		c.policy = DefaultQuestionTimeout
@@ -126,10 +128,15 @@ func (w *wf) collaborate() *collab {
 	_ = workflow.SetQueryHandler(ctx, QueryBBList, c.bbList)
 	_ = workflow.SetUpdateHandlerWithOptions(ctx, UpdateAsk, c.ask, workflow.UpdateHandlerOptions{Validator: c.validAsk})
 	c.messages()
+	c.children()
+	c.person()
 	w.sel.AddReceive(c.wake, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil) })
 	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalReport), func(ch workflow.ReceiveChannel, _ bool) {
 		var r Report
 		ch.Receive(ctx, &r)
+		if c.asking(r.Asker) {
+			c.status[r.Asker] = r
+		}
 		w.emit(record.Event{Type: record.EvAgentStatus, Cue: r.Cue, Agent: r.Agent, Attempt: r.Attempt, State: r.State,
 			Data: record.StatusData{Progress: r.Progress, Detail: r.Detail}})
 	})
@@ -152,7 +159,7 @@ func (c *collab) asking(a Asker) bool {
 	if c.w.core == nil {
 		return false
 	}
-	if c.w.mergeAsking(a) { // a merge's question, or its resolver (merge_wf.go)
+	if c.kidAsking(a) || c.w.mergeAsking(a) { // a child (children.go); a merge's question, or its resolver (merge_wf.go)
 		return true
 	}
 	for pos, fs := range c.w.atts {

@@ -46,6 +46,7 @@ type Carry struct {
 	Paused  bool                    `json:",omitempty"` // run/state paused was the last run state emitted
 	Gen     int                     // the executions before the next one
 	Used    record.Usage            // what the run's agents reported they used
+	Tasks   []string                `json:",omitempty"` // the child tasks' ids so far: later ones get new ids
 }
 
 // CarriedEntry is a blackboard key carried.
@@ -167,6 +168,7 @@ func (w *wf) continueAsNew() error {
 	k := &Carry{Core: w.core.Carry(), NextSeq: w.log.next, Paused: w.paused, Gen: gen}
 	if c := w.chain.collab; c != nil {
 		k.Used = c.used
+		k.Tasks = c.kids.ids
 	}
 	if len(w.board) > 0 {
 		k.Board = make(map[string]CarriedEntry, len(w.board))

@@ -81,6 +81,9 @@ type hubLink struct {
 	link  WorkflowLink
 	asker Asker
 	tools planner.AgentTools
+	depth int           // its task's depth in the run's tree (0: a cue's own agent)
+	plan  *planner.Plan // the run's, for the checks of its handoffs and spawns
+	root  string        // the worker's --root
 	ended chan struct{} // closed when the phase ends (End)
 }
 
@@ -90,7 +93,10 @@ func (h *stepHost) Bind(ctx context.Context, a *Activities, in AttemptInput, p *
 	defer h.mu.Unlock()
 	h.halted = nil
 	h.hub = hubLink{ctx: ctx, link: a.link(ctx), asker: Asker{Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt}, tools: p.ToolsOf(in.Agent),
-		ended: make(chan struct{})}
+		plan: p, root: a.Root, ended: make(chan struct{})}
+	if in.Child != nil {
+		h.hub.depth = in.Child.Depth
+	}
 }
 
 // End says the phase Bind began is over: what serves it stops.
@@ -116,6 +122,7 @@ func (h *stepHost) bound() hubLink {
 // does not do yet gets a protocol.error saying so, and the agent goes on.
 func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver.Wire) *attempt.Failure {
 	msg := req.Msg
+	h.wire.add("in", driver.Withheld(req))
 	hub := h.bound()
 	refuse := func(format string, args ...any) *attempt.Failure {
 		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: fmt.Sprintf(format, args...)}))
@@ -125,8 +132,8 @@ func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver
 	}
 	switch b := msg.Body.(type) {
 	case protocols.BlackboardWrite, protocols.BlackboardRead:
-		if !hub.tools.Allows("blackboard", 0) {
-			return refuse("%s: agent %s may not use %q (its effective tools: %v)", msg.Type, hub.asker.Agent, "blackboard", hub.tools.At(0))
+		if why := hub.denied("blackboard"); why != "" {
+			return refuse("%s: %s", msg.Type, why)
 		}
 		if w, ok := b.(protocols.BlackboardWrite); ok {
 			return h.write(hub, peer, msg, w)
@@ -148,6 +155,38 @@ func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver
 		return h.report(hub, refuse, msg, Report{Asker: hub.asker, State: b.State, Progress: b.Progress, Detail: b.Detail})
 	case protocols.StatusUpdate:
 		return h.report(hub, refuse, msg, Report{Asker: hub.asker, State: b.State, Detail: b.Detail})
+	case protocols.TaskHandoff:
+		h.handoff(hub, peer, msg, b)
+		return nil
+	case protocols.TaskSpawn:
+		res := spawnChild(hub, b)
+		if e, ok := res.(protocols.ProtocolError); ok {
+			h.Note("%s", e.Reason)
+		}
+		return peer.Send(protocols.Reply(msg, res))
+	case protocols.MessageUser:
+		return h.shown(hub, refuse, "message", b.Body)
+	case protocols.DiscoveryReport:
+		return h.shown(hub, refuse, "discovery", b.Shown())
+	case protocols.EscalationError:
+		return h.shown(hub, refuse, "escalation", protocols.EscalationShown(b.Severity, b.Error, b.Detail))
+	case protocols.EscalationConflict:
+		return h.shown(hub, refuse, "escalation", protocols.EscalationShown(b.Severity, b.What(), nil))
+	case protocols.BroadcastSend:
+		sent, err := broadcastAll(hub, b)
+		if err != nil {
+			return refuse("%v", err)
+		}
+		return peer.Send(protocols.Reply(msg, sent))
+	case protocols.AgentsList:
+		if why := hub.denied("agents"); why != "" {
+			return refuse("agents.list: %s", why)
+		}
+		list, err := listAgents(hub)
+		if err != nil {
+			return refuse("%v", err)
+		}
+		return peer.Send(protocols.Reply(msg, list))
 	case protocols.StatusUsage:
 		h.Usage(record.Usage{Credits: b.Credits, CostUSD: b.CostUSD, InputTokens: b.InputTokens, OutputTokens: b.OutputTokens})
 		return nil
@@ -381,3 +420,11 @@ func (h *stepHost) abort(f *attempt.Failure) {
 
 // Failure is the failure another goroutine ended the attempt with.
 func (h *stepHost) Failure() *attempt.Failure { return h.aborts.f }
+
+// shown sends the workflow what the agent shows the person (person.go).
+func (h *stepHost) shown(hub hubLink, refuse func(string, ...any) *attempt.Failure, kind string, body any) *attempt.Failure {
+	if err := showPerson(hub, kind, body); err != nil {
+		return refuse("%v", err)
+	}
+	return nil
+}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/record"
-	"github.com/orch-cli/orch/runner/sched"
 )
 
 // Messages between running siblings: an agent's message.send is an update
@@ -51,10 +50,25 @@ type Received struct {
 	FromTask string
 	Body     json.RawMessage
 	Private  bool
+	// Announce, instead of a message: a child the attempt spawned ended
+	// (children.go).
+	Announce *protocols.TaskAnnounce `json:",omitempty"`
+	// Broadcast: another task's broadcast.send; Notice: a child's
+	// message.user or discovery.report (person.go).
+	Broadcast *protocols.BroadcastNotice `json:",omitempty"`
+	Notice    *protocols.MessageNotice   `json:",omitempty"`
 }
 
 // Message is what the recipient's agent is sent.
 func (r Received) Message(cue string) protocols.Message {
+	switch {
+	case r.Announce != nil:
+		return protocols.New(*r.Announce)
+	case r.Broadcast != nil:
+		return protocols.New(*r.Broadcast)
+	case r.Notice != nil:
+		return protocols.New(*r.Notice)
+	}
 	var body any
 	_ = json.Unmarshal(r.Body, &body)
 	return protocols.New(protocols.MessageReceived{CueID: cue, From: r.From, FromTask: r.FromTask, Body: body, Private: r.Private})
@@ -76,28 +90,24 @@ func (c *collab) validSend(in Send) error {
 	return c.running("message.send", in.Asker)
 }
 
-// send delivers a message to the one task at work that To names (its cue,
-// or its agent), and tells the person.
+// send delivers a message to the one task at work that To names (its task
+// id: a cue's, or a child's CUE/1; or its agent), and tells the person.
 func (c *collab) send(_ workflow.Context, in Send) (Sent, error) {
 	w := c.w
 	var to []Asker
-	for pos, fs := range w.atts {
-		st, _ := w.core.State(pos)
-		cue := w.core.Cue(pos).ID
-		for _, f := range fs {
-			if f == nil || f.stopWhy != "" || st != sched.Go || cue == in.Cue && f.agent.ID == in.Agent {
-				continue
-			}
-			if cue == in.To || f.agent.ID == in.To {
-				to = append(to, Asker{Cue: cue, Agent: f.agent.ID, Attempt: f.number})
-			}
+	for _, o := range c.inGo() { // cues' tasks and children (person.go)
+		if o.Cue == in.Cue && o.Agent == in.Agent {
+			continue
+		}
+		if o.task == in.To || o.agent == in.To {
+			to = append(to, o.Asker)
 		}
 	}
 	switch {
 	case len(to) == 0:
 		return Sent{Failed: fmt.Sprintf("no task %s is at work (it ended, has not started, or is unknown)", in.To)}, nil
 	case len(to) > 1:
-		return Sent{Failed: fmt.Sprintf("%d tasks of %s are at work: name the one by its cue", len(to), in.To)}, nil
+		return Sent{Failed: fmt.Sprintf("%d tasks of %s are at work: name the one by its task id", len(to), in.To)}, nil
 	}
 	r := to[0]
 	c.inbox[r] = append(c.inbox[r], Received{From: in.Agent, FromTask: in.Cue, Body: in.Body, Private: in.Private})

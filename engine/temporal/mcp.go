@@ -87,7 +87,7 @@ var _ mcpbridge.Task = mcpTask{}
 
 // notHere are the tool families this engine does not serve yet: the bridge
 // does not offer them.
-var notHere = map[string]bool{"handoff": true, "spawn": true, "memory": true, "agents": true}
+var notHere = map[string]bool{"memory": true}
 
 func notOnTemporal(what string) error {
 	return fmt.Errorf("%s is not supported by --engine temporal in this version (run the cuelist with --engine local)", what)
@@ -98,10 +98,8 @@ func (t mcpTask) Denied(family string) string {
 	switch {
 	case notHere[family]:
 		return notOnTemporal(family).Error()
-	case !hub.tools.Allows(family, 0):
-		return fmt.Sprintf("agent %s may not use %q (its effective tools: %v)", hub.asker.Agent, family, hub.tools.At(0))
 	}
-	return ""
+	return hub.denied(family)
 }
 
 func (t mcpTask) Refused(tool, reason string) { t.h.Note("MCP tool %s refused: %s", tool, reason) }
@@ -209,20 +207,46 @@ func (t mcpTask) SendMessage(_ context.Context, req protocols.MessageSend) (prot
 	return protocols.MessageSent{To: req.To}, nil
 }
 
-func (t mcpTask) Broadcast(context.Context, protocols.BroadcastSend) (protocols.BroadcastSent, error) {
-	return protocols.BroadcastSent{}, notOnTemporal("broadcast")
+func (t mcpTask) Broadcast(_ context.Context, req protocols.BroadcastSend) (protocols.BroadcastSent, error) {
+	hub, err := t.linked()
+	if err != nil {
+		return protocols.BroadcastSent{}, err
+	}
+	return broadcastAll(hub, req)
 }
 
-func (t mcpTask) Handoff(context.Context, protocols.TaskHandoff) (protocols.HandoffResult, error) {
-	return protocols.HandoffResult{}, notOnTemporal("handoff")
+// Handoff waits for the receiver's end: its handoff.result (refused, with
+// the reason, when the handoff is not allowed).
+func (t mcpTask) Handoff(_ context.Context, req protocols.TaskHandoff) (protocols.HandoffResult, error) {
+	hub, err := t.linked()
+	if err != nil {
+		return protocols.HandoffResult{}, err
+	}
+	return handOff(hub, req), nil
 }
 
-func (t mcpTask) Spawn(context.Context, protocols.TaskSpawn) (protocols.SpawnAccepted, error) {
-	return protocols.SpawnAccepted{}, notOnTemporal("spawn")
+// Spawn starts a child without waiting: its task.announce comes through
+// the inbox tool.
+func (t mcpTask) Spawn(_ context.Context, req protocols.TaskSpawn) (protocols.SpawnAccepted, error) {
+	hub, err := t.linked()
+	if err != nil {
+		return protocols.SpawnAccepted{}, err
+	}
+	switch b := spawnChild(hub, req).(type) {
+	case protocols.SpawnAccepted:
+		return b, nil
+	case protocols.ProtocolError:
+		return protocols.SpawnAccepted{}, errors.New(b.Reason)
+	}
+	return protocols.SpawnAccepted{}, errors.New("task.spawn: no answer")
 }
 
 func (t mcpTask) ListAgents(context.Context) (protocols.AgentsListed, error) {
-	return protocols.AgentsListed{}, notOnTemporal("list_agents")
+	hub, err := t.linked()
+	if err != nil {
+		return protocols.AgentsListed{}, err
+	}
+	return listAgents(hub)
 }
 
 func (t mcpTask) MemorySearch(context.Context, protocols.MemorySearch) (protocols.MemoryResults, error) {
@@ -233,6 +257,14 @@ func (t mcpTask) MemoryWrite(context.Context, protocols.MemoryWrite) (mcpbridge.
 	return mcpbridge.MemoryWritten{}, notOnTemporal("memory_write")
 }
 
-func (t mcpTask) Escalate(context.Context, mcpbridge.Escalation) error {
-	return notOnTemporal("escalate")
+func (t mcpTask) Escalate(_ context.Context, e mcpbridge.Escalation) error {
+	hub, err := t.linked()
+	if err != nil {
+		return err
+	}
+	what := e.Message
+	if e.Kind == "conflict" {
+		what = protocols.EscalationConflict{ConflictType: e.ConflictType, Reason: e.Message}.What()
+	}
+	return showPerson(hub, "escalation", protocols.EscalationShown(e.Severity, what, nil))
 }

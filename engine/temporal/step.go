@@ -112,7 +112,8 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 			}
 		}
 	}
-	res.Log = h.tail.lines()
+	res.Log = redactLines(p, h.tail.lines())
+	res.Messages, res.MessagesLeftOut = h.wire.take(p)
 	if res.Failed || ph != phaseGo {
 		return res
 	}
@@ -211,6 +212,7 @@ type stepHost struct {
 	started *proc.Process
 	halted  *attempt.Failure // why beat halted the step (nil: a stop asked for)
 	mu      sync.Mutex
+	wire    wireLog      // the phase's protocol messages (wirelog.go)
 	hub     hubLink      // the phase running now: where requests go
 	usage   record.Usage // what the agent reported so far (its totals)
 	aborts  aborter
@@ -230,9 +232,12 @@ func (h *stepHost) CloseLog() {}
 func (h *stepHost) Note(format string, args ...any) {
 	h.Log("stderr", "[orch] "+fmt.Sprintf(format, args...))
 }
-func (h *stepHost) Board(t *attempt.Task) *attempt.Task          { return t }
-func (h *stepHost) Started(p *proc.Process)                      { h.started = p }
-func (h *stepHost) Record(string, *driver.Wire) *attempt.Failure { return nil }
+func (h *stepHost) Board(t *attempt.Task) *attempt.Task { return t }
+func (h *stepHost) Started(p *proc.Process)             { h.started = p }
+func (h *stepHost) Record(dir string, m *driver.Wire) *attempt.Failure {
+	h.wire.add(dir, m)
+	return nil
+}
 func (h *stepHost) Stopped() *attempt.Failure {
 	if h.halted != nil {
 		return h.halted

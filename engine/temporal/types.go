@@ -100,6 +100,9 @@ type AttemptInput struct {
 	Try int
 	// Worktree is where a worktree agent's phase starts (worktree.go).
 	Worktree *WorktreeInput
+	// Child: the attempt serves a handoff's receiver or a spawned agent,
+	// Cue its task id (children.go).
+	Child *ChildInput `json:",omitempty"`
 	// Resolving: the phase is a merge's resolver's, which works in the
 	// merge's worktree kept on this worker (merge_resolver.go).
 	Resolving *ResolverInput `json:",omitempty"`
@@ -118,6 +121,10 @@ type AttemptResult struct {
 	// Worktree is the worktree a worktree agent's GO worked in and the
 	// commit it pushed.
 	Worktree *record.WorktreeData
+	// Messages are the protocol messages of the phase, and MessagesLeftOut
+	// how many more it had (wirelog.go).
+	Messages        []record.MessageData `json:",omitempty"`
+	MessagesLeftOut int                  `json:",omitempty"`
 }
 
 // LogLine is one line an agent printed.
