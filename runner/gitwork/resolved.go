@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -108,20 +107,33 @@ func (t *MergeTree) markers(files []string) []string {
 	return out
 }
 
+// hasMarker reads the file a line at a time, however long its lines (a
+// minified file): only the start of each line is looked at.
 func hasMarker(path string) bool {
 	fh, err := os.Open(path)
 	if err != nil {
 		return false // deleted: no marker left
 	}
 	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 64<<10), attempt.MaxLine)
-	for sc.Scan() {
-		line := sc.Text()
-		for _, m := range []string{"<<<<<<<", ">>>>>>>"} {
-			if line == m || strings.HasPrefix(line, m+" ") {
-				return true
-			}
+	r := bufio.NewReader(fh)
+	start := true // the piece read starts a line
+	for {
+		piece, more, err := r.ReadLine()
+		if start && isMarker(piece) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		start = !more
+	}
+}
+
+// isMarker: line (or the start of a long one) is a conflict marker's.
+func isMarker(line []byte) bool {
+	for _, m := range []string{"<<<<<<<", ">>>>>>>"} {
+		if string(line) == m || strings.HasPrefix(string(line), m+" ") {
+			return true
 		}
 	}
 	return false
