@@ -14,6 +14,7 @@ import (
 	"github.com/orch-cli/orch/runner/gitwork"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
@@ -223,7 +224,12 @@ func verifyMerge(ctx context.Context, in MergeInput, t *gitwork.MergeTree, dir s
 	if err != nil {
 		return &sched.MergeProblem{Kind: "verify", Reason: fmt.Sprintf("the verify command %s could not start: %v", gitwork.QuoteArgv(in.Verify), err)}, nil
 	}
-	p.ReadOutput(driver.Lines(tail.Add), driver.Lines(tail.Add))
+	// Its last lines go into the history and the run's records: masked
+	// here, as a phase's output is (redactLines), with the secrets of the
+	// worker's environment, which the command runs with.
+	d := redact.New(os.Environ(), nil)
+	add := func(line string) { tail.Add(d.Text(line)) }
+	p.ReadOutput(driver.Lines(add), driver.Lines(add))
 	timeout := in.Timeout
 	if timeout <= 0 {
 		timeout = time.Hour

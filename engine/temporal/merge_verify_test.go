@@ -58,3 +58,24 @@ func running(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
+
+// What a failing verify command prints is masked on the worker before it
+// goes into the history and the run's records (the problem's output, the
+// merge's note): a secret of the worker's environment does not leak.
+func TestMergeVerifyOutputMasked(t *testing.T) {
+	const secret = "s3cr3t-verify-value-9f2c"
+	t.Setenv("ORCH_TEST_API_KEY", secret)
+	dir := t.TempDir()
+	in := MergeInput{RunID: "r1", Cue: "join", Timeout: time.Minute,
+		Verify: []string{"sh", "-c", "echo token is $ORCH_TEST_API_KEY; exit 1"}}
+	tree := gitwork.NewMergeTree(dir, dir, in.RunID, 1, in.Cue, "orch/r1/result")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := verifyMerge(ctx, in, tree, dir)
+	if err != nil || p == nil {
+		t.Fatalf("verify: problem %+v, err %v; want a problem", p, err)
+	}
+	if strings.Contains(p.Output, secret) || !strings.Contains(p.Output, "token is [redacted:ORCH_TEST_API_KEY]") {
+		t.Errorf("the verify command's output as recorded: %q", p.Output)
+	}
+}
