@@ -14,6 +14,7 @@ import (
 	"github.com/orch-cli/orch/runner/gitwork"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/sched"
 )
 
@@ -83,6 +84,7 @@ type MergeNote struct {
 
 // Merge makes a merge on this worker and pushes its branch.
 func (a *Activities) Merge(ctx context.Context, in MergeInput) (*MergeResult, error) {
+	defer keepBeating(ctx)()
 	remote := a.remote(in.Remote)
 	repo, err := gitwork.Git(ctx, a.Root, "rev-parse", "--show-toplevel")
 	if err != nil {
@@ -140,6 +142,33 @@ func (a *Activities) Merge(ctx context.Context, in MergeInput) (*MergeResult, er
 	return res, nil
 }
 
+// mergeBeat is how often a merge's activity heartbeats (the SDK sends them
+// at most every 30 s when the activity has no heartbeat timeout).
+const mergeBeat = 5 * time.Second
+
+// keepBeating heartbeats the activity until the returned stop is called: a
+// request to cancel it (the run stops) reaches the worker only in a
+// heartbeat's answer; without one the merge, its verify command too, would
+// go on to its end (and push its branch) after the run stopped.
+func keepBeating(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(mergeBeat)
+		defer t.Stop()
+		for {
+			heartbeat(ctx)
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
 // MergeDrop removes a merge's worktree kept for the person (the merge
 // ended otherwise: aborted, unanswered, stopped); its branch stays.
 func (a *Activities) MergeDrop(ctx context.Context, in MergeInput) error {
@@ -195,12 +224,19 @@ func verifyMerge(ctx context.Context, in MergeInput, t *gitwork.MergeTree, dir s
 	if err != nil {
 		return &sched.MergeProblem{Kind: "verify", Reason: fmt.Sprintf("the verify command %s could not start: %v", gitwork.QuoteArgv(in.Verify), err)}, nil
 	}
-	p.ReadOutput(driver.Lines(tail.Add), driver.Lines(tail.Add))
+	// Its last lines go into the history and the run's records: masked
+	// here, as a phase's output is (redactLines), with the secrets of the
+	// worker's environment, which the command runs with.
+	d := redact.New(os.Environ(), nil)
+	add := func(line string) { tail.Add(d.Text(line)) }
+	p.ReadOutput(driver.Lines(add), driver.Lines(add))
 	timeout := in.Timeout
 	if timeout <= 0 {
 		timeout = time.Hour
 	}
-	return t.Verified(ctx, p, in.Verify, timeout, grace, tail, nil)
+	// What it leaves in its process group (a server started in the
+	// background) is stopped, as locally: nothing of it stays on the worker.
+	return t.Verified(ctx, p, in.Verify, timeout, grace, tail, func(stopped bool) { p.Sweep(grace, stopped) })
 }
 
 // cloneMutex is the lock of lockClone, for a merge's worktree.

@@ -38,7 +38,10 @@ func (a *Activities) startWatch(rp *runPool) {
 		agents = append(agents, id)
 	}
 	sort.Strings(agents)
-	go a.watchIdle(rp, rp.watch, rp.link, agents)
+	// The intervals are read here, under a.mu, not in the goroutine: a
+	// test that sets them for a while orders its writes with a.mu
+	// (Activities.Close) and not with a goroutine still going.
+	go a.watchIdle(rp, rp.watch, rp.link, agents, poolCheck, poolCheckMax)
 }
 
 // endWatch ends the idle watch, if any (a.mu held).
@@ -49,8 +52,7 @@ func (rp *runPool) endWatch() {
 	}
 }
 
-func (a *Activities) watchIdle(rp *runPool, done <-chan struct{}, link WorkflowLink, agents []string) {
-	wait := poolCheck
+func (a *Activities) watchIdle(rp *runPool, done <-chan struct{}, link WorkflowLink, agents []string, wait, most time.Duration) {
 	for {
 		t := time.NewTimer(wait)
 		select {
@@ -63,7 +65,7 @@ func (a *Activities) watchIdle(rp *runPool, done <-chan struct{}, link WorkflowL
 			a.closeUnneeded(rp, done)
 			return
 		}
-		wait = min(2*wait, poolCheckMax)
+		wait = min(2*wait, most)
 	}
 }
 

@@ -1,7 +1,6 @@
 package gitwork
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -9,10 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/orch-cli/orch/runner/attempt"
-	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/sched"
 )
@@ -327,117 +323,6 @@ func (t *MergeTree) keepBranch(ctx context.Context, commit string) error {
 	return nil
 }
 
-// resolved checks what a resolver (or the person) left for problem p: no
-// conflict marker in the files of the problem or in any file changed, the
-// merge that stopped either in progress or committed by them; then commits
-// it. A problem comes back when it is not resolved.
-func (t *MergeTree) resolved(ctx context.Context, p *sched.MergeProblem, by string) (*sched.MergeProblem, error) {
-	inMerge := false
-	if _, err := t.git(ctx, "rev-parse", "--verify", "--quiet", "MERGE_HEAD"); err == nil {
-		inMerge = true
-	}
-	if p.Kind != "verify" && !inMerge && t.Pending != nil {
-		if head, err := t.git(ctx, "rev-parse", "--verify", "HEAD"); err != nil {
-			return nil, err
-		} else if !t.isAncestor(ctx, t.Pending.Commit, head) {
-			return &sched.MergeProblem{Kind: "abandoned", Files: p.Files,
-				Reason: fmt.Sprintf("the merge of %s's branch is no longer in progress in %s and was not committed (git merge --abort?)", t.Pending.Task, t.Path)}, nil
-		}
-	}
-	changed, err := t.changed(ctx)
-	if err != nil {
-		return nil, err
-	}
-	files := union(p.Files, changed)
-	if marked := t.markers(files); len(marked) > 0 {
-		return &sched.MergeProblem{Kind: "markers", Files: marked, Tasks: p.Tasks, Output: p.Output,
-			Reason: fmt.Sprintf("conflict markers remain in %s (%s)", strings.Join(marked, ", "), t.Path)}, nil
-	}
-	if !inMerge && len(changed) == 0 {
-		t.note(record.MergeResolved, "resolved by "+by+" (nothing left to commit)", record.MergeData{})
-		return nil, nil
-	}
-	if _, err := t.git(ctx, "add", "--all", "--", "."); err != nil {
-		return nil, err
-	}
-	msg := fmt.Sprintf("orch: %s: the verify command fixed by %s", t.What, by)
-	if inMerge && t.Pending != nil {
-		msg = fmt.Sprintf("orch: merge %s's branch %s (%s), conflicts resolved by %s", t.Pending.Task, t.Pending.Branch, t.What, by)
-	}
-	if _, err := t.git(ctx, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", msg); err != nil {
-		return nil, err
-	}
-	commit, _ := t.git(ctx, "rev-parse", "--verify", "HEAD")
-	t.note(record.MergeResolved, "resolved by "+by, record.MergeData{Commit: commit})
-	return nil, nil
-}
-
-// unmerged lists the files in conflict.
-func (t *MergeTree) unmerged(ctx context.Context) ([]string, error) {
-	out, err := t.git(ctx, "diff", "--name-only", "--diff-filter=U")
-	if err != nil || out == "" {
-		return nil, err
-	}
-	return strings.Split(out, "\n"), nil
-}
-
-// changed lists the files that differ from HEAD, untracked ones included.
-func (t *MergeTree) changed(ctx context.Context) ([]string, error) {
-	tracked, err := t.git(ctx, "diff", "--name-only", "HEAD")
-	if err != nil {
-		return nil, err
-	}
-	untracked, err := t.git(ctx, "ls-files", "--others", "--exclude-standard")
-	if err != nil {
-		return nil, err
-	}
-	return union(Lines(tracked), Lines(untracked)), nil
-}
-
-// collided names, among the branches merged so far, those that changed one
-// of files since they parted from s, then s's task.
-func (t *MergeTree) collided(ctx context.Context, merged []sched.MergeSource, s sched.MergeSource, files []string) []string {
-	var out []string
-	for _, h := range merged {
-		args := append([]string{"rev-list", "-1", s.Commit + ".." + h.Commit, "--"}, files...)
-		if c, err := t.git(ctx, args...); err == nil && c != "" {
-			out = append(out, h.Task)
-		}
-	}
-	return append(out, s.Task)
-}
-
-// markers lists the files (of the worktree) that hold a conflict marker: a
-// line that starts with <<<<<<< or >>>>>>>.
-func (t *MergeTree) markers(files []string) []string {
-	var out []string
-	for _, f := range files {
-		if hasMarker(filepath.Join(t.Path, f)) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func hasMarker(path string) bool {
-	fh, err := os.Open(path)
-	if err != nil {
-		return false // deleted: no marker left
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 64<<10), attempt.MaxLine)
-	for sc.Scan() {
-		line := sc.Text()
-		for _, m := range []string{"<<<<<<<", ">>>>>>>"} {
-			if line == m || strings.HasPrefix(line, m+" ") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func (t *MergeTree) isAncestor(ctx context.Context, a, b string) bool {
 	_, err := t.git(ctx, "merge-base", "--is-ancestor", a, b)
 	return err == nil
@@ -483,77 +368,4 @@ func union(a, b []string) []string {
 		}
 	}
 	return out
-}
-
-// QuoteArgv shows a command line as a person would type it.
-func QuoteArgv(argv []string) string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\"'\\$") {
-			a = fmt.Sprintf("%q", a)
-		}
-		out[i] = a
-	}
-	return strings.Join(out, " ")
-}
-
-// Verified waits for p, the merge's verify command argv, up to timeout
-// (past it, or when ctx ends, its process group is terminated, given
-// grace), calls sweep once it has exited (stopped: it was cut short), and
-// says what came of it: nil when it passed, else a problem holding its
-// last lines (tail).
-func (t *MergeTree) Verified(ctx context.Context, p *proc.Process, argv []string, timeout, grace time.Duration, tail *Tail, sweep func(stopped bool)) (*sched.MergeProblem, error) {
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	why := ""
-	select {
-	case <-p.Done():
-	case <-timer.C:
-		why = fmt.Sprintf("did not finish within %s", timeout)
-		p.Terminate(grace)
-	case <-ctx.Done():
-		p.Terminate(grace)
-	}
-	<-p.Done()
-	if sweep != nil {
-		sweep(why != "" || ctx.Err() != nil)
-	}
-	p.WaitOutput()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if e := p.Exit(); why == "" && (e.Signaled || e.Code != 0) {
-		why = e.String()
-	}
-	if why == "" {
-		return nil, nil
-	}
-	return &sched.MergeProblem{Kind: "verify", Output: tail.String(),
-		Reason: fmt.Sprintf("the verify command %s %s on %s", QuoteArgv(argv), why, t.What)}, nil
-}
-
-// Tail keeps the last Max lines written to it (a verify command's).
-type Tail struct {
-	Max   int
-	mu    sync.Mutex
-	lines []string
-}
-
-// Add keeps line (cut at 500 bytes).
-func (l *Tail) Add(line string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(line) > 500 {
-		line = line[:500] + " …"
-	}
-	l.lines = append(l.lines, line)
-	if len(l.lines) > l.Max {
-		l.lines = l.lines[len(l.lines)-l.Max:]
-	}
-}
-
-func (l *Tail) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
 }
