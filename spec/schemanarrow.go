@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"encoding/json"
 	"maps"
 	"strings"
 	"sync"
@@ -70,12 +69,7 @@ func newNarrowing(kind Kind) *narrowing {
 // bundleDoc returns the bundled schema of kind, decoded once.
 func bundleDoc(kind Kind) func() (map[string]any, error) {
 	return sync.OnceValues(func() (map[string]any, error) {
-		b, err := schemas.Bundle(string(kind))
-		if err != nil {
-			return nil, err
-		}
-		var doc map[string]any
-		return doc, json.Unmarshal(b, &doc)
+		return schemas.BundleDoc(string(kind))
 	})
 }
 
