@@ -220,32 +220,41 @@ func keepReferencedDefs(out map[string]any) map[string]any {
 	kept := map[string]any{}
 	var keep func(v any)
 	keep = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if ref, ok := v["$ref"].(string); ok {
-				if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok {
-					name, _, _ = strings.Cut(name, "/")
-					name = unescapePointer(name)
-					if def, ok := defs[name]; ok && kept[name] == nil {
-						kept[name] = def
-						keep(def)
-					}
-				}
+		eachRef(v, func(ref string) {
+			name, ok := strings.CutPrefix(ref, "#/$defs/")
+			if !ok {
+				return
 			}
-			for _, x := range v {
-				keep(x)
+			name, _, _ = strings.Cut(name, "/")
+			name = unescapePointer(name)
+			if def, ok := defs[name]; ok && kept[name] == nil {
+				kept[name] = def
+				keep(def)
 			}
-		case []any:
-			for _, x := range v {
-				keep(x)
-			}
-		}
+		})
 	}
 	keep(out)
 	if len(kept) > 0 {
 		out["$defs"] = kept
 	}
 	return out
+}
+
+// eachRef calls f with every $ref in v.
+func eachRef(v any, f func(ref string)) {
+	switch v := v.(type) {
+	case map[string]any:
+		if ref, ok := v["$ref"].(string); ok {
+			f(ref)
+		}
+		for _, x := range v {
+			eachRef(x, f)
+		}
+	case []any:
+		for _, x := range v {
+			eachRef(x, f)
+		}
+	}
 }
 
 // walkSchema calls f for every schema object in doc.

@@ -128,25 +128,16 @@ func TestRefsNameWholeDefinitions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var walk func(v any)
-		walk = func(v any) {
-			switch v := v.(type) {
-			case map[string]any:
-				if ref, ok := v["$ref"].(string); ok {
-					name, ok := strings.CutPrefix(ref, "#/$defs/")
-					if !ok || strings.Contains(name, "/") {
-						t.Errorf("%s schema: $ref %q does not name a whole definition", kind, ref)
-					}
-				}
-				for _, x := range v {
-					walk(x)
-				}
-			case []any:
-				for _, x := range v {
-					walk(x)
-				}
+		refs := 0
+		eachRef(doc, func(ref string) {
+			refs++
+			name, ok := strings.CutPrefix(ref, "#/$defs/")
+			if !ok || strings.Contains(name, "/") {
+				t.Errorf("%s schema: $ref %q does not name a whole definition", kind, ref)
 			}
+		})
+		if refs == 0 {
+			t.Errorf("%s schema: no $ref found", kind)
 		}
-		walk(doc)
 	}
 }
