@@ -79,3 +79,24 @@ func TestMergeVerifyOutputMasked(t *testing.T) {
 		t.Errorf("the verify command's output as recorded: %q", p.Output)
 	}
 }
+
+// A secret the plan declares (a name that does not look like one) is masked
+// in the verify command's output too: the merge activity is given the
+// plan's secret names.
+func TestMergeVerifyOutputMaskedWithThePlansSecrets(t *testing.T) {
+	const secret = "open-sesame-verify-42"
+	t.Setenv("DEPLOY_PHRASE", secret)
+	dir := t.TempDir()
+	in := MergeInput{RunID: "r1", Cue: "join", Timeout: time.Minute, Secrets: []string{"DEPLOY_PHRASE"},
+		Verify: []string{"sh", "-c", "echo phrase is $DEPLOY_PHRASE; exit 1"}}
+	tree := gitwork.NewMergeTree(dir, dir, in.RunID, 1, in.Cue, "orch/r1/result")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := verifyMerge(ctx, in, tree, dir)
+	if err != nil || p == nil {
+		t.Fatalf("verify: problem %+v, err %v; want a problem", p, err)
+	}
+	if strings.Contains(p.Output, secret) || !strings.Contains(p.Output, "phrase is [redacted:DEPLOY_PHRASE]") {
+		t.Errorf("the verify command's output as recorded: %q", p.Output)
+	}
+}
