@@ -54,7 +54,7 @@ func (a *Activities) Plan(ctx context.Context, in PlanInput) (*PlanDoc, error) {
 	for _, id := range ids {
 		doc.Agents = append(doc.Agents, p.Agents[id])
 	}
-	return doc, nil
+	return maskedPlanDoc(p, doc), nil // it goes into the history (secrets.go)
 }
 
 // plan compiles (once) the cuelist at path below Root, refusing it when its

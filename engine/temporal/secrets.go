@@ -10,6 +10,7 @@ import (
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/redact"
+	"github.com/orch-cli/orch/spec"
 )
 
 // Secrets on a worker. Whatever a worker sends its run's workflow is in the
@@ -157,4 +158,30 @@ func restoredTask(p *planner.Plan, t *attempt.Task) *attempt.Task {
 		}
 	}
 	return &c
+}
+
+// maskedPlanDoc is the plan a worker returns to the workflow (it is in the
+// history) with the values of its agents' env and their MCP servers' env
+// and headers masked: the workflow never uses them (the workers run the
+// agents from their own plan), and a spec that sets a secret's value
+// literally must not leak it. The agents are copies: the worker's plan keeps
+// the values.
+func maskedPlanDoc(p *planner.Plan, doc *PlanDoc) *PlanDoc {
+	d := redactorOf(p)
+	if d.None() {
+		return doc
+	}
+	for i, a := range doc.Agents {
+		c := *a
+		c.Env = d.Object(a.Env)
+		if a.MCPServers != nil {
+			c.MCPServers = make([]spec.MCPServer, len(a.MCPServers))
+			for j, s := range a.MCPServers {
+				s.Env, s.Headers = d.Object(s.Env), d.Object(s.Headers)
+				c.MCPServers[j] = s
+			}
+		}
+		doc.Agents[i] = &c
+	}
+	return doc
 }

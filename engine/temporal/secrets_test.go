@@ -131,7 +131,7 @@ func TestSecretsMaskedInTheHistory(t *testing.T) {
 	history := strings.Join(seen, "\n")
 	mu.Unlock()
 	for what, text := range map[string]string{"the history": history, "the workflow's log": string(logged)} {
-		for _, secret := range []string{token, phrase} {
+		for _, secret := range []string{token, phrase, "key-in-the-spec-5555"} {
 			if strings.Contains(text, secret) {
 				t.Errorf("%s holds the secret %q:\n%s", what, secret, lineWith(text, secret))
 			}
@@ -148,6 +148,7 @@ func TestSecretsMaskedInTheHistory(t *testing.T) {
 		`"token":"[redacted:SECRETS_TEST_TOKEN]"`, `"phrase":"[redacted:DEPLOY_PHRASE]"`,
 		`using [redacted:SECRETS_TEST_TOKEN]`, `deploying with [redacted:DEPLOY_PHRASE]`,
 		`the phrase is [redacted:DEPLOY_PHRASE]`, `leaking [redacted:SECRETS_TEST_TOKEN]`,
+		`"RECEIVER_API_KEY":"[redacted:RECEIVER_API_KEY]"`,
 	} {
 		if !strings.Contains(history+string(logged), want) {
 			t.Errorf("nowhere in the history or the log: %s", want)

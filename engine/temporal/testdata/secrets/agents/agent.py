@@ -16,7 +16,8 @@ def work(task):
     role = sys.argv[1]
     if role == "receive":
         ctx = task.handoff_context
-        return {"real": ctx.get("token") == TOKEN and ctx.get("phrase") == PHRASE, "echo": ctx.get("token")}
+        return {"real": ctx.get("token") == TOKEN and ctx.get("phrase") == PHRASE, "echo": ctx.get("token"),
+                "spec_key_real": os.environ.get("RECEIVER_API_KEY") == "key-in-the-spec-5555"}
     if role == "listen":
         task.report_status("listening", 0.5)
         try:
@@ -42,7 +43,8 @@ def work(task):
     done = task.handoff("receiver", "T-1", {"token": TOKEN, "phrase": PHRASE})
     if done["status"] != "completed":
         raise orch_agent.OrchError(f"the handoff ended {done['status']}: {done.get('reason')}")
-    return {"token": TOKEN, "phrase": PHRASE, "handoff_real": done["outputs"]["real"], "reached": reached}
+    return {"token": TOKEN, "phrase": PHRASE, "handoff_real": done["outputs"]["real"] and done["outputs"]["spec_key_real"],
+            "reached": reached}
 
 
 orch_agent.run(work)
