@@ -13,6 +13,7 @@ import (
 
 	"github.com/orch-cli/orch/engine/temporal"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -136,9 +137,14 @@ func followCmd(use, short string, followed func(claimErr error) error, run func(
 			if err := claimFollowing(context.Background(), db, args[0], me); err != nil {
 				return followed(err)
 			}
-			return run(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token, gitRemote: t.GitRemote, gitRepo: t.GitRepo})
+			return run(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token, gitRemote: t.GitRemote, gitRepo: t.GitRepo,
+				mask: followerMask(t)})
 		}}
 }
+
+// followerMask is what a follower masks with: the secrets of this
+// process's environment and of the names the run's plan declares.
+func followerMask(t *record.TemporalRun) *redact.Redactor { return redact.New(os.Environ(), t.Secrets) }
 
 // syncCmd mirrors what the workflow of a run nobody follows has now into
 // the store, once (orch status of a Temporal run calls it): the store is
