@@ -292,9 +292,9 @@ func (p RunStartedData) redacted(d *redact.Redactor) EventData {
 		p.Cues = cues
 	}
 	if t := p.Temporal; t != nil && !d.None() {
-		c := *t // every field, masked but Secrets (names)
+		c := *t // every field, masked
 		c.Address, c.Namespace, c.TaskQueue, c.WorkflowID, c.Path = d.Text(t.Address), d.Text(t.Namespace), d.Text(t.TaskQueue), d.Text(t.WorkflowID), d.Text(t.Path)
-		c.GitRemote, c.GitRepo = d.Text(t.GitRemote), d.Text(t.GitRepo)
+		c.GitRemote, c.GitRepo, c.Secrets = d.Text(t.GitRemote), d.Text(t.GitRepo), d.Texts(t.Secrets)
 		c.TLS, c.TLSCert, c.TLSKey, c.TLSCA, c.TLSServerName = d.Text(t.TLS), d.Text(t.TLSCert), d.Text(t.TLSKey), d.Text(t.TLSCA), d.Text(t.TLSServerName)
 		p.Temporal = &c
 	}
