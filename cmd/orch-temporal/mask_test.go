@@ -64,3 +64,24 @@ func TestFollowerMasksWhatItMirrors(t *testing.T) {
 		}
 	}
 }
+
+// A person's answer and blackboard value go into the workflow's history
+// masked with the secrets of orch-temporal's environment and the plan's
+// names; a signal that carries no free text goes as it is.
+func TestPersonsSignalsMasked(t *testing.T) {
+	const secret, phrase = "tok-signal-3434-qq", "the-signal-phrase"
+	t.Setenv("SIGNAL_TEST_TOKEN", secret)
+	t.Setenv("SIGNAL_PHRASE", phrase)
+	d := followerMask(&record.TemporalRun{Secrets: []string{"SIGNAL_PHRASE"}})
+	a := maskedSignal(d, temporal.AnswerSignal{Question: "q1", Answer: "use " + secret, By: "person"}).(temporal.AnswerSignal)
+	if a.Answer != "use [redacted:SIGNAL_TEST_TOKEN]" || a.Question != "q1" {
+		t.Errorf("the answer as sent: %+v", a)
+	}
+	bb := maskedSignal(d, temporal.BBSetSignal{Key: "k", Value: map[string]any{"p": phrase}}).(temporal.BBSetSignal)
+	if b, _ := json.Marshal(bb.Value); string(b) != `{"p":"[redacted:SIGNAL_PHRASE]"}` {
+		t.Errorf("the value as sent: %s", b)
+	}
+	if g := maskedSignal(d, temporal.GoSignal{Cue: "A", By: "orch go"}); g != any(temporal.GoSignal{Cue: "A", By: "orch go"}) {
+		t.Errorf("orch go's signal changed: %+v", g)
+	}
+}
