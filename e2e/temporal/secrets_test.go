@@ -20,21 +20,21 @@ import (
 // the workers' environment (a name that says so) and one the cuelist
 // declares to its outputs, the blackboard, a status report, a note to the
 // person, a broadcast and a handoff context; its downstream cue runs on the
-// other worker. The agents that receive them get the real values; the
-// workflow's history as the Temporal server keeps it (every event, its
-// payloads as sent), orch status, orch events and orch bb get hold
-// [redacted:NAME], never a value.
+// other worker, with the token as a run input too (orch run --set). The
+// agents that receive them get the real values; the workflow's history as
+// the Temporal server keeps it (every event, its payloads as sent), orch
+// status, orch events and orch bb get hold [redacted:NAME], never a value.
 func TestTemporalSecretsMasked(t *testing.T) {
 	const token, phrase = "tok-e2e-secret-7171", "open-sesame-e2e"
 	t.Setenv("SECRETS_TEST_TOKEN", token)
 	t.Setenv("DEPLOY_PHRASE", phrase)
 	p := startCollab(t, "secrets", "user.yaml")
-	if out, code := p.run("run", "--engine", "temporal", "--db", p.db, filepath.Join("secrets", "cuelist.yaml")); code != 0 {
+	if out, code := p.run("run", "--engine", "temporal", "--db", p.db, "--set", "run_token="+token, filepath.Join("secrets", "cuelist.yaml")); code != 0 {
 		ev, _ := p.run("events", "--db", p.db, "last")
 		t.Fatalf("orch run --engine temporal: exit %d\n%s\n%s", code, out, ev)
 	}
 	id := runID(t, p.run, p.db)
-	for cue, keys := range map[string][]string{"LEAK-100": {"handoff_real"}, "HEAR-100": {"real"}, "USE-100": {"inputs_real", "board_real", "snapshot_real"}} {
+	for cue, keys := range map[string][]string{"LEAK-100": {"handoff_real"}, "HEAR-100": {"real"}, "USE-100": {"inputs_real", "board_real", "snapshot_real", "run_input_real"}} {
 		out := outputsOf(t, p, id, cue)
 		for _, k := range keys {
 			if out[k] != true {

@@ -29,7 +29,8 @@ def work(task):
         board = task.bb_read("creds")
         return {"inputs_real": task.inputs.get("token") == TOKEN and task.inputs.get("phrase") == PHRASE,
                 "board_real": board == {"token": TOKEN, "phrase": PHRASE},
-                "snapshot_real": task.blackboard.get("creds") == {"token": TOKEN, "phrase": PHRASE}}
+                "snapshot_real": task.blackboard.get("creds") == {"token": TOKEN, "phrase": PHRASE},
+                "run_input_real": task.inputs.get("run_token", TOKEN) == TOKEN}  # orch run --set run_token=... (e2e)
     print("leaking " + TOKEN, file=sys.stderr, flush=True)
     for _ in range(300):  # until the listener is at work
         if any(a["id"] == "listener" for a in task.list_agents()):
