@@ -285,11 +285,7 @@ func (d *DB) Close() error {
 		<-d.checkpointDone
 		_ = d.checkFile()
 		if d.stats.transactions.Load() > 0 && d.faulted() == nil && !d.isAbandoned() {
-			var q readConn = d.sql
-			if d.wconn != nil {
-				q = d.wconn
-			}
-			d.checkpoint(q) // leave a short WAL behind
+			d.checkpoint() // leave a short WAL behind
 		}
 		err := d.takeLogErr()
 		if ferr := d.faulted(); ferr != nil && !errors.Is(err, ferr) {

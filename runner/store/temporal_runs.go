@@ -19,11 +19,11 @@ func (d *DB) UnfollowedTemporalRuns(ctx context.Context) ([]string, error) {
 }
 
 func (d *DB) unfollowedTemporalRuns(ctx context.Context) ([]string, error) {
-	tx, done, err := d.readTx(ctx)
+	tx, err := d.readTx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	defer tx.Rollback()
 	rows, err := tx.QueryContext(ctx, `
 		SELECT r.id, r.owner_pid, r.owner_host, r.owner_token, r.heartbeat_at FROM runs r
 		WHERE r.state NOT IN ('completed', 'failed', 'stopped')
