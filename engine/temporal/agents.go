@@ -196,7 +196,7 @@ func (a *Activities) stepPooled(ctx context.Context, p *planner.Plan, c *planner
 			if f != nil {
 				la.end()
 				res := fail(f.Class, "%s (%s again on this worker before %s)", f.Reason, phaseNames[phaseActivity[la.next]], phaseNames[phaseActivity[ph]])
-				res.Log = la.host.tail.take()
+				res.Log = redactLines(p, la.host.tail.take()) // into the history: masked, as every phase's lines
 				return res
 			}
 			caught = append(caught, phaseNames[phaseActivity[la.next]])
