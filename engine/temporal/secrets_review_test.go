@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/orch-cli/orch/runner/attempt"
 )
@@ -50,5 +53,62 @@ cuelist:
 	}
 	if !strings.Contains(string(b), "using [redacted:CATCHUP_TEST_TOKEN]") {
 		t.Errorf("the agent's line is not in the result, masked: %s", b)
+	}
+}
+
+// A declared secret's value that is also part of a cue's id (secrets of 4
+// characters and more are masked wherever they appear): the agent's
+// requests still name its attempt as the workflow knows it (the ids came
+// from the workflow, they hold nothing new), so the workflow takes them.
+func TestRequestsKeepTheirAskerWhenAnIdHoldsASecret(t *testing.T) {
+	t.Setenv("STAGE_NAME", "production")
+	root := t.TempDir()
+	agent := `import os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], "examples", "lib"))
+import orch_agent
+def work(task):
+    task.bb_write("deployed", {"stage": os.environ["STAGE_NAME"]})
+    task.report_status("working", 0.5, "deploying")
+    return {"wrote": True}
+orch_agent.run(work)
+`
+	yaml := `agent:
+  id: deployer
+  protocol: jsonl
+  command: [python3, agent.py, ` + repoRoot(t) + `]
+  workdir: .
+  provides: [wrote]
+---
+cuelist:
+  id: stage
+  secrets: [STAGE_NAME]
+  defaults: {ack_timeout: 10s, timeout: 60s}
+  cues:
+    - {id: deploy-production, agents: [deployer]}
+    - {id: check, agents: [deployer], dependencies: [deploy-production]}
+`
+	for name, text := range map[string]string{"agent.py": agent, "c.yaml": yaml} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	acts := &Activities{Root: root, Link: func(context.Context) WorkflowLink { return envLink{env} }}
+	t.Cleanup(acts.Close)
+	RegisterWorkflow(env)
+	RegisterActivities(env, acts)
+	env.SetTestTimeout(2 * time.Minute)
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-stage", Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml")})
+	evs := events(t, env)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("%v\n%s", err, story(evs))
+	}
+	if out := outputsOf(t, evs, "deploy-production"); out["wrote"] != true {
+		t.Errorf("outputs %v", out)
+	}
+	b, _ := json.Marshal(evs)
+	if !strings.Contains(string(b), `"stage":"[redacted:STAGE_NAME]"`) {
+		t.Errorf("the board write is not in the run's log, masked:\n%s", story(evs))
 	}
 }
