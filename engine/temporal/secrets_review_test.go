@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/orch-cli/orch/runner/attempt"
+	"github.com/orch-cli/orch/runner/record"
 )
 
 // A pooled agent whose earlier phases run again on a worker (its GO came
@@ -110,5 +111,33 @@ cuelist:
 	b, _ := json.Marshal(evs)
 	if !strings.Contains(string(b), `"stage":"[redacted:STAGE_NAME]"`) {
 		t.Errorf("the board write is not in the run's log, masked:\n%s", story(evs))
+	}
+}
+
+// What a run's agent process says outside any attempt (between phases, a
+// pooled process's own events) goes to the worker's log masked.
+func TestWorkerLogMasked(t *testing.T) {
+	const secret = "tok-workerlog-7373-qq"
+	t.Setenv("WORKERLOG_TEST_TOKEN", secret)
+	root := t.TempDir()
+	yaml := "agent:\n  id: idle\n  protocol: jsonl\n  command: [\"true\"]\n  workdir: .\n---\ncuelist:\n  id: idle\n  cues:\n    - {id: A, agents: [idle]}\n"
+	if err := os.WriteFile(filepath.Join(root, "c.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := &Activities{Root: root}
+	defer a.Close()
+	p, err := a.plan("c.yaml", specHashOf(t, root, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	was := workerOut
+	workerOut = &out
+	defer func() { workerOut = was }()
+	h := newWorkerRunHost("r-idle", p) // the pool's host (agents.go)
+	h.NewLog().Add(record.LogLine{Agent: "idle", Text: "idle with " + secret})
+	_ = h.Publish(record.Event{Type: record.EvNote, Agent: "idle", Reason: "exited holding " + secret})
+	if got := out.String(); strings.Contains(got, secret) || strings.Count(got, "[redacted:WORKERLOG_TEST_TOKEN]") != 2 {
+		t.Errorf("the worker's log:\n%s", got)
 	}
 }
