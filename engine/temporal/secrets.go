@@ -10,6 +10,7 @@ import (
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/redact"
+	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -142,7 +143,17 @@ func maskedResult(p *planner.Plan, res *AttemptResult) *AttemptResult {
 		return res
 	}
 	res.Reason = d.Text(res.Reason)
-	res.Outputs = d.Object(res.Outputs)
+	out := d.Object(res.Outputs)
+	if res.Worktree != nil && out != nil {
+		// orch's own: the branch (named after ids the workflow gave) and
+		// the commit the workflow fetches and merges by.
+		for _, k := range []string{sched.OutputWorktreeBranch, sched.OutputWorktreeCommit} {
+			if v, ok := res.Outputs[k]; ok {
+				out[k] = v
+			}
+		}
+	}
+	res.Outputs = out
 	return res
 }
 

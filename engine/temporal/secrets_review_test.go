@@ -141,3 +141,31 @@ func TestWorkerLogMasked(t *testing.T) {
 		t.Errorf("the worker's log:\n%s", got)
 	}
 }
+
+// A worktree cue whose id holds a declared secret's value: the branch and
+// commit its attempt hands the workflow are orch's own (named after ids
+// the workflow gave), and the workflow fetches and merges by them, so they
+// reach it as they are; what the agent outputs is masked.
+func TestWorktreeOutputsKeptWhenAnIdHoldsASecret(t *testing.T) {
+	t.Setenv("STAGE_NAME", "production")
+	files := map[string]string{
+		"chain.yaml": "cuelist:\n  id: chain\n  secrets: [STAGE_NAME]\n  include: [writer.yaml]\n  cues:\n" +
+			"    - {id: deploy-production, agents: [writer]}\n",
+		"writer.yaml": "agent: {id: writer, run: \"echo a > a.txt; echo '{\\\"stage\\\": \\\"'$STAGE_NAME'\\\"}' > $ORCH_OUTPUT\", workspace: worktree, provides: [stage]}\n",
+	}
+	_, root, _ := sharedRemote(t, files)
+	base := gitT(t, root, "rev-parse", "HEAD")
+	remote := gitT(t, root, "remote", "get-url", "origin")
+	evs := completed(t, runEnv(t, root), RunInput{RunID: "r1", Path: "chain.yaml", SpecHash: specHashOf(t, root, "chain.yaml"),
+		Git: &RunGit{Remote: remote, Base: base, BaseName: "main"}})
+	var out map[string]any
+	for _, e := range evs {
+		if d, ok := e.Data.(record.AttemptEndedData); ok && e.Agent == "writer" {
+			out = d.Outputs
+		}
+	}
+	commit := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/deploy-production/1")
+	if out["worktree_branch"] != "orch/r1/deploy-production/1" || out["worktree_commit"] != commit || out["stage"] != "[redacted:STAGE_NAME]" {
+		t.Errorf("outputs %v (commit %s)", out, commit)
+	}
+}
