@@ -345,7 +345,7 @@ func (h *stepHost) Going(p driver.Peer) {
 				continue
 			}
 			for _, r := range got {
-				_ = p.Send(r.Message(hub.asker.Cue))
+				h.deliver(hub, p, r) // bubbling.go
 			}
 		}
 	}()

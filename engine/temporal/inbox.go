@@ -57,6 +57,8 @@ type Received struct {
 	// message.user or discovery.report (person.go).
 	Broadcast *protocols.BroadcastNotice `json:",omitempty"`
 	Notice    *protocols.MessageNotice   `json:",omitempty"`
+	// Question: a child's question.ask, forwarded to this agent (bubbling.go).
+	Question *protocols.QuestionAsk `json:",omitempty"`
 }
 
 // Message is what the recipient's agent is sent.
@@ -68,6 +70,8 @@ func (r Received) Message(cue string) protocols.Message {
 		return protocols.New(*r.Broadcast)
 	case r.Notice != nil:
 		return protocols.New(*r.Notice)
+	case r.Question != nil:
+		return protocols.New(*r.Question)
 	}
 	var body any
 	_ = json.Unmarshal(r.Body, &body)
