@@ -235,6 +235,7 @@ func (c *collab) runKid(gctx workflow.Context, k *kid) {
 	if res.Status == string(record.CueCompleted) {
 		c.export(k, res.Outputs)
 	}
+	c.deliverSummary(k) // notifymode.go
 	delete(c.kids.live, k.task.ID)
 	if k.task.Kind == "spawn" && k.ctx.Err() == nil { // its parent waits for no answer: it is announced
 		c.inbox[k.asker] = append(c.inbox[k.asker], Received{Announce: &protocols.TaskAnnounce{TaskID: k.task.ID, Agent: agent.ID,

@@ -107,6 +107,7 @@ type collab struct {
 	used   record.Usage         // the run's, as its agents reported
 	kids   children             // handoffs' and spawns' tasks (children.go)
 	status map[Asker]Report     // what attempts last reported (agents.list)
+	notify notifying            // notification modes (notifymode.go)
 }
 
 type openAsk struct {
@@ -133,6 +134,7 @@ func (w *wf) collaborate() *collab {
 	c.children()
 	c.person()
 	c.bubbling()
+	c.notifyModes()
 	w.sel.AddReceive(c.wake, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil) })
 	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalReport), func(ch workflow.ReceiveChannel, _ bool) {
 		var r Report

@@ -187,6 +187,12 @@ func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver
 			return refuse("%v", err)
 		}
 		return peer.Send(protocols.Reply(msg, list))
+	case protocols.NotifyMode:
+		mode, err := setNotifyMode(hub.ctx, hub, b) // notifymode.go
+		if err != nil {
+			return refuse("notify.mode: %v", err)
+		}
+		return peer.Send(protocols.Reply(msg, protocols.NotifyAck{Mode: mode}))
 	case protocols.StatusUsage:
 		h.Usage(record.Usage{Credits: b.Credits, CostUSD: b.CostUSD, InputTokens: b.InputTokens, OutputTokens: b.OutputTokens})
 		return nil

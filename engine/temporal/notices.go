@@ -95,16 +95,6 @@ func (c *collab) noticeMessage(ctx workflow.Context, in Send, to Asker, task str
 	return true
 }
 
-// toParent gives a child's notice to its parent's attempt, if it is at
-// work; false: it is not (the person's log has it instead).
-func (c *collab) toParent(_ Asker, parent Asker, n protocols.MessageNotice) bool {
-	if !c.asking(parent) {
-		return false
-	}
-	c.inbox[parent] = append(c.inbox[parent], Received{Notice: &n})
-	return true
-}
-
 // toLog records a notice for the person (its body unless private).
 func (c *collab) toLog(from Asker, data record.UserMessageData, body json.RawMessage) {
 	data.From = from.Agent
