@@ -166,6 +166,17 @@ func mirror(ctx context.Context, db *store.DB, id string, ev record.Event, page 
 		}
 	}
 	ev.RunID = id
+	if m, ok := page.Memory[ev.Seq]; ok { // an agent's memory.write or delete: the next run sees it
+		var err error
+		if m.Delete {
+			_, err = db.MemoryDelete(ctx, id, m.Item.Key)
+		} else {
+			err = db.MemoryWrite(ctx, m.Item)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	if ev.Type == record.EvBlackboard {
 		d, _ := ev.Data.(record.BlackboardData)
 		_, err := db.BlackboardWriteMany(ctx, id, []record.BlackboardPut{{Key: d.Key, Value: page.Values[ev.Seq], Author: ev.Agent, Cue: ev.Cue}})

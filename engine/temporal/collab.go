@@ -100,14 +100,15 @@ type UsageReport struct {
 type collab struct {
 	w      *wf
 	asked  int
-	open   map[string]*openAsk  // by question id
-	wake   workflow.Channel     // a request changed what the core reads: look again
-	policy time.Duration        // guardrails.question_timeout
-	inbox  map[Asker][]Received // what running attempts were sent (inbox.go)
-	used   record.Usage         // the run's, as its agents reported
-	kids   children             // handoffs' and spawns' tasks (children.go)
-	status map[Asker]Report     // what attempts last reported (agents.list)
-	notify notifying            // notification modes (notifymode.go)
+	open   map[string]*openAsk          // by question id
+	wake   workflow.Channel             // a request changed what the core reads: look again
+	policy time.Duration                // guardrails.question_timeout
+	inbox  map[Asker][]Received         // what running attempts were sent (inbox.go)
+	used   record.Usage                 // the run's, as its agents reported
+	kids   children                     // handoffs' and spawns' tasks (children.go)
+	status map[Asker]Report             // what attempts last reported (agents.list)
+	notify notifying                    // notification modes (notifymode.go)
+	mem    map[string]record.MemoryItem // the run's memory, by key (memory.go)
 }
 
 type openAsk struct {
@@ -135,6 +136,7 @@ func (w *wf) collaborate() *collab {
 	c.person()
 	c.bubbling()
 	c.notifyModes()
+	c.memory()
 	w.sel.AddReceive(c.wake, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil) })
 	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalReport), func(ch workflow.ReceiveChannel, _ bool) {
 		var r Report
