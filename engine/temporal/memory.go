@@ -23,8 +23,9 @@ import (
 // (Activities.SearchMemory). Each write or delete is a note in the run's
 // log carrying the item (EventsPage.Memory), which whoever mirrors the run
 // (its follower, or orch status catching it up) applies to the store: the
-// next run sees it. Items are masked on the worker before they leave it,
-// as the local engine masks what it keeps. Runs started before
+// next run sees it. Items are masked on the worker before they leave it
+// (its link, secrets.go), and searches find them masked, as the local
+// engine masks what it keeps. Runs started before
 // changeMemory refuse memory requests.
 const (
 	changeMemory      = "orch-memory"
@@ -129,18 +130,13 @@ func (h *stepHost) serveMemory(hub hubLink, peer driver.Peer, msg protocols.Mess
 	return true, peer.Send(protocols.Reply(msg, reply))
 }
 
-// writeMemory writes through the workflow, the item masked first.
+// writeMemory writes through the workflow (the link masks the item's
+// secrets, secrets.go).
 func writeMemory(hub hubLink, in MemoryWriteIn) (int64, error) {
 	if why := hub.denied("memory"); why != "" {
 		return 0, fmt.Errorf("memory: %s", why)
 	}
-	d := redactorOf(hub.plan)
-	in.Asker, in.Key, in.Text = hub.asker, d.Text(in.Key), d.Text(in.Text)
-	tags := make([]string, len(in.Tags))
-	for i, t := range in.Tags {
-		tags[i] = d.Text(t)
-	}
-	in.Tags = tags
+	in.Asker = hub.asker
 	var version int64
 	if err := hub.link.Update(hub.ctx, UpdateMemoryWrite, in, &version); err != nil {
 		return 0, fmt.Errorf("memory could not reach the run's workflow: %w", err)
@@ -159,6 +155,15 @@ func searchMemory(hub hubLink, b protocols.MemorySearch) (protocols.MemoryResult
 	var items []record.MemoryItem
 	if err := hub.link.Query(hub.ctx, QueryMemory, nil, &items); err != nil {
 		return protocols.MemoryResults{}, fmt.Errorf("memory.search could not reach the run's workflow: %w", err)
+	}
+	// Memory keeps secrets masked, and an agent finds them so, as locally:
+	// what the link put back is masked again.
+	d := redactorOf(hub.plan)
+	for i := range items {
+		items[i].Key, items[i].Text = d.Text(items[i].Key), d.Text(items[i].Text)
+		for j, t := range items[i].Tags {
+			items[i].Tags[j] = d.Text(t)
+		}
 	}
 	found, err := hub.search(hub.ctx, items, b.Query, b.Limit)
 	if err != nil {
