@@ -78,7 +78,7 @@ func (c *collab) parentAnswer(_ workflow.Context, in ParentAnswer) (struct{}, er
 			Reason: fmt.Sprintf("%s did not take question %s (%s): it goes to the person", in.Agent, in.Question, in.Refused)})
 		return struct{}{}, nil
 	}
-	q.answer, q.by, q.done = record.Picked(q.Options, in.Answer), in.Agent, true
+	q.answer, q.by, q.done = in.Answer, in.Agent, true // the asker's worker picks the option it names, as for the person's
 	w.emit(record.Event{Type: record.EvQuestionClosed, Cue: q.Cue, Agent: q.Agent, Attempt: q.Attempt, State: record.QuestionAnswered,
 		Data: record.AnswerData{ID: in.Question, Answer: in.Answer, By: in.Agent}})
 	return struct{}{}, nil
