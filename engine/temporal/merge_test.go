@@ -223,7 +223,8 @@ func TestWorktreeRunContinuesAsNew(t *testing.T) {
 // TestFanOutAndAgentsMergedOnWorker: the items of a fan-out of worktree
 // agents each leave a branch (named as locally: F@0, F@1); G, depending on
 // the fan-out, starts from the merge of them; two worktree agents of one
-// cue leave a branch each (T/N-AGENT); the run's result merges G's and T's.
+// cue leave a branch each (T/N-AGENT); the run's result merges G's and
+// both of T's.
 func TestFanOutAndAgentsMergedOnWorker(t *testing.T) {
 	remote, root, _ := sharedRemote(t, map[string]string{
 		"fan.yaml": "cuelist:\n  id: fan\n  defaults:\n    merge: {on_conflict: fail}\n  cues:\n" +
@@ -249,15 +250,14 @@ func TestFanOutAndAgentsMergedOnWorker(t *testing.T) {
 	if gitT(t, remote, "rev-parse", g+"^") != merge {
 		t.Errorf("G's commit %s is not on the merge %s", g, merge)
 	}
-	// The cue's outputs name its last agent's branch (on both engines): the
-	// result merges that one.
+	// Every agent's branch of T reaches the result (before: the last one's).
 	result := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/result")
 	for _, b := range []string{"orch/r1/G/1", "orch/r1/T/1-wa", "orch/r1/T/2-wb"} {
 		if _, err := gitworkGit(remote, "rev-parse", "--verify", "--quiet", "refs/heads/"+b); err != nil {
 			t.Errorf("no branch %s on the remote", b)
 		}
 	}
-	for _, b := range []string{"orch/r1/G/1", "orch/r1/T/2-wb"} {
+	for _, b := range []string{"orch/r1/G/1", "orch/r1/T/1-wa", "orch/r1/T/2-wb"} {
 		if _, err := gitworkGit(remote, "merge-base", "--is-ancestor", "refs/heads/"+b, result); err != nil {
 			t.Errorf("the result %s does not hold %s: %v", result, b, err)
 		}
