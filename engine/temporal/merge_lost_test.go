@@ -9,7 +9,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -33,8 +32,7 @@ func (s swapMerge) RegisterActivityWithOptions(a any, o activity.RegisterOptions
 // one started before changeMergeBeat.
 func lostMergeRun(t *testing.T, old bool) (res RunResult, st string, beats []time.Duration) {
 	remote, root, _ := sharedRemote(t, fanInFiles("echo a > a.txt", "echo b > b.txt", ""))
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	env.SetTestTimeout(2 * time.Minute)
 	RegisterWorkflow(env)
 	a := &Activities{Root: root, Link: func(context.Context) WorkflowLink { return nil }}

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/testsuite"
-
 	"github.com/orch-cli/orch/runner/gitwork"
 	"github.com/orch-cli/orch/runner/record"
 )
@@ -285,8 +283,7 @@ func conflictedMerge(t *testing.T, merge, fixer string, answer func(wt string) s
 	files["fanin.yaml"] = strings.Replace(files["fanin.yaml"], "      dependencies: [A, B]\n", "      dependencies: [A, B]\n      merge: "+merge+"\n", 1)
 	files["fanin.yaml"] = strings.Replace(files["fanin.yaml"], "wc.yaml]", "wc.yaml, fixer.yaml]", 1)
 	remote, root, _ := sharedRemote(t, files)
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	RegisterWorkflow(env)
 	acts := &Activities{Root: root, Queue: "w1-own"}
 	defer acts.Close()
