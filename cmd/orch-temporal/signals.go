@@ -13,6 +13,7 @@ import (
 
 	"github.com/orch-cli/orch/engine/temporal"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -62,6 +63,7 @@ func signalCmd(use, short string, args cobra.PositionalArgs, signal func(args []
 		}
 		defer db.Close()
 		defer c.Close()
+		payload = maskedSignal(followerMask(t), payload)
 		if err := c.SignalWorkflow(context.Background(), t.WorkflowID, "", name, payload); err != nil {
 			return &exitError{code: 1, msg: fmt.Sprintf("run %s: sending %s to workflow %s: %v", args[0], name, t.WorkflowID, err)}
 		}
@@ -136,8 +138,29 @@ func followCmd(use, short string, followed func(claimErr error) error, run func(
 			if err := claimFollowing(context.Background(), db, args[0], me); err != nil {
 				return followed(err)
 			}
-			return run(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token, gitRemote: t.GitRemote, gitRepo: t.GitRepo})
+			return run(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token, gitRemote: t.GitRemote, gitRepo: t.GitRepo,
+				mask: followerMask(t)})
 		}}
+}
+
+// followerMask is what a follower masks with: the secrets of this
+// process's environment and of the names the run's plan declares.
+func followerMask(t *record.TemporalRun) *redact.Redactor { return redact.New(os.Environ(), t.Secrets) }
+
+// maskedSignal is a person's signal with the secrets of what it carries
+// masked (an answer, a blackboard value): it goes into the workflow's
+// history. The worker of the agent that gets it puts them back, as the
+// local engine does with an answer orch answer masked.
+func maskedSignal(d *redact.Redactor, payload any) any {
+	switch s := payload.(type) {
+	case temporal.AnswerSignal:
+		s.Answer = d.Text(s.Answer)
+		return s
+	case temporal.BBSetSignal:
+		s.Value = d.Value(s.Value)
+		return s
+	}
+	return payload
 }
 
 // syncCmd mirrors what the workflow of a run nobody follows has now into

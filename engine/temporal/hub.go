@@ -92,7 +92,8 @@ func (h *stepHost) Bind(ctx context.Context, a *Activities, in AttemptInput, p *
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.halted = nil
-	h.hub = hubLink{ctx: ctx, link: a.link(ctx), asker: Asker{Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt}, tools: p.ToolsOf(in.Agent),
+	h.hub = hubLink{ctx: ctx, link: maskLink(a.link(ctx), redactorOf(p)), // secrets masked (secrets.go)
+		asker: Asker{Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt}, tools: p.ToolsOf(in.Agent),
 		plan: p, root: a.Root, ended: make(chan struct{})}
 	if in.Child != nil {
 		h.hub.depth = in.Child.Depth
