@@ -6,17 +6,23 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// TestEveryAgentsBranchMergedOnWorker: two agents of one cue in worktrees,
-// each committing a different file; C, downstream, starts from the merge
-// of both branches (made by a worker), and the run's result holds both.
-func TestEveryAgentsBranchMergedOnWorker(t *testing.T) {
-	remote, root, _ := sharedRemote(t, map[string]string{
+// twoAgents: T's two agents work in worktrees, each writing its own file;
+// C (in a worktree too) depends on T alone and runs join.
+func twoAgents(join string) map[string]string {
+	return map[string]string{
 		"two.yaml": "cuelist:\n  id: two\n  defaults:\n    merge: {on_conflict: fail}\n  cues:\n" +
 			"    - {id: T, agents: [wa, wb]}\n    - {id: C, agents: [wc], dependencies: [T]}\n" +
 			"---\nagent: {id: wa, run: 'echo a > a.txt', workspace: worktree}\n" +
 			"---\nagent: {id: wb, run: 'echo b > b.txt', workspace: worktree}\n" +
-			"---\nagent: {id: wc, run: 'test -f a.txt && test -f b.txt && echo c > c.txt', workspace: worktree}\n",
-	})
+			"---\nagent: {id: wc, run: '" + join + "', workspace: worktree}\n",
+	}
+}
+
+// TestEveryAgentsBranchMergedOnWorker: two agents of one cue in worktrees,
+// each committing a different file; C, downstream, starts from the merge
+// of both branches (made by a worker), and the run's result holds both.
+func TestEveryAgentsBranchMergedOnWorker(t *testing.T) {
+	remote, root, _ := sharedRemote(t, twoAgents("test -f a.txt && test -f b.txt && echo c > c.txt"))
 	res, evs := runInClone(t, root, remote, "two.yaml")
 	if res.State != "completed" {
 		t.Fatalf("%s: %s\n%s", res.State, res.Reason, story(evs))
@@ -34,22 +40,10 @@ func TestEveryAgentsBranchMergedOnWorker(t *testing.T) {
 // A run started before changeAgentBranches keeps its behaviour: T passes
 // on its last agent's branch only, so C starts from wb's alone.
 func TestLastBranchOnlyBeforeTheChange(t *testing.T) {
-	remote, root, _ := sharedRemote(t, map[string]string{
-		"two.yaml": "cuelist:\n  id: two\n  cues:\n" +
-			"    - {id: T, agents: [wa, wb]}\n    - {id: C, agents: [wc], dependencies: [T]}\n" +
-			"---\nagent: {id: wa, run: 'echo a > a.txt', workspace: worktree}\n" +
-			"---\nagent: {id: wb, run: 'echo b > b.txt', workspace: worktree}\n" +
-			"---\nagent: {id: wc, run: 'test ! -f a.txt && test -f b.txt', workspace: worktree}\n",
-	})
+	remote, root, _ := sharedRemote(t, twoAgents("test ! -f a.txt && test -f b.txt"))
 	env := runEnv(t, root)
 	env.OnGetVersion(changeAgentBranches, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: "two.yaml", SpecHash: specHashOf(t, root, "two.yaml"),
-		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
-	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if evs := events(t, env); res.State != "completed" {
+	if res, evs := runInCloneOn(t, env, root, remote, "two.yaml"); res.State != "completed" {
 		t.Fatalf("%s: %s\n%s", res.State, res.Reason, story(evs))
 	}
 }

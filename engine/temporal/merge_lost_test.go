@@ -46,13 +46,8 @@ func lostMergeRun(t *testing.T, old bool) (res RunResult, st string, beats []tim
 	if old {
 		env.OnGetVersion(changeMergeBeat, workflow.DefaultVersion, versionMergeBeat).Return(workflow.DefaultVersion)
 	}
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: "fanin.yaml", SpecHash: specHashOf(t, root, "fanin.yaml"),
-		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
-	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, story(events(t, env)), beats
+	res, evs := runInCloneOn(t, env, root, remote, "fanin.yaml")
+	return res, story(evs), beats
 }
 
 // TestMergeWorkerLostDispatchedAgain: a merge's activity has a heartbeat

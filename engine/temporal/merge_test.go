@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/testsuite"
+
 	"github.com/orch-cli/orch/runner/gitwork"
 	"github.com/orch-cli/orch/runner/record"
 )
@@ -38,7 +40,12 @@ func runFanIn(t *testing.T, files map[string]string) (_ RunResult, evs []record.
 // worker there, and returns its result and events.
 func runInClone(t *testing.T, root, remote, path string) (RunResult, []record.Event) {
 	t.Helper()
-	env := runEnv(t, root)
+	return runInCloneOn(t, runEnv(t, root), root, remote, path)
+}
+
+// runInCloneOn is runInClone on env, a test environment the caller made.
+func runInCloneOn(t *testing.T, env *testsuite.TestWorkflowEnvironment, root, remote, path string) (RunResult, []record.Event) {
+	t.Helper()
 	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: path, SpecHash: specHashOf(t, root, path),
 		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
 	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult)
