@@ -171,6 +171,22 @@ func mirror(ctx context.Context, db *store.DB, id string, ev record.Event, page 
 		}
 	}
 	ev.RunID = id
+	if m, ok := page.Memory[ev.Seq]; ok { // an agent's memory.write or delete: the next run sees it
+		var err error
+		it := m.Item
+		it.Key, it.Text = mask.Text(it.Key), mask.Text(it.Text)
+		for i, t := range it.Tags {
+			it.Tags[i] = mask.Text(t)
+		}
+		if m.Delete {
+			_, err = db.MemoryDelete(ctx, id, it.Key)
+		} else {
+			err = db.MemoryWrite(ctx, it)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	evs := []record.Event{ev}
 	record.Redact(mask, evs)
 	ev = evs[0]

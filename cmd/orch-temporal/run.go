@@ -117,6 +117,9 @@ func runTemporal(cmd *cobra.Command, path string) error {
 		return fmt.Errorf("recording run %s in %s: %w", id, dbFile, err)
 	}
 	in := temporal.RunInput{RunID: id, Path: filepath.ToSlash(rel), SpecHash: data.SpecHash, Inputs: data.Inputs, MaxParallel: maxPar, TaskQueue: queue, Git: git}
+	if in.Memory, _, err = db.MemoryList(ctx, temporal.MemorySnapshotMax); err != nil { // what its agents may search
+		return err
+	}
 	if err := startWorkflow(ctx, c, client.StartWorkflowOptions{ID: wfID, TaskQueue: queue}, in, p.Cuelist.ID, ns, os.Stderr); err != nil {
 		_ = db.Append(ctx, record.Event{RunID: id, Type: record.EvRunState, State: string(record.RunFailed), Reason: "could not start its workflow: " + err.Error()})
 		return &exitError{code: 1, msg: fmt.Sprintf("starting the workflow of run %s on %s: %v", id, addr, err)}

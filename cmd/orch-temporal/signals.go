@@ -106,6 +106,26 @@ func answerCmd() *cobra.Command {
 	return cmd
 }
 
+func notifyModeCmd() *cobra.Command {
+	// How children's notices reach their parent agents in the run, or in a
+	// cue's subtree: the workflow takes it at once (a note in the run says
+	// what changed), followed or not.
+	cmd := signalCmd("notify-mode RUN [CUE] MODE", "Set how children's notices reach their parent agents", cobra.RangeArgs(2, 3), func(a []string) (string, any, error) {
+		s := temporal.NotifyModeSignal{Mode: a[len(a)-1]}
+		if len(a) == 3 {
+			s.Cue = a[1]
+		}
+		switch s.Mode {
+		case "immediate", "summary", "silent":
+		default:
+			return "", nil, fmt.Errorf("unknown mode %q: immediate, summary or silent", s.Mode)
+		}
+		return temporal.SignalNotifyMode, s, nil
+	})
+	cmd.Example = "  orch notify-mode last CUE-100 summary"
+	return cmd
+}
+
 func bbCmd() *cobra.Command {
 	bb := &cobra.Command{Use: "bb", Short: "The run's blackboard"}
 	bb.AddCommand(signalCmd("set RUN KEY JSON", "Write a blackboard key", cobra.ExactArgs(3), func(a []string) (string, any, error) {

@@ -27,6 +27,9 @@ type Activities struct {
 	// Queue is this worker's own task queue ("": none): a merge's next
 	// round goes there, to the worktree it kept (merge.go).
 	Queue string
+	// SearchMemory searches a run's memory for its agents (nil: memory.search
+	// is refused on this worker).
+	SearchMemory MemorySearcher
 
 	// Link reaches the workflow of an activity's run (nil: through the
 	// worker's Temporal client, the activity's own).
