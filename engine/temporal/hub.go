@@ -86,8 +86,7 @@ type hubLink struct {
 	root   string         // the worker's --root
 	ended  chan struct{}  // closed when the phase ends (End)
 	search MemorySearcher // the worker's (memory.go)
-	slots  *Slots         // the worker's, lent while a handoff waits (slots.go)
-	loans  *loans         // the slots lent for the phase's spawned children
+	loans  *loans         // the worker's slot the phase lends while it has children (slots.go)
 }
 
 // Bind makes the phase running now the one the host serves requests for.
@@ -97,7 +96,7 @@ func (h *stepHost) Bind(ctx context.Context, a *Activities, in AttemptInput, p *
 	h.halted = nil
 	h.hub = hubLink{ctx: ctx, link: maskLink(a.link(ctx), redactorOf(p)), // secrets masked (secrets.go)
 		asker: Asker{Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt}, tools: p.ToolsOf(in.Agent),
-		plan: p, root: a.Root, ended: make(chan struct{}), search: a.SearchMemory, slots: a.Slots, loans: newLoans()}
+		plan: p, root: a.Root, ended: make(chan struct{}), search: a.SearchMemory, loans: newLoans(a.Slots)}
 	if in.Child != nil {
 		h.hub.depth = in.Child.Depth
 	}
@@ -319,8 +318,8 @@ func takeInbox(ctx context.Context, hub hubLink, wait time.Duration) ([]Received
 	var got []Received
 	err := hub.link.Update(ctx, UpdateInbox, InboxWait{Asker: hub.asker, Wait: wait}, &got)
 	for _, r := range got {
-		if r.Announce != nil { // the spawned child ended: its slot comes back
-			hub.loans.settle(r.Announce.TaskID)
+		if r.Announce != nil { // a spawned child ended: one child fewer to lend for
+			hub.loans.announced(r.Announce.TaskID)
 		}
 	}
 	return got, err

@@ -121,64 +121,99 @@ func (s *Slots) Tuner() (worker.WorkerTuner, error) {
 // (workflow tasks, local activities, Nexus tasks).
 const sdkDefaultSlots = 1000
 
-// loans are the slots a phase lent for the children it spawned, by task
-// id: each comes back when its child is announced to the phase, the rest
-// when the phase ends. (A handoff's loan is handOff's own: it waits.)
+// loans is a phase's loan: one slot, lent while the phase has a child it
+// may wait for (a handoff until its result, a spawned child until it is
+// announced to the phase), back when it has none or the phase ends. One
+// slot whatever the number of children: the phases at work on their own
+// stay within the cap, and the children still get a slot in turn.
 type loans struct {
 	mu      sync.Mutex
-	back    map[string]func()
-	settled map[string]bool // announced before keep: the loan comes back at once
+	slots   *Slots
+	n       int             // its children it may wait for
+	back    func()          // takes the slot back (nil: none lent)
+	spawned map[string]bool // spawned children not announced yet
+	early   map[string]bool // announced before spawnChild kept them
 	ended   bool
 }
 
-func newLoans() *loans { return &loans{back: map[string]func(){}, settled: map[string]bool{}} }
+func newLoans(s *Slots) *loans {
+	return &loans{slots: s, spawned: map[string]bool{}, early: map[string]bool{}}
+}
 
-// keep holds the slot lent (back takes it back) while the spawned child
-// task runs.
-func (l *loans) keep(task string, back func()) {
+// add counts a child the phase may wait for.
+func (l *loans) add() {
 	if l == nil {
-		back()
 		return
 	}
 	l.mu.Lock()
-	now := l.ended || l.settled[task]
-	delete(l.settled, task)
+	defer l.mu.Unlock()
+	if l.ended {
+		return
+	}
+	if l.n++; l.n == 1 {
+		l.back = l.slots.Lend()
+	}
+}
+
+// done says one of them ended (or was refused).
+func (l *loans) done() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended || l.n == 0 {
+		return
+	}
+	if l.n--; l.n == 0 {
+		l.back()
+		l.back = nil
+	}
+}
+
+// keep holds the count of a spawned child task until it is announced.
+func (l *loans) keep(task string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	now := l.early[task]
+	delete(l.early, task)
 	if !now {
-		l.back[task] = back
+		l.spawned[task] = true
 	}
 	l.mu.Unlock()
 	if now {
-		back()
+		l.done()
 	}
 }
 
-// settle takes back the slot lent for the child task (announced).
-func (l *loans) settle(task string) {
+// announced: the spawned child task ended and the phase was told.
+func (l *loans) announced(task string) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
-	back := l.back[task]
-	delete(l.back, task)
-	if back == nil && !l.ended {
-		l.settled[task] = true
+	kept := l.spawned[task]
+	delete(l.spawned, task)
+	if !kept {
+		l.early[task] = true
 	}
 	l.mu.Unlock()
-	if back != nil {
-		back()
+	if kept {
+		l.done()
 	}
 }
 
-// end takes back every slot the phase lent; it keeps no more.
+// end takes the slot back: the phase is over.
 func (l *loans) end() {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
-	all := l.back
-	l.back, l.ended = nil, true
-	l.mu.Unlock()
-	for _, back := range all {
-		back()
+	defer l.mu.Unlock()
+	if l.back != nil {
+		l.back()
 	}
+	l.back, l.n, l.ended = nil, 0, true
 }

@@ -45,27 +45,39 @@ func TestSlotsLentWhileWaiting(t *testing.T) {
 	none.Lend()() // a worker without Slots lends nothing
 }
 
-// A spawned child's slot comes back when it is announced, even when the
-// announcement comes before the spawn's answer kept the loan, and at the
-// phase's end for the rest.
+// A phase lends one slot while it has children, however many: back when
+// the last is announced (even one announced before spawnChild kept it) or
+// its handoff answered, or when the phase ends.
 func TestLoansComeBack(t *testing.T) {
 	s := NewSlots(1)
-	s.TryReserveSlot(nil)
-	l := newLoans()
-	l.keep("T/1", s.Lend())
-	l.settle("T/2") // announced before it was kept
-	l.keep("T/2", s.Lend())
-	l.keep("T/3", s.Lend())
-	if s.out != 2 {
-		t.Fatalf("%d slots lent, want 2 (T/1 and T/3)", s.out)
+	l := newLoans(s)
+	lent := func(want int, when string) {
+		t.Helper()
+		if s.out != want {
+			t.Fatalf("%s: %d slots lent, want %d", when, s.out, want)
+		}
 	}
-	l.settle("T/1")
-	if s.out != 1 {
-		t.Fatalf("%d slots lent after T/1's announce, want 1", s.out)
-	}
+	l.add()
+	l.keep("T/1")
+	l.add()
+	l.add() // a handoff
+	lent(1, "three children")
+	l.announced("T/2") // announced before it was kept
+	l.keep("T/2")
+	l.announced("T/1")
+	lent(1, "the handoff's child at work")
+	l.done()
+	lent(0, "no child left")
+	l.add()
+	l.keep("T/3")
+	lent(1, "a spawned child at work")
 	l.end()
-	l.keep("T/4", s.Lend()) // after the phase: back at once
-	if s.out != 0 {
-		t.Fatalf("%d slots lent after the phase ended, want 0", s.out)
+	lent(0, "the phase over")
+	l.add()
+	l.done()
+	l.done()
+	lent(0, "after the phase")
+	if s.TryReserveSlot(nil) == nil || s.TryReserveSlot(nil) != nil {
+		t.Fatal("the cap is not 1 once the loans are back")
 	}
 }
