@@ -121,7 +121,7 @@ func (f *follower) follow(ctx context.Context) (record.RunState, string, error) 
 			}
 			last = ev.Seq
 			if ev.Type == record.EvRunState {
-				state, reason = record.RunState(ev.State), ev.Reason
+				state, reason = record.RunState(ev.State), f.mask.Text(ev.Reason) // printed at the end: masked as stored
 				paused = state == record.RunPaused
 				lease.renew(running())
 			}

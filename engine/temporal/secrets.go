@@ -10,6 +10,7 @@ import (
 	"github.com/orch-cli/orch/protocols"
 	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/redact"
+	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -84,7 +85,25 @@ func maskedArg(d *redact.Redactor, arg any) any {
 	if json.Unmarshal(masked, v.Interface()) != nil {
 		return json.RawMessage(masked) // never the unmasked value
 	}
+	keepAsker(v.Elem(), reflect.ValueOf(arg))
 	return v.Elem().Interface()
+}
+
+var askerType = reflect.TypeFor[Asker]()
+
+// keepAsker puts back the Asker a request names (arg's, into its masked
+// copy v): its cue, agent and attempt came from the workflow, so they hold
+// nothing its history lacks, and the workflow must find the attempt by
+// them even when a secret's value is part of an id.
+func keepAsker(v, arg reflect.Value) {
+	switch {
+	case v.Type() == askerType:
+		v.Set(arg)
+	case v.Kind() == reflect.Struct:
+		if f, ok := v.Type().FieldByName("Asker"); ok && f.Type == askerType {
+			v.FieldByIndex(f.Index).Set(arg.FieldByIndex(f.Index))
+		}
+	}
 }
 
 // restoreResult puts back the secrets of a masked value the workflow
@@ -124,7 +143,17 @@ func maskedResult(p *planner.Plan, res *AttemptResult) *AttemptResult {
 		return res
 	}
 	res.Reason = d.Text(res.Reason)
-	res.Outputs = d.Object(res.Outputs)
+	out := d.Object(res.Outputs)
+	if res.Worktree != nil && out != nil {
+		// orch's own: the branch (named after ids the workflow gave) and
+		// the commit the workflow fetches and merges by.
+		for _, k := range []string{sched.OutputWorktreeBranch, sched.OutputWorktreeCommit} {
+			if v, ok := res.Outputs[k]; ok {
+				out[k] = v
+			}
+		}
+	}
+	res.Outputs = out
 	return res
 }
 
