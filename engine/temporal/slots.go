@@ -127,17 +127,16 @@ const sdkDefaultSlots = 1000
 // slot whatever the number of children: the phases at work on their own
 // stay within the cap, and the children still get a slot in turn.
 type loans struct {
-	mu      sync.Mutex
-	slots   *Slots
-	n       int             // its children it may wait for
-	back    func()          // takes the slot back (nil: none lent)
-	spawned map[string]bool // spawned children not announced yet
-	early   map[string]bool // announced before spawnChild kept them
-	ended   bool
+	mu    sync.Mutex
+	slots *Slots
+	n     int             // its children it may wait for
+	back  func()          // takes the slot back (nil: none lent)
+	half  map[string]bool // spawned children kept or announced, not both yet
+	ended bool
 }
 
 func newLoans(s *Slots) *loans {
-	return &loans{slots: s, spawned: map[string]bool{}, early: map[string]bool{}}
+	return &loans{slots: s, half: map[string]bool{}}
 }
 
 // add counts a child the phase may wait for.
@@ -172,35 +171,27 @@ func (l *loans) done() {
 }
 
 // keep holds the count of a spawned child task until it is announced.
-func (l *loans) keep(task string) {
-	if l == nil {
-		return
-	}
-	l.mu.Lock()
-	now := l.early[task]
-	delete(l.early, task)
-	if !now {
-		l.spawned[task] = true
-	}
-	l.mu.Unlock()
-	if now {
-		l.done()
-	}
-}
+func (l *loans) keep(task string) { l.meet(task) }
 
 // announced: the spawned child task ended and the phase was told.
-func (l *loans) announced(task string) {
+func (l *loans) announced(task string) { l.meet(task) }
+
+// meet notes one of a spawned child's two events, kept and announced (in
+// either order: the announcement may come before spawnChild keeps it); at
+// the second, the phase has the child no more.
+func (l *loans) meet(task string) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
-	kept := l.spawned[task]
-	delete(l.spawned, task)
-	if !kept {
-		l.early[task] = true
+	second := l.half[task]
+	if second {
+		delete(l.half, task)
+	} else {
+		l.half[task] = true
 	}
 	l.mu.Unlock()
-	if kept {
+	if second {
 		l.done()
 	}
 }
