@@ -40,12 +40,20 @@ func workerCmd() *cobra.Command {
 			// starts (they inherit its environment) never see it.
 			_ = os.Unsetenv(APIKeyEnv)
 			grace, _ := cmd.Flags().GetDuration("drain-grace")
-			w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: n, WorkerStopTimeout: grace})
+			// n slots for phases at work; a phase waiting for its child
+			// lends its slot meanwhile (temporal.Slots), so a tree of
+			// handoffs deeper than n still makes progress.
+			slots := temporal.NewSlots(n)
+			tuner, err := slots.Tuner()
+			if err != nil {
+				return err
+			}
+			w := worker.New(c, queue, worker.Options{Tuner: tuner, WorkerStopTimeout: grace})
 			temporal.RegisterWorkflow(w)
 			// A queue of this worker's own: what only it can do (a merge's
 			// next round, in the worktree it kept for the person) goes there.
 			own := queue + "/" + workerIdentity()
-			acts := &temporal.Activities{Root: root, GitRemote: gitRemoteFlag(cmd), Queue: own, SearchMemory: store.SearchItems}
+			acts := &temporal.Activities{Root: root, GitRemote: gitRemoteFlag(cmd), Queue: own, SearchMemory: store.SearchItems, Slots: slots}
 			defer acts.Close() // the runs' agent processes and orch's MCP server for them
 			temporal.RegisterActivities(w, acts)
 			mine := worker.New(c, own, worker.Options{MaxConcurrentActivityExecutionSize: n, WorkerStopTimeout: grace, DisableWorkflowWorker: true})
@@ -65,7 +73,7 @@ func workerCmd() *cobra.Command {
 		}}
 	cmd.Flags().String("queue", "", "the task queue to poll (default --task-queue: orch)")
 	cmd.Flags().String("root", ".", "the project checkout the cuelists' paths are relative to")
-	cmd.Flags().Int("max-concurrent", 4, "the most activities (agent processes) run at once")
+	cmd.Flags().Int("max-concurrent", 4, "the most phases (agent processes) at work at once; an agent waiting for a child it handed off to or spawned does not count")
 	cmd.Flags().String("git-remote", "", "worktree agents: the git remote their branches are pushed to and fetched from; --root is a clone of it (default $ORCH_GIT_REMOTE, else the run's)")
 	cmd.Flags().Duration("drain-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running phases may go on before they are stopped and handed back")
 	return cmd

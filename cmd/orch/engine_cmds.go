@@ -107,7 +107,11 @@ func newWorkerCmd(f *factory, runF func(*workerOptions) error) *cobra.Command {
 		Short: "Run the agents of Temporal runs (orch run --engine temporal) from a task queue",
 		Long: `Poll a Temporal task queue and run what it holds: the orch.run workflows
 and the agents' WARNING, STANDBY and GO as activities. Start one on each
-machine that runs agents; several may poll one queue. --root is that
+machine that runs agents; several may poll one queue. --max-concurrent bounds
+the phases it runs at once; an agent waiting for a child it handed off to
+(or spawned, until the child is announced to it) lends its slot to the
+child meanwhile, so a tree of handoffs deeper than the bound still makes
+progress. --root is that
 machine's checkout of the project: cuelists are found at the path below it
 that orch run --engine temporal recorded. This runs orch-temporal worker.
 
@@ -147,7 +151,7 @@ QUEUE/orch-worker@HOST:PID, where the resolver runs and the merge goes on.`,
 	fs := cmd.Flags()
 	fs.String("queue", "", "the task queue to poll (default --task-queue)")
 	fs.String("root", ".", "the project checkout the cuelists' paths are relative to")
-	fs.Int("max-concurrent", 4, "the most activities (agent processes) run at once")
+	fs.Int("max-concurrent", 4, "the most phases (agent processes) at work at once; an agent waiting for a child it handed off to or spawned does not count")
 	fs.String("git-remote", "", "worktree agents: the git remote their branches are pushed to and fetched from; --root is a clone of it (default $ORCH_GIT_REMOTE, else the run's)")
 	fs.Duration("drain-grace", 30*time.Second, "on SIGTERM or Ctrl-C, how long running phases may go on before they are stopped and handed back")
 	fs.String("temporal-address", "", "the Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)")

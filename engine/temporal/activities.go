@@ -30,6 +30,9 @@ type Activities struct {
 	// SearchMemory searches a run's memory for its agents (nil: memory.search
 	// is refused on this worker).
 	SearchMemory MemorySearcher
+	// Slots are the worker's activity slots, which a phase waiting for its
+	// children lends (slots.go; nil: it lends none).
+	Slots *Slots
 
 	// Link reaches the workflow of an activity's run (nil: through the
 	// worker's Temporal client, the activity's own).

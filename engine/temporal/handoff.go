@@ -58,6 +58,8 @@ func handOff(hub hubLink, b protocols.TaskHandoff) protocols.HandoffResult {
 		return refused(strings.Join(problems, "; "))
 	}
 	var res ChildDone
+	hub.loans.add() // the sender waits for its child: its slot is the child's meanwhile
+	defer hub.loans.done()
 	if err := hub.link.Update(hub.ctx, UpdateChild, ChildAsk{Asker: hub.asker, Kind: "handoff", To: b.ToAgent, TaskRef: b.TaskID, Context: b.HandoffContext}, &res); err != nil {
 		return refused("the run's workflow could not be reached: " + err.Error())
 	}
@@ -113,11 +115,15 @@ func spawnChild(hub hubLink, b protocols.TaskSpawn) protocols.Body {
 		return refused(strings.Join(problems, "; "))
 	}
 	var res ChildDone
+	hub.loans.add() // the child's, should its parent wait for its announce
 	if err := hub.link.Update(hub.ctx, UpdateChild, ChildAsk{Asker: hub.asker, Kind: "spawn", To: b.Agent, Inputs: b.Inputs}, &res); err != nil {
+		hub.loans.done()
 		return refused("the run's workflow could not be reached: " + err.Error())
 	}
 	if res.Refused != "" {
+		hub.loans.done()
 		return refused(res.Refused)
 	}
+	hub.loans.keep(res.TaskID) // until the child is announced to its parent
 	return protocols.SpawnAccepted{TaskID: res.TaskID}
 }

@@ -86,6 +86,7 @@ type hubLink struct {
 	root   string         // the worker's --root
 	ended  chan struct{}  // closed when the phase ends (End)
 	search MemorySearcher // the worker's (memory.go)
+	loans  *loans         // the worker's slot the phase lends while it has children (slots.go)
 }
 
 // Bind makes the phase running now the one the host serves requests for.
@@ -95,7 +96,7 @@ func (h *stepHost) Bind(ctx context.Context, a *Activities, in AttemptInput, p *
 	h.halted = nil
 	h.hub = hubLink{ctx: ctx, link: maskLink(a.link(ctx), redactorOf(p)), // secrets masked (secrets.go)
 		asker: Asker{Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt}, tools: p.ToolsOf(in.Agent),
-		plan: p, root: a.Root, ended: make(chan struct{}), search: a.SearchMemory}
+		plan: p, root: a.Root, ended: make(chan struct{}), search: a.SearchMemory, loans: newLoans(a.Slots)}
 	if in.Child != nil {
 		h.hub.depth = in.Child.Depth
 	}
@@ -109,6 +110,7 @@ func (h *stepHost) End() {
 		close(h.hub.ended)
 		h.hub.ended = nil
 	}
+	h.hub.loans.end()
 }
 
 func (h *stepHost) bound() hubLink {
@@ -315,6 +317,11 @@ func sendMessage(hub hubLink, b protocols.MessageSend) string {
 func takeInbox(ctx context.Context, hub hubLink, wait time.Duration) ([]Received, error) {
 	var got []Received
 	err := hub.link.Update(ctx, UpdateInbox, InboxWait{Asker: hub.asker, Wait: wait}, &got)
+	for _, r := range got {
+		if r.Announce != nil { // a spawned child ended: one child fewer to lend for
+			hub.loans.announced(r.Announce.TaskID)
+		}
+	}
 	return got, err
 }
 
