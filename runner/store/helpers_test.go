@@ -63,6 +63,9 @@ func appendOK(t testing.TB, d *DB, events ...record.Event) {
 // tamper with what the store wrote.
 func rawDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
+	if err := createFile(path); err != nil { // orch's connections never create the file (dsn's mode=rw)
+		t.Fatal(err)
+	}
 	db, err := sql.Open("sqlite", dsn(path, "NORMAL", busyTimeout))
 	if err != nil {
 		t.Fatal(err)

@@ -258,6 +258,12 @@ func dsn(path, sync string, lockTimeout time.Duration) string {
 		p = "/" + p
 	}
 	q := []string{
+		// Open creates the file itself (createFile); a connection the pool
+		// opens later must never create it again: after the file was
+		// deleted under a run, that made a new empty database at the path,
+		// reported as "replaced by another file" (and left behind) instead
+		// of "deleted".
+		"mode=rw",
 		fmt.Sprintf("_pragma=busy_timeout(%d)", lockTimeout.Milliseconds()),
 		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous(" + sync + ")",
