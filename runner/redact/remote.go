@@ -20,9 +20,7 @@ func remoteUser(remote string) (user, password string, hasPassword, ok bool) {
 	if !found || scheme == "" || strings.ContainsAny(scheme, "/@:") {
 		return "", "", false, false
 	}
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
-	}
+	rest = hostPart(rest)
 	at := strings.LastIndex(rest, "@")
 	if at < 0 {
 		return "", "", false, false
@@ -63,22 +61,18 @@ func RemoteSecrets(remote string) []string {
 	return out
 }
 
-// StripRemote is a git remote without the credential it carries: what orch
-// records and hands to other machines (https://user@host/... or
-// https://host/...). Git finds the credential again with a credential
-// helper, or a worker puts its own back (OwnRemote).
+// StripRemote is a git remote without the credential it carries, nor the
+// user that goes with it: what orch records and hands to other machines
+// (https://host/...). Git finds the credential again with a credential
+// helper, or a worker puts its own remote back (OwnRemote).
 func StripRemote(remote string) string {
-	user, _, hasPassword, ok := remoteUser(remote)
-	if !ok || len(RemoteSecrets(remote)) == 0 && !hasPassword {
+	_, _, hasPassword, ok := remoteUser(remote)
+	if !ok || !hasPassword && len(RemoteSecrets(remote)) == 0 {
 		return remote
 	}
 	scheme, rest, _ := strings.Cut(remote, "://")
 	at := strings.LastIndex(hostPart(rest), "@")
-	keep := ""
-	if hasPassword && user != "" {
-		keep = user + "@"
-	}
-	return scheme + "://" + keep + rest[at+1:]
+	return scheme + "://" + rest[at+1:]
 }
 
 func hostPart(rest string) string {

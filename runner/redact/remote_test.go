@@ -11,10 +11,10 @@ func TestRemoteSecrets(t *testing.T) {
 		remote, stripped string
 		secrets          []string
 	}{
-		{"https://x-access-token:ghs_S3cret@github.com/org/repo.git", "https://x-access-token@github.com/org/repo.git", []string{"ghs_S3cret"}},
+		{"https://x-access-token:ghs_S3cret@github.com/org/repo.git", "https://github.com/org/repo.git", []string{"ghs_S3cret"}},
 		{"https://ghp_0123456789abcdef@github.com/org/repo.git", "https://github.com/org/repo.git", []string{"ghp_0123456789abcdef"}},
-		{"https://me:p%40ss%2Fword@example.com:8443/p.git", "https://me@example.com:8443/p.git", []string{"p%40ss%2Fword", "p@ss/word"}},
-		{"http://user:pass@host/a@b.git", "http://user@host/a@b.git", []string{"pass"}},
+		{"https://me:p%40ss%2Fword@example.com:8443/p.git", "https://example.com:8443/p.git", []string{"p%40ss%2Fword", "p@ss/word"}},
+		{"http://user:pass@host/a@b.git", "http://host/a@b.git", []string{"pass"}},
 		{"https://alice@example.com/p.git", "https://alice@example.com/p.git", nil}, // a user name, not a token
 		{"ssh://git@example.com/team/p.git", "ssh://git@example.com/team/p.git", nil},
 		{"git@example.com:team/p.git", "git@example.com:team/p.git", nil},
@@ -26,6 +26,9 @@ func TestRemoteSecrets(t *testing.T) {
 		}
 		if got := StripRemote(c.remote); got != c.stripped {
 			t.Errorf("StripRemote(%q) = %q, want %q", c.remote, got, c.stripped)
+		}
+		if again := StripRemote(c.stripped); again != c.stripped {
+			t.Errorf("StripRemote(%q) = %q: not stripped once and for all", c.stripped, again)
 		}
 		if got := OwnRemote(StripRemote(c.remote), c.remote); got != c.remote {
 			t.Errorf("OwnRemote of %q = %q", c.remote, got)
