@@ -33,18 +33,7 @@ func TestRemoteCredentialStripped(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
-	root := t.TempDir()
-	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
-	t.Setenv(GitRemoteEnv, "")
-	files := map[string]string{
-		"c.yaml":      "cuelist:\n  id: c\n  include: [writer.yaml]\n  cues:\n    - id: WRITE\n      agents: [writer]\n",
-		"writer.yaml": "agent: {id: writer, run: \"echo a > a.txt\", workspace: worktree}\n",
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := worktreeCuelist(t)
 	gitOK(t, root, "init", "--quiet")
 	gitOK(t, root, "add", "--all")
 	gitOK(t, root, "commit", "--quiet", "-m", "p")
