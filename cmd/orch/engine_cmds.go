@@ -11,6 +11,11 @@ import (
 	"github.com/orch-cli/orch/control"
 )
 
+// gitRemoteEnv is how orch hands --git-remote to orch-temporal (its
+// default there): a remote's URL may carry a token, which a command line
+// would show to every user of the machine (ps).
+const gitRemoteEnv = "ORCH_GIT_REMOTE"
+
 // temporalRunOptions are orch run's flags for --engine temporal.
 type temporalRunOptions struct {
 	engine                    string
@@ -53,12 +58,13 @@ func runOnTemporal(opts *runOptions) error {
 	if t.detach {
 		argv = append(argv, "--detach")
 	}
-	if t.gitRemote != "" {
-		argv = append(argv, "--git-remote", t.gitRemote)
-	}
 	argv = append(argv, t.connArgs...)
+	env := t.connEnv
+	if t.gitRemote != "" { // in the environment, not on a command line: it may carry a token
+		env = append(env[:len(env):len(env)], gitRemoteEnv+"="+t.gitRemote)
+	}
 	if t.detach {
-		return handOverEnv(opts.io, what, append(argv, "--", opts.path), t.connEnv)
+		return handOverEnv(opts.io, what, append(argv, "--", opts.path), env)
 	}
 	// Followed here: the run's plain progress lines, read from the store
 	// orch-temporal mirrors the workflow into.
@@ -66,7 +72,7 @@ func runOnTemporal(opts *runOptions) error {
 	before, stop := followStoreProgress(opts.io.out, dbFile, id, defaultTailLines, false)
 	io := *opts.io
 	io.err = before(io.err)
-	err = handOverEnv(&io, what, append(argv, "--run-id", id, "--", opts.path), t.connEnv)
+	err = handOverEnv(&io, what, append(argv, "--run-id", id, "--", opts.path), env)
 	stop()
 	return err
 }
@@ -136,12 +142,16 @@ QUEUE/orch-worker@HOST:PID, where the resolver runs and the merge goes on.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.unhandled = unhandledFlags(cmd.Flags(), append([]string{"queue", "root", "max-concurrent", "drain-grace", "temporal-address", "temporal-namespace", "task-queue", "git-remote"}, connectionFlagNames...)...)
 			opts.argv = []string{"worker"}
+			_, opts.env = connectionArgs(cmd)
 			cmd.Flags().Visit(func(f *pflag.Flag) {
-				if f.Name != "api-key" { // in the environment, not on the command line
+				switch f.Name { // in the environment, not on the command line: they may carry a secret
+				case "api-key":
+				case "git-remote":
+					opts.env = append(opts.env, gitRemoteEnv+"="+f.Value.String())
+				default:
 					opts.argv = append(opts.argv, "--"+f.Name, f.Value.String())
 				}
 			})
-			_, opts.env = connectionArgs(cmd)
 			if runF != nil {
 				return runF(opts)
 			}

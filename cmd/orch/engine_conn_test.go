@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,4 +61,31 @@ func fixedRunID(t *testing.T, id string) {
 	old := progressRunID
 	progressRunID = func() string { return id }
 	t.Cleanup(func() { progressRunID = old })
+}
+
+// TestGitRemoteHandedOverInTheEnvironment: --git-remote goes to
+// orch-temporal as $ORCH_GIT_REMOTE, never on its command line, where a
+// token in the URL would be visible to every user of the machine (ps).
+func TestGitRemoteHandedOverInTheEnvironment(t *testing.T) {
+	fixedRunID(t, "0123456789ab")
+	argv := fakeTemporal(t)
+	t.Setenv("ORCH_GIT_REMOTE", "")
+	dbFile := filepath.Join(t.TempDir(), "orch.db")
+	const remote = "https://x-access-token:ghs_FakeToken123@example.com/org/repo.git"
+	for _, args := range [][]string{
+		{"run", "--engine", "temporal", "--db", dbFile, "--git-remote", remote, "x.yaml"},
+		{"run", "--engine", "temporal", "--detach", "--db", dbFile, "--git-remote", remote, "x.yaml"},
+		{"worker", "--db", dbFile, "--git-remote", remote},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(args, &streams{in: strings.NewReader(""), out: &out, err: &errOut}); code != 0 {
+			t.Fatalf("orch %q: exit %d: %s", args, code, errOut.String())
+		}
+		if got := argv(); strings.Contains(strings.Join(got, " "), "ghs_FakeToken123") || slices.Contains(got, "--git-remote") {
+			t.Errorf("orch %q: orch-temporal's command line holds the remote: %q", args, got)
+		}
+		if b, _ := os.ReadFile(os.Getenv("FAKE_ARGV") + ".remote"); string(b) != remote {
+			t.Errorf("orch %q: orch-temporal's $ORCH_GIT_REMOTE %q, want %q", args, b, remote)
+		}
+	}
 }

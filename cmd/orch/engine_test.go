@@ -59,7 +59,7 @@ func TestRunTemporalWithoutOrchTemporal(t *testing.T) {
 func fakeTemporal(t *testing.T) func() []string {
 	t.Helper()
 	bin, rec := t.TempDir(), filepath.Join(t.TempDir(), "argv")
-	script := "#!/bin/sh\n: > \"$FAKE_ARGV\"\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> \"$FAKE_ARGV\"; done\nprintf '%s' \"$TEMPORAL_API_KEY\" > \"$FAKE_ARGV.key\"\nexit ${FAKE_EXIT:-0}\n"
+	script := "#!/bin/sh\n: > \"$FAKE_ARGV\"\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> \"$FAKE_ARGV\"; done\nprintf '%s' \"$TEMPORAL_API_KEY\" > \"$FAKE_ARGV.key\"\nprintf '%s' \"$ORCH_GIT_REMOTE\" > \"$FAKE_ARGV.remote\"\nexit ${FAKE_EXIT:-0}\n"
 	if err := os.WriteFile(filepath.Join(bin, "orch-temporal"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -128,9 +128,9 @@ func TestHandOverToOrchTemporal(t *testing.T) {
 		{args: []string{"--db", dbFile, "worker", "--queue", "gpu", "--max-concurrent", "2", "--drain-grace", "5m"},
 			want: []string{"worker", "--db", dbFile, "--drain-grace", "5m0s", "--max-concurrent", "2", "--queue", "gpu"}},
 		{args: []string{"--db", dbFile, "worker", "--git-remote", "/srv/remote.git"},
-			want: []string{"worker", "--db", dbFile, "--git-remote", "/srv/remote.git"}},
+			want: []string{"worker", "--db", dbFile}}, // the remote in the environment (TestGitRemoteHandedOverInTheEnvironment)
 		{args: []string{"--db", dbFile, "run", "--engine", "temporal", "--git-remote", "/srv/remote.git", "x.yaml"},
-			want: []string{"run", "--db", dbFile, "--temporal-address", "127.0.0.1:7233", "--temporal-namespace", "default", "--task-queue", "orch", "--git-remote", "/srv/remote.git", "--run-id", "0123456789ab", "--", "x.yaml"}},
+			want: []string{"run", "--db", dbFile, "--temporal-address", "127.0.0.1:7233", "--temporal-namespace", "default", "--task-queue", "orch", "--run-id", "0123456789ab", "--", "x.yaml"}},
 		{args: []string{"--db", dbFile, "go", "last", "CUE-300"}, want: cat([]string{"go"}, recorded, []string{"--", id, "CUE-300"})},
 		{args: []string{"go", "--db", dbFile, "2026", "CUE-300"}, want: cat([]string{"go"}, recorded, []string{"--", id, "CUE-300"})},
 		{args: []string{"--db", dbFile, "answer", id, "q1", "yes,", "ship", "it"}, want: cat([]string{"answer"}, recorded, []string{"--", id, "q1", "yes, ship it"})},

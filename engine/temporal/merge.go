@@ -92,7 +92,7 @@ func (a *Activities) Merge(ctx context.Context, in MergeInput) (*MergeResult, er
 	remote := a.remote(in.Remote)
 	repo, err := gitwork.Git(ctx, a.Root, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the worker's --root %s is not in a git clone of %s: %v", a.Root, remote, err), "workspace", nil)
+		return nil, temporal.NewNonRetryableApplicationError(remoteText(remote, "the worker's --root %s is not in a git clone of %s: %v", a.Root, remote, err), "workspace", nil)
 	}
 	sources, err := fetchSources(ctx, repo, remote, in.Sources)
 	if err != nil {
@@ -138,7 +138,7 @@ func (a *Activities) Merge(ctx context.Context, in MergeInput) (*MergeResult, er
 		return res, nil
 	}
 	if _, err := gitwork.Git(ctx, repo, "push", "--quiet", remote, "+refs/heads/"+t.Branch+":refs/heads/"+t.Branch); err != nil {
-		return nil, temporal.NewApplicationError(fmt.Sprintf("pushing the merge's branch %s to %s: %v", t.Branch, remote, err), "workspace")
+		return nil, temporal.NewApplicationError(remoteText(remote, "pushing the merge's branch %s to %s: %v", t.Branch, remote, err), "workspace")
 	}
 	if in.ID == sched.ResultMerge {
 		res.Result = t.ResultBranch(ctx, rep.Commit, in.Base, in.BaseName)

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/gitwork"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
@@ -108,7 +110,7 @@ func (a *Activities) openWorktreeAs(ctx context.Context, in AttemptInput, ag *sp
 	}
 	repo, err := gitwork.Git(ctx, a.Root, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return nil, attempt.Failf("workspace", "agent %s has workspace: worktree, but the worker's --root %s is not in a git clone of %s: %v", ag.ID, a.Root, w.remote, err)
+		return nil, attempt.Failf("workspace", "%s", remoteText(w.remote, "agent %s has workspace: worktree, but the worker's --root %s is not in a git clone of %s: %v", ag.ID, a.Root, w.remote, err))
 	}
 	w.repo = repo
 	defer lockClone(repo)()
@@ -157,7 +159,7 @@ func (w *wtPhase) finish(ctx context.Context, in AttemptInput, ag *spec.Agent, r
 		return withFail(res, "workspace", fmt.Sprintf("committing the attempt's work on %s: %v", w.in.Branch, err))
 	}
 	if _, err := gitwork.Git(ctx, w.repo, "push", "--quiet", w.remote, "+refs/heads/"+w.in.Branch+":refs/heads/"+w.in.Branch); err != nil {
-		return withFail(res, "workspace", fmt.Sprintf("pushing the attempt's branch %s to %s: %v", w.in.Branch, w.remote, err))
+		return withFail(res, "workspace", remoteText(w.remote, "pushing the attempt's branch %s to %s: %v", w.in.Branch, w.remote, err))
 	}
 	out := make(map[string]any, len(res.Outputs)+2)
 	for k, v := range res.Outputs {
@@ -214,7 +216,7 @@ func fetchCommit(ctx context.Context, repo, remote, base, branch string) (string
 		refspec = "+refs/heads/" + branch + ":refs/orch/fetched/" + branch
 	}
 	if _, err := gitwork.Git(ctx, repo, "fetch", "--quiet", "--no-write-fetch-head", remote, refspec); err != nil {
-		return "", fmt.Errorf("fetching %s from %s: %v", or(branch, "the branches"), remote, err)
+		return "", errors.New(remoteText(remote, "fetching %s from %s: %v", or(branch, "the branches"), remote, err))
 	}
 	if c, err := gitwork.Git(ctx, repo, "rev-parse", "--verify", "--quiet", base+"^{commit}"); err == nil {
 		return c, nil
@@ -223,9 +225,16 @@ func fetchCommit(ctx context.Context, repo, remote, base, branch string) (string
 		if c, err := gitwork.Git(ctx, repo, "rev-parse", "--verify", "--quiet", "refs/orch/fetched/"+branch+"^{commit}"); err == nil && strings.HasPrefix(c, base) {
 			return c, nil
 		}
-		return "", fmt.Errorf("commit %s of branch %s is not on the remote %s (nor in the clone %s)", base, branch, remote, repo)
+		return "", errors.New(remoteText(remote, "commit %s of branch %s is not on the remote %s (nor in the clone %s)", base, branch, remote, repo))
 	}
-	return "", fmt.Errorf("the run's base commit %s is neither in the clone %s nor on the remote %s: push it there before the run", base, repo, remote)
+	return "", errors.New(remoteText(remote, "the run's base commit %s is neither in the clone %s nor on the remote %s: push it there before the run", base, repo, remote))
+}
+
+// remoteText is a message naming remote, or holding git's error text
+// (which prints the URL it was given), with remote's credential masked:
+// it goes into the workflow's history and the run's records.
+func remoteText(remote, format string, args ...any) string {
+	return redact.MaskRemote(remote, fmt.Sprintf(format, args...))
 }
 
 func or(s, def string) string {
@@ -246,7 +255,7 @@ func (a *Activities) Result(ctx context.Context, in ResultInput) (*record.Result
 	remote := a.remote(in.Remote)
 	repo, err := gitwork.Git(ctx, a.Root, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the worker's --root %s is not in a git clone of %s: %v", a.Root, remote, err), "workspace", nil)
+		return nil, temporal.NewNonRetryableApplicationError(remoteText(remote, "the worker's --root %s is not in a git clone of %s: %v", a.Root, remote, err), "workspace", nil)
 	}
 	defer lockClone(repo)()
 	commits := make([]string, len(in.Sources))
@@ -263,7 +272,7 @@ func (a *Activities) Result(ctx context.Context, in ResultInput) (*record.Result
 		}
 	}
 	if _, err := gitwork.Git(ctx, repo, "push", "--quiet", remote, "+"+commits[last]+":refs/heads/"+in.Branch); err != nil {
-		return nil, temporal.NewApplicationError(fmt.Sprintf("pushing the run's result %s to %s: %v", in.Branch, remote, err), "workspace")
+		return nil, temporal.NewApplicationError(remoteText(remote, "pushing the run's result %s to %s: %v", in.Branch, remote, err), "workspace")
 	}
 	_, _ = gitwork.Git(ctx, repo, "branch", "--force", in.Branch, commits[last]) // orch land on this machine finds it too
 	rb := &record.ResultBranch{Branch: in.Branch, Commit: commits[last], Base: in.BaseName, BaseCommit: in.Base}

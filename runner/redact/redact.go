@@ -62,9 +62,9 @@ type Redactor struct {
 	declared []string          // the names declared secrets (see SecretsVar)
 }
 
-// NewRedactor finds the secrets in environ (NAME=VALUE entries): the values
-// of secret-looking names, of the names in declared, and of those listed in
-// environ's ORCH_SECRETS.
+// New finds the secrets in environ (NAME=VALUE entries): the values of
+// secret-looking names, of the names in declared, of those listed in
+// environ's ORCH_SECRETS, and the credential of ORCH_GIT_REMOTE's URL.
 func New(environ []string, declared []string) *Redactor {
 	vars := map[string]string{}
 	for _, kv := range environ {
@@ -106,6 +106,9 @@ func New(environ []string, declared []string) *Redactor {
 				}
 			}
 		}
+	}
+	for _, v := range RemoteSecrets(vars[RemoteVar]) { // git prints the URL in its errors
+		add(v, RemoteMarker)
 	}
 	return newRedactor(secrets)
 }
