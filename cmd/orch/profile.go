@@ -5,20 +5,36 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 )
 
 // profile starts the profiles that the hidden environment variables
 // ORCH_CPUPROFILE and ORCH_MEMPROFILE ask for (each a file to write, in
 // pprof's format) and returns what ends them, called once before orch
-// exits; ORCH_RUSAGE names a file to which a line with orch's own CPU
+// exits; ORCH_TRACE names a file for an execution trace (go tool trace:
+// every goroutine's wake and park, for the path between one process's exit
+// and the next one's start); ORCH_RUSAGE names a file to which a line with orch's own CPU
 // seconds and its agents' is then appended (writeRusage). They are for
 // measuring orch itself (bench/, the issues about its own cost): not part
 // of the interface, not in --help. What cannot be written is said on
 // stderr and orch goes on.
 func profile(stderr *os.File) (stop func()) {
 	cpu, mem, usage := os.Getenv("ORCH_CPUPROFILE"), os.Getenv("ORCH_MEMPROFILE"), os.Getenv("ORCH_RUSAGE")
-	if cpu == "" && mem == "" && usage == "" {
+	tracePath := os.Getenv("ORCH_TRACE")
+	if cpu == "" && mem == "" && usage == "" && tracePath == "" {
 		return func() {}
+	}
+	var traceFile *os.File
+	if tracePath != "" {
+		f, err := os.Create(tracePath)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "orch: ORCH_TRACE: %v\n", err)
+		} else {
+			traceFile = f
+		}
 	}
 	var cpuFile *os.File
 	if cpu != "" {
@@ -36,6 +52,10 @@ func profile(stderr *os.File) (stop func()) {
 		runtime.MemProfileRate = 64 << 10
 	}
 	return func() {
+		if traceFile != nil {
+			trace.Stop()
+			_ = traceFile.Close()
+		}
 		if cpuFile != nil {
 			pprof.StopCPUProfile()
 			_ = cpuFile.Close()
