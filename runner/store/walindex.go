@@ -44,21 +44,28 @@ func (d *DB) walChange() (change uint32, ok bool) {
 	return binary.NativeEndian.Uint32(hdr[8:12]), true
 }
 
-// boardsAfterCommit carries the boards in memory over this handle's commit:
-// they stay fresh if the change counter moved by exactly that commit (one if
-// it wrote a row, none if not) from where it was when the transaction began
-// (before; the write lock kept everyone else out until COMMIT). Any other
-// move means another commit came between: they are read again.
-func (d *DB) boardsAfterCommit(before uint32, beforeOK, wrote bool) {
-	if len(d.boards) == 0 {
-		return
-	}
+// ownChange is the change counter as this handle's last commit left it
+// (known: read after it, and moved by exactly that commit): while the
+// counter is there at the next BEGIN, nobody else has committed between.
+type ownChange struct {
+	at    uint32
+	known bool
+}
+
+// afterCommit reads the change counter after this handle's commit: the
+// commit's own move is carried over (ownChange, and the boards in memory
+// stay fresh) if the counter moved by exactly that commit (one if it wrote
+// a row, none if not) from where it was when the transaction began (before;
+// the write lock kept everyone else out until COMMIT). Any other move means
+// another commit came between: what was read is read again.
+func (d *DB) afterCommit(before uint32, beforeOK, wrote bool) {
 	after, afterOK := d.walChange()
 	want := before
 	if wrote {
 		want++
 	}
 	carried := beforeOK && afterOK && after == want
+	d.ownChange = ownChange{at: after, known: carried}
 	for id, c := range d.boards {
 		if c.fresh = c.fresh && carried && c.change == before; c.fresh {
 			c.change = after
