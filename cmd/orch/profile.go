@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -24,30 +25,8 @@ func profile(stderr *os.File) (stop func()) {
 	if cpu == "" && mem == "" && usage == "" && tracePath == "" {
 		return func() {}
 	}
-	var traceFile *os.File
-	if tracePath != "" {
-		f, err := os.Create(tracePath)
-		if err == nil {
-			err = trace.Start(f)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "orch: ORCH_TRACE: %v\n", err)
-		} else {
-			traceFile = f
-		}
-	}
-	var cpuFile *os.File
-	if cpu != "" {
-		f, err := os.Create(cpu)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "orch: ORCH_CPUPROFILE: %v\n", err)
-		} else {
-			cpuFile = f
-		}
-	}
+	traceFile := startWriting(stderr, "ORCH_TRACE", tracePath, trace.Start)
+	cpuFile := startWriting(stderr, "ORCH_CPUPROFILE", cpu, pprof.StartCPUProfile)
 	if mem != "" {
 		runtime.MemProfileRate = 64 << 10
 	}
@@ -78,4 +57,24 @@ func profile(stderr *os.File) (stop func()) {
 			}
 		}
 	}
+}
+
+// startWriting creates the file named by the variable name (path; "":
+// none) and starts start writing to it; it returns the file, or nil when
+// there is none or it could not start (said on stderr).
+func startWriting(stderr *os.File, name, path string, start func(io.Writer) error) *os.File {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		if err = start(f); err != nil {
+			_ = f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "orch: %s: %v\n", name, err)
+		return nil
+	}
+	return f
 }
