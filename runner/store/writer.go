@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -413,8 +414,9 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 	// The WAL index's change counter under the write lock: whether anyone
 	// else has committed since this handle's last commit (knownRuns), and
 	// what the boards in memory are carried over the commit from.
-	change, changeOK := d.walChange()
-	if err := t.knownRuns(change, changeOK); err != nil {
+	hdr, changeOK := d.walHeader()
+	change := binary.NativeEndian.Uint32(hdr[8:12])
+	if err := t.knownRuns(hdr, changeOK); err != nil {
 		d.rollback(conn)
 		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
 	}
@@ -549,13 +551,13 @@ func (t *txn) stmt(query string) (*sql.Stmt, error) { return t.d.prepared(t.ctx,
 // last commit, unless another connection has written since: its PRAGMA
 // data_version, read under the write lock, changes exactly then. So the
 // usual transaction reads no run's last seq, and a run another process
-// appended to is read again. When the WAL index's change counter (change,
-// read under the write lock) is where this handle's last commit left it,
-// nobody else has committed since (walindex.go): data_version is what it
+// appended to is read again. When the WAL index's header (hdr, read under
+// the write lock) is where this handle's last commit left it, nobody else
+// has committed since (walindex.go, ownChange): data_version is what it
 // was, and the statement is not run (one of a chained cue's few per commit).
-func (t *txn) knownRuns(change uint32, changeOK bool) error {
+func (t *txn) knownRuns(hdr [walIndexHeader / 2]byte, hdrOK bool) error {
 	d := t.d
-	if changeOK && d.seqs != nil && d.ownChange.known && change == d.ownChange.at {
+	if hdrOK && d.seqs != nil && d.ownChange.known && hdr == d.ownChange.hdr {
 		t.dataVersion, t.runs = d.dataVersion, d.seqs
 		return nil
 	}
