@@ -47,6 +47,14 @@ func (c *Controller) NotifyMode(ctx context.Context, req NotifyModeRequest) (*No
 	}
 	var out *NotifyModeResult
 	err := c.writing(ctx, req.Run, func(db *store.DB, id string) error {
+		if t, err := onTemporal(ctx, db, id, "orch notify-mode", nil); err != nil || t != nil {
+			if err != nil {
+				return err
+			}
+			msg, err := c.handOver(db, id, t, []string{"notify-mode"}, append(nonEmpty(req.Cue), req.Mode)...)
+			out = &NotifyModeResult{Run: id, Cue: req.Cue, Mode: req.Mode, Message: msg}
+			return err
+		}
 		state, err := db.RunState(ctx, id)
 		if err != nil {
 			return err

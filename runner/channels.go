@@ -12,6 +12,7 @@ import (
 	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/sched"
 )
 
 // The hub's channels beyond requests and answers (docs/design.md#hub-and-spoke): who is at
@@ -20,62 +21,33 @@ import (
 // to the person, and how children's notices reach their parent
 // (notify.mode, docs/design.md#notification-mode).
 
-// Notification modes of a subtree: how a child's notices (its messages and
-// discoveries) reach its parent agent.
+// Notification modes of a subtree (sched.NotifyModes).
 const (
-	NotifyImmediate = "immediate" // each at once (the default)
-	NotifySummary   = "summary"   // collected, delivered when the child ends, before its result
-	NotifySilent    = "silent"    // not delivered (the child's messages are recorded all the same)
+	NotifyImmediate = sched.NotifyImmediate
+	NotifySummary   = sched.NotifySummary
+	NotifySilent    = sched.NotifySilent
 )
 
 // channels is what the hub keeps for them, shared by the attempts'
 // goroutines under mu.
 type channels struct {
-	chMu sync.Mutex
-	// modes are the modes parent agents chose for their children, by the
-	// parent's task id; personModes the person's (orch notify-mode), by the
-	// task id of the subtree's root ("" for the whole run): they win.
-	modes, personModes map[string]string
+	chMu  sync.Mutex
+	modes sched.NotifyModes
 	// held are the notices held for a summary, by the child's task id.
 	held map[string][]any
 }
 
-// notifyMode is the mode for the children of task parent: the person's for
-// the nearest subtree holding it, else the parent agent's, else immediate.
+// notifyMode is the mode for the children of task parent (NotifyModes.Mode).
 func (c *channels) notifyMode(parent string) string {
 	c.chMu.Lock()
 	defer c.chMu.Unlock()
-	for id := parent; ; {
-		if m, ok := c.personModes[id]; ok {
-			return m
-		}
-		if id == "" {
-			break
-		}
-		i := strings.LastIndexByte(id, '/')
-		if i < 0 {
-			id = ""
-		} else {
-			id = id[:i]
-		}
-	}
-	if m, ok := c.modes[parent]; ok {
-		return m
-	}
-	return NotifyImmediate
+	return c.modes.Mode(parent)
 }
 
 func (c *channels) setMode(person bool, task, mode string) {
 	c.chMu.Lock()
 	defer c.chMu.Unlock()
-	m := &c.modes
-	if person {
-		m = &c.personModes
-	}
-	if *m == nil {
-		*m = map[string]string{}
-	}
-	(*m)[task] = mode
+	c.modes.Set(person, task, mode)
 }
 
 // hold keeps a notice of child for its parent's summary.

@@ -278,14 +278,5 @@ func (r *run) searchMemory(a *attemptRun, peer driver.Peer, msg protocols.Messag
 	if err != nil {
 		return peer.Send(protocols.Reply(msg, protocols.ProtocolError{Reason: "memory.search failed: " + err.Error()}))
 	}
-	out := make([]map[string]any, 0, len(items))
-	for _, it := range items {
-		tags := it.Tags
-		if tags == nil {
-			tags = []string{}
-		}
-		out = append(out, map[string]any{"key": it.Key, "text": it.Text, "tags": tags, "agent": it.Agent, "run_id": it.RunID,
-			"at": it.At.Format(time.RFC3339Nano), "version": it.Version, "author": it.Agent})
-	}
-	return peer.Send(protocols.Reply(msg, protocols.MemoryResults{Items: out}))
+	return peer.Send(protocols.Reply(msg, protocols.MemoryResults{Items: record.MemoryResults(items)}))
 }

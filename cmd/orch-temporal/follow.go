@@ -11,6 +11,7 @@ import (
 
 	"github.com/orch-cli/orch/engine/temporal"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -44,6 +45,10 @@ type follower struct {
 	// gitRemote and gitRepo: where a completed run's branches are fetched
 	// from and into (git.go); "" for a run without worktree agents.
 	gitRemote, gitRepo string
+	// mask masks what is mirrored with the secrets of this process's
+	// environment and the plan's names (nil: none). The workers masked it
+	// already, with theirs: this is the follower's machine's share.
+	mask *redact.Redactor
 }
 
 // follow mirrors the workflow's events into the store in seq order until
@@ -111,12 +116,12 @@ func (f *follower) follow(ctx context.Context) (record.RunState, string, error) 
 			if ev.Seq != last+1 {
 				return "", "", fmt.Errorf("run %s: the store is at seq %d but the workflow's next event is %d: another process wrote to the run", id, last, ev.Seq)
 			}
-			if err := mirror(ctx, db, id, ev, page); err != nil {
+			if err := mirror(ctx, db, id, ev, page, f.mask); err != nil {
 				return "", "", err
 			}
 			last = ev.Seq
 			if ev.Type == record.EvRunState {
-				state, reason = record.RunState(ev.State), ev.Reason
+				state, reason = record.RunState(ev.State), f.mask.Text(ev.Reason) // printed at the end: masked as stored
 				paused = state == record.RunPaused
 				lease.renew(running())
 			}
@@ -149,7 +154,7 @@ func (f *follower) follow(ctx context.Context) (record.RunState, string, error) 
 // The workflow logs an attempt's lines all at once, with the event of its
 // end: lines of that attempt already in the store were written by a
 // follower cut off before it wrote the event, and are not written again.
-func mirror(ctx context.Context, db *store.DB, id string, ev record.Event, page temporal.EventsPage) error {
+func mirror(ctx context.Context, db *store.DB, id string, ev record.Event, page temporal.EventsPage, mask *redact.Redactor) error {
 	for _, s := range page.Logs {
 		if s.Seq != ev.Seq || len(s.Lines) == 0 {
 			continue
@@ -162,13 +167,32 @@ func mirror(ctx context.Context, db *store.DB, id string, ev record.Event, page 
 			continue
 		}
 		for _, l := range s.Lines {
-			db.Log(record.LogLine{RunID: id, Cue: s.Cue, Agent: s.Agent, Attempt: s.Attempt, Stream: l.Stream, At: l.At, Text: l.Text})
+			db.Log(record.LogLine{RunID: id, Cue: s.Cue, Agent: s.Agent, Attempt: s.Attempt, Stream: l.Stream, At: l.At, Text: mask.Text(l.Text)})
 		}
 	}
 	ev.RunID = id
+	if m, ok := page.Memory[ev.Seq]; ok { // an agent's memory.write or delete: the next run sees it
+		var err error
+		it := m.Item
+		it.Key, it.Text = mask.Text(it.Key), mask.Text(it.Text)
+		for i, t := range it.Tags {
+			it.Tags[i] = mask.Text(t)
+		}
+		if m.Delete {
+			_, err = db.MemoryDelete(ctx, id, it.Key)
+		} else {
+			err = db.MemoryWrite(ctx, it)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	evs := []record.Event{ev}
+	record.Redact(mask, evs)
+	ev = evs[0]
 	if ev.Type == record.EvBlackboard {
 		d, _ := ev.Data.(record.BlackboardData)
-		_, err := db.BlackboardWriteMany(ctx, id, []record.BlackboardPut{{Key: d.Key, Value: page.Values[ev.Seq], Author: ev.Agent, Cue: ev.Cue}})
+		_, err := db.BlackboardWriteMany(ctx, id, []record.BlackboardPut{{Key: d.Key, Value: mask.JSON(page.Values[ev.Seq]), Author: ev.Agent, Cue: ev.Cue}})
 		return err
 	}
 	return db.Append(ctx, ev)

@@ -39,7 +39,7 @@ func execute(args []string, stderr io.Writer) int {
 	pf.String("db", "", "the run database (default: the nearest .orch/orch.db)")
 	pf.String("engine", "temporal", "accepted for orch's arguments; always temporal here")
 	connectionFlags(pf)
-	root.AddCommand(runCmd(), workerCmd(), goCmd(), stopCmd(), bbCmd(), answerCmd(), resumeCmd(), syncCmd())
+	root.AddCommand(runCmd(), workerCmd(), goCmd(), stopCmd(), bbCmd(), answerCmd(), notifyModeCmd(), resumeCmd(), syncCmd())
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {

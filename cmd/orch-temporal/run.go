@@ -16,6 +16,7 @@ import (
 	"github.com/orch-cli/orch/engine/temporal"
 	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/store"
 	"github.com/orch-cli/orch/spec"
 )
@@ -100,14 +101,25 @@ func runTemporal(cmd *cobra.Command, path string) error {
 	if git != nil {
 		data.Temporal.GitRemote, data.Temporal.GitRepo = git.Remote, git.Repo
 	}
+	// The run's inputs go into the workflow's history and the store masked,
+	// as a local run records them; the workers put the values back for the
+	// agents. The plan's secret names are kept for whoever follows later.
+	mask := redact.ForPlan(p)
+	data.Temporal.Secrets = redact.Declared(p)
+	data.Inputs = mask.Object(inputs)
 	for _, cu := range p.Order {
 		data.Cues = append(data.Cues, record.CueInfo{ID: cu.ID, Agents: cu.Agents, After: cu.WaitsFor(), Manual: cu.Manual()})
 	}
 	// Recorded first, like a local run: seq 1, then the workflow's events.
-	if err := db.Append(ctx, record.Event{RunID: id, Type: record.EvRunStarted, Data: data}); err != nil {
+	started := []record.Event{{RunID: id, Type: record.EvRunStarted, Data: data}}
+	record.Redact(mask, started)
+	if err := db.Append(ctx, started[0]); err != nil {
 		return fmt.Errorf("recording run %s in %s: %w", id, dbFile, err)
 	}
-	in := temporal.RunInput{RunID: id, Path: filepath.ToSlash(rel), SpecHash: data.SpecHash, Inputs: inputs, MaxParallel: maxPar, TaskQueue: queue, Git: git}
+	in := temporal.RunInput{RunID: id, Path: filepath.ToSlash(rel), SpecHash: data.SpecHash, Inputs: data.Inputs, MaxParallel: maxPar, TaskQueue: queue, Git: git}
+	if in.Memory, _, err = db.MemoryList(ctx, temporal.MemorySnapshotMax); err != nil { // what its agents may search
+		return err
+	}
 	if err := startWorkflow(ctx, c, client.StartWorkflowOptions{ID: wfID, TaskQueue: queue}, in, p.Cuelist.ID, ns, os.Stderr); err != nil {
 		_ = db.Append(ctx, record.Event{RunID: id, Type: record.EvRunState, State: string(record.RunFailed), Reason: "could not start its workflow: " + err.Error()})
 		return &exitError{code: 1, msg: fmt.Sprintf("starting the workflow of run %s on %s: %v", id, addr, err)}
@@ -118,7 +130,7 @@ func runTemporal(cmd *cobra.Command, path string) error {
 		fmt.Fprintf(os.Stderr, "follow it with: orch resume %s   (status: orch status %s)\n", id, id)
 		return nil
 	}
-	return followUntilDone(&follower{c: c, db: db, id: id, wfID: wfID, token: data.OwnerToken, gitRemote: data.Temporal.GitRemote, gitRepo: data.Temporal.GitRepo})
+	return followUntilDone(&follower{c: c, db: db, id: id, wfID: wfID, token: data.OwnerToken, gitRemote: data.Temporal.GitRemote, gitRepo: data.Temporal.GitRepo, mask: mask})
 }
 
 // runIDPattern is a run's id: 12 hex digits.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/orch-cli/orch/engine/temporal"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -62,6 +63,7 @@ func signalCmd(use, short string, args cobra.PositionalArgs, signal func(args []
 		}
 		defer db.Close()
 		defer c.Close()
+		payload = maskedSignal(followerMask(t), payload)
 		if err := c.SignalWorkflow(context.Background(), t.WorkflowID, "", name, payload); err != nil {
 			return &exitError{code: 1, msg: fmt.Sprintf("run %s: sending %s to workflow %s: %v", args[0], name, t.WorkflowID, err)}
 		}
@@ -104,6 +106,26 @@ func answerCmd() *cobra.Command {
 	return cmd
 }
 
+func notifyModeCmd() *cobra.Command {
+	// How children's notices reach their parent agents in the run, or in a
+	// cue's subtree: the workflow takes it at once (a note in the run says
+	// what changed), followed or not.
+	cmd := signalCmd("notify-mode RUN [CUE] MODE", "Set how children's notices reach their parent agents", cobra.RangeArgs(2, 3), func(a []string) (string, any, error) {
+		s := temporal.NotifyModeSignal{Mode: a[len(a)-1]}
+		if len(a) == 3 {
+			s.Cue = a[1]
+		}
+		switch s.Mode {
+		case "immediate", "summary", "silent":
+		default:
+			return "", nil, fmt.Errorf("unknown mode %q: immediate, summary or silent", s.Mode)
+		}
+		return temporal.SignalNotifyMode, s, nil
+	})
+	cmd.Example = "  orch notify-mode last CUE-100 summary"
+	return cmd
+}
+
 func bbCmd() *cobra.Command {
 	bb := &cobra.Command{Use: "bb", Short: "The run's blackboard"}
 	bb.AddCommand(signalCmd("set RUN KEY JSON", "Write a blackboard key", cobra.ExactArgs(3), func(a []string) (string, any, error) {
@@ -136,8 +158,29 @@ func followCmd(use, short string, followed func(claimErr error) error, run func(
 			if err := claimFollowing(context.Background(), db, args[0], me); err != nil {
 				return followed(err)
 			}
-			return run(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token, gitRemote: t.GitRemote, gitRepo: t.GitRepo})
+			return run(&follower{c: c, db: db, id: args[0], wfID: t.WorkflowID, token: me.Token, gitRemote: t.GitRemote, gitRepo: t.GitRepo,
+				mask: followerMask(t)})
 		}}
+}
+
+// followerMask is what a follower masks with: the secrets of this
+// process's environment and of the names the run's plan declares.
+func followerMask(t *record.TemporalRun) *redact.Redactor { return redact.New(os.Environ(), t.Secrets) }
+
+// maskedSignal is a person's signal with the secrets of what it carries
+// masked (an answer, a blackboard value): it goes into the workflow's
+// history. The worker of the agent that gets it puts them back, as the
+// local engine does with an answer orch answer masked.
+func maskedSignal(d *redact.Redactor, payload any) any {
+	switch s := payload.(type) {
+	case temporal.AnswerSignal:
+		s.Answer = d.Text(s.Answer)
+		return s
+	case temporal.BBSetSignal:
+		s.Value = d.Value(s.Value)
+		return s
+	}
+	return payload
 }
 
 // syncCmd mirrors what the workflow of a run nobody follows has now into

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/orch-cli/orch/engine/temporal"
+	"github.com/orch-cli/orch/runner/store"
 )
 
 func workerCmd() *cobra.Command {
@@ -42,7 +43,7 @@ func workerCmd() *cobra.Command {
 			// A queue of this worker's own: what only it can do (a merge's
 			// next round, in the worktree it kept for the person) goes there.
 			own := queue + "/" + workerIdentity()
-			acts := &temporal.Activities{Root: root, GitRemote: gitRemoteFlag(cmd), Queue: own}
+			acts := &temporal.Activities{Root: root, GitRemote: gitRemoteFlag(cmd), Queue: own, SearchMemory: store.SearchItems}
 			defer acts.Close() // the runs' agent processes and orch's MCP server for them
 			temporal.RegisterActivities(w, acts)
 			mine := worker.New(c, own, worker.Options{MaxConcurrentActivityExecutionSize: n, WorkerStopTimeout: grace, DisableWorkflowWorker: true})

@@ -98,9 +98,10 @@ func recordTemporalRun(t *testing.T, id string) string {
 }
 
 // TestHandOverToOrchTemporal: orch run --engine temporal (global flags
-// first too), orch worker, and orch go, answer, stop, bb set and resume on
-// a run recorded on Temporal exec orch-temporal with the resolved database
-// and the run's recorded address, namespace and task queue.
+// first too), orch worker, and orch go, answer, stop, bb set, resume and
+// notify-mode on a run recorded on Temporal exec orch-temporal with the
+// resolved database and the run's recorded address, namespace and task
+// queue.
 func TestHandOverToOrchTemporal(t *testing.T) {
 	fixedRunID(t, "0123456789ab")
 	argv := fakeTemporal(t)
@@ -138,6 +139,8 @@ func TestHandOverToOrchTemporal(t *testing.T) {
 		{args: []string{"--db", dbFile, "bb", "set", "--run", id, "plan", `{"steps": 3}`}, want: cat([]string{"bb", "set"}, recorded, []string{"--", id, "plan", `{"steps":3}`})},
 		{args: []string{"--db", dbFile, "bb", "set", "--string", "version", "1.10"}, want: cat([]string{"bb", "set"}, recorded, []string{"--", id, "version", `"1.10"`})},
 		{args: []string{"--db", dbFile, "resume", "last"}, want: cat([]string{"resume"}, recorded, []string{"--", id})},
+		{args: []string{"--db", dbFile, "notify-mode", "last", "summary"}, want: cat([]string{"notify-mode"}, recorded, []string{"--", id, "summary"})},
+		{args: []string{"--db", dbFile, "notify-mode", id, "CUE-300", "silent"}, want: cat([]string{"notify-mode"}, recorded, []string{"--", id, "CUE-300", "silent"})},
 	} {
 		for k, v := range tc.env {
 			t.Setenv(k, v)

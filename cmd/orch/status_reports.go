@@ -60,8 +60,9 @@ discoveries reach its parent agent.
 
 A parent agent chooses the mode for its own children (notify.mode); what
 you set here wins over its choice. The request goes to the run's owner
-through the run database, as orch answer does. (This is not the notify:
-block or --notify, which send notices to you.)`,
+through the run database, as orch answer does (a run on Temporal gets it
+as a signal, through orch-temporal, followed or not). (This is not the
+notify: block or --notify, which send notices to you.)`,
 		Example: `  orch notify-mode last summary
   orch notify-mode 3f9a CUE-100 silent`,
 		Args:              argsBetween(2, 3),

@@ -27,6 +27,9 @@ type Activities struct {
 	// Queue is this worker's own task queue ("": none): a merge's next
 	// round goes there, to the worktree it kept (merge.go).
 	Queue string
+	// SearchMemory searches a run's memory for its agents (nil: memory.search
+	// is refused on this worker).
+	SearchMemory MemorySearcher
 
 	// Link reaches the workflow of an activity's run (nil: through the
 	// worker's Temporal client, the activity's own).
@@ -54,7 +57,7 @@ func (a *Activities) Plan(ctx context.Context, in PlanInput) (*PlanDoc, error) {
 	for _, id := range ids {
 		doc.Agents = append(doc.Agents, p.Agents[id])
 	}
-	return doc, nil
+	return maskedPlanDoc(p, doc), nil // it goes into the history (secrets.go)
 }
 
 // plan compiles (once) the cuelist at path below Root, refusing it when its
@@ -111,7 +114,7 @@ func (a *Activities) Warning(ctx context.Context, in AttemptInput) (*AttemptResu
 	if err != nil {
 		return nil, err
 	}
-	return handedBack(a.step(ctx, p, c, ag, in, phaseWarning, nil))
+	return handedBack(maskedResult(p, a.step(ctx, p, c, ag, in, phaseWarning, nil)))
 }
 
 // Standby runs the agent's ready_check (STANDBY).
@@ -120,7 +123,7 @@ func (a *Activities) Standby(ctx context.Context, in AttemptInput) (*AttemptResu
 	if err != nil {
 		return nil, err
 	}
-	return handedBack(a.step(ctx, p, c, ag, in, phaseStandby, nil))
+	return handedBack(maskedResult(p, a.step(ctx, p, c, ag, in, phaseStandby, nil)))
 }
 
 // Go runs the agent's command with the task (GO).
@@ -129,7 +132,9 @@ func (a *Activities) Go(ctx context.Context, in AttemptInput) (*AttemptResult, e
 	if err != nil {
 		return nil, err
 	}
-	return handedBack(a.step(ctx, p, c, ag, in, phaseGo, in.Task))
+	// The task's recorded values get their secrets back; the result goes
+	// into the history masked (secrets.go).
+	return handedBack(maskedResult(p, a.step(ctx, p, c, ag, in, phaseGo, restoredTask(p, in.Task))))
 }
 
 // handedBack turns a phase a stopping worker gave back into the activity's

@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/orch-cli/orch/runner/driver"
 	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/spec"
 )
 
@@ -80,7 +82,7 @@ func (a *Activities) pool(ctx context.Context, p *planner.Plan, id, agent string
 			rate = DefaultMessageRate
 		}
 		rp = &runPool{id: id, sweeper: sw, live: map[string]*liveAttempt{}, ran: map[string]bool{}}
-		rp.agents = driver.NewAgents(driver.Run{ID: id, Grace: attempt.KillGrace(p.Cuelist, 0), Sweeper: sw, MessageRate: rate, Host: workerRunHost{id}})
+		rp.agents = driver.NewAgents(driver.Run{ID: id, Grace: attempt.KillGrace(p.Cuelist, 0), Sweeper: sw, MessageRate: rate, Host: newWorkerRunHost(id, p)})
 		a.pools[id] = rp
 	}
 	if rp.idle != nil {
@@ -196,7 +198,7 @@ func (a *Activities) stepPooled(ctx context.Context, p *planner.Plan, c *planner
 			if f != nil {
 				la.end()
 				res := fail(f.Class, "%s (%s again on this worker before %s)", f.Reason, phaseNames[phaseActivity[la.next]], phaseNames[phaseActivity[ph]])
-				res.Log = la.host.tail.take()
+				res.Log = redactLines(p, la.host.tail.take()) // into the history: masked, as every phase's lines
 				return res
 			}
 			caught = append(caught, phaseNames[phaseActivity[la.next]])
@@ -327,24 +329,35 @@ func (la *liveAttempt) runWork(ctx context.Context, ph phase, task *attempt.Task
 }
 
 // workerRunHost is a run's services to its agents' processes on a worker:
-// what they say outside any attempt goes to the worker's log.
-type workerRunHost struct{ id string }
+// what they say outside any attempt goes to the worker's log (workerOut),
+// with the run's secrets masked (d), as everything else it records.
+type workerRunHost struct {
+	id string
+	d  *redact.Redactor
+}
+
+func newWorkerRunHost(id string, p *planner.Plan) workerRunHost {
+	return workerRunHost{id: id, d: redactorOf(p)}
+}
+
+// workerOut is the worker's log.
+var workerOut io.Writer = os.Stderr
 
 func (h workerRunHost) Publish(events ...record.Event) error {
 	for _, ev := range events {
-		fmt.Fprintf(os.Stderr, "orch worker: run %s: %s %s: %s\n", h.id, ev.Type, ev.Agent, ev.Reason)
+		fmt.Fprintf(workerOut, "orch worker: run %s: %s %s: %s\n", h.id, ev.Type, ev.Agent, h.d.Text(ev.Reason))
 	}
 	return nil
 }
 
-func (h workerRunHost) NewLog() driver.Log { return workerLog{h.id} }
+func (h workerRunHost) NewLog() driver.Log { return workerLog(h) }
 
 // workerLog writes an agent process's lines that no attempt is using it for
 // to the worker's log.
-type workerLog struct{ id string }
+type workerLog workerRunHost
 
 func (l workerLog) Add(line record.LogLine) {
-	fmt.Fprintf(os.Stderr, "orch worker: run %s: agent %s: %s\n", l.id, line.Agent, line.Text)
+	fmt.Fprintf(workerOut, "orch worker: run %s: agent %s: %s\n", l.id, line.Agent, l.d.Text(line.Text))
 }
 
 func (l workerLog) Close(record.LogLine) {}

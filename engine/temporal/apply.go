@@ -143,6 +143,11 @@ func (w *wf) phase(f *flight, name string, task *attempt.Task, ok func()) {
 		var res AttemptResult
 		err := fut.Get(w.ctx, &res)
 		w.recordMessages(w.core.Cue(f.pos).ID, f.agent.ID, f.number, &res)
+		if f.interrupt != "" && f.stopWhy == "" && (err != nil || res.Failed) { // a child's GO lost its worker (children_lost.go)
+			w.interruptLost(f)
+			w.apply()
+			return
+		}
 		if err != nil {
 			if w.workerLost(f, name, task, ok, err) {
 				w.apply()
@@ -191,8 +196,7 @@ func (w *wf) workerLost(f *flight, name string, task *attempt.Task, ok func(), e
 		return false
 	}
 	f.lost++
-	w.emit(record.Event{Type: record.EvNote, Cue: c.ID, Agent: f.agent.ID, Attempt: f.number,
-		Reason: fmt.Sprintf("attempt %d: its worker was lost during %s (%s): %s dispatched again, worker %d of %d", f.number, step, why, step, f.lost+1, workerLostTries)})
+	w.emit(lostNote(c.ID, f.agent.ID, f.number, step, why, f.lost+1))
 	w.phase(f, name, task, ok)
 	return true
 }
@@ -211,6 +215,13 @@ func (w *wf) activityFailure(f *flight, name string, err error) AttemptResult {
 		return AttemptResult{Failed: true, Class: "worker-lost", Reason: fmt.Sprintf("%s: %s", name, lostWhy(err))}
 	}
 	return AttemptResult{Failed: true, Class: "malfunction", Reason: fmt.Sprintf("%s: %v", name, err)}
+}
+
+// lostNote notes on an attempt that its phase step lost its worker and is
+// given to worker try of workerLostTries.
+func lostNote(cue, agent string, number int, step, why string, try int) record.Event {
+	return record.Event{Type: record.EvNote, Cue: cue, Agent: agent, Attempt: number,
+		Reason: fmt.Sprintf("attempt %d: its worker was lost during %s (%s): %s dispatched again, worker %d of %d", number, step, why, step, try, workerLostTries)}
 }
 
 // phaseNames name the activities' phases in notes.

@@ -235,6 +235,7 @@ func (c *collab) runKid(gctx workflow.Context, k *kid) {
 	if res.Status == string(record.CueCompleted) {
 		c.export(k, res.Outputs)
 	}
+	c.deliverSummary(k) // notifymode.go
 	delete(c.kids.live, k.task.ID)
 	if k.task.Kind == "spawn" && k.ctx.Err() == nil { // its parent waits for no answer: it is announced
 		c.inbox[k.asker] = append(c.inbox[k.asker], Received{Announce: &protocols.TaskAnnounce{TaskID: k.task.ID, Agent: agent.ID,
@@ -283,6 +284,8 @@ func (c *collab) withExports(f *flight, res *AttemptResult) {
 // reason).
 func (k *kid) why() string {
 	switch {
+	case k.rootFlight() != nil && k.rootFlight().interrupt != "":
+		return k.rootFlight().interrupt
 	case k.pf != nil && k.pf.stopWhy != "":
 		return k.pf.stopWhy
 	case k.pk != nil && k.pk.done != nil && k.pk.done.Status == string(record.CueStopped):
@@ -339,9 +342,8 @@ func (c *collab) kidTask(k *kid, n int) *attempt.Task {
 	return attempt.WithBoard(t, entries)
 }
 
-// kidPhase runs one activity of a child's attempt and waits for it. A
-// worker lost fails the attempt (class worker-lost: the agent's retries
-// decide), since its parent is waiting on it.
+// kidPhase runs one activity of a child's attempt and waits for it; a
+// lost worker's phase is dispatched again or not (kidLost).
 func (c *collab) kidPhase(gctx workflow.Context, k *kid, name string, in AttemptInput) AttemptResult {
 	w, agent := c.w, k.task.Agent
 	cl := w.plan.Cuelist
@@ -356,17 +358,23 @@ func (c *collab) kidPhase(gctx workflow.Context, k *kid, name string, in Attempt
 	if w.cluster() {
 		opts.Summary = fmt.Sprintf("%s %s attempt %d (%s)", name, in.Cue, in.Attempt, agent.ID)
 	}
-	var res AttemptResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(k.ctx, opts), name, in).Get(gctx, &res)
-	w.recordMessages(in.Cue, agent.ID, in.Attempt, &res)
-	var canceled *temporal.CanceledError
-	switch {
-	case err == nil:
-		return res
-	case errors.As(err, &canceled) || k.ctx.Err() != nil:
-		return AttemptResult{Failed: true, Class: "stopped", Reason: k.why()}
-	case lostWhy(err) != "":
-		return AttemptResult{Failed: true, Class: "worker-lost", Reason: fmt.Sprintf("%s: %s", name, lostWhy(err))}
+	for try := 1; ; try++ {
+		in.Try = try
+		var res AttemptResult
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(k.ctx, opts), name, in).Get(gctx, &res)
+		w.recordMessages(in.Cue, agent.ID, in.Attempt, &res)
+		var canceled *temporal.CanceledError
+		switch {
+		case err == nil:
+			return res
+		case errors.As(err, &canceled) || k.ctx.Err() != nil:
+			return AttemptResult{Failed: true, Class: "stopped", Reason: k.why()}
+		case lostWhy(err) != "":
+			if again, res := c.kidLost(gctx, k, name, in, try, lostWhy(err)); !again {
+				return res
+			}
+			continue
+		}
+		return AttemptResult{Failed: true, Class: "malfunction", Reason: fmt.Sprintf("%s: %v", name, err)}
 	}
-	return AttemptResult{Failed: true, Class: "malfunction", Reason: fmt.Sprintf("%s: %v", name, err)}
 }

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/store"
 )
 
 // envLink is the workflow as a worker's attempt reaches it, in the SDK's
@@ -73,7 +74,7 @@ func realEnv(t *testing.T, root string) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	acts := &Activities{Root: root, Link: func(context.Context) WorkflowLink { return envLink{env} }}
+	acts := &Activities{Root: root, Link: func(context.Context) WorkflowLink { return envLink{env} }, SearchMemory: store.SearchItems}
 	t.Cleanup(acts.Close)
 	RegisterWorkflow(env)
 	RegisterActivities(env, acts)

@@ -100,19 +100,23 @@ type UsageReport struct {
 type collab struct {
 	w      *wf
 	asked  int
-	open   map[string]*openAsk  // by question id
-	wake   workflow.Channel     // a request changed what the core reads: look again
-	policy time.Duration        // guardrails.question_timeout
-	inbox  map[Asker][]Received // what running attempts were sent (inbox.go)
-	used   record.Usage         // the run's, as its agents reported
-	kids   children             // handoffs' and spawns' tasks (children.go)
-	status map[Asker]Report     // what attempts last reported (agents.list)
+	open   map[string]*openAsk          // by question id
+	wake   workflow.Channel             // a request changed what the core reads: look again
+	policy time.Duration                // guardrails.question_timeout
+	inbox  map[Asker][]Received         // what running attempts were sent (inbox.go)
+	used   record.Usage                 // the run's, as its agents reported
+	kids   children                     // handoffs' and spawns' tasks (children.go)
+	status map[Asker]Report             // what attempts last reported (agents.list)
+	notify notifying                    // notification modes (notifymode.go)
+	mem    map[string]record.MemoryItem // the run's memory, by key (memory.go)
 }
 
 type openAsk struct {
 	Ask
 	answer, by string
 	done       bool
+	complexity string
+	with       Asker // the ancestor agent's attempt it is with (bubbling.go); zero: the person
 }
 
 // collaborate registers the handlers of the agents' requests.
@@ -130,6 +134,9 @@ func (w *wf) collaborate() *collab {
 	c.messages()
 	c.children()
 	c.person()
+	c.bubbling()
+	c.notifyModes()
+	c.memory()
 	w.sel.AddReceive(c.wake, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil) })
 	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalReport), func(ch workflow.ReceiveChannel, _ bool) {
 		var r Report
@@ -257,10 +264,18 @@ func (c *collab) ask(ctx workflow.Context, in Ask) (Asked, error) {
 		complexity = "quick"
 	}
 	deadline := workflow.Now(ctx).Add(c.policy)
+	to, toAgent := "person", false
+	parent, toAgent := c.questionTo(ctx, in.Asker) // bubbling.go
+	if toAgent {
+		to = parent.Agent
+	}
 	w.emit(record.Event{Type: record.EvQuestion, Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt,
-		Data: record.QuestionData{ID: id, Question: in.Question, Complexity: complexity, To: "person", Deadline: deadline.UTC(), Options: in.Options}})
-	q := &openAsk{Ask: in}
+		Data: record.QuestionData{ID: id, Question: in.Question, Complexity: complexity, To: to, Deadline: deadline.UTC(), Options: in.Options}})
+	q := &openAsk{Ask: in, complexity: complexity}
 	c.open[id] = q
+	if toAgent {
+		c.forward(id, q, parent)
+	}
 	defer delete(c.open, id)
 	ok, err := workflow.AwaitWithTimeout(ctx, c.policy, func() bool { return q.done || !c.asking(in.Asker) })
 	closed := func(state, reason string) {
@@ -286,6 +301,9 @@ func (c *collab) answer(s AnswerSignal) {
 	q := c.open[s.Question]
 	if q == nil || q.done {
 		w.emit(record.Event{Type: record.EvNote, Reason: "orch answer " + s.Question + ": the run has no open question " + s.Question})
+		return
+	}
+	if c.withAgent(s.Question, q) {
 		return
 	}
 	if _, err := record.PickOption(q.Options, s.Answer); err != nil {

@@ -178,5 +178,8 @@ func (w *wf) continueAsNew() error {
 	}
 	in := w.in
 	in.Carry = k
+	if c := w.chain.collab; c != nil {
+		in.Memory = c.memoryNow() // the snapshot and the run's writes
+	}
 	return workflow.NewContinueAsNewError(w.ctx, WorkflowName, in)
 }

@@ -15,6 +15,7 @@ type eventLog struct {
 	events []record.Event
 	logs   []SeqLogs
 	values map[int64]json.RawMessage // blackboard/updated seq -> value
+	memory map[int64]MemoryChange    // memory's note seq -> the change (memory.go)
 	done   bool
 	prev   string // the run id of the execution before (continue.go): it has the events before this one's
 	run    string // this execution's run id
@@ -56,6 +57,14 @@ func (l *eventLog) page(afterSeq int64) (*EventsPage, error) {
 	for _, s := range l.logs {
 		if s.Seq >= first && s.Seq <= last {
 			p.Logs = append(p.Logs, s)
+		}
+	}
+	for seq, m := range l.memory {
+		if seq >= first && seq <= last {
+			if p.Memory == nil {
+				p.Memory = map[int64]MemoryChange{}
+			}
+			p.Memory[seq] = m
 		}
 	}
 	for seq, v := range l.values {

@@ -77,14 +77,15 @@ func (a *Activities) link(ctx context.Context) (l WorkflowLink) {
 // hubLink is what a step's requests need: the phase's context, the
 // workflow, the asker, and its agent's tools.
 type hubLink struct {
-	ctx   context.Context
-	link  WorkflowLink
-	asker Asker
-	tools planner.AgentTools
-	depth int           // its task's depth in the run's tree (0: a cue's own agent)
-	plan  *planner.Plan // the run's, for the checks of its handoffs and spawns
-	root  string        // the worker's --root
-	ended chan struct{} // closed when the phase ends (End)
+	ctx    context.Context
+	link   WorkflowLink
+	asker  Asker
+	tools  planner.AgentTools
+	depth  int            // its task's depth in the run's tree (0: a cue's own agent)
+	plan   *planner.Plan  // the run's, for the checks of its handoffs and spawns
+	root   string         // the worker's --root
+	ended  chan struct{}  // closed when the phase ends (End)
+	search MemorySearcher // the worker's (memory.go)
 }
 
 // Bind makes the phase running now the one the host serves requests for.
@@ -92,8 +93,9 @@ func (h *stepHost) Bind(ctx context.Context, a *Activities, in AttemptInput, p *
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.halted = nil
-	h.hub = hubLink{ctx: ctx, link: a.link(ctx), asker: Asker{Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt}, tools: p.ToolsOf(in.Agent),
-		plan: p, root: a.Root, ended: make(chan struct{})}
+	h.hub = hubLink{ctx: ctx, link: maskLink(a.link(ctx), redactorOf(p)), // secrets masked (secrets.go)
+		asker: Asker{Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt}, tools: p.ToolsOf(in.Agent),
+		plan: p, root: a.Root, ended: make(chan struct{}), search: a.SearchMemory}
 	if in.Child != nil {
 		h.hub.depth = in.Child.Depth
 	}
@@ -129,6 +131,9 @@ func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver
 	}
 	if hub.link == nil {
 		return refuse("%s: this attempt cannot reach its run's workflow", msg.Type)
+	}
+	if ok, f := h.serveMemory(hub, peer, msg); ok { // memory.go
+		return f
 	}
 	switch b := msg.Body.(type) {
 	case protocols.BlackboardWrite, protocols.BlackboardRead:
@@ -187,6 +192,12 @@ func (h *stepHost) Serve(peer driver.Peer, req *driver.Wire, more func() *driver
 			return refuse("%v", err)
 		}
 		return peer.Send(protocols.Reply(msg, list))
+	case protocols.NotifyMode:
+		mode, err := setNotifyMode(hub.ctx, hub, b) // notifymode.go
+		if err != nil {
+			return refuse("notify.mode: %v", err)
+		}
+		return peer.Send(protocols.Reply(msg, protocols.NotifyAck{Mode: mode}))
 	case protocols.StatusUsage:
 		h.Usage(record.Usage{Credits: b.Credits, CostUSD: b.CostUSD, InputTokens: b.InputTokens, OutputTokens: b.OutputTokens})
 		return nil
@@ -345,7 +356,7 @@ func (h *stepHost) Going(p driver.Peer) {
 				continue
 			}
 			for _, r := range got {
-				_ = p.Send(r.Message(hub.asker.Cue))
+				h.deliver(hub, p, r) // bubbling.go
 			}
 		}
 	}()

@@ -57,6 +57,8 @@ type Received struct {
 	// message.user or discovery.report (person.go).
 	Broadcast *protocols.BroadcastNotice `json:",omitempty"`
 	Notice    *protocols.MessageNotice   `json:",omitempty"`
+	// Question: a child's question.ask, forwarded to this agent (bubbling.go).
+	Question *protocols.QuestionAsk `json:",omitempty"`
 }
 
 // Message is what the recipient's agent is sent.
@@ -68,6 +70,8 @@ func (r Received) Message(cue string) protocols.Message {
 		return protocols.New(*r.Broadcast)
 	case r.Notice != nil:
 		return protocols.New(*r.Notice)
+	case r.Question != nil:
+		return protocols.New(*r.Question)
 	}
 	var body any
 	_ = json.Unmarshal(r.Body, &body)
@@ -92,15 +96,15 @@ func (c *collab) validSend(in Send) error {
 
 // send delivers a message to the one task at work that To names (its task
 // id: a cue's, or a child's CUE/1; or its agent), and tells the person.
-func (c *collab) send(_ workflow.Context, in Send) (Sent, error) {
+func (c *collab) send(ctx workflow.Context, in Send) (Sent, error) {
 	w := c.w
-	var to []Asker
+	var to []atWork
 	for _, o := range c.inGo() { // cues' tasks and children (person.go)
 		if o.Cue == in.Cue && o.Agent == in.Agent {
 			continue
 		}
 		if o.task == in.To || o.agent == in.To {
-			to = append(to, o.Asker)
+			to = append(to, o)
 		}
 	}
 	switch {
@@ -109,8 +113,11 @@ func (c *collab) send(_ workflow.Context, in Send) (Sent, error) {
 	case len(to) > 1:
 		return Sent{Failed: fmt.Sprintf("%d tasks of %s are at work: name the one by its task id", len(to), in.To)}, nil
 	}
-	r := to[0]
+	r := to[0].Asker
 	c.inbox[r] = append(c.inbox[r], Received{From: in.Agent, FromTask: in.Cue, Body: in.Body, Private: in.Private})
+	if c.noticeMessage(ctx, in, r, to[0].task) { // notices.go
+		return Sent{}, nil
+	}
 	data := record.UserMessageData{Kind: "notice", From: in.Agent, To: r.Agent, Body: in.Body}
 	if in.Private { // the person sees that it was sent, not what
 		data = record.UserMessageData{Kind: "notice", From: in.Agent, To: r.Agent, FromTask: in.Cue, ToTask: r.Cue, Private: true}

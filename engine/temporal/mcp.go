@@ -85,21 +85,8 @@ type mcpTask struct{ h *stepHost }
 
 var _ mcpbridge.Task = mcpTask{}
 
-// notHere are the tool families this engine does not serve yet: the bridge
-// does not offer them.
-var notHere = map[string]bool{"memory": true}
-
-func notOnTemporal(what string) error {
-	return fmt.Errorf("%s is not supported by --engine temporal in this version (run the cuelist with --engine local)", what)
-}
-
 func (t mcpTask) Denied(family string) string {
-	hub := t.h.bound()
-	switch {
-	case notHere[family]:
-		return notOnTemporal(family).Error()
-	}
-	return hub.denied(family)
+	return t.h.bound().denied(family)
 }
 
 func (t mcpTask) Refused(tool, reason string) { t.h.Note("MCP tool %s refused: %s", tool, reason) }
@@ -249,12 +236,21 @@ func (t mcpTask) ListAgents(context.Context) (protocols.AgentsListed, error) {
 	return listAgents(hub)
 }
 
-func (t mcpTask) MemorySearch(context.Context, protocols.MemorySearch) (protocols.MemoryResults, error) {
-	return protocols.MemoryResults{}, notOnTemporal("memory_search")
+func (t mcpTask) MemorySearch(_ context.Context, req protocols.MemorySearch) (protocols.MemoryResults, error) {
+	hub, err := t.linked()
+	if err != nil {
+		return protocols.MemoryResults{}, err
+	}
+	return searchMemory(hub, req) // memory.go
 }
 
-func (t mcpTask) MemoryWrite(context.Context, protocols.MemoryWrite) (mcpbridge.MemoryWritten, error) {
-	return mcpbridge.MemoryWritten{}, notOnTemporal("memory_write")
+func (t mcpTask) MemoryWrite(_ context.Context, req protocols.MemoryWrite) (mcpbridge.MemoryWritten, error) {
+	hub, err := t.linked()
+	if err != nil {
+		return mcpbridge.MemoryWritten{}, err
+	}
+	version, err := writeMemory(hub, MemoryWriteIn{Key: req.Key, Text: req.Text, Tags: req.Tags})
+	return mcpbridge.MemoryWritten{Key: req.Key, Version: version}, err
 }
 
 func (t mcpTask) Escalate(_ context.Context, e mcpbridge.Escalation) error {

@@ -57,6 +57,10 @@ type MergeInput struct {
 	By      string
 	Problem *sched.MergeProblem
 	Pending *sched.MergeSource
+	// Secrets are the names of the secrets the plan declares (names only):
+	// the verify command's output is masked with them and the worker's
+	// environment, as a phase's output is.
+	Secrets []string `json:",omitempty"`
 }
 
 // MergeResult is what came of a merge: its commit, or a problem, or an
@@ -226,8 +230,9 @@ func verifyMerge(ctx context.Context, in MergeInput, t *gitwork.MergeTree, dir s
 	}
 	// Its last lines go into the history and the run's records: masked
 	// here, as a phase's output is (redactLines), with the secrets of the
-	// worker's environment, which the command runs with.
-	d := redact.New(os.Environ(), nil)
+	// worker's environment, which the command runs with, and the plan's
+	// declared names.
+	d := redact.New(os.Environ(), in.Secrets)
 	add := func(line string) { tail.Add(d.Text(line)) }
 	p.ReadOutput(driver.Lines(add), driver.Lines(add))
 	timeout := in.Timeout

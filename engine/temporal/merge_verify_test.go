@@ -61,13 +61,16 @@ func running(pid int) bool {
 
 // What a failing verify command prints is masked on the worker before it
 // goes into the history and the run's records (the problem's output, the
-// merge's note): a secret of the worker's environment does not leak.
+// merge's note): a secret of the worker's environment does not leak, nor
+// one the plan declares (a name that does not look like one: the merge
+// activity is given the plan's secret names).
 func TestMergeVerifyOutputMasked(t *testing.T) {
-	const secret = "s3cr3t-verify-value-9f2c"
+	const secret, phrase = "s3cr3t-verify-value-9f2c", "open-sesame-verify-42"
 	t.Setenv("ORCH_TEST_API_KEY", secret)
+	t.Setenv("DEPLOY_PHRASE", phrase)
 	dir := t.TempDir()
-	in := MergeInput{RunID: "r1", Cue: "join", Timeout: time.Minute,
-		Verify: []string{"sh", "-c", "echo token is $ORCH_TEST_API_KEY; exit 1"}}
+	in := MergeInput{RunID: "r1", Cue: "join", Timeout: time.Minute, Secrets: []string{"DEPLOY_PHRASE"},
+		Verify: []string{"sh", "-c", "echo token is $ORCH_TEST_API_KEY; echo phrase is $DEPLOY_PHRASE; exit 1"}}
 	tree := gitwork.NewMergeTree(dir, dir, in.RunID, 1, in.Cue, "orch/r1/result")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -75,7 +78,8 @@ func TestMergeVerifyOutputMasked(t *testing.T) {
 	if err != nil || p == nil {
 		t.Fatalf("verify: problem %+v, err %v; want a problem", p, err)
 	}
-	if strings.Contains(p.Output, secret) || !strings.Contains(p.Output, "token is [redacted:ORCH_TEST_API_KEY]") {
+	if strings.Contains(p.Output, secret) || !strings.Contains(p.Output, "token is [redacted:ORCH_TEST_API_KEY]") ||
+		strings.Contains(p.Output, phrase) || !strings.Contains(p.Output, "phrase is [redacted:DEPLOY_PHRASE]") {
 		t.Errorf("the verify command's output as recorded: %q", p.Output)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/orch-cli/orch/runner/attempt"
 	"github.com/orch-cli/orch/runner/gitwork"
 	"github.com/orch-cli/orch/runner/record"
+	"github.com/orch-cli/orch/runner/redact"
 	"github.com/orch-cli/orch/runner/sched"
 	"github.com/orch-cli/orch/spec"
 )
@@ -116,6 +117,7 @@ func (w *wf) runMerge(d sched.Decision) {
 	if policy != nil {
 		m.in.Verify = policy.Verify
 	}
+	m.in.Secrets = redact.Declared(w.plan) // its verify output is masked with them too
 	w.mergeRound(m, "")
 }
 

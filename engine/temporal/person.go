@@ -71,7 +71,7 @@ func (c *collab) toPerson(n UserNote) {
 	if n.Kind == "discovery" {
 		kind = protocols.TypeDiscoveryReport
 	}
-	c.inbox[k.asker] = append(c.inbox[k.asker], Received{Notice: &protocols.MessageNotice{CueID: k.parent, From: n.Agent, To: "person", Kind: kind, Body: body}})
+	c.toParent(n.Asker, k.asker, protocols.MessageNotice{CueID: k.parent, From: n.Agent, To: "person", Kind: kind, Body: body}) // as its mode says (notifymode.go)
 }
 
 // atWork is a task in GO: its attempt, task id and agent.

@@ -63,6 +63,10 @@ type RunInput struct {
 	// AttrState (the namespace has them), and upserts AttrState.
 	SearchAttributes bool
 	Git              *RunGit // the remote of worktree agents' branches (worktree.go)
+	// Memory is what the run's agents may search (memory.go): the
+	// submitting store's newest items; on continue-as-new, the run's
+	// memory then.
+	Memory []record.MemoryItem `json:",omitempty"`
 }
 
 // RunResult is how the workflow ended.
@@ -141,7 +145,10 @@ type EventsPage struct {
 	Logs   []SeqLogs
 	// Values are the values of the blackboard/updated events, by seq.
 	Values map[int64]json.RawMessage
-	Done   bool // the workflow's log is complete: the run is over
+	// Memory are the memory writes and deletes the notes record, by seq
+	// (memory.go): the follower applies them to the store.
+	Memory map[int64]MemoryChange `json:",omitempty"`
+	Done   bool                   // the workflow's log is complete: the run is over
 	// Earlier, with no events: the events asked for are older than this
 	// execution's; the execution of this run id has them (continue-as-new).
 	Earlier string `json:",omitempty"`

@@ -56,8 +56,9 @@ type flight struct {
 	cancel            workflow.CancelFunc
 	actx              workflow.Context
 	stopWhy           string
-	busy              bool // one of its activities is running
-	lost              int  // how many workers its current phase lost
+	busy              bool   // one of its activities is running
+	lost              int    // how many workers its current phase lost
+	interrupt         string // why its cue is interrupted once its GO ends: a child's GO lost its worker
 }
 
 type boardEntry struct {

@@ -136,6 +136,10 @@ type TemporalRun struct {
 	TLSKey        string `json:"tls_key,omitempty"`
 	TLSCA         string `json:"tls_ca,omitempty"`
 	TLSServerName string `json:"tls_server_name,omitempty"`
+	// Secrets are the names of the secrets the run's plan declares (names
+	// only): its follower masks what it mirrors with them and its own
+	// environment, whichever process follows.
+	Secrets []string `json:"secrets,omitempty"`
 }
 
 // CueInfo describes a cue when the run starts.
@@ -288,9 +292,11 @@ func (p RunStartedData) redacted(d *redact.Redactor) EventData {
 		p.Cues = cues
 	}
 	if t := p.Temporal; t != nil && !d.None() {
-		p.Temporal = &TemporalRun{Address: d.Text(t.Address), Namespace: d.Text(t.Namespace), TaskQueue: d.Text(t.TaskQueue),
-			WorkflowID: d.Text(t.WorkflowID), Path: d.Text(t.Path), TLS: d.Text(t.TLS), TLSCert: d.Text(t.TLSCert), TLSKey: d.Text(t.TLSKey),
-			TLSCA: d.Text(t.TLSCA), TLSServerName: d.Text(t.TLSServerName)}
+		c := *t // every field, masked
+		c.Address, c.Namespace, c.TaskQueue, c.WorkflowID, c.Path = d.Text(t.Address), d.Text(t.Namespace), d.Text(t.TaskQueue), d.Text(t.WorkflowID), d.Text(t.Path)
+		c.GitRemote, c.GitRepo, c.Secrets = d.Text(t.GitRemote), d.Text(t.GitRepo), d.Texts(t.Secrets)
+		c.TLS, c.TLSCert, c.TLSKey, c.TLSCA, c.TLSServerName = d.Text(t.TLS), d.Text(t.TLSCert), d.Text(t.TLSKey), d.Text(t.TLSCA), d.Text(t.TLSServerName)
+		p.Temporal = &c
 	}
 	return p
 }

@@ -55,6 +55,20 @@ type MemoryItem struct {
 	Version int64 `json:"version"`
 }
 
+// MemoryResults are items as memory.results gives them to an agent.
+func MemoryResults(items []MemoryItem) []map[string]any {
+	out := make([]map[string]any, 0, len(items))
+	for _, it := range items {
+		tags := it.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		out = append(out, map[string]any{"key": it.Key, "text": it.Text, "tags": tags, "agent": it.Agent, "run_id": it.RunID,
+			"at": it.At.Format(time.RFC3339Nano), "version": it.Version, "author": it.Agent})
+	}
+	return out
+}
+
 // LogLine is one line an agent printed: stderr, or stdout of a plain process.
 type LogLine struct {
 	RunID   string

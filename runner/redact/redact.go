@@ -162,17 +162,11 @@ func jsonForms(v string) []string {
 // NAME).
 func ForPlan(p *planner.Plan) *Redactor {
 	environ := os.Environ()
-	var declared []string
-	if p.Cuelist != nil {
-		declared = append(declared, p.Cuelist.Secrets...)
-	}
 	for _, a := range p.Agents {
-		declared = append(declared, a.Secrets...)
 		for k, v := range a.Env {
 			environ = append(environ, k+"="+spec.EnvValue(v))
 		}
 		for _, s := range a.MCPServers { // what the agent passes to its own servers
-			declared = append(declared, s.Secrets()...)
 			for _, v := range s.EnvValues() {
 				if v.Secret == "" {
 					environ = append(environ, v.Name+"="+v.Value)
@@ -180,10 +174,29 @@ func ForPlan(p *planner.Plan) *Redactor {
 			}
 		}
 	}
-	sort.Strings(declared)
+	declared := Declared(p)
 	d := New(environ, declared)
-	d.declared = slices.Compact(declared)
+	d.declared = declared
 	return d
+}
+
+// Declared lists the names of the secrets p declares (sorted, each once):
+// the cuelist's secrets, its agents', and their MCP servers' {secret: NAME}.
+// Names only: a process that has not the plan's environment (the Temporal
+// engine's merge activity, its follower) masks with them and its own.
+func Declared(p *planner.Plan) []string {
+	var declared []string
+	if p.Cuelist != nil {
+		declared = append(declared, p.Cuelist.Secrets...)
+	}
+	for _, a := range p.Agents {
+		declared = append(declared, a.Secrets...)
+		for _, s := range a.MCPServers {
+			declared = append(declared, s.Secrets()...)
+		}
+	}
+	sort.Strings(declared)
+	return slices.Compact(declared)
 }
 
 // SecretsEnv is ORCH_SECRETS=NAMES for an agent's environment, or "".
@@ -250,6 +263,15 @@ func (d *Redactor) RestoreText(s string) string {
 		return s
 	}
 	return d.restore.Replace(s)
+}
+
+// RestoreValue puts back the secrets in every string of a decoded JSON
+// value (a copy; map keys too), from this process's environment.
+func (d *Redactor) RestoreValue(v any) any {
+	if d.None() {
+		return v
+	}
+	return walkStrings(v, d.restore.Replace)
 }
 
 func walkStrings(v any, f func(string) string) any {
