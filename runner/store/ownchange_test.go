@@ -8,18 +8,24 @@ import (
 )
 
 // TestCommitsWithoutOthersSkipDataVersion: while nobody else commits, a
-// transaction knows from the WAL index's change counter that its runs' last
-// seqs are still what it left (no PRAGMA data_version: a statement fewer per
-// commit, on a chained cue's critical path); once another connection has
-// appended to the run, the next transaction reads the seq again and numbers
-// on after that connection's events.
+// transaction of a handle that keeps a board knows from the WAL index's
+// header that its runs' last seqs are still what it left (no PRAGMA
+// data_version: a statement fewer per commit, on a chained cue's critical
+// path); once another connection has appended to the run, the next
+// transaction reads the seq again and numbers on after that connection's
+// events.
 func TestCommitsWithoutOthersSkipDataVersion(t *testing.T) {
 	d, path := openTest(t)
 	startRun(t, d, "r1", "a")
 	note := func(reason string) record.Event {
 		return record.Event{RunID: "r1", Type: record.EvNote, Reason: reason}
 	}
-	appendOK(t, d, note("warm")) // the counter is known from here on
+	// A handle that keeps a board in memory (every run: a task carries the
+	// board) reads the WAL index; from the next commit on it knows the header.
+	if _, err := d.Blackboard(context.Background(), "r1"); err != nil {
+		t.Fatal(err)
+	}
+	appendOK(t, d, note("warm"))
 	before := d.stats.versionReads.Load()
 	for range 5 {
 		appendOK(t, d, note("mine"))
@@ -50,5 +56,17 @@ func TestCommitsWithoutOthersSkipDataVersion(t *testing.T) {
 	}
 	if last := events[len(events)-1]; last.Reason != "mine again" || last.Seq != 10 {
 		t.Errorf("last event %q seq %d, want %q seq 10", last.Reason, last.Seq, "mine again")
+	}
+}
+
+// TestCommitsWithoutBoardsLeaveTheIndexFileAlone: a handle that keeps no
+// board never opens the -shm itself: closing such a descriptor drops every
+// POSIX lock the process holds on the file, SQLite's included.
+func TestCommitsWithoutBoardsLeaveTheIndexFileAlone(t *testing.T) {
+	d, _ := openTest(t)
+	startRun(t, d, "r1", "a")
+	appendOK(t, d, record.Event{RunID: "r1", Type: record.EvNote, Reason: "one"})
+	if d.walIndexOpened {
+		t.Error("the -shm was opened by a handle that keeps no board")
 	}
 }

@@ -71,6 +71,10 @@ type ownChange struct {
 // the write lock kept everyone else out until COMMIT). Any other move means
 // another commit came between: what was read is read again.
 func (d *DB) afterCommit(before uint32, beforeOK, wrote bool) {
+	if len(d.boards) == 0 { // the -shm is not read (tryCommit)
+		d.ownChange.known = false
+		return
+	}
 	hdr, afterOK := d.walHeader()
 	after := binary.NativeEndian.Uint32(hdr[8:12])
 	want := before

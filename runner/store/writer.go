@@ -411,10 +411,17 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 		}
 		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
 	}
-	// The WAL index's change counter under the write lock: whether anyone
-	// else has committed since this handle's last commit (knownRuns), and
-	// what the boards in memory are carried over the commit from.
-	hdr, changeOK := d.walHeader()
+	// The WAL index's header under the write lock: whether anyone else has
+	// committed since this handle's last commit (knownRuns), and what the
+	// boards in memory are carried over the commit from. Only a handle that
+	// keeps boards reads it: the -shm is opened by the first board read, and
+	// no other handle opens it (see walindex.go: closing it drops SQLite's
+	// locks on the file).
+	var hdr [walIndexHeader / 2]byte
+	var changeOK bool
+	if len(d.boards) > 0 {
+		hdr, changeOK = d.walHeader()
+	}
 	change := binary.NativeEndian.Uint32(hdr[8:12])
 	if err := t.knownRuns(hdr, changeOK); err != nil {
 		d.rollback(conn)
