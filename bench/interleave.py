@@ -3,7 +3,8 @@
 
     interleave.py N [--fresh PATH] [--cpu] -- CMD_A... -- CMD_B...
 
-Each round runs every command once, one after the other, so a machine that
+Each round runs every command once, one after the other (every other round
+in reverse order, so that running second is no one's bias), so a machine that
 speeds up or slows down (a shared VM does, by tens of percent within minutes)
 moves every command's figures alike, and the ratios stay fair. --fresh PATH
 deletes PATH (a directory) before every run of every command but the first
@@ -42,8 +43,14 @@ def main(argv):
         else:
             cur.append(a)
     walls = [[] for _ in cmds]
-    for _ in range(n):
-        for i, cmd in enumerate(cmds):
+    for r in range(n):
+        # Every other round runs the commands in reverse (A B, B A, ...): a
+        # fixed order gives the one that runs second a few percent of bias
+        # of its own (caches, the page cache, the CPU's frequency), measured
+        # at 4-14% between two copies of one binary.
+        order = range(len(cmds)) if r % 2 == 0 else reversed(range(len(cmds)))
+        for i in order:
+            cmd = cmds[i]
             if fresh and i > 0:
                 shutil.rmtree(fresh, ignore_errors=True)
             t0 = time.perf_counter()

@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -54,4 +55,29 @@ func refs(v any, out []string) []string {
 		}
 	}
 	return out
+}
+
+// TestBundleDocIsBundleDecoded checks that validation's decoded bundle is
+// the document Bundle prints, value for value.
+func TestBundleDocIsBundleDecoded(t *testing.T) {
+	for _, kind := range Kinds {
+		b, err := Bundle(kind)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		var want map[string]any
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		got, err := BundleDoc(kind)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: BundleDoc differs from the decoded Bundle", kind)
+		}
+	}
+	if _, err := BundleDoc("nope"); err == nil {
+		t.Error("unknown kind accepted")
+	}
 }

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"encoding/json"
 	"maps"
 	"strings"
 	"sync"
@@ -13,12 +12,18 @@ import (
 // compiling it, in proportion to its size: three quarters of the 6 ms that
 // compiling the agent and cuelist schemas took, which every orch run, plan
 // and validate paid. A document is validated instead against its kind's
-// schema narrowed to the fields it uses: the subschema of every property no
-// object of the document has (anywhere) becomes true, and the $defs nothing
-// left refers to are left out. A property's subschema applies only to an
-// object that has the property, so the narrowed schema accepts and rejects
+// schema narrowed to the fields it uses: every property no object of the
+// document has (anywhere) is left out of properties (and dependentSchemas),
+// and the $defs nothing left refers to are left out. A property's subschema
+// applies only to an object that has the property, and one that is not
+// listed only matters to an object that has it (additionalProperties,
+// unevaluatedProperties), so the narrowed schema accepts and rejects
 // exactly what the whole one does, with the same errors at the same keyword
 // locations (nothing moves: errors are explained against the whole schema).
+// Left out rather than made true: the library checks every entry against
+// the metaschema, true ones too (a third of a narrowed compile). A $ref
+// names a whole definition, never a property inside one that might be left
+// out (TestRefsNameWholeDefinitions).
 //
 // The documents of one kind mostly use the same fields (the 200 agents of a
 // generated chain have four): a narrowed schema serves every later document
@@ -70,12 +75,7 @@ func newNarrowing(kind Kind) *narrowing {
 // bundleDoc returns the bundled schema of kind, decoded once.
 func bundleDoc(kind Kind) func() (map[string]any, error) {
 	return sync.OnceValues(func() (map[string]any, error) {
-		b, err := schemas.Bundle(string(kind))
-		if err != nil {
-			return nil, err
-		}
-		var doc map[string]any
-		return doc, json.Unmarshal(b, &doc)
+		return schemas.BundleDoc(string(kind))
 	})
 }
 
@@ -156,8 +156,8 @@ func covers(keys, used map[string]bool) bool {
 	return true
 }
 
-// narrowToKeys returns a copy of the schema doc where the subschema of every
-// property not in keys is true, without the $defs nothing then refers to.
+// narrowToKeys returns a copy of the schema doc without the properties not
+// in keys, nor the $defs nothing then refers to.
 func narrowToKeys(doc map[string]any, keys map[string]bool) map[string]any {
 	return keepReferencedDefs(narrowNode(doc, keys).(map[string]any))
 }
@@ -203,8 +203,7 @@ func narrowNode(node any, keys map[string]bool) any {
 		nm := make(map[string]any, len(m))
 		for name, v := range m {
 			if (kw == "properties" || kw == "dependentSchemas") && !keys[name] {
-				nm[name] = true // no object of the document has it: never applied
-				continue
+				continue // no object of the document has it: never applied
 			}
 			nm[name] = narrowNode(v, keys)
 		}
@@ -221,32 +220,41 @@ func keepReferencedDefs(out map[string]any) map[string]any {
 	kept := map[string]any{}
 	var keep func(v any)
 	keep = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if ref, ok := v["$ref"].(string); ok {
-				if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok {
-					name, _, _ = strings.Cut(name, "/")
-					name = unescapePointer(name)
-					if def, ok := defs[name]; ok && kept[name] == nil {
-						kept[name] = def
-						keep(def)
-					}
-				}
+		eachRef(v, func(ref string) {
+			name, ok := strings.CutPrefix(ref, "#/$defs/")
+			if !ok {
+				return
 			}
-			for _, x := range v {
-				keep(x)
+			name, _, _ = strings.Cut(name, "/")
+			name = unescapePointer(name)
+			if def, ok := defs[name]; ok && kept[name] == nil {
+				kept[name] = def
+				keep(def)
 			}
-		case []any:
-			for _, x := range v {
-				keep(x)
-			}
-		}
+		})
 	}
 	keep(out)
 	if len(kept) > 0 {
 		out["$defs"] = kept
 	}
 	return out
+}
+
+// eachRef calls f with every $ref in v.
+func eachRef(v any, f func(ref string)) {
+	switch v := v.(type) {
+	case map[string]any:
+		if ref, ok := v["$ref"].(string); ok {
+			f(ref)
+		}
+		for _, x := range v {
+			eachRef(x, f)
+		}
+	case []any:
+		for _, x := range v {
+			eachRef(x, f)
+		}
+	}
 }
 
 // walkSchema calls f for every schema object in doc.

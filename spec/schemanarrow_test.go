@@ -2,6 +2,7 @@ package spec
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -58,8 +59,9 @@ func resetNarrowings() {
 	}
 }
 
-// TestNarrowToKeys: a property the document does not use becomes true, and
-// only the $defs still referred to are kept.
+// TestNarrowToKeys: a property the document does not use is left out (the
+// schema library checks every entry left against its metaschema, so true
+// would still cost), and only the $defs still referred to are kept.
 func TestNarrowToKeys(t *testing.T) {
 	doc := map[string]any{
 		"properties": map[string]any{
@@ -74,8 +76,8 @@ func TestNarrowToKeys(t *testing.T) {
 	}
 	got := narrowToKeys(doc, map[string]bool{"a": true})
 	props := got["properties"].(map[string]any)
-	if props["b"] != true || props["a"] == true {
-		t.Errorf("properties narrowed to %v, want a kept and b true", props)
+	if _, ok := props["b"]; ok || props["a"] == nil || len(props) != 1 {
+		t.Errorf("properties narrowed to %v, want a alone", props)
 	}
 	defs := got["$defs"].(map[string]any)
 	if _, ok := defs["B"]; ok || len(defs) != 1 {
@@ -112,6 +114,30 @@ func TestFieldsIn(t *testing.T) {
 	for _, f := range []string{"agent", "id", "command", "env", "FOO", "bar_baz", "retry", "max"} {
 		if !fields[f] {
 			t.Errorf("%s not found in %v", f, fields)
+		}
+	}
+}
+
+// TestRefsNameWholeDefinitions: narrowing leaves out the properties a
+// document does not use, inside $defs too, so a $ref into a definition
+// (#/$defs/a/properties/b) could name one left out; the schemas refer to
+// whole definitions only.
+func TestRefsNameWholeDefinitions(t *testing.T) {
+	for _, kind := range []Kind{KindAgent, KindCuelist} {
+		doc, err := bundles[kind]()
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs := 0
+		eachRef(doc, func(ref string) {
+			refs++
+			name, ok := strings.CutPrefix(ref, "#/$defs/")
+			if !ok || strings.Contains(name, "/") {
+				t.Errorf("%s schema: $ref %q does not name a whole definition", kind, ref)
+			}
+		})
+		if refs == 0 {
+			t.Errorf("%s schema: no $ref found", kind)
 		}
 	}
 }

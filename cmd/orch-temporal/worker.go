@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/orch-cli/orch/engine/temporal"
+	"github.com/orch-cli/orch/runner/proc"
 	"github.com/orch-cli/orch/runner/store"
 )
 
@@ -28,6 +29,7 @@ func workerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			sweepEarlierWorkers(root)
 			n, _ := cmd.Flags().GetInt("max-concurrent")
 			c, err := dialAs(cmd, workerIdentity())
 			if err != nil {
@@ -92,5 +94,16 @@ func stopReason() string {
 				return fmt.Sprintf("its parent (pid %d) is gone", parent)
 			}
 		}
+	}
+}
+
+// sweepEarlierWorkers marks what this worker starts as its own (agents,
+// merge verify commands) and kills what a worker of the same --root that is
+// gone (kill -9: it could stop nothing) left running.
+func sweepEarlierWorkers(root string) {
+	key := "orch-worker:" + root
+	proc.SetOwner(key)
+	if killed := proc.KillOrphanedOwned(key); len(killed) > 0 {
+		fmt.Fprintf(os.Stderr, "orch worker: stopped %d process(es) left running by an earlier worker of %s that is gone: pids %v\n", len(killed), root, killed)
 	}
 }

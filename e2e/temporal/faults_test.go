@@ -70,7 +70,7 @@ func child(t *testing.T, pid int) int {
 
 // TestTemporalFaults: a worker killed (kill -9) during the GO of a cue that
 // is not idempotent leaves it interrupted, waiting for orch go, never run
-// again by itself; kill -9 of orch worker leaves no orch-temporal behind;
+// again by itself, and its agent is stopped by the next worker's start; kill -9 of orch worker leaves no orch-temporal behind;
 // SIGTERM to orch worker drains it: the GO it runs finishes and is not run
 // again; a server restart during a GO does not kill the agent.
 func TestTemporalFaults(t *testing.T) {
@@ -128,7 +128,9 @@ func TestTemporalFaults(t *testing.T) {
 	if a := attempts(id, "SHIP"); st.State != "paused" || len(a) != 1 || a[0].State != "interrupted" || len(gate.pids()) != 1 {
 		t.Fatalf("after the worker's loss: run %s, SHIP's attempts %+v, agents started %d: want paused, one interrupted attempt, one agent", st.State, a, len(gate.pids()))
 	}
-	_ = syscall.Kill(held, syscall.SIGKILL) // the lost worker's orphan
+	// The lost worker's agent does not outlive the next worker's start
+	// (worker2, of the same --root, sweeps what it left).
+	eventually(t, fmt.Sprintf("the lost worker's agent (pid %d) still runs after the next worker started", held), func() bool { return !alive(held) })
 	if out, code := run("go", "--db", db, id, "SHIP"); code != 0 {
 		t.Fatalf("orch go %s SHIP: exit %d\n%s", id, code, out)
 	}

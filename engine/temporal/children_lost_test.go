@@ -17,8 +17,7 @@ import (
 // worker (its heartbeat times out) the first time; lost counts the losses.
 func lostKidEnv(t *testing.T, root string, lose map[string]string, lost map[string]int) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	acts := &Activities{Root: root, Link: func(context.Context) WorkflowLink { return envLink{env} }}
 	t.Cleanup(acts.Close)
 	RegisterWorkflow(env)

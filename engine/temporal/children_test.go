@@ -72,8 +72,7 @@ func (l envLink) Signal(_ context.Context, name string, arg any) error {
 // realEnv is runEnv with the attempts reaching the workflow's own handlers.
 func realEnv(t *testing.T, root string) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	acts := &Activities{Root: root, Link: func(context.Context) WorkflowLink { return envLink{env} }, SearchMemory: store.SearchItems}
 	t.Cleanup(acts.Close)
 	RegisterWorkflow(env)

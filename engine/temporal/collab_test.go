@@ -137,8 +137,7 @@ func TestJSONLAgentRequestsReachTheWorkflow(t *testing.T) {
 // answers every question with answer.
 func linkedEnv(t *testing.T, root, answer string) (*testsuite.TestWorkflowEnvironment, *fakeLink) {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	link := &fakeLink{env: env, board: map[string]BBValue{}, answer: answer}
 	acts := &Activities{Root: root, Link: func(context.Context) WorkflowLink { return link }}
 	t.Cleanup(acts.Close)

@@ -40,7 +40,12 @@ func runFanIn(t *testing.T, files map[string]string) (_ RunResult, evs []record.
 // worker there, and returns its result and events.
 func runInClone(t *testing.T, root, remote, path string) (RunResult, []record.Event) {
 	t.Helper()
-	env := runEnv(t, root)
+	return runInCloneOn(t, runEnv(t, root), root, remote, path)
+}
+
+// runInCloneOn is runInClone on env, a test environment the caller made.
+func runInCloneOn(t *testing.T, env *testsuite.TestWorkflowEnvironment, root, remote, path string) (RunResult, []record.Event) {
+	t.Helper()
 	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: path, SpecHash: specHashOf(t, root, path),
 		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
 	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult)
@@ -223,7 +228,8 @@ func TestWorktreeRunContinuesAsNew(t *testing.T) {
 // TestFanOutAndAgentsMergedOnWorker: the items of a fan-out of worktree
 // agents each leave a branch (named as locally: F@0, F@1); G, depending on
 // the fan-out, starts from the merge of them; two worktree agents of one
-// cue leave a branch each (T/N-AGENT); the run's result merges G's and T's.
+// cue leave a branch each (T/N-AGENT); the run's result merges G's and
+// both of T's.
 func TestFanOutAndAgentsMergedOnWorker(t *testing.T) {
 	remote, root, _ := sharedRemote(t, map[string]string{
 		"fan.yaml": "cuelist:\n  id: fan\n  defaults:\n    merge: {on_conflict: fail}\n  cues:\n" +
@@ -249,15 +255,14 @@ func TestFanOutAndAgentsMergedOnWorker(t *testing.T) {
 	if gitT(t, remote, "rev-parse", g+"^") != merge {
 		t.Errorf("G's commit %s is not on the merge %s", g, merge)
 	}
-	// The cue's outputs name its last agent's branch (on both engines): the
-	// result merges that one.
+	// Every agent's branch of T reaches the result (before: the last one's).
 	result := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/result")
 	for _, b := range []string{"orch/r1/G/1", "orch/r1/T/1-wa", "orch/r1/T/2-wb"} {
 		if _, err := gitworkGit(remote, "rev-parse", "--verify", "--quiet", "refs/heads/"+b); err != nil {
 			t.Errorf("no branch %s on the remote", b)
 		}
 	}
-	for _, b := range []string{"orch/r1/G/1", "orch/r1/T/2-wb"} {
+	for _, b := range []string{"orch/r1/G/1", "orch/r1/T/1-wa", "orch/r1/T/2-wb"} {
 		if _, err := gitworkGit(remote, "merge-base", "--is-ancestor", "refs/heads/"+b, result); err != nil {
 			t.Errorf("the result %s does not hold %s: %v", result, b, err)
 		}
@@ -285,8 +290,7 @@ func conflictedMerge(t *testing.T, merge, fixer string, answer func(wt string) s
 	files["fanin.yaml"] = strings.Replace(files["fanin.yaml"], "      dependencies: [A, B]\n", "      dependencies: [A, B]\n      merge: "+merge+"\n", 1)
 	files["fanin.yaml"] = strings.Replace(files["fanin.yaml"], "wc.yaml]", "wc.yaml, fixer.yaml]", 1)
 	remote, root, _ := sharedRemote(t, files)
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	RegisterWorkflow(env)
 	acts := &Activities{Root: root, Queue: "w1-own"}
 	defer acts.Close()

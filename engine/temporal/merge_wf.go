@@ -35,6 +35,7 @@ type merging struct {
 	asked   bool // version was read (GetVersion, once per execution)
 	jobs    map[int]*wfMerge
 	answers workflow.Channel // mergeAnswer: a merge's question closed
+	beat    versionOnce      // changeMergeBeat
 }
 
 // wfMerge is one merge: where it is and what it takes in.
@@ -52,6 +53,7 @@ type wfMerge struct {
 	asking           bool
 	resolver         Asker // the resolver's attempt while it works
 	cancel           workflow.CancelFunc
+	lost             int // workers lost while making it (merge_lost.go)
 }
 
 // mergeAnswer is how a merge's question closed.
@@ -132,10 +134,10 @@ func (w *wf) mergeRound(m *wfMerge, by string) {
 	}
 	actx, cancel := workflow.WithCancel(w.ctx)
 	m.cancel = cancel
-	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{TaskQueue: m.queue,
+	actx = workflow.WithActivityOptions(actx, w.mergeBeat(workflow.ActivityOptions{TaskQueue: m.queue,
 		ScheduleToStartTimeout: 24 * time.Hour, StartToCloseTimeout: in.Timeout + 15*time.Minute,
 		Summary:     fmt.Sprintf("%s merge (attempt %d)", c.ID, m.attempt),
-		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: time.Second}})
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: time.Second}}))
 	if m.kept { // only the worker that keeps the worktree can go on: no other
 		actx = workflow.WithScheduleToStartTimeout(actx, 10*time.Minute)
 	}
@@ -143,6 +145,9 @@ func (w *wf) mergeRound(m *wfMerge, by string) {
 		var res MergeResult
 		rep := sched.MergeReport{}
 		if err := fut.Get(w.ctx, &res); err != nil {
+			if w.mergeLost(m, by, err) {
+				return
+			}
 			rep.Err = "merging on a worker: " + err.Error()
 			if m.kept {
 				rep.Err = fmt.Sprintf("going on with the merge on the worker that keeps its worktree (%s): %v", m.host, err)

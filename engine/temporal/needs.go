@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/orch-cli/orch/planner"
+	"github.com/orch-cli/orch/spec"
 )
 
 // QueryNeeds asks the workflow which of some agents (its argument) its run
@@ -17,8 +18,11 @@ const QueryNeeds = "orch.needs"
 
 // Needs is the answer to QueryNeeds.
 type Needs struct {
-	Ended  bool     // the run is over: no agent is needed
-	Agents []string // those asked about that a cue not over yet may run (as its agent or a fallback), sorted
+	Ended bool // the run is over: no agent is needed
+	// Agents are those asked about that a cue not over yet may run (as
+	// its agent or a fallback, or as the resolver of its merge or of the
+	// run's result), sorted.
+	Agents []string
 }
 
 // registerNeeds answers QueryNeeds from the scheduler core's cue states.
@@ -36,6 +40,12 @@ func (w *wf) needs(asked []string) (Needs, error) {
 		for _, id := range c.Agents {
 			addWithFallbacks(w.plan, id, seen)
 		}
+		if w.worktreeCue(c) { // its merge, to come, may need its resolver
+			w.addResolver(spec.MergeOf(w.plan.Cuelist, c.Cue), seen)
+		}
+	}
+	if w.worktrees() { // the run's result, to come or being made, may need its resolver
+		w.addResolver(spec.MergeOf(w.plan.Cuelist, nil), seen)
 	}
 	n := Needs{Agents: []string{}}
 	for _, id := range asked {
@@ -57,5 +67,24 @@ func addWithFallbacks(p *planner.Plan, id string, seen map[string]bool) {
 		for _, fb := range a.Fallback {
 			addWithFallbacks(p, fb, seen)
 		}
+	}
+}
+
+// worktreeCue reports whether one of cue c's agents works in a worktree
+// (only such a cue merges).
+func (w *wf) worktreeCue(c *planner.Cue) bool {
+	for _, id := range c.Agents {
+		if a := w.plan.Agents[id]; a != nil && a.Workspace == "worktree" {
+			return true
+		}
+	}
+	return false
+}
+
+// addResolver adds the resolver of merge policy m (on_conflict: agent), and
+// its fallbacks.
+func (w *wf) addResolver(m *spec.Merge, seen map[string]bool) {
+	if m.Policy() == spec.MergeAgent && m.Agent != "" {
+		addWithFallbacks(w.plan, m.Agent, seen)
 	}
 }

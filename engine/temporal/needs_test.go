@@ -56,8 +56,7 @@ func pooledEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *Activities, *
 	poolCheck, poolCheckMax = 5*time.Millisecond, 20*time.Millisecond
 	t.Cleanup(func() { poolCheck, poolCheckMax = check, most })
 	root, path := repoRoot(t), "examples/protocol/cuelist.yaml"
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	link := &needsLink{fakeLink: &fakeLink{env: env, board: map[string]BBValue{}}, answer: stillNeeded}
 	acts := &Activities{Root: root, Link: func(context.Context) WorkflowLink { return link }}
 	t.Cleanup(acts.Close)

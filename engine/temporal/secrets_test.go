@@ -12,7 +12,6 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/orch-cli/orch/runner/redact"
 )
@@ -68,8 +67,7 @@ func TestSecretsMaskedInTheHistory(t *testing.T) {
 
 	var mu sync.Mutex
 	var seen []string
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	acts := &Activities{Root: root, Link: func(context.Context) WorkflowLink {
 		return recordingLink{link: envLink{env}, mu: &mu, seen: &seen}
 	}}

@@ -135,7 +135,7 @@ func (w *wf) run() (*RunResult, error) {
 	h.Write([]byte(workflow.GetInfo(ctx).WorkflowExecution.RunID))
 	rnd := rand.New(rand.NewPCG(h.Sum64(), 22)) // deterministic on replay: seeded by the workflow's run
 	w.core = sched.New(sched.Config{Plan: p, RunID: w.in.RunID, Parallel: parallel, Lookup: boardLookup{w},
-		Trivial: trivial, Jitter: func(n time.Duration) time.Duration { return time.Duration(rnd.Int64N(int64(n) + 1)) }})
+		Trivial: trivial, LastBranchOnly: w.lastBranchOnly(), Jitter: func(n time.Duration) time.Duration { return time.Duration(rnd.Int64N(int64(n) + 1)) }})
 	w.atts = make([][]*flight, len(p.Order))
 	for i, c := range p.Order {
 		w.atts[i] = make([]*flight, len(c.Agents))

@@ -43,8 +43,7 @@ func specHashOf(t *testing.T, root, path string) string {
 // activities (they run the example's agents).
 func runEnv(t *testing.T, root string) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	RegisterWorkflow(env)
 	// No link to the workflow: the test environment's own client is a mock
 	// that fails the test at any call (linkedEnv gives one).
@@ -214,8 +213,7 @@ var _ = os.Getenv
 // heartbeat times out) the first time; *lost counts the losses.
 func lostGoEnv(t *testing.T, root, lose string, lost *int) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	env.SetTestTimeout(2 * time.Minute)
 	RegisterWorkflow(env)
 	a := &Activities{Root: root}

@@ -44,16 +44,19 @@ func KillLeftovers(runID string) []int { return KillTokened(runID + "/") }
 // token (ORCH_ATTEMPT_TOKEN) starts with prefix, and returns the pids it
 // killed: for a one-off clean-up, never on a hot path.
 func KillTokened(prefix string) []int {
+	return killWhere(func(pid int) bool { _, ok := attemptToken(pid, prefix); return ok })
+}
+
+// killWhere kills every process of this user (with its process group)
+// that match says is to go, and returns their pids.
+func killWhere(match func(pid int) bool) []int {
 	procs, _ := unix.SysctlKinfoProcSlice("kern.proc.all")
 	self, ownGroup := os.Getpid(), syscall.Getpgrp()
 	uid := uint32(os.Getuid())
 	var killed []int
 	for _, p := range procs {
 		pid := int(p.Proc.P_pid)
-		if pid == self || pid <= 1 || p.Eproc.Ucred.Uid != uid {
-			continue
-		}
-		if _, ok := attemptToken(pid, prefix); !ok {
+		if pid == self || pid <= 1 || p.Eproc.Ucred.Uid != uid || !match(pid) {
 			continue
 		}
 		if g := int(p.Eproc.Pgid); g != ownGroup && g > 1 {

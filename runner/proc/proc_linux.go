@@ -112,14 +112,21 @@ func KillLeftovers(runID string) []int {
 // on a hot path.
 func KillTokened(prefix string) []int {
 	needle := []byte("ORCH_ATTEMPT_TOKEN=" + prefix)
+	return killWithEnv(func(env []byte) bool { return bytes.Contains(env, needle) })
+}
+
+// killWithEnv kills every other live process whose environment (its
+// /proc/PID/environ) match says is to go, each with all its descendants,
+// and returns the pids it killed.
+func killWithEnv(match func(env []byte) bool) []int {
 	self := os.Getpid()
 	var roots []int
-	for pid := range readProcTable() {
-		if pid == self {
+	for pid, info := range readProcTable() {
+		if pid == self || info.dead {
 			continue
 		}
 		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err == nil && bytes.Contains(env, needle) {
+		if err == nil && match(env) {
 			roots = append(roots, pid)
 		}
 	}

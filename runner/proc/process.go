@@ -87,7 +87,7 @@ func Start(spec Spec) (*Process, error) {
 	command := func(cg *leafCgroup) *exec.Cmd {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir = spec.Dir
-		cmd.Env = append(spec.Env, "ORCH_ATTEMPT_TOKEN="+spec.Token)
+		cmd.Env = withOwner(append(spec.Env, "ORCH_ATTEMPT_TOKEN="+spec.Token))
 		cmd.SysProcAttr = ownGroup()
 		cg.attach(cmd.SysProcAttr)
 		if s.childIn != nil { // else os/exec gives it /dev/null

@@ -22,6 +22,12 @@ type Sweeper struct {
 	cgroup *RunCgroup // the run's cgroup, nil without
 	quit   chan struct{}
 	done   chan struct{}
+	// mine counts the tokens this sweeper marked live (Begin) and not yet
+	// over (End): Stop forgets those, not the run's others — one process
+	// may hold several sweepers of a run at once (a worker's pool of the
+	// run closing while a new one starts), each with its own attempts.
+	// Guarded by liveTokens.
+	mine map[string]int
 }
 
 // Orphan is a process a sweep found and killed, with its descendants.
@@ -34,25 +40,27 @@ type Orphan struct {
 }
 
 // liveTokens are the attempt tokens of attempts running in this process,
-// of every run: their processes, and orphans carrying their token, are the
-// attempt's to manage. An orphan with no token at all (its environment was
-// cleared) cannot be told apart, so it is spared while any attempt runs.
+// of every run, each counted once per Begin not yet ended: their
+// processes, and orphans carrying their token, are the attempt's to
+// manage. An orphan with no token at all (its environment was cleared)
+// cannot be told apart, so it is spared while any attempt runs.
 var liveTokens = struct {
 	sync.Mutex
-	m map[string]bool
-}{m: map[string]bool{}}
+	m map[string]int
+}{m: map[string]int{}}
 
 // NewSweeper makes the sweeper of run runID. killed is told of each orphan
 // a sweep killed (from the sweeper's goroutine, or from Stop's).
 func NewSweeper(runID string, killed func(Orphan)) *Sweeper {
-	return &Sweeper{runID: runID, killed: killed, quit: make(chan struct{}), done: make(chan struct{})}
+	return &Sweeper{runID: runID, killed: killed, quit: make(chan struct{}), done: make(chan struct{}), mine: map[string]int{}}
 }
 
 // Begin marks an attempt's token live before anything with it is started:
 // a process carrying it is not an escapee while the attempt runs.
 func (s *Sweeper) Begin(token string) {
 	liveTokens.Lock()
-	liveTokens.m[token] = true
+	liveTokens.m[token]++
+	s.mine[token]++
 	liveTokens.Unlock()
 }
 
@@ -60,8 +68,21 @@ func (s *Sweeper) Begin(token string) {
 // in its (already emptied) process group has escaped.
 func (s *Sweeper) End(token string) {
 	liveTokens.Lock()
-	delete(liveTokens.m, token)
+	if s.mine[token] > 0 { // once per Begin: a second End of it is no one else's
+		s.forget(token, 1)
+	}
 	liveTokens.Unlock()
+}
+
+// forget takes n of this sweeper's marks of token off. The caller holds
+// liveTokens.
+func (s *Sweeper) forget(token string, n int) {
+	if s.mine[token] -= n; s.mine[token] <= 0 {
+		delete(s.mine, token)
+	}
+	if liveTokens.m[token] -= n; liveTokens.m[token] <= 0 {
+		delete(liveTokens.m, token)
+	}
 }
 
 // Cgroup is the run's cgroup for Spec.Cgroup, nil when it has none (or
@@ -90,16 +111,15 @@ func (s *Sweeper) loop() {
 }
 
 // Stop ends the periodic sweeps and sweeps until nothing is left, sparing
-// nothing of this run; then it kills what is left in the run's cgroup and
+// nothing of this sweeper's attempts (another sweeper's of the same run,
+// still live, are spared); then it kills what is left in the run's cgroup and
 // removes it. It returns the pids it killed in the cgroup.
 func (s *Sweeper) Stop() (inCgroup []int) {
 	close(s.quit)
 	<-s.done
 	liveTokens.Lock()
-	for tok := range liveTokens.m {
-		if strings.HasPrefix(tok, s.runID+"/") {
-			delete(liveTokens.m, tok)
-		}
+	for tok, n := range s.mine {
+		s.forget(tok, n)
 	}
 	liveTokens.Unlock()
 	for i := 0; i < 20 && s.sweep(); i++ {
@@ -111,7 +131,7 @@ func (s *Sweeper) Stop() (inCgroup []int) {
 // ended says whether token is of one of this run's attempts that has
 // ended. The caller holds liveTokens.
 func (s *Sweeper) ended(token string) bool {
-	return strings.HasPrefix(token, s.runID+"/") && !liveTokens.m[token]
+	return strings.HasPrefix(token, s.runID+"/") && liveTokens.m[token] == 0
 }
 
 // sweep kills the orphans that belong to this run's ended attempts (by

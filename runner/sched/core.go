@@ -33,6 +33,10 @@ type Config struct {
 	Trivial func(*spec.Agent) bool
 	// Jitter returns a random duration in [0, n]; nil: math/rand.
 	Jitter func(n time.Duration) time.Duration
+	// LastBranchOnly: a cue whose several agents worked in worktrees passes
+	// on its last agent's branch only (Temporal runs started before every
+	// branch reached the merge: branches.go).
+	LastBranchOnly bool
 }
 
 // Core schedules one run. It belongs to one goroutine.

@@ -171,6 +171,7 @@ func (c *Core) completeCue(cr *cue) {
 			cr.outputs[k] = v
 		}
 	}
+	c.agentBranches(cr)
 	c.finishCompleted(cr)
 }
 

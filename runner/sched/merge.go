@@ -127,34 +127,6 @@ func (c *Core) MergeSources(pos int) []MergeSource {
 	return out
 }
 
-// branchesOf is the worktree branch a completed cue's outputs name, or,
-// when they are lists (a fan-out's outputs, in item order), one per item.
-func branchesOf(cr *cue) []MergeSource {
-	commitAt := func(v any) string { s, _ := v.(string); return s }
-	switch b := cr.outputs[OutputWorktreeBranch].(type) {
-	case string:
-		if b != "" {
-			return []MergeSource{{Task: cr.spec.ID, Branch: b, Commit: commitAt(cr.outputs[OutputWorktreeCommit])}}
-		}
-	case []any:
-		commits, _ := cr.outputs[OutputWorktreeCommit].([]any)
-		var out []MergeSource
-		for i, v := range b {
-			branch, _ := v.(string)
-			if branch == "" {
-				continue
-			}
-			s := MergeSource{Task: itemTask(cr, i), Branch: branch}
-			if i < len(commits) {
-				s.Commit = commitAt(commits[i])
-			}
-			out = append(out, s)
-		}
-		return out
-	}
-	return nil
-}
-
 // itemTask names item i of fan-out cr as its task: CUE[<id>] for an item
 // with an id, else CUE[i].
 func itemTask(cr *cue, i int) string {
