@@ -183,7 +183,16 @@ func (a *attemptRun) run(ctx context.Context) {
 			how = "stopped"
 		}
 	}
-	a.r.endTask(a.node, how)
+	ended := report{kind: repEnded, att: a, fail: fail, outputs: outputs, pid: pid, exit: exit, reply: a.Msgs.TakeReply()}
+	if a.child == nil {
+		// Its report goes to the loop, which keeps the task tree: the task
+		// is ended there as the report is taken (taskEnded), not through a
+		// request to the loop first, a round trip of two goroutine switches
+		// between the process's exit and the next cue's GO.
+		ended.taskEnded = how
+	} else {
+		a.r.endTask(a.node, how)
+	}
 	logged := func() {
 		for _, p := range a.procs {
 			p.WaitOutput()
@@ -194,10 +203,10 @@ func (a *attemptRun) run(ctx context.Context) {
 		// A failure is shown with the last lines its attempt printed, read
 		// from the store: they are logged before the failure is recorded.
 		logged()
-		a.reports <- report{kind: repEnded, att: a, fail: fail, outputs: outputs, pid: pid, exit: exit, reply: a.Msgs.TakeReply()}
+		a.reports <- ended
 		return
 	}
-	a.reports <- report{kind: repEnded, att: a, fail: fail, outputs: outputs, pid: pid, exit: exit, reply: a.Msgs.TakeReply()}
+	a.reports <- ended
 	// Otherwise the end is reported as soon as the process is gone; the
 	// run ends only once what it printed is logged.
 	logged()

@@ -34,6 +34,9 @@ type report struct {
 	merge  *merge
 	merged sched.MergeReport
 	text   string
+	// taskEnded (repEnded of an attempt reporting to the loop): how its
+	// task ended, recorded in the task tree before the report is applied.
+	taskEnded string
 }
 
 // handle applies one report to the run's state.
@@ -48,6 +51,9 @@ func (r *run) handle(ctx context.Context, rep report) {
 		return
 	}
 	a := rep.att
+	if rep.taskEnded != "" {
+		r.tasks.End(a.node.ref, rep.taskEnded)
+	}
 	if rep.reply != nil { // stored before anything is decided on it
 		r.emit(a.messageEvent("in", rep.reply))
 	}

@@ -23,6 +23,7 @@ type request interface {
 // the loop is over (a prompt or a parent answering after the run ended):
 // nothing is decided any more.
 func call[T any](r *run, req request, reply chan T) (T, bool) {
+	r.loopCalls.Add(1)
 	select {
 	case r.hub <- req:
 		return <-reply, true

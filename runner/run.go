@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/orch-cli/orch/planner"
@@ -156,6 +157,7 @@ type requests struct {
 	openQuestions map[string]*openQuestion
 	root          *os.Root     // the project, for handoff artifacts
 	watches       boardWatches // the attempts watching the blackboard
+	loopCalls     atomic.Int64 // requests made to the loop (call), counted for tests
 }
 
 // Run executes the plan until every cue has ended, the run pauses for a

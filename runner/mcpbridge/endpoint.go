@@ -41,12 +41,10 @@ type Endpoint struct {
 	serveErr error
 }
 
-// registration is one attempt: the task its calls act as, the key of its
-// server (the tools it is denied).
+// registration is one attempt: the task its calls act as.
 type registration struct {
 	id       string // the attempt, and a serial: a session stays with one registration
 	binding  *binding
-	denied   string        // the key of its server in Endpoint.servers
 	inUse    chan struct{} // a slot per call in flight
 	sessions int           // opened so far (e.mu)
 }
@@ -110,7 +108,7 @@ func (e *Endpoint) Register(attempt string, task Task) (token string, unregister
 	defer e.mu.Unlock()
 	e.serial++
 	e.byToken[token] = &registration{id: attempt + "#" + strconv.Itoa(e.serial), binding: bind,
-		denied: strings.Join(bind.denied, ","), inUse: make(chan struct{}, MaxCalls)}
+		inUse: make(chan struct{}, MaxCalls)}
 	return token, func() {
 		e.mu.Lock()
 		delete(e.byToken, token)
@@ -178,10 +176,12 @@ func (e *Endpoint) serverFor(r *http.Request) *mcp.Server {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	srv, ok := e.servers[reg.denied]
+	denied := reg.binding.deniedTools()
+	key := strings.Join(denied, ",") // the attempts denied the same tools share a server
+	srv, ok := e.servers[key]
 	if !ok {
-		srv = newServer(reg.binding.denied, attached)
-		e.servers[reg.denied] = srv
+		srv = newServer(denied, attached)
+		e.servers[key] = srv
 	}
 	return srv
 }

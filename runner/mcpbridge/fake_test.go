@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/orch-cli/orch/protocols"
@@ -16,9 +17,10 @@ import (
 // question answered through answers, a handoff that completes with the
 // context it was given. It keeps every call, refused ones apart.
 type fakeTask struct {
-	agent   string
-	denied  map[string]string // family -> why
-	answers chan string
+	agent       string
+	denied      map[string]string // family -> why
+	answers     chan string
+	policyAsked atomic.Int32 // Denied calls
 
 	mu       sync.Mutex
 	board    map[string]protocols.BoardEntry
@@ -47,7 +49,10 @@ func (f *fakeTask) called(name string) {
 	f.mu.Unlock()
 }
 
-func (f *fakeTask) Denied(family string) string { return f.denied[family] }
+func (f *fakeTask) Denied(family string) string {
+	f.policyAsked.Add(1)
+	return f.denied[family]
+}
 
 func (f *fakeTask) Refused(tool, reason string) {
 	f.mu.Lock()

@@ -29,13 +29,21 @@ func newBinding(task Task, progress time.Duration) *binding {
 	if progress <= 0 {
 		progress = 10 * time.Second
 	}
-	b := &binding{task: task, progress: progress}
-	for _, d := range catalog {
-		if d.family != "" && task.Denied(d.family) != "" {
-			b.denied = append(b.denied, d.tool.Name)
+	return &binding{task: task, progress: progress}
+}
+
+// deniedTools are the tools the binding's policy denies, in the catalog's
+// order, asked of its task the first time (Endpoint.serverFor, under the
+// endpoint's lock, before any call of the binding is served).
+func (b *binding) deniedTools() []string {
+	b.deniedOnce.Do(func() {
+		for _, d := range catalog {
+			if d.family != "" && b.task.Denied(d.family) != "" {
+				b.denied = append(b.denied, d.tool.Name)
+			}
 		}
-	}
-	return b
+	})
+	return b.denied
 }
 
 // newServer returns a server offering every tool but the denied ones (in
@@ -75,7 +83,7 @@ func middleware(attached attachment) mcp.Middleware {
 				return errorResult(errNoAttempt), nil
 			}
 			name := call.Params.Name
-			if d, ok := byName[name]; ok && slices.Contains(b.denied, name) {
+			if d, ok := byName[name]; ok && slices.Contains(b.deniedTools(), name) {
 				return b.refuse(name, fmt.Sprintf("tool %s is denied by the agent's tools: policy: %s", name, b.task.Denied(d.family))), nil
 			}
 			if _, ok := byName[name]; !ok {
@@ -106,7 +114,7 @@ func (b *binding) refuse(tool, reason string) *mcp.CallToolResult {
 func (b *binding) offered() []string {
 	var names []string
 	for _, d := range catalog {
-		if !slices.Contains(b.denied, d.tool.Name) {
+		if !slices.Contains(b.deniedTools(), d.tool.Name) {
 			names = append(names, d.tool.Name)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,9 +18,14 @@ import (
 // binding is one attempt's tools: the task they act as.
 type binding struct {
 	task     Task
-	denied   []string      // the tools its policy denies, in the catalog's order
 	progress time.Duration // how often a waiting call (ask, handoff) tells the client it still waits
 	handoffs atomic.Int64  // names the handoffs given no task_id
+
+	// denied are the tools its policy denies, in the catalog's order:
+	// asked of the task at the first request (deniedTools), as most
+	// attempts never make one.
+	denied     []string
+	deniedOnce sync.Once
 }
 
 // toolDef is one tool of the catalog: its definition (schemas built once)

@@ -14,6 +14,9 @@ import (
 
 // sqliteCode is err's extended SQLite result code, or 0 for another error.
 func sqliteCode(err error) int {
+	if err == nil { // the usual case, asked of every commit: no allocation for errors.As
+		return 0
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		return se.Code()

@@ -140,10 +140,11 @@ type writing struct {
 
 	wconn *sql.Conn // the writer's own connection (writeConn)
 	// seqs is what the writer knows of each run it wrote (its last seq),
-	// kept between transactions while dataVersion says no other connection
-	// has written since.
+	// kept between transactions while dataVersion (or the WAL index's change
+	// counter, ownChange) says no other connection has written since.
 	seqs        map[string]*runSeq
 	dataVersion int64
+	ownChange   ownChange
 	// boards holds, per run, the blackboard as last read (see Blackboard);
 	// a run's is dropped when a commit of this handle writes its board.
 	boards map[string]cachedBoard

@@ -26,39 +26,63 @@ const walIndexVersion = 3007000
 // cannot be read or a commit is writing it (the two copies differ). The
 // caller holds d.committing.
 func (d *DB) walChange() (change uint32, ok bool) {
+	hdr, ok := d.walHeader()
+	return binary.NativeEndian.Uint32(hdr[8:12]), ok
+}
+
+// walHeader returns the WAL index's header (one copy: the change counter,
+// the WAL's last frame, the database size, salts and checksums); ok as for
+// walChange.
+func (d *DB) walHeader() (hdr [walIndexHeader / 2]byte, ok bool) {
 	if !d.walIndexOpened {
 		d.walIndexOpened = true
 		d.walIndex = openWalIndex(d.path + "-shm")
 	}
 	if d.walIndex == nil {
-		return 0, false
+		return hdr, false
 	}
 	var b [walIndexHeader]byte
 	if !d.walIndex.read(b[:]) {
-		return 0, false
+		return hdr, false
 	}
-	hdr := b[:48]
-	if !bytes.Equal(hdr, b[48:]) || hdr[12] == 0 || binary.NativeEndian.Uint32(hdr) != walIndexVersion {
-		return 0, false // being written, not initialized, or not a header this code knows
+	copy(hdr[:], b[:48])
+	if !bytes.Equal(b[:48], b[48:]) || hdr[12] == 0 || binary.NativeEndian.Uint32(hdr[:]) != walIndexVersion {
+		return hdr, false // being written, not initialized, or not a header this code knows
 	}
-	return binary.NativeEndian.Uint32(hdr[8:12]), true
+	return hdr, true
 }
 
-// boardsAfterCommit carries the boards in memory over this handle's commit:
-// they stay fresh if the change counter moved by exactly that commit (one if
-// it wrote a row, none if not) from where it was when the transaction began
-// (before; the write lock kept everyone else out until COMMIT). Any other
-// move means another commit came between: they are read again.
-func (d *DB) boardsAfterCommit(before uint32, beforeOK, wrote bool) {
-	if len(d.boards) == 0 {
+// ownChange is the WAL index's header as this handle's last commit left it
+// (known: read after it, its change counter moved by exactly that commit):
+// while the header is still that, byte for byte, at the next BEGIN, nobody
+// else has committed between. The whole header, not the counter alone: a
+// header SQLite rebuilt (recovery after a writer died in the middle of
+// writing it) could come back to the same count, never to the same frames,
+// salts and checksums with other data.
+type ownChange struct {
+	hdr   [walIndexHeader / 2]byte
+	known bool
+}
+
+// afterCommit reads the change counter after this handle's commit: the
+// commit's own move is carried over (ownChange, and the boards in memory
+// stay fresh) if the counter moved by exactly that commit (one if it wrote
+// a row, none if not) from where it was when the transaction began (before;
+// the write lock kept everyone else out until COMMIT). Any other move means
+// another commit came between: what was read is read again.
+func (d *DB) afterCommit(before uint32, beforeOK, wrote bool) {
+	if len(d.boards) == 0 { // the -shm is not read (tryCommit)
+		d.ownChange.known = false
 		return
 	}
-	after, afterOK := d.walChange()
+	hdr, afterOK := d.walHeader()
+	after := binary.NativeEndian.Uint32(hdr[8:12])
 	want := before
 	if wrote {
 		want++
 	}
 	carried := beforeOK && afterOK && after == want
+	d.ownChange = ownChange{hdr: hdr, known: carried}
 	for id, c := range d.boards {
 		if c.fresh = c.fresh && carried && c.change == before; c.fresh {
 			c.change = after

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -93,6 +94,7 @@ type writerStats struct {
 	sent         atomic.Int64 // requests handed to the writer, queued or committed directly
 	transactions atomic.Int64
 	requests     atomic.Int64
+	versionReads atomic.Int64 // transactions that asked PRAGMA data_version (knownRuns)
 }
 
 // send queues r. It blocks while the queue is full; a caller with a context
@@ -409,12 +411,19 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 		}
 		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
 	}
-	var change uint32
+	// The WAL index's header under the write lock: whether anyone else has
+	// committed since this handle's last commit (knownRuns), and what the
+	// boards in memory are carried over the commit from. Only a handle that
+	// keeps boards reads it: the -shm is opened by the first board read, and
+	// no other handle opens it (see walindex.go: closing it drops SQLite's
+	// locks on the file).
+	var hdr [walIndexHeader / 2]byte
 	var changeOK bool
-	if len(d.boards) > 0 { // boards in memory are carried over the commit (walindex.go)
-		change, changeOK = d.walChange()
+	if len(d.boards) > 0 {
+		hdr, changeOK = d.walHeader()
 	}
-	if err := t.knownRuns(); err != nil {
+	change := binary.NativeEndian.Uint32(hdr[8:12])
+	if err := t.knownRuns(hdr, changeOK); err != nil {
 		d.rollback(conn)
 		return -1, fmt.Errorf("starting a write to %s: %w", d.path, err)
 	}
@@ -433,7 +442,7 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 		return -1, fmt.Errorf("committing to %s: %w", d.path, err)
 	}
 	t.commitLeases()
-	d.boardsAfterCommit(change, changeOK, t.wrote)
+	d.afterCommit(change, changeOK, t.wrote)
 	d.stats.transactions.Add(1)
 	d.stats.requests.Add(int64(len(batch)))
 	return -1, nil
@@ -549,9 +558,17 @@ func (t *txn) stmt(query string) (*sql.Stmt, error) { return t.d.prepared(t.ctx,
 // last commit, unless another connection has written since: its PRAGMA
 // data_version, read under the write lock, changes exactly then. So the
 // usual transaction reads no run's last seq, and a run another process
-// appended to is read again.
-func (t *txn) knownRuns() error {
+// appended to is read again. When the WAL index's header (hdr, read under
+// the write lock) is where this handle's last commit left it, nobody else
+// has committed since (walindex.go, ownChange): data_version is what it
+// was, and the statement is not run (one of a chained cue's few per commit).
+func (t *txn) knownRuns(hdr [walIndexHeader / 2]byte, hdrOK bool) error {
 	d := t.d
+	if hdrOK && d.seqs != nil && d.ownChange.known && hdr == d.ownChange.hdr {
+		t.dataVersion, t.runs = d.dataVersion, d.seqs
+		return nil
+	}
+	d.stats.versionReads.Add(1)
 	var v int64
 	if err := t.queryRow("PRAGMA data_version").Scan(&v); err != nil {
 		return err
@@ -569,6 +586,7 @@ func (t *txn) knownRuns() error {
 // knew of the runs went with the transaction's changes.
 func (d *DB) rollback(conn *sql.Conn) {
 	d.seqs = nil
+	d.ownChange.known = false
 	clear(d.boards)
 	d.leaseVersion = -1 // a new connection counts data_version anew
 	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
