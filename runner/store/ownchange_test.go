@@ -60,13 +60,14 @@ func TestCommitsWithoutOthersSkipDataVersion(t *testing.T) {
 }
 
 // TestCommitsWithoutBoardsLeaveTheIndexFileAlone: a handle that keeps no
-// board never opens the -shm itself: closing such a descriptor drops every
-// POSIX lock the process holds on the file, SQLite's included.
+// board never opens the -shm itself: it has no need of it (and a descriptor
+// of it must outlive every SQLite connection of the process to the file,
+// walindex_unix.go).
 func TestCommitsWithoutBoardsLeaveTheIndexFileAlone(t *testing.T) {
 	d, _ := openTest(t)
 	startRun(t, d, "r1", "a")
 	appendOK(t, d, record.Event{RunID: "r1", Type: record.EvNote, Reason: "one"})
-	if d.walIndexOpened {
+	if d.walIndex.opened() {
 		t.Error("the -shm was opened by a handle that keeps no board")
 	}
 }

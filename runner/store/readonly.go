@@ -71,7 +71,9 @@ func openReadOnly(path string) (*DB, error) {
 	if err != nil {
 		return nil, plain(err, path)
 	}
-	return &DB{path: path, sql: db, readOnly: true}, nil
+	// Its connections hold locks on the -shm file as well: the process's
+	// descriptor of it stays open while this handle is (walindex_unix.go).
+	return &DB{path: path, sql: db, readOnly: true, writing: writing{walIndex: useWalIndex(abs + "-shm")}}, nil
 }
 
 // rollBackHotJournal opens the file for writing just long enough for
@@ -158,6 +160,7 @@ func (d *DB) closeReadOnly() error {
 		if cerr := d.sql.Close(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
+		d.walIndex.close() // after the connections: see walindex_unix.go
 		if err != nil {
 			d.closeErr = fmt.Errorf("closing run database %s: %w", d.path, err)
 		}

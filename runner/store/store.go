@@ -149,9 +149,9 @@ type writing struct {
 	// a run's is dropped when a commit of this handle writes its board.
 	boards map[string]cachedBoard
 	// walIndex is the -shm file, for the change counter that tells whether
-	// another connection has committed (walindex.go); opened on first use.
-	walIndex       *walIndexFile
-	walIndexOpened bool
+	// another connection has committed (walindex.go); opened on first use,
+	// shared by the process's handles on the database.
+	walIndex *walIndexFile
 	// leases are the runs this handle owns, fenced in every write (see
 	// lease.go); leaseVersion is the data_version they were last checked at.
 	leases       map[string]*lease
@@ -216,6 +216,7 @@ func open(path string, opts Options) (*DB, error) {
 		faults:  faults{lockTimeout: lockTimeout, abandoned: make(chan struct{}), file: file},
 		writing: writing{leaseVersion: -1},
 	}
+	d.walIndex = useWalIndex(abs + "-shm")
 	d.hadHeader.Store(file.Size() >= headerSize)
 	go d.writer()
 	go d.checkpointer()
@@ -301,13 +302,13 @@ func (d *DB) Close() error {
 		for _, st := range d.stmts {
 			st.Close()
 		}
-		d.walIndex.close()
 		if d.wconn != nil {
 			d.wconn.Close()
 		}
 		if cerr := d.sql.Close(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
+		d.walIndex.close() // after the connections: see walindex_unix.go
 		if err != nil {
 			d.closeErr = fmt.Errorf("closing run database %s: %w", d.path, err)
 		}

@@ -34,13 +34,6 @@ func (d *DB) walChange() (change uint32, ok bool) {
 // the WAL's last frame, the database size, salts and checksums); ok as for
 // walChange.
 func (d *DB) walHeader() (hdr [walIndexHeader / 2]byte, ok bool) {
-	if !d.walIndexOpened {
-		d.walIndexOpened = true
-		d.walIndex = openWalIndex(d.path + "-shm")
-	}
-	if d.walIndex == nil {
-		return hdr, false
-	}
 	var b [walIndexHeader]byte
 	if !d.walIndex.read(b[:]) {
 		return hdr, false

@@ -4,8 +4,10 @@ package store
 // are refused there anyway).
 type walIndexFile struct{}
 
-func openWalIndex(string) *walIndexFile { return nil }
+func useWalIndex(string) *walIndexFile { return nil }
 
 func (*walIndexFile) read([]byte) bool { return false }
 
 func (*walIndexFile) close() {}
+
+func (*walIndexFile) opened() bool { return false }
