@@ -193,23 +193,16 @@ func (a *attemptRun) run(ctx context.Context) {
 	} else {
 		a.r.endTask(a.node, how)
 	}
-	logged := func() {
-		for _, p := range a.procs {
-			p.WaitOutput()
-		}
-		a.CloseLog()
+	// What the attempt printed is logged before its end is reported: a
+	// failure is shown with its last lines, read from the store, and a cue
+	// that starts after this one ended logs after it (orch logs and orch
+	// events keep a chain's lines in the order they were written). Its
+	// processes are gone and swept, so nothing can hold the output open.
+	for _, p := range a.procs {
+		p.WaitOutput()
 	}
-	if how == "failed" {
-		// A failure is shown with the last lines its attempt printed, read
-		// from the store: they are logged before the failure is recorded.
-		logged()
-		a.reports <- ended
-		return
-	}
+	a.CloseLog()
 	a.reports <- ended
-	// Otherwise the end is reported as soon as the process is gone; the
-	// run ends only once what it printed is logged.
-	logged()
 }
 
 func (a *attemptRun) phases(d driver.Driver) (map[string]any, *attempt.Failure) {
