@@ -3,8 +3,11 @@
 package runner
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orch-cli/orch/runner/record"
 )
@@ -43,6 +46,60 @@ func TestPlainChainAsksTheLoopNothing(t *testing.T) {
 	for cue, how := range map[string]string{"A": "completed", "B": "completed", "C": "failed"} {
 		if !strings.Contains(ended[cue], "ended (task "+cue+" "+how+")") {
 			t.Errorf("task %s: %q, want it ended %s", cue, ended[cue], how)
+		}
+	}
+}
+
+// TestRunDoesNotWaitForItsObserver: the display of a run's events (a
+// terminal, a CI log: Options.Observe) is not on the run's path. While the
+// observer is stuck on the first event, the whole chain runs; then it sees
+// every event once, in seq order, before Run returns.
+func TestRunDoesNotWaitForItsObserver(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "C.ran")
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + `  cues:
+    - {id: A, agents: [ok]}
+    - {id: B, agents: [ok], dependencies: [A]}
+    - {id: C, agents: [last], dependencies: [B]}
+`,
+		"agents.yaml": "agent: {id: ok, command: [\"true\"]}\n---\nagent: {id: last, command: [touch, " + marker + "]}\n",
+	})
+	release := make(chan struct{})
+	var seen []record.Event
+	observe := func(e record.Event) {
+		if len(seen) == 0 {
+			<-release
+		}
+		seen = append(seen, e)
+	}
+	ran := make(chan struct{})
+	go func() { // the last cue's process ran while the observer was stuck
+		defer close(release)
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(marker); err == nil {
+				close(ran)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, func(o *Options) { o.Observe = observe })
+	select {
+	case <-ran:
+	default:
+		t.Fatal("cue C did not run while the observer was showing the first event: the run waited for its display")
+	}
+	if res.State != record.RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	if len(seen) == 0 || len(seen) != len(rec.events) {
+		t.Fatalf("observed %d events, the run committed %d", len(seen), len(rec.events))
+	}
+	for i, e := range seen {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d observed has seq %d: want every event once, in seq order", i, e.Seq)
 		}
 	}
 }
