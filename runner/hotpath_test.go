@@ -3,9 +3,11 @@
 package runner
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,5 +103,41 @@ func TestRunDoesNotWaitForItsObserver(t *testing.T) {
 		if e.Seq != int64(i+1) {
 			t.Fatalf("event %d observed has seq %d: want every event once, in seq order", i, e.Seq)
 		}
+	}
+}
+
+// TestPromptComesAfterItsEvents: the observer shows what it is handed a
+// little later, but a person is asked for a manual cue's GO only once the
+// display shows the cue standing by (a prompt under a display that still
+// says "warning" is wrong).
+func TestPromptComesAfterItsEvents(t *testing.T) {
+	p, _ := project(t, map[string]string{
+		"cuelist.yaml": agentsHead + "  cues:\n    - {id: A, agents: [ok]}\n    - {id: DEPLOY, agents: [ok], dependencies: [A], go: manual}\n",
+		"agents.yaml":  "agent: {id: ok, command: [\"true\"]}\n",
+	})
+	var mu sync.Mutex
+	var shown []string
+	var atPrompt []string
+	rec := newMemRecorder()
+	res := runPlan(t, p, rec, func(o *Options) {
+		o.Observe = func(e record.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			if e.Type == record.EvCueState {
+				shown = append(shown, e.Cue+" "+e.State)
+			}
+		}
+		o.Approve = func(_ context.Context, cue string, _ []string) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			atPrompt = append([]string(nil), shown...)
+			return true
+		}
+	})
+	if res.State != record.RunCompleted {
+		t.Fatalf("run %s: %s", res.State, res.Reason)
+	}
+	if len(atPrompt) == 0 || atPrompt[len(atPrompt)-1] != "DEPLOY standby" {
+		t.Errorf("at the GO prompt the display showed %q, want DEPLOY standby last", atPrompt)
 	}
 }

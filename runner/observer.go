@@ -18,20 +18,23 @@ const observeLag = 10 * time.Millisecond
 // recording.commit). A commit only hands its events over, so neither the
 // loop nor a GO waits for lines written to a terminal or a CI log (a
 // paused terminal, a full pipe), and a GO'd attempt does not wait for the
-// loop to finish the display before it gets a processor. close shows what
-// is still queued: every event is shown before Run returns.
+// loop to finish the display before it gets a processor. sync shows what
+// is queued at once (a prompt comes after what led to it), close too:
+// every event is shown before Run returns.
 type observer struct {
 	show    func(record.Event)
-	wake    chan struct{} // events were handed over since the goroutine last looked
-	closing chan struct{} // closed by close: show what is queued and end
-	done    chan struct{} // the goroutine is over
+	wake    chan struct{}      // events were handed over since the goroutine last looked
+	syncs   chan chan struct{} // sync's requests: closed once what was queued is shown
+	closing chan struct{}      // closed by close: show what is queued and end
+	done    chan struct{}      // the goroutine is over
 
 	mu    sync.Mutex
 	queue []record.Event
 }
 
 func newObserver(show func(record.Event)) *observer {
-	o := &observer{show: show, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
+	o := &observer{show: show, wake: make(chan struct{}, 1), syncs: make(chan chan struct{}),
+		closing: make(chan struct{}), done: make(chan struct{})}
 	go o.run()
 	return o
 }
@@ -50,24 +53,45 @@ func (o *observer) add(events ...record.Event) {
 func (o *observer) run() {
 	defer close(o.done)
 	for {
+		var synced chan struct{}
 		select {
 		case <-o.wake:
-			o.gather()
-			o.showQueued()
+			synced = o.gather()
+		case synced = <-o.syncs:
+		case <-o.closing:
+		}
+		o.showQueued()
+		if synced != nil {
+			close(synced)
+		}
+		select {
 		case <-o.closing:
 			o.showQueued()
 			return
+		default:
 		}
 	}
 }
 
-// gather waits observeLag for more events, or for close.
-func (o *observer) gather() {
+// gather waits observeLag for more events, or less for sync or close.
+func (o *observer) gather() (synced chan struct{}) {
 	t := time.NewTimer(observeLag)
 	defer t.Stop()
 	select {
 	case <-t.C:
+	case synced = <-o.syncs:
 	case <-o.closing:
+	}
+	return synced
+}
+
+// sync returns once every event handed over before it has been shown.
+func (o *observer) sync() {
+	synced := make(chan struct{})
+	select {
+	case o.syncs <- synced:
+		<-synced
+	case <-o.done:
 	}
 }
 

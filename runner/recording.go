@@ -120,6 +120,15 @@ func (r *recording) commitShown(ctx context.Context, events []record.Event) erro
 	return nil
 }
 
+// shown returns once the observer has shown every event committed so far:
+// a prompt to a person comes after the lines of what led to it. Never on
+// the loop, which does not wait for the display.
+func (r *recording) shown() {
+	if r.observer != nil {
+		r.observer.sync()
+	}
+}
+
 // writeBoard stores blackboard writes and shows their events, in order with
 // the run's other events (see commit).
 func (r *recording) writeBoard(ctx context.Context, puts []record.BlackboardPut) ([]record.BlackboardWritten, error) {
