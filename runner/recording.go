@@ -94,7 +94,7 @@ func (r *recording) publish(ctx context.Context, events ...record.Event) error {
 // attempt waits behind.
 func (r *recording) commit(ctx context.Context, events []record.Event, act func()) error {
 	if len(events) > 0 {
-		if err := r.commitShown(ctx, events); err != nil {
+		if err := r.appendHandingOver(ctx, events); err != nil {
 			return err
 		}
 	}
@@ -104,7 +104,9 @@ func (r *recording) commit(ctx context.Context, events []record.Event, act func(
 	return nil
 }
 
-func (r *recording) commitShown(ctx context.Context, events []record.Event) error {
+// appendHandingOver records events and hands them to the observer, under
+// the observer's lock.
+func (r *recording) appendHandingOver(ctx context.Context, events []record.Event) error {
 	if r.observer != nil {
 		r.observeMu.Lock()
 		defer r.observeMu.Unlock()
