@@ -302,61 +302,6 @@ type insertKey struct {
 	cols, n        int
 }
 
-// cueUpdate gathers what one request changes of one cue, written as one
-// UPDATE: a cue that goes WARNING, STANDBY and GO in one decision costs one
-// statement, not three.
-type cueUpdate struct {
-	ev       *record.Event // the first event that touched the cue, for errors
-	state    any           // new state, or nil
-	reason   any
-	phase    [3]any // warning_at, standby_at, go_at
-	setEnded bool
-	ended    any
-	outputs  any
-	attempts int
-	approved any // 1 when a person said GO, 0 to forget an earlier GO (interrupted), nil: unchanged
-}
-
-func (t *txn) cue(ev *record.Event) *cueUpdate {
-	key := [2]string{ev.RunID, ev.Cue}
-	if u := t.cues[key]; u != nil {
-		return u
-	}
-	if t.cues == nil {
-		t.cues = map[[2]string]*cueUpdate{}
-	}
-	u := &cueUpdate{ev: ev}
-	t.cues[key] = u
-	t.cueOrder = append(t.cueOrder, key)
-	return u
-}
-
-// flushCues writes the gathered cue updates; one that matches no cue means
-// an event named a cue the run does not have. (One UPDATE ... FROM VALUES
-// for all of them measured slower: SQLite materializes the join.)
-func (t *txn) flushCues() error {
-	for _, key := range t.cueOrder {
-		u := t.cues[key]
-		res, err := t.exec(`UPDATE cues SET state = coalesce(?1, state),
-				reason = CASE WHEN ?1 IS NULL THEN reason ELSE ?2 END,
-				warning_at = coalesce(?3, warning_at), standby_at = coalesce(?4, standby_at), go_at = coalesce(?5, go_at),
-				ended_at = CASE WHEN ?6 THEN ?7 ELSE ended_at END,
-				outputs = coalesce(?8, outputs), attempts = max(attempts, ?9), approved = coalesce(?10, approved)
-			WHERE run_id = ?11 AND cue_id = ?12`,
-			u.state, u.reason, u.phase[0], u.phase[1], u.phase[2], u.setEnded, u.ended,
-			u.outputs, u.attempts, u.approved, key[0], key[1])
-		if err == nil && rowsAffected(res) == 0 {
-			err = fmt.Errorf("run %s has no cue %q", u.ev.RunID, u.ev.Cue)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	clear(t.cues)
-	t.cueOrder = t.cueOrder[:0]
-	return nil
-}
-
 // flushRequest writes what a request gathered.
 func (t *txn) flushRequest() error {
 	if err := t.flushCues(); err != nil {
