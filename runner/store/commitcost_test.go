@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -29,8 +30,9 @@ func chainedDecision(runID, prev, next, after string, sec int) []record.Event {
 // TestChainedDecisionBindsWhatChanges: a chained cue's commit binds the
 // values it writes and no more. Every value costs database/sql a conversion
 // and the driver a bind (a C copy of each text): the cue UPDATEs bound all
-// twelve of their parameters, most of them NULL for "unchanged", and the
-// decision's commit bound 115 values.
+// twelve of their parameters, most of them NULL for "unchanged", the events
+// INSERT the run id once per row, and the decision's commit bound 115
+// values.
 func TestChainedDecisionBindsWhatChanges(t *testing.T) {
 	d, _ := openTest(t)
 	appendOK(t, d, startedEvent(t, "r1", t0, "a", "b", "c"),
@@ -44,12 +46,12 @@ func TestChainedDecisionBindsWhatChanges(t *testing.T) {
 	before := d.stats.values.Load()
 	appendOK(t, d, chainedDecision("r1", "a", "b", "c", 10)...)
 	const (
-		attemptEnded   = 7 + 4  // state, reason, class, exit code, pid, outputs, ended; its key
-		cueCompleted   = 4 + 2  // state, reason, ended, outputs; the key
-		cueStandbyGo   = 5 + 2  // state, reason, standby, go, ended (cleared); the key
-		cueWarning     = 5 + 2  // state, reason, warning, ended (cleared), attempts; the key
-		attemptStarted = 7 + 1  // its row; the state it may take over (paused)
-		events         = 6 * 10 // six rows of ten columns
+		attemptEnded   = 7 + 4   // state, reason, class, exit code, pid, outputs, ended; its key
+		cueCompleted   = 4 + 2   // state, reason, ended, outputs; the key
+		cueStandbyGo   = 5 + 2   // state, reason, standby, go, ended (cleared); the key
+		cueWarning     = 5 + 2   // state, reason, warning, ended (cleared), attempts; the key
+		attemptStarted = 7 + 1   // its row; the state it may take over (paused)
+		events         = 1 + 6*9 // the run once, then six rows of nine more columns
 		want           = attemptEnded + cueCompleted + cueStandbyGo + cueWarning + attemptStarted + events
 	)
 	if got := d.stats.values.Load() - before; got != want {
@@ -124,5 +126,39 @@ func TestCueUpdateKeepsWhatItDoesNotChange(t *testing.T) {
 	err = d.Append(context.Background(), record.Event{RunID: "r1", Type: record.EvManualGo, Cue: "nope"})
 	if err == nil || !strings.Contains(err.Error(), `run r1 has no cue "nope"`) {
 		t.Errorf("GO of an unknown cue: %v", err)
+	}
+}
+
+// TestEventsOfSeveralRunsInOneRequest: the events INSERT binds its run once,
+// so a request's events go in one statement per run in a row (and per
+// maxRowsPerInsert rows): each keeps its run, its seq and its columns.
+func TestEventsOfSeveralRunsInOneRequest(t *testing.T) {
+	d, _ := openTest(t)
+	startRun(t, d, "r1", "a")
+	startRun(t, d, "r2", "a")
+	var events []record.Event
+	for i := range maxRowsPerInsert + 3 {
+		events = append(events, record.Event{RunID: "r1", At: at(i), Type: "note", Cue: "a", Reason: fmt.Sprint("r1 ", i)})
+	}
+	events = append(events,
+		record.Event{RunID: "r2", At: at(100), Type: "note", Agent: "x", Reason: "r2 0"},
+		record.Event{RunID: "r1", At: at(101), Type: "note", Reason: "r1 last"},
+		record.Event{RunID: "r2", At: at(102), Type: "note", Attempt: 2, Reason: "r2 1"})
+	appendOK(t, d, events...)
+	for _, run := range []string{"r1", "r2"} {
+		got, err := d.Events(context.Background(), run, 1, 0) // after run/started
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []record.Event
+		for _, ev := range events {
+			if ev.RunID == run {
+				ev.Seq = int64(len(want) + 2)
+				want = append(want, ev)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("events of %s:\n%+v\nwant\n%+v", run, got, want)
+		}
 	}
 }
