@@ -48,9 +48,9 @@ var cueColumns = [...]string{
 }
 
 // columns returns which of cueColumns u sets (bit i: cueColumns[i]) and
-// appends their values to args. Each UPDATE sets only what changed: a
-// decision's commit binds and evaluates a third of the values it did when
-// every column was written with coalesce(?, column).
+// appends their values to args. Each UPDATE sets only what changed: the
+// three cue UPDATEs of a chained cue's decision bind 20 values, not the 36
+// they bound when every column was written as coalesce(?, column).
 func (u *cueUpdate) columns(args []any) (uint8, []any) {
 	var set uint8
 	add := func(bit int, values ...any) {
