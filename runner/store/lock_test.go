@@ -149,7 +149,7 @@ func TestFileGoneNoticed(t *testing.T) {
 func TestFileTruncated(t *testing.T) {
 	d, path := openLockTest(t, time.Minute)
 	startRun(t, d, "r1", "A")
-	d.checkpoint() // the header is in the file now
+	d.checkpoint(d.sql) // the header is in the file now
 	if err := d.checkFile(); err != nil {
 		t.Fatal(err)
 	}

@@ -293,7 +293,11 @@ func (d *DB) Close() error {
 		<-d.checkpointDone
 		_ = d.checkFile()
 		if d.stats.transactions.Load() > 0 && d.faulted() == nil && !d.isAbandoned() {
-			d.checkpoint() // leave a short WAL behind
+			var q readConn = d.sql
+			if d.wconn != nil {
+				q = d.wconn
+			}
+			d.checkpoint(q) // leave a short WAL behind
 		}
 		err := d.takeLogErr()
 		if ferr := d.faulted(); ferr != nil && !errors.Is(err, ferr) {
