@@ -191,10 +191,8 @@ func open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(abs, syncMode, lockTimeout))
-	if err != nil {
-		return nil, err
-	}
+	connector := &checkedConnector{dsn: dsn(abs, syncMode, lockTimeout)}
+	db := sql.OpenDB(connector)
 	// Readers run beside the writer (WAL lets them); a few connections are
 	// enough for the CLI and the runner.
 	db.SetMaxOpenConns(4)
@@ -218,6 +216,7 @@ func open(path string, opts Options) (*DB, error) {
 	}
 	d.walIndex = useWalIndex(abs + "-shm")
 	d.hadHeader.Store(file.Size() >= headerSize)
+	connector.handle.Store(d)
 	go d.writer()
 	go d.checkpointer()
 	return d, nil
