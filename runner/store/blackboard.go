@@ -247,9 +247,10 @@ func (t *txn) insertBB(prefix, suffix, runID string, at int64, rows []bbRow) err
 				break
 			}
 		}
-		args := make([]any, 0, n*6)
+		args := make([]any, 0, 1+n*5)
+		args = append(args, runID) // bound once: see insertRowsSQL
 		for _, b := range rows[:n] {
-			args = append(args, runID, b.key, b.version, b.value, b.author, at)
+			args = append(args, b.key, b.version, b.value, b.author, at)
 		}
 		if _, err := t.exec(t.d.insertRowsSQL(prefix, suffix, 6, n), args...); err != nil {
 			return err

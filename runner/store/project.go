@@ -243,26 +243,24 @@ func (t *txn) insertEvent(rec *prepared) error {
 // at most this many statements are ever compiled per table.
 const maxRowsPerInsert = 32
 
-// flushRows writes the request's events.
+// flushRows writes the request's events: the rows of one run (usually all
+// of them) in as few multi-row INSERTs as maxRowsPerInsert allows.
 func (t *txn) flushRows() error {
-	err := t.insertRows(t.rows, insertEventsPrefix, 10, func(args []any, rec *prepared) []any {
-		ev := &rec.ev
-		return append(args, ev.RunID, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, rec.data)
-	})
-	t.rows = t.rows[:0]
-	return err
-}
-
-// insertRows writes rows with as few multi-row INSERTs as maxRowsPerInsert
-// allows; values appends one row's cols values to args.
-func (t *txn) insertRows(rows []*prepared, prefix string, cols int, values func(args []any, rec *prepared) []any) error {
+	rows := t.rows
+	defer func() { t.rows = t.rows[:0] }()
 	for len(rows) > 0 {
-		n := min(len(rows), maxRowsPerInsert)
-		args := make([]any, 0, n*cols)
-		for _, rec := range rows[:n] {
-			args = values(args, rec)
+		runID := rows[0].ev.RunID
+		n := 1
+		for n < min(len(rows), maxRowsPerInsert) && rows[n].ev.RunID == runID {
+			n++
 		}
-		if _, err := t.exec(t.d.insertRowsSQL(prefix, "", cols, n), args...); err != nil {
+		args := make([]any, 0, 1+n*9)
+		args = append(args, runID) // bound once: see insertRowsSQL
+		for _, rec := range rows[:n] {
+			ev := &rec.ev
+			args = append(args, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, rec.data)
+		}
+		if _, err := t.exec(t.d.insertRowsSQL(insertEventsPrefix, "", 10, n), args...); err != nil {
 			return err
 		}
 		rows = rows[n:]
@@ -273,8 +271,13 @@ func (t *txn) insertRows(rows []*prepared, prefix string, cols int, values func(
 const insertEventsPrefix = "INSERT INTO events (run_id, seq, at, type, cue_id, agent_id, attempt, state, reason, data) VALUES "
 
 // insertRowsSQL is prefix, n rows of cols placeholders, then suffix. The
-// texts are kept, as they are the keys of the prepared statements and are
-// asked for on every flush; only the holder of d.committing uses the cache.
+// first column is the run, the same in every row: each row names it ?1, so
+// its value is bound once per statement, not once per row (every value
+// bound costs a conversion and, for a text, a copy). The arguments are the
+// run, then each row's other cols-1 values: SQLite numbers each plain ?
+// after the highest number before it. The texts are kept, as they are the
+// keys of the prepared statements and are asked for on every flush; only
+// the holder of d.committing uses the cache.
 func (d *DB) insertRowsSQL(prefix, suffix string, cols, n int) string {
 	k := insertKey{prefix, suffix, cols, n}
 	if q, ok := d.insertSQL[k]; ok {
@@ -285,7 +288,7 @@ func (d *DB) insertRowsSQL(prefix, suffix string, cols, n int) string {
 	}
 	var b strings.Builder
 	b.WriteString(prefix)
-	row := "(" + strings.Repeat("?, ", cols-1) + "?)"
+	row := "(?1" + strings.Repeat(", ?", cols-1) + ")"
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteString(", ")
@@ -300,61 +303,6 @@ func (d *DB) insertRowsSQL(prefix, suffix string, cols, n int) string {
 type insertKey struct {
 	prefix, suffix string
 	cols, n        int
-}
-
-// cueUpdate gathers what one request changes of one cue, written as one
-// UPDATE: a cue that goes WARNING, STANDBY and GO in one decision costs one
-// statement, not three.
-type cueUpdate struct {
-	ev       *record.Event // the first event that touched the cue, for errors
-	state    any           // new state, or nil
-	reason   any
-	phase    [3]any // warning_at, standby_at, go_at
-	setEnded bool
-	ended    any
-	outputs  any
-	attempts int
-	approved any // 1 when a person said GO, 0 to forget an earlier GO (interrupted), nil: unchanged
-}
-
-func (t *txn) cue(ev *record.Event) *cueUpdate {
-	key := [2]string{ev.RunID, ev.Cue}
-	if u := t.cues[key]; u != nil {
-		return u
-	}
-	if t.cues == nil {
-		t.cues = map[[2]string]*cueUpdate{}
-	}
-	u := &cueUpdate{ev: ev}
-	t.cues[key] = u
-	t.cueOrder = append(t.cueOrder, key)
-	return u
-}
-
-// flushCues writes the gathered cue updates; one that matches no cue means
-// an event named a cue the run does not have. (One UPDATE ... FROM VALUES
-// for all of them measured slower: SQLite materializes the join.)
-func (t *txn) flushCues() error {
-	for _, key := range t.cueOrder {
-		u := t.cues[key]
-		res, err := t.exec(`UPDATE cues SET state = coalesce(?1, state),
-				reason = CASE WHEN ?1 IS NULL THEN reason ELSE ?2 END,
-				warning_at = coalesce(?3, warning_at), standby_at = coalesce(?4, standby_at), go_at = coalesce(?5, go_at),
-				ended_at = CASE WHEN ?6 THEN ?7 ELSE ended_at END,
-				outputs = coalesce(?8, outputs), attempts = max(attempts, ?9), approved = coalesce(?10, approved)
-			WHERE run_id = ?11 AND cue_id = ?12`,
-			u.state, u.reason, u.phase[0], u.phase[1], u.phase[2], u.setEnded, u.ended,
-			u.outputs, u.attempts, u.approved, key[0], key[1])
-		if err == nil && rowsAffected(res) == 0 {
-			err = fmt.Errorf("run %s has no cue %q", u.ev.RunID, u.ev.Cue)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	clear(t.cues)
-	t.cueOrder = t.cueOrder[:0]
-	return nil
 }
 
 // flushRequest writes what a request gathered.
@@ -378,14 +326,15 @@ func (t *txn) projectRunStarted(rec *prepared) error {
 	if d.OwnerToken != "" {
 		t.holds(ev.RunID, d.OwnerToken)
 	}
-	// The cues go in as multi-row INSERTs, as events do (insertRows): a
+	// The cues go in as multi-row INSERTs, as events do (flushRows): a
 	// 1,000-cue run's start costs 32 statements, not 1,000.
 	const cols = 7
 	for first := 0; first < len(d.Cues); first += maxRowsPerInsert {
 		n := min(len(d.Cues)-first, maxRowsPerInsert)
-		args := make([]any, 0, n*cols)
+		args := make([]any, 0, 1+n*(cols-1))
+		args = append(args, ev.RunID)
 		for i := first; i < first+n; i++ {
-			args = append(args, ev.RunID, d.Cues[i].ID, i, p.agents[i], p.after[i], d.Cues[i].Manual, record.CuePending)
+			args = append(args, d.Cues[i].ID, i, p.agents[i], p.after[i], d.Cues[i].Manual, record.CuePending)
 		}
 		if _, err := t.exec(t.d.insertRowsSQL(insertCuesPrefix, "", cols, n), args...); err != nil {
 			return err

@@ -136,6 +136,7 @@ type writing struct {
 	unfinished, callers atomic.Int64
 	stmts               map[string]*sql.Stmt // prepared write statements
 	insertSQL           map[insertKey]string // the texts of multi-row INSERTs
+	cueSQL              map[uint8]string     // the texts of cue UPDATEs, by the columns they set
 	stats               writerStats
 
 	wconn *sql.Conn // the writer's own connection (writeConn)

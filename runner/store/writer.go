@@ -95,6 +95,7 @@ type writerStats struct {
 	transactions atomic.Int64
 	requests     atomic.Int64
 	versionReads atomic.Int64 // transactions that asked PRAGMA data_version (knownRuns)
+	values       atomic.Int64 // values bound to the writer's statements: each costs a conversion and a bind
 }
 
 // send queues r. It blocks while the queue is full; a caller with a context
@@ -534,6 +535,7 @@ func (t *txn) exec(query string, args ...any) (sql.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.d.stats.values.Add(int64(len(args)))
 	res, err := st.ExecContext(t.ctx, args...)
 	if err == nil && !t.wrote && query != "BEGIN IMMEDIATE" && query != "COMMIT" {
 		// Only an INSERT, UPDATE or DELETE sets the count it reads.
