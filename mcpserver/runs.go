@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,50 +79,55 @@ type waitArgs struct {
 	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"how long to wait at most (default 60); then why is timeout"`
 }
 
-var runTools = []tool{
-	define("status", "Run status",
-		"A run's status as orch status RUN --output json (state, cues with their attempts, questions, escalations, conflicts, outputs); "+
-			"without run, {runs: [...]} the recent runs as orch status --output json lists them.",
-		reads, nil, statusTool),
-	define("events", "Run events",
-		"A run's recorded events after a sequence number, oldest first, at most 1000 ({events, more}); each as orch events --output json prints it. "+
-			"Call again with after set to the last seq to read on.",
-		reads, nil, eventsTool),
-	define("logs", "Agents' output",
-		"The output lines of a run's agents ({lines: [{seq, time, cue, agent, attempt, stream, line}], more}), as orch logs --output json; tail: only the last lines of each cue.",
-		reads, toolschema.Min("tail", 0), logsTool),
-	define("answer", "Answer a question",
-		"Answer a question an agent of the run asked the person (orch answer): the agent that asked goes on with it.",
-		answers, nil, answerTool),
-	define("go", "GO a cue",
-		"Give GO to a cue waiting for it (a manual cue, or one that is not idempotent after a resume): orch go. A paused run goes on in the background.",
-		acts, nil, goTool),
-	define("ack", "Acknowledge an escalation",
-		"Acknowledge an escalation of the run (orch ack).",
-		answers, nil, ackTool),
-	define("stop", "Stop a run or a cue",
-		"Stop the whole run, or one cue with the tasks it handed off (orch stop): their agents are killed.",
-		stops, nil, stopTool),
-	define("retry", "Retry a run",
-		"Run a failed, stopped or interrupted run's failed cues again under the same id, keeping what completed (orch retry), in the background.",
-		starts, nil, retryTool),
-	define("resume", "Resume a run",
-		"Continue an interrupted, paused or stopped run (orch resume) in the background: completed cues never run again.",
-		starts, nil, resumeTool),
-	define("blackboard_get", "Read the blackboard",
-		"A blackboard key of the run: {key, value, version, author, at} (orch bb get --output json).",
-		reads, nil, boardGetTool),
-	define("blackboard_set", "Write the blackboard",
-		"Write a new version of a blackboard key ({key, version}); with expected_version, only if the key is at that version.",
-		acts, nil, boardSetTool),
-	define("wait", "Wait for a run",
-		"Block until the run needs the person (a question: answer it; a cue waiting for GO: go) or ends (over, paused or interrupted), "+
-			"or timeout_seconds pass, with progress notifications meanwhile. Returns {run, why: question|go|end|timeout, state, inbox}: "+
-			"what of the run waits for the person.",
-		reads, toolschema.All(toolschema.Enum("until", control.WaitQuestion, control.WaitGo, control.WaitEnd), toolschema.Bounds("timeout_seconds", 1, 3600)), waitTool),
+func runTools() []tool {
+	return []tool{
+		define("status", "Run status",
+			"A run's status as orch status RUN --output json (state, cues with their attempts, questions, escalations, conflicts, outputs); "+
+				"without run, {runs: [...]} the recent runs as orch status --output json lists them.",
+			reads, nil, statusTool),
+		define("events", "Run events",
+			"A run's recorded events after a sequence number, oldest first, at most 1000 ({events, more}); each as orch events --output json prints it. "+
+				"Call again with after set to the last seq to read on.",
+			reads, nil, eventsTool),
+		define("logs", "Agents' output",
+			"The output lines of a run's agents ({lines: [{seq, time, cue, agent, attempt, stream, line}], more}), as orch logs --output json; tail: only the last lines of each cue.",
+			reads, toolschema.Min("tail", 0), logsTool),
+		define("answer", "Answer a question",
+			"Answer a question an agent of the run asked the person (orch answer): the agent that asked goes on with it.",
+			answers, nil, answerTool),
+		define("go", "GO a cue",
+			"Give GO to a cue waiting for it (a manual cue, or one that is not idempotent after a resume): orch go. A paused run goes on in the background.",
+			acts, nil, goTool),
+		define("ack", "Acknowledge an escalation",
+			"Acknowledge an escalation of the run (orch ack).",
+			answers, nil, ackTool),
+		define("stop", "Stop a run or a cue",
+			"Stop the whole run, or one cue with the tasks it handed off (orch stop): their agents are killed.",
+			stops, nil, stopTool),
+		define("retry", "Retry a run",
+			"Run a failed, stopped or interrupted run's failed cues again under the same id, keeping what completed (orch retry), in the background.",
+			starts, nil, retryTool),
+		define("resume", "Resume a run",
+			"Continue an interrupted, paused or stopped run (orch resume) in the background: completed cues never run again.",
+			starts, nil, resumeTool),
+		define("blackboard_get", "Read the blackboard",
+			"A blackboard key of the run: {key, value, version, author, at} (orch bb get --output json).",
+			reads, nil, boardGetTool),
+		define("blackboard_set", "Write the blackboard",
+			"Write a new version of a blackboard key ({key, version}); with expected_version, only if the key is at that version.",
+			acts, nil, boardSetTool),
+		define("wait", "Wait for a run",
+			"Block until the run needs the person (a question: answer it; a cue waiting for GO: go) or ends (over, paused or interrupted), "+
+				"or timeout_seconds pass, with progress notifications meanwhile. Returns {run, why: question|go|end|timeout, state, inbox}: "+
+				"what of the run waits for the person.",
+			reads, toolschema.All(toolschema.Enum("until", control.WaitQuestion, control.WaitGo, control.WaitEnd), toolschema.Bounds("timeout_seconds", 1, 3600)), waitTool),
+	}
 }
 
-var tools = append(append([]tool{}, specTools...), runTools...)
+// tools are the server's tools. Their input schemas are inferred at first
+// use (the first server made), not at package init: every orch command
+// links this package and most never serve MCP.
+var tools = sync.OnceValue(func() []tool { return append(specTools(), runTools()...) })
 
 func statusTool(ctx context.Context, s *Server, _ *mcp.CallToolRequest, in statusArgs) (any, error) {
 	if in.Run == "" {

@@ -88,7 +88,7 @@ func New(opts Options) (*Server, error) {
 			SubscribeHandler:   s.watch.subscribe,
 			UnsubscribeHandler: s.watch.unsubscribe,
 		})
-	for _, t := range tools {
+	for _, t := range tools() {
 		t.add(s)
 	}
 	s.addResources()

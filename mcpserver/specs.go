@@ -42,22 +42,24 @@ type runArgs struct {
 	Engine  string         `json:"engine,omitempty" jsonschema:"local (the default)"`
 }
 
-var specTools = []tool{
-	define("validate", "Validate specs",
-		"Check agent contracts, cuelists and handoff specs (YAML, the JSON Schemas, the rules across documents). "+
-			"Returns {valid, diagnostics: [{file, line, column, severity, code, path, message}]}, as orch validate --output json; fix the specs at those places and validate again.",
-		reads, nil, validateTool),
-	define("plan", "Plan a cuelist",
-		"Compile a cuelist into its DAG: cues, edges, waves, the critical path, conflicts and their arbitration, each agent's tools "+
-			"(orch plan --output json), and mermaid: the DAG as a Mermaid flowchart. Specs with errors are a tool error listing them.",
-		reads, nil, planTool),
-	define("schema", "JSON Schema of a spec kind",
-		"The JSON Schema (draft 2020-12) of one kind of orch document: agent, cuelist or message.",
-		reads, toolschema.Enum("kind", schemas.Kinds...), schemaTool),
-	define("run", "Start a run",
-		"Start a run of a cuelist in the background and return its id at once ({run, pid, log, message}). "+
-			"Follow it with wait, status, events and logs.",
-		starts, toolschema.Enum("engine", "local", "temporal"), runTool),
+func specTools() []tool {
+	return []tool{
+		define("validate", "Validate specs",
+			"Check agent contracts, cuelists and handoff specs (YAML, the JSON Schemas, the rules across documents). "+
+				"Returns {valid, diagnostics: [{file, line, column, severity, code, path, message}]}, as orch validate --output json; fix the specs at those places and validate again.",
+			reads, nil, validateTool),
+		define("plan", "Plan a cuelist",
+			"Compile a cuelist into its DAG: cues, edges, waves, the critical path, conflicts and their arbitration, each agent's tools "+
+				"(orch plan --output json), and mermaid: the DAG as a Mermaid flowchart. Specs with errors are a tool error listing them.",
+			reads, nil, planTool),
+		define("schema", "JSON Schema of a spec kind",
+			"The JSON Schema (draft 2020-12) of one kind of orch document: agent, cuelist or message.",
+			reads, toolschema.Enum("kind", schemas.Kinds...), schemaTool),
+		define("run", "Start a run",
+			"Start a run of a cuelist in the background and return its id at once ({run, pid, log, message}). "+
+				"Follow it with wait, status, events and logs.",
+			starts, toolschema.Enum("engine", "local", "temporal"), runTool),
+	}
 }
 
 func validateTool(_ context.Context, s *Server, _ *mcp.CallToolRequest, in validateArgs) (any, error) {

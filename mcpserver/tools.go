@@ -56,8 +56,8 @@ func define[In any](name, title, description string, ann *mcp.ToolAnnotations, f
 
 // Names lists the tools' names, in the order tools/list gives them.
 func Names() []string {
-	names := make([]string, len(tools))
-	for i, t := range tools {
+	names := make([]string, len(tools()))
+	for i, t := range tools() {
 		names[i] = t.def.Name
 	}
 	return names
@@ -65,7 +65,7 @@ func Names() []string {
 
 // Tool returns the tool named name (its schema and annotations), or nil.
 func Tool(name string) *mcp.Tool {
-	for _, t := range tools {
+	for _, t := range tools() {
 		if t.def.Name == name {
 			return t.def
 		}

@@ -111,7 +111,7 @@ func Decode(line []byte) (Message, error) {
 		return Message{}, decodeErr(KindInvalid, "message_type must be a string, got %s", describeRaw(envelope[0]))
 	}
 	typ := unquote(envelope[0])
-	info := registry[typ]
+	info := registry().byType[typ]
 	if info == nil {
 		return Message{}, unknownType(typ)
 	}
@@ -312,7 +312,7 @@ func unknownType(typ string) *DecodeError {
 	if typ == "" {
 		return decodeErr(KindUnknownType, "message_type is empty")
 	}
-	return decodeErr(KindUnknownType, "unknown message type %q%s", clip(typ, 64), didYouMean(typ, typeList))
+	return decodeErr(KindUnknownType, "unknown message type %q%s", clip(typ, 64), didYouMean(typ, registry().types))
 }
 
 func fieldNames(info *typeInfo) []string {

@@ -30,8 +30,8 @@ func TestDecodeEncodeSamples(t *testing.T) {
 			if m.Type != typ || m.Body == nil || m.Body.MessageType() != typ {
 				t.Fatalf("decoded type %q, body %T", m.Type, m.Body)
 			}
-			if reflect.TypeOf(m.Body) != registry[typ].typ {
-				t.Errorf("body is a %T, want a value of %s", m.Body, registry[typ].typ)
+			if reflect.TypeOf(m.Body) != registry().byType[typ].typ {
+				t.Errorf("body is a %T, want a value of %s", m.Body, registry().byType[typ].typ)
 			}
 			out, err := Encode(m)
 			if err != nil {

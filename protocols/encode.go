@@ -23,7 +23,7 @@ func Encode(m Message) ([]byte, error) {
 	if typ == "" {
 		return nil, errors.New("encode: message has no body")
 	}
-	info := registry[typ]
+	info := registry().byType[typ]
 	if info == nil {
 		return nil, fmt.Errorf("encode: unknown message type %q", typ)
 	}

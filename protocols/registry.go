@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The table below is the one place that says, per message type, which struct
@@ -110,12 +111,15 @@ type field struct {
 	enum      []string
 }
 
-var (
-	registry = map[string]*typeInfo{}
-	typeList []string
-)
-
-func init() {
+// registry is the table read into each type's fields, by type and in the
+// schema's order. It is built at first use, not at package init: every orch
+// command links this package, and most (an orch run of agents without a
+// protocol, orch status) never decode or encode a message.
+var registry = sync.OnceValue(func() (r struct {
+	byType map[string]*typeInfo
+	types  []string
+}) {
+	r.byType = make(map[string]*typeInfo, len(table))
 	for _, row := range table {
 		info := &typeInfo{
 			name:      row.body.MessageType(),
@@ -133,10 +137,11 @@ func init() {
 			info.fields = append(info.fields, f)
 			info.byName[f.name] = f
 		}
-		registry[info.name] = info
-		typeList = append(typeList, info.name)
+		r.byType[info.name] = info
+		r.types = append(r.types, info.name)
 	}
-}
+	return r
+})
 
 // newField reads the json and protocol tags of a body struct field.
 func newField(sf reflect.StructField, index int) (*field, error) {
@@ -199,7 +204,7 @@ func newField(sf reflect.StructField, index int) (*field, error) {
 // CueOf returns a message's cue_id (the task it is for), or "" if its type
 // has none or it is not set.
 func CueOf(m Message) string {
-	info := registry[m.Type]
+	info := registry().byType[m.Type]
 	if info == nil || m.Body == nil {
 		return ""
 	}
@@ -216,12 +221,12 @@ func CueOf(m Message) string {
 
 // Types returns every message type, in the schema's order.
 func Types() []string {
-	return append([]string(nil), typeList...)
+	return append([]string(nil), registry().types...)
 }
 
 // Known reports whether t is a message type of the protocol.
 func Known(t string) bool {
-	return registry[t] != nil
+	return registry().byType[t] != nil
 }
 
 // FromAgent reports whether an agent may send a message of type t to orch: its
@@ -231,7 +236,7 @@ func Known(t string) bool {
 // escalation.*). Everything else (coord.*, the answers to requests, notices)
 // only orch sends; from an agent it is a protocol error.
 func FromAgent(t string) bool {
-	info := registry[t]
+	info := registry().byType[t]
 	return info != nil && info.fromAgent
 }
 
@@ -239,7 +244,7 @@ func FromAgent(t string) bool {
 // t, or nil if it expects no answer (coord.stop, the answers themselves,
 // notices, status and escalation reports). The result is a fresh slice.
 func ExpectedReplies(t string) []string {
-	info := registry[t]
+	info := registry().byType[t]
 	if info == nil || len(info.replies) == 0 {
 		return nil
 	}

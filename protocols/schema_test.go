@@ -64,7 +64,7 @@ func TestSchemaAgreement(t *testing.T) {
 			t.Errorf("%s: no $defs entry in the schema", typ)
 			continue
 		}
-		info := registry[typ]
+		info := registry().byType[typ]
 		for name, prop := range def.Properties {
 			if envelope[name] {
 				continue

@@ -241,7 +241,7 @@ func execute(ctx context.Context, io *streams, db *store.DB, ro runner.Options, 
 		return notRecorded(err)
 	}
 	if output != "json" {
-		printVerdict(io, db, ro.Plan, res, took, show.tailLines)
+		printVerdict(io, db, ro.Plan, res, took, show.tailLines, ro.Resume != nil)
 	}
 	switch res.State {
 	case record.RunCompleted:

@@ -20,7 +20,12 @@ import (
 // each failed cue in the order they failed, the last lines its agents
 // printed, and the cues it blocked; then what to do next. The plan's cues
 // only: child tasks are in orch status.
-func printVerdict(io *streams, db *store.DB, plan *planner.Plan, res *runner.Result, took time.Duration, tailLines int) {
+//
+// The store's detail of the run is read only when the verdict needs it: a
+// continued run's whole duration, or failed cues' order and attempts. A
+// run started here whose cues completed says what the runner's result says
+// (the read cost a short run more than its verdict's printing).
+func printVerdict(io *streams, db *store.DB, plan *planner.Plan, res *runner.Result, took time.Duration, tailLines int, continued bool) {
 	counts := map[record.CueState]int{}
 	for _, c := range res.Cues {
 		counts[c.State]++
@@ -31,7 +36,10 @@ func printVerdict(io *streams, db *store.DB, plan *planner.Plan, res *runner.Res
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}
 	}
-	detail, _ := db.Run(context.Background(), res.RunID) // nil: the summary goes on without the store's detail
+	var detail *store.RunDetail // nil: the summary goes on without the store's detail
+	if continued || counts[record.CueFailed] > 0 {
+		detail, _ = db.Run(context.Background(), res.RunID)
+	}
 	fmt.Fprintf(io.out, "run %s %s in %s: %s\n", res.RunID, res.State, runTook(detail, took), strings.Join(parts, ", "))
 	if rb := res.ResultBranch; rb != nil {
 		fmt.Fprintf(io.out, "  %s (orch land %s brings it into your branch)\n", resultLine(rb), res.RunID)

@@ -37,7 +37,7 @@ func newBinding(task Task, progress time.Duration) *binding {
 // endpoint's lock, before any call of the binding is served).
 func (b *binding) deniedTools() []string {
 	b.deniedOnce.Do(func() {
-		for _, d := range catalog {
+		for _, d := range catalog() {
 			if d.family != "" && b.task.Denied(d.family) != "" {
 				b.denied = append(b.denied, d.tool.Name)
 			}
@@ -55,7 +55,7 @@ func newServer(denied []string, attached attachment) *mcp.Server {
 		&mcp.ServerOptions{SchemaCache: schemas, HasTools: true,
 			Instructions: "Tools to work with the other agents of this orch run and the person running it: " +
 				"share results on the blackboard, ask the person, message other agents, hand work off."})
-	for _, d := range catalog {
+	for _, d := range catalog() {
 		if !slices.Contains(denied, d.tool.Name) {
 			d.add(s, attached)
 		}
@@ -83,10 +83,10 @@ func middleware(attached attachment) mcp.Middleware {
 				return errorResult(errNoAttempt), nil
 			}
 			name := call.Params.Name
-			if d, ok := byName[name]; ok && slices.Contains(b.deniedTools(), name) {
+			if d, ok := byName()[name]; ok && slices.Contains(b.deniedTools(), name) {
 				return b.refuse(name, fmt.Sprintf("tool %s is denied by the agent's tools: policy: %s", name, b.task.Denied(d.family))), nil
 			}
-			if _, ok := byName[name]; !ok {
+			if _, ok := byName()[name]; !ok {
 				return b.refuse(name, fmt.Sprintf("unknown tool %q; orch's tools are %s", name, strings.Join(b.offered(), ", "))), nil
 			}
 			res, err := next(ctx, method, req)
@@ -113,7 +113,7 @@ func (b *binding) refuse(tool, reason string) *mcp.CallToolResult {
 // offered lists the tools not denied.
 func (b *binding) offered() []string {
 	var names []string
-	for _, d := range catalog {
+	for _, d := range catalog() {
 		if !slices.Contains(b.deniedTools(), d.tool.Name) {
 			names = append(names, d.tool.Name)
 		}

@@ -320,7 +320,7 @@ func TestAskCancelled(t *testing.T) {
 
 func TestEveryToolHasAFamilyOfThePolicy(t *testing.T) {
 	families := map[string]bool{"": true, "blackboard": true, "handoff": true, "memory": true, "spawn": true, "agents": true}
-	for _, d := range catalog {
+	for _, d := range catalog() {
 		if !families[d.family] {
 			t.Errorf("%s: family %q is not a tool of the policy (planner.ProtocolTools)", d.tool.Name, d.family)
 		}

@@ -40,16 +40,20 @@ func (d *DB) checkpointer() {
 		}
 		if n != last {
 			last = n
-			d.checkpoint()
+			d.checkpoint(d.sql)
 		}
 	}
 }
 
-func (d *DB) checkpoint() {
+// checkpoint checkpoints on q: the checkpointer's on the pool, never on the
+// write connection (it would hold up the commits); Close's on the write
+// connection, idle for good by then, which spares a short run a second
+// connection opened only for it.
+func (d *DB) checkpoint(q readConn) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var busy, frames, copied int64
-	err := d.sql.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+	err := q.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
 	if checkpointFailed(err) {
 		d.setFault(fmt.Errorf("checkpointing %s: %w", d.path, d.plain(err)))
 		return

@@ -79,7 +79,9 @@ func (t *txn) commandDone(id int64) error {
 
 // Commands returns the run's commands not yet done, oldest first.
 func (d *DB) Commands(ctx context.Context, runID string) ([]record.Command, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT id, run_id, kind, cue_id, arg, created_at FROM commands
+	q, done := d.reader()
+	defer done()
+	rows, err := q.QueryContext(ctx, `SELECT id, run_id, kind, cue_id, arg, created_at FROM commands
 		WHERE run_id = ? AND done_at IS NULL ORDER BY id`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("reading the commands of run %s: %w", runID, d.plain(err))

@@ -95,11 +95,11 @@ func (d *DB) Run(ctx context.Context, id string) (*RunDetail, error) {
 }
 
 func (d *DB) run(ctx context.Context, id string) (*RunDetail, error) {
-	tx, err := d.readTx(ctx)
+	tx, done, err := d.readTx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
+	defer done()
 	r := &RunDetail{}
 	var inputs string
 	var started, ended, heartbeat sql.NullInt64

@@ -33,7 +33,9 @@ func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int
 
 // eventsWhere returns the run's events that match the condition.
 func (d *DB) eventsWhere(ctx context.Context, runID, cond string, args ...any) ([]record.Event, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT seq, at, type, cue_id, agent_id, attempt, state, reason, data
+	q, done := d.reader()
+	defer done()
+	rows, err := q.QueryContext(ctx, `SELECT seq, at, type, cue_id, agent_id, attempt, state, reason, data
 		FROM events WHERE run_id = ? AND `+cond, append([]any{runID}, args...)...)
 	if err != nil {
 		return nil, err

@@ -30,12 +30,12 @@ func TestDamagedDatabaseFailsTheRun(t *testing.T) {
 			ctx := context.Background()
 			startRun(t, d, "r1", "a", "b")
 			appendOK(t, d, record.Event{RunID: "r1", Type: record.EvCueState, Cue: "a", State: "go"})
-			d.checkpoint()
+			d.checkpoint(d.sql)
 			appendOK(t, d, record.Event{RunID: "r1", Type: record.EvCueState, Cue: "a", State: "completed"})
 			if err := damage(path); err != nil {
 				t.Fatal(err)
 			}
-			d.checkpoint() // what the checkpointer does within 100 ms of a commit
+			d.checkpoint(d.sql) // what the checkpointer does within 100 ms of a commit
 			for what, err := range map[string]error{
 				"append": d.Append(ctx, record.Event{RunID: "r1", Type: record.EvCueState, Cue: "b", State: "go"}),
 				"flush":  d.Flush(ctx),

@@ -47,11 +47,11 @@ func (d *DB) Inbox(ctx context.Context) ([]InboxItem, error) {
 const inboxOwner = `r.state, r.owner_pid, r.owner_host, r.owner_token, r.heartbeat_at`
 
 func (d *DB) inbox(ctx context.Context) ([]InboxItem, error) {
-	tx, err := d.readTx(ctx)
+	tx, done, err := d.readTx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
+	defer done()
 	var out []InboxItem
 	rows, err := tx.QueryContext(ctx, `SELECT q.run_id, q.qid, q.cue_id, q.agent_id, q.question, q.complexity, q.asked_at, `+inboxOwner+`
 		FROM questions q JOIN runs r ON r.id = q.run_id

@@ -149,7 +149,7 @@ func TestFileGoneNoticed(t *testing.T) {
 func TestFileTruncated(t *testing.T) {
 	d, path := openLockTest(t, time.Minute)
 	startRun(t, d, "r1", "A")
-	d.checkpoint() // the header is in the file now
+	d.checkpoint(d.sql) // the header is in the file now
 	if err := d.checkFile(); err != nil {
 		t.Fatal(err)
 	}
@@ -158,5 +158,33 @@ func TestFileTruncated(t *testing.T) {
 	}
 	if err := d.Flush(context.Background()); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "truncated to 0 bytes") {
 		t.Fatalf("Flush after the file was truncated: %v, want it to say the database is damaged", err)
+	}
+}
+
+// TestNewConnectionAfterTruncation: a connection the pool opens after the
+// file was cut under the handle (a read while the writer commits, the first
+// of a short run's that needs one) says at once that the database is
+// damaged. SQLite itself retries opening such a file for about ten seconds
+// and then answers a protocol or I/O error, which let a run go on that long
+// after its database was damaged.
+func TestNewConnectionAfterTruncation(t *testing.T) {
+	d, path := openLockTest(t, 10*time.Second)
+	startRun(t, d, "r1", "A")
+	d.checkpoint(d.wconn) // the header is in the file now, and no pooled connection is open
+	if err := d.checkFile(); err != nil {
+		t.Fatal(err)
+	}
+	if open := d.sql.Stats().OpenConnections; open != 1 {
+		t.Fatalf("%d connections open, want the writer's alone", open)
+	}
+	if err := errors.Join(os.Truncate(path+"-wal", 0), os.Truncate(path, 0)); err != nil {
+		t.Fatal(err)
+	}
+	d.committing.Lock() // a commit in progress: the read takes a new connection
+	defer d.committing.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
+	defer cancel()
+	if _, err := d.Events(ctx, "r1", 0, 0); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("a read on a new connection after the file was truncated: %v, want it to say the database is damaged", err)
 	}
 }

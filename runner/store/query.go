@@ -61,12 +61,6 @@ func (e *AmbiguousError) Error() string {
 // maxMatches is how many runs an AmbiguousError names.
 const maxMatches = 5
 
-// readTx begins a read transaction: a consistent snapshot that does not take
-// the write lock (_txlock=immediate applies to read-write transactions only).
-func (d *DB) readTx(ctx context.Context) (*sql.Tx, error) {
-	return d.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-}
-
 // Runs returns the newest runs first, at most limit of them (0: all), and
 // the number of runs in the database. Cues are counted for the runs returned
 // only, so the cost follows limit, not the size of the database.
@@ -79,11 +73,11 @@ func (d *DB) Runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
 }
 
 func (d *DB) runs(ctx context.Context, limit int) ([]RunSummary, int, error) {
-	tx, err := d.readTx(ctx)
+	tx, done, err := d.readTx(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer tx.Rollback()
+	defer done()
 	var total int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&total); err != nil {
 		return nil, 0, err
@@ -163,11 +157,11 @@ func (d *DB) ResolveRun(ctx context.Context, ref string) (string, error) {
 }
 
 func (d *DB) resolveRun(ctx context.Context, ref string) (string, error) {
-	tx, err := d.readTx(ctx)
+	tx, done, err := d.readTx(ctx)
 	if err != nil {
 		return "", err
 	}
-	defer tx.Rollback()
+	defer done()
 	var id string
 	err = tx.QueryRowContext(ctx, `SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1`).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -192,10 +192,8 @@ func open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(abs, syncMode, lockTimeout))
-	if err != nil {
-		return nil, err
-	}
+	connector := &checkedConnector{dsn: dsn(abs, syncMode, lockTimeout)}
+	db := sql.OpenDB(connector)
 	// Readers run beside the writer (WAL lets them); a few connections are
 	// enough for the CLI and the runner.
 	db.SetMaxOpenConns(4)
@@ -219,6 +217,7 @@ func open(path string, opts Options) (*DB, error) {
 	}
 	d.walIndex = useWalIndex(abs + "-shm")
 	d.hadHeader.Store(file.Size() >= headerSize)
+	connector.handle.Store(d)
 	go d.writer()
 	go d.checkpointer()
 	return d, nil
@@ -294,7 +293,11 @@ func (d *DB) Close() error {
 		<-d.checkpointDone
 		_ = d.checkFile()
 		if d.stats.transactions.Load() > 0 && d.faulted() == nil && !d.isAbandoned() {
-			d.checkpoint() // leave a short WAL behind
+			var q readConn = d.sql
+			if d.wconn != nil {
+				q = d.wconn
+			}
+			d.checkpoint(q) // leave a short WAL behind
 		}
 		err := d.takeLogErr()
 		if ferr := d.faulted(); ferr != nil && !errors.Is(err, ferr) {

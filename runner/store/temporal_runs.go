@@ -19,11 +19,11 @@ func (d *DB) UnfollowedTemporalRuns(ctx context.Context) ([]string, error) {
 }
 
 func (d *DB) unfollowedTemporalRuns(ctx context.Context) ([]string, error) {
-	tx, err := d.readTx(ctx)
+	tx, done, err := d.readTx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
+	defer done()
 	rows, err := tx.QueryContext(ctx, `
 		SELECT r.id, r.owner_pid, r.owner_host, r.owner_token, r.heartbeat_at FROM runs r
 		WHERE r.state NOT IN ('completed', 'failed', 'stopped')
