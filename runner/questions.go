@@ -220,6 +220,7 @@ func (r *run) toPerson(oq *openQuestion, q question, deadline time.Time) {
 	p := QuestionPrompt{ID: q.ID, Complexity: oq.body.Complexity, Question: r.redact.Text(oq.body.Question), Agent: q.Asker.Agent.ID,
 		Cue: q.Asker.Cue.ID, Deadline: deadline, Options: oq.options}
 	go func() {
+		r.shown() // the question's event first
 		if answer, ok := r.opts.Ask(ctx, p); ok {
 			r.answer(q.ID, answer, "person")
 		}

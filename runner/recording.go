@@ -15,7 +15,7 @@ import (
 // goroutines; broken may be set by any.
 type recording struct {
 	runID     string
-	observe   func(record.Event) // Options.Observe
+	observer  *observer // shows Options.Observe the events committed; nil: none
 	rec       record.Recorder
 	redact    *redact.Redactor
 	observeMu sync.Mutex
@@ -51,11 +51,11 @@ func (r *recording) then(action func()) { r.actions = append(r.actions, action) 
 // actions (see flush).
 func (r *recording) thenGo(order func()) { r.goes = append(r.goes, order) }
 
-// flush commits the queued events in one transaction, carries out the
-// queued actions, then shows the events. If the commit fails, nothing is
-// acted on and the run ends with the error. The display comes after the
-// actions because it is not a decision: a GO reaches its agent without
-// waiting for lines written to a terminal or a CI log.
+// flush commits the queued events in one transaction, hands them to the
+// observer, then carries out the queued actions. If the commit fails,
+// nothing is acted on and the run ends with the error. The observer shows
+// them on its own goroutine: a GO reaches its agent without waiting for
+// lines written to a terminal or a CI log.
 func (r *recording) flush(ctx context.Context) error {
 	events, actions, goes := r.pending, r.actions, r.goes
 	r.pending, r.actions, r.goes = nil, nil, nil
@@ -86,43 +86,62 @@ func (r *recording) publish(ctx context.Context, events ...record.Event) error {
 	return r.commit(ctx, events, nil)
 }
 
-// commit records events, runs act once they are recorded, then shows them
-// to the observer. The observer's lock is held from the commit on, so the
-// observer sees events in the order they were recorded (their seq order).
+// commit records events, hands them to the observer, then runs act. The
+// observer's lock is held from the commit to the hand-over, so the observer
+// sees events in the order they were recorded (their seq order). They are
+// handed over before act because that costs act nothing (the display is
+// the observer's goroutine's), and so that goroutine is not what a GO'd
+// attempt waits behind.
 func (r *recording) commit(ctx context.Context, events []record.Event, act func()) error {
 	if len(events) > 0 {
-		if r.observe != nil {
-			r.observeMu.Lock()
-			defer r.observeMu.Unlock()
-		}
-		// A decision is committed even while the run is being stopped.
-		// One that is not recorded is not acted on, and the run ends.
-		if err := r.rec.Append(context.WithoutCancel(ctx), events...); err != nil {
-			return r.recordFailed(err)
+		if err := r.appendHandingOver(ctx, events); err != nil {
+			return err
 		}
 	}
 	if act != nil {
 		act()
 	}
-	if r.observe != nil {
-		for _, e := range events {
-			r.observe(e)
-		}
+	return nil
+}
+
+// appendHandingOver records events and hands them to the observer, under
+// the observer's lock.
+func (r *recording) appendHandingOver(ctx context.Context, events []record.Event) error {
+	if r.observer != nil {
+		r.observeMu.Lock()
+		defer r.observeMu.Unlock()
+	}
+	// A decision is committed even while the run is being stopped.
+	// One that is not recorded is not acted on, and the run ends.
+	if err := r.rec.Append(context.WithoutCancel(ctx), events...); err != nil {
+		return r.recordFailed(err)
+	}
+	if r.observer != nil {
+		r.observer.add(events...)
 	}
 	return nil
+}
+
+// shown returns once the observer has shown every event committed so far:
+// a prompt to a person comes after the lines of what led to it. Never on
+// the loop, which does not wait for the display.
+func (r *recording) shown() {
+	if r.observer != nil {
+		r.observer.sync()
+	}
 }
 
 // writeBoard stores blackboard writes and shows their events, in order with
 // the run's other events (see commit).
 func (r *recording) writeBoard(ctx context.Context, puts []record.BlackboardPut) ([]record.BlackboardWritten, error) {
-	if r.observe != nil {
+	if r.observer != nil {
 		r.observeMu.Lock()
 		defer r.observeMu.Unlock()
 	}
 	written, err := r.rec.BlackboardWriteMany(context.WithoutCancel(ctx), r.runID, puts)
-	if r.observe != nil {
+	if r.observer != nil {
 		for _, w := range written {
-			r.observe(w.Event)
+			r.observer.add(w.Event)
 		}
 	}
 	if err != nil { // the runner sends only valid writes: the store failed

@@ -65,9 +65,11 @@ type Options struct {
 	ProjectRoot string
 
 	// Observe sees every event this run commits, once it is committed (for
-	// live progress), in seq order. Events other processes commit to the
-	// run (an agent's orch bb set) are not seen: their seqs are the gaps.
-	// Calls are serialized; it must not block.
+	// live progress), in seq order, before Run returns. Events other
+	// processes commit to the run (an agent's orch bb set) are not seen:
+	// their seqs are the gaps. It is called from a goroutine of its own,
+	// one call at a time: the run does not wait for it (a slow terminal
+	// or a full pipe delays the display, not the agents).
 	Observe func(record.Event)
 
 	// AgentEnv returns more environment variables for the processes of one
@@ -175,6 +177,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Observe != nil {
+		r.observer = newObserver(opts.Observe)
+		defer r.observer.close() // every event shown before Run returns
+	}
 	defer os.RemoveAll(r.workDir)
 	defer r.removeWorktrees() // once its agents are gone; the branches stay
 	defer r.storeWaits.cancel(errRunOver)
@@ -228,7 +234,7 @@ func newRun(opts Options) (*run, error) {
 	r.redact = redact.ForPlan(p)
 	r.storeWaits.init()
 	r.rec = redactingRecorder{Recorder: boundRecorder{Recorder: opts.Recorder, w: &r.storeWaits}, d: r.redact}
-	r.runID, r.observe = r.id, opts.Observe
+	r.runID = r.id
 	if opts.Resume != nil { // the recorded inputs were redacted
 		r.opts.Inputs = r.redact.Restore(opts.Inputs)
 	}

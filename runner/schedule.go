@@ -172,14 +172,17 @@ func (l lookup) CooldownUntil(agent string) time.Time {
 	return until
 }
 
-// askForGo asks a person for GO on a terminal; the answer comes back as a
-// report.
+// askForGo asks a person for GO on a terminal, once the cue's standby is
+// recorded and shown; the answer comes back as a report.
 func (r *run) askForGo(ctx context.Context, pos int) {
 	c := r.core.Cue(pos)
-	go func() {
-		ok := r.opts.Approve(ctx, c.ID, c.Agents)
-		r.reports <- report{kind: repApproval, pos: pos, ok: ok}
-	}()
+	r.then(func() {
+		go func() {
+			r.shown()
+			ok := r.opts.Approve(ctx, c.ID, c.Agents)
+			r.reports <- report{kind: repApproval, pos: pos, ok: ok}
+		}()
+	})
 }
 
 // commands applies what other orch processes sent through the store: a GO
