@@ -169,3 +169,39 @@ func TestWorktreeOutputsKeptWhenAnIdHoldsASecret(t *testing.T) {
 		t.Errorf("outputs %v (commit %s)", out, commit)
 	}
 }
+
+// A pooled agent that exits while its stderr is still being written (here
+// by a process it left, a moment later; on a busy machine, its own last
+// lines not read yet): its attempt learns of the exit once its stderr is
+// read to the end, so its last lines go into the history with the phase's
+// result (they came after it, and were lost).
+func TestPooledExitKeepsItsLastLines(t *testing.T) {
+	root := t.TempDir()
+	yaml := `agent:
+  id: loud
+  protocol: jsonl
+  command: [sh, -c, 'read line; echo "going" >&2; (exec >/dev/null; sleep 0.3; echo "my last words" >&2) & exit 3']
+  workdir: .
+---
+cuelist:
+  id: burst
+  cues:
+    - {id: A, agents: [loud]}
+`
+	if err := os.WriteFile(filepath.Join(root, "c.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := &Activities{Root: root}
+	defer a.Close()
+	in := AttemptInput{RunID: "r-burst", Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml"), Cue: "A", Agent: "loud", Attempt: 1}
+	res, err := a.Warning(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Failed || !strings.Contains(res.Reason, "exited with status 3") {
+		t.Fatalf("the agent's exit: %+v", res)
+	}
+	if n := len(res.Log); n == 0 || res.Log[n-1].Text != "my last words" {
+		t.Errorf("the agent's last line is not the result's last: %d lines, %+v", n, res.Log[max(n-2, 0):])
+	}
+}
