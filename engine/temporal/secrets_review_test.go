@@ -172,6 +172,19 @@ func TestPooledExitKeepsItsLastLines(t *testing.T) {
 	}
 }
 
+// A process the agent left holds its stderr: the exit is still told, soon
+// (not the phase's timeout, nor the grace period).
+func TestPooledExitWhileStderrHeld(t *testing.T) {
+	a, in := pooledAgentOnWorker(t, "r-held", `'read line; (exec >/dev/null; sleep 60) & exit 3'`)
+	res, err := a.Warning(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Failed || !strings.Contains(res.Reason, "exited with status 3") {
+		t.Fatalf("the agent's exit: %+v", res)
+	}
+}
+
 // pooledAgentOnWorker: a worker (its processes closed at the test's end)
 // and attempt 1 of cue A of run runID, whose jsonl agent runs the shell
 // line script (quoted for YAML).

@@ -203,10 +203,14 @@ func (ap *agentProcess) outputClosed() {
 	defer timer.Stop()
 	select {
 	case <-ap.p.Done():
-		// Its last lines of stderr first (read to the end at most the grace
-		// period after the exit): the attempts using it log them before they
-		// learn it is gone, and a phase on a Temporal worker returns them.
-		<-ap.errRead
+		// Its last lines of stderr first: the attempts using it log them
+		// before they learn it is gone (a phase on a Temporal worker returns
+		// its lines with its result). A process it left may hold stderr
+		// open: the exit is told after exitAfterEOF at the latest.
+		select {
+		case <-ap.errRead:
+		case <-timer.C:
+		}
 		ap.fail(exitFailure(ap.p.Exit(), "while serving its cues"))
 	case <-timer.C:
 		ap.fail(attempt.Failf("malfunction", "the agent closed its output while still running"))
