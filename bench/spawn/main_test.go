@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/orch-cli/orch/runner/store"
 )
 
 // The test binary is the spawner too (SPAWN_TEST=main) and the child it
@@ -210,6 +212,57 @@ func TestRecordTwoAtATime(t *testing.T) {
 		}
 		if started != 7 || ended != 7 {
 			t.Errorf("-rows %s: %d children started, %d ended, want 7 of each", shape, started, ended)
+		}
+	}
+}
+
+// TestOrchRowsMatchTheStore: -rows orch writes tables shaped as orch's:
+// cues, attempts and events have the columns (names, types, constraints,
+// defaults, keys) and indexes runner/store's schema gives them, so the
+// floor's figures follow when orch's schema changes.
+func TestOrchRowsMatchTheStore(t *testing.T) {
+	orch, err := store.Open(filepath.Join(t.TempDir(), "orch.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orch.Close()
+	dir := t.TempDir()
+	spawn(t, dir, "-n", "1", "-p", "1", "-record", dir, "-rows", "orch")
+	shape := func(path, table string) []string {
+		d, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		var got []string
+		for _, q := range []string{
+			`SELECT name || ' ' || type || ' ' || "notnull" || ' ' || coalesce(dflt_value, 'NULL') || ' ' || pk FROM pragma_table_info(?)`,
+			`SELECT 'foreign key ' || "table" || ' ' || "from" || ' ' || coalesce("to", '') FROM pragma_foreign_key_list(?)`,
+			`SELECT 'index ' || name || ' ' || sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`,
+			`SELECT 'without rowid' FROM sqlite_master WHERE type = 'table' AND name = ? AND sql LIKE '%WITHOUT ROWID%'`,
+		} {
+			rows, err := d.Query(q, table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var s string
+				if err := rows.Scan(&s); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, strings.Join(strings.Fields(s), " "))
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			rows.Close()
+		}
+		return got
+	}
+	for _, table := range []string{"cues", "attempts", "events"} {
+		want, got := shape(orch.Path(), table), shape(filepath.Join(dir, recordFile), table)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("table %s of -rows orch:\n%q\nin orch's store:\n%q", table, got, want)
 		}
 	}
 }
