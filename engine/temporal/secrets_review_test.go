@@ -159,14 +159,7 @@ func TestWorktreeOutputsKeptWhenAnIdHoldsASecret(t *testing.T) {
 // read to the end, so its last lines go into the history with the phase's
 // result (they came after it, and were lost).
 func TestPooledExitKeepsItsLastLines(t *testing.T) {
-	a, in := pooledAgentOnWorker(t, "r-last-words", `'read line; echo "going" >&2; (exec >/dev/null; sleep 0.3; echo "my last words" >&2) & exit 3'`)
-	res, err := a.Warning(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Failed || !strings.Contains(res.Reason, "exited with status 3") {
-		t.Fatalf("the agent's exit: %+v", res)
-	}
+	res := exitAtWarning(t, "r-last-words", `'read line; echo "going" >&2; (exec >/dev/null; sleep 0.3; echo "my last words" >&2) & exit 3'`)
 	if n := len(res.Log); n == 0 || res.Log[n-1].Text != "my last words" {
 		t.Errorf("the agent's last line is not the result's last: %d lines, %+v", n, res.Log[max(n-2, 0):])
 	}
@@ -175,7 +168,15 @@ func TestPooledExitKeepsItsLastLines(t *testing.T) {
 // A process the agent left holds its stderr: the exit is still told, soon
 // (not the phase's timeout, nor the grace period).
 func TestPooledExitWhileStderrHeld(t *testing.T) {
-	a, in := pooledAgentOnWorker(t, "r-held", `'read line; (exec >/dev/null; sleep 60) & exit 3'`)
+	exitAtWarning(t, "r-held", `'read line; (exec >/dev/null; sleep 60) & exit 3'`)
+}
+
+// exitAtWarning runs the WARNING of a pooled agent running script (see
+// pooledAgentOnWorker), which exits with status 3, and checks the phase
+// failed saying so.
+func exitAtWarning(t *testing.T, runID, script string) *AttemptResult {
+	t.Helper()
+	a, in := pooledAgentOnWorker(t, runID, script)
 	res, err := a.Warning(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +184,7 @@ func TestPooledExitWhileStderrHeld(t *testing.T) {
 	if !res.Failed || !strings.Contains(res.Reason, "exited with status 3") {
 		t.Fatalf("the agent's exit: %+v", res)
 	}
+	return res
 }
 
 // pooledAgentOnWorker: a worker (its processes closed at the test's end)
