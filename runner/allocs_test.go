@@ -3,19 +3,15 @@
 package runner_test
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
 	"github.com/orch-cli/orch/internal/specgen"
-	"github.com/orch-cli/orch/planner"
 	"github.com/orch-cli/orch/runner"
 	"github.com/orch-cli/orch/runner/record"
 	"github.com/orch-cli/orch/runner/store"
-	"github.com/orch-cli/orch/spec"
 )
 
 // TestChainedCueAllocations: what a chained cue of /bin/true allocates in
@@ -25,8 +21,8 @@ import (
 // the figure is the difference between a long and a short chain, so the
 // run's start and end do not count.
 func TestChainedCueAllocations(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs 160 processes")
+	if testing.Short() || raceDetector {
+		t.Skip("runs 160 processes; the race detector allocates more")
 	}
 	const short, long = 40, 160
 	perCue := (chainMallocs(t, long) - chainMallocs(t, short)) / (long - short)
@@ -41,20 +37,8 @@ func TestChainedCueAllocations(t *testing.T) {
 // returns how many allocations the run made.
 func chainMallocs(t *testing.T, n int) int {
 	t.Helper()
-	var buf bytes.Buffer
-	o := specgen.Options{Cues: n, Agents: 1, Command: "/bin/true", Protocol: "none", Chain: true, MaxParallel: 1, NoProvides: true, Seed: 1}
-	if err := specgen.Spec(&buf, o); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	path := filepath.Join(dir, "cuelist.yaml")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, p, diags, err := planner.Compile(path, "", spec.LoadOptions{})
-	if err != nil || p == nil {
-		t.Fatalf("compile: %v %v", err, diags)
-	}
+	p := compileGenerated(t, specgen.Options{Cues: n, Agents: 1, Command: "/bin/true", Protocol: "none", Chain: true, MaxParallel: 1, NoProvides: true, Seed: 1})
 	db, err := store.Open(filepath.Join(dir, "orch.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
