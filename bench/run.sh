@@ -24,7 +24,7 @@ runs=${1:-11} # rounds
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/orch" ./cmd/orch
-go build -o "$tmp/spawn" ./bench/spawn
+go build -tags bare -o "$tmp/spawn" ./bench/spawn # the bare spawner: no SQLite linked
 go run ./testdata/gen -cues 1000 -independent -claimers 0 -no-provides -command /bin/true -max-parallel 2 >"$tmp/independent.yaml"
 go run ./testdata/gen -cues 200 -chain -claimers 0 -no-provides -command /bin/true -max-parallel 1 >"$tmp/chain.yaml"
 

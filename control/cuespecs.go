@@ -63,6 +63,8 @@ func cueAgents(p *planner.Plan, c *planner.Cue) []string {
 	return ids
 }
 
+// cueSpecsEvent records hashes (cueSpecHashes) for run runID; a new run
+// records it with its start (runner.Options.StartedWith), with runID "".
 func cueSpecsEvent(runID string, hashes map[string]string) record.Event {
 	return record.Event{RunID: runID, Type: record.EvCueSpecs, Reason: fmt.Sprintf("the definitions of %d cue(s), as run", len(hashes)),
 		Data: record.CueSpecsData{Hashes: hashes}}
@@ -89,24 +91,4 @@ func recordedCueHashes(ctx context.Context, db *store.DB, runID string) (map[str
 		}
 	}
 	return out, nil
-}
-
-// specRecorder records the fingerprints of the cues' definitions with the
-// run's start, in the same commit.
-type specRecorder struct {
-	record.Recorder
-	hashes map[string]string
-}
-
-func (r specRecorder) Append(ctx context.Context, events ...record.Event) error {
-	for _, e := range events {
-		if e.Type != record.EvRunStarted {
-			continue
-		}
-		all := append(events[:len(events):len(events)], cueSpecsEvent(e.RunID, r.hashes))
-		err := r.Recorder.Append(ctx, all...)
-		copy(events, all) // the runner reads the seqs the store gave its events
-		return err
-	}
-	return r.Recorder.Append(ctx, events...)
 }

@@ -90,10 +90,10 @@ func (c *Controller) Start(ctx context.Context, req StartRequest) (*Execution, e
 	}
 	specPath, root := runPaths(req.Compiled.Path, req.Root, p)
 	hash := set.Hash()
-	rec := specRecorder{Recorder: db, hashes: cueSpecHashes(p)}
+	specs := cueSpecsEvent("", cueSpecHashes(p)) // in the run's first commit
 	p = lighten(set, p)
-	return &Execution{DB: db, Options: runner.Options{Plan: p, Recorder: rec, RunID: req.RunID, Inputs: inputs, SpecPath: specPath, SpecHash: hash,
-		DBPath: dbFile, MaxParallel: req.MaxParallel, ProjectRoot: root}}, nil
+	return &Execution{DB: db, Options: runner.Options{Plan: p, Recorder: db, RunID: req.RunID, Inputs: inputs, SpecPath: specPath, SpecHash: hash,
+		DBPath: dbFile, MaxParallel: req.MaxParallel, ProjectRoot: root, StartedWith: []record.Event{specs}}}, nil
 }
 
 var runIDPattern = regexp.MustCompile(`^[0-9a-f]{12}$`)

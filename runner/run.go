@@ -72,6 +72,14 @@ type Options struct {
 	// or a full pipe delays the display, not the agents).
 	Observe func(record.Event)
 
+	// StartedWith are more events recorded in a new run's first commit,
+	// after its run/started (their RunID is the run's): what the caller
+	// records about the run as it starts (orch run: each cue's definition's
+	// fingerprint). Observe sees them with the others, so the progress
+	// display finds no gap to read back from the store. Not recorded when
+	// the run is resumed.
+	StartedWith []record.Event
+
 	// AgentEnv returns more environment variables for the processes of one
 	// attempt (after the others, so they win): orch run gives each attempt
 	// its TRACEPARENT with it. Called as each process starts, from any
@@ -311,7 +319,8 @@ func (r *run) start(ctx context.Context) error {
 		data.Cues = append(data.Cues, record.CueInfo{ID: c.ID, Agents: c.Agents, After: c.WaitsFor(), Manual: c.Manual()})
 	}
 	r.core.Begin(began)
-	return r.record(ctx, record.Event{Type: record.EvRunStarted, Data: data})
+	events := append([]record.Event{{Type: record.EvRunStarted, Data: data}}, r.opts.StartedWith...)
+	return r.record(ctx, events...)
 }
 
 // restore gives the core a recorded cue (see sched.Core.Restore), with

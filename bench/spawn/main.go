@@ -5,6 +5,14 @@
 // waits for each; nothing else.
 //
 //	go run ./bench/spawn -n 1000 -p 2 /bin/true
+//
+// With -record DIR it is the floor under orch's figures instead: the same,
+// plus a SQLite commit before each fork saying that the child is about to
+// start (commit-before-GO), with the previous child's end (record.go).
+// -rows says what a commit writes: "min", the least (one row per start,
+// one per end), or "orch", the rows orch's own chained commit writes.
+//
+//	go run ./bench/spawn -n 200 -p 1 -record /tmp/floor -rows orch /bin/true
 package main
 
 import (
@@ -20,10 +28,16 @@ import (
 func main() {
 	n := flag.Int("n", 1000, "processes to start")
 	p := flag.Int("p", 2, "at a time")
+	record := flag.String("record", "", "commit each start and end to a SQLite database in this `directory`")
+	shape := flag.String("rows", "min", "with -record, what each commit writes: min or orch")
 	flag.Parse()
 	argv := flag.Args()
 	if len(argv) == 0 {
 		argv = []string{"/bin/true"}
+	}
+	if *record != "" {
+		spawnRecorded(*n, *p, argv, *record, *shape)
+		return
 	}
 	start := time.Now()
 	jobs := make(chan int)

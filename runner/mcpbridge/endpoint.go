@@ -65,7 +65,13 @@ type Options struct {
 
 // Start listens on 127.0.0.1 and serves until Close.
 func Start(opts Options) (*Endpoint, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// Plain TCP over IPv4: Go listens with Multipath TCP where the kernel
+	// has it, which a loopback endpoint has no use for, and "tcp" probes
+	// the machine's IPv6 support first. Each run starts an endpoint: the
+	// probes (six sockets, a uname) were a part of every run's cost.
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	ln, err := lc.Listen(context.Background(), "tcp4", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("the MCP endpoint: %w", err)
 	}

@@ -240,12 +240,29 @@ func (c *RunCgroup) close() []int {
 		return nil
 	}
 	c.mu.Lock()
-	for _, g := range c.free {
-		g.closeFiles()
-	}
+	free := c.free
 	c.free = nil
 	c.mu.Unlock()
+	for _, g := range free {
+		g.closeFiles()
+	}
+	if !populated(c.dir) && c.removeEmpty(free) {
+		return nil
+	}
 	return removeCgroupTree(c.dir)
+}
+
+// removeEmpty removes the run's cgroup, empty (no live process in it or
+// below, and none can enter: only orch starts processes in it): its free
+// leaves, then it. That is every leaf when each process ended by itself,
+// as in most runs; no walk of the tree and no cgroup.procs read is needed
+// then. It reports whether the cgroup is gone: a leaf it does not know of
+// keeps it, and removeCgroupTree removes the rest.
+func (c *RunCgroup) removeEmpty(free []*leafCgroup) bool {
+	for _, g := range free {
+		_ = os.Remove(g.dir)
+	}
+	return os.Remove(c.dir) == nil
 }
 
 // cgroupProcs reads a cgroup's cgroup.procs.
@@ -290,9 +307,13 @@ func populated(dir string) bool {
 	return !bytes.Contains(b, []byte("populated 0"))
 }
 
+// cgroupTreeWalks counts removeCgroupTree's walks, for tests.
+var cgroupTreeWalks atomic.Int64
+
 // removeCgroupTree kills everything in cgroup dir and below, then removes
 // the directories, leaves first. It returns the pids that were killed.
 func removeCgroupTree(dir string) []int {
+	cgroupTreeWalks.Add(1)
 	var dirs []string
 	var pids []int
 	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {

@@ -106,3 +106,49 @@ func TestSweepOfEmptyLeafDoesNotWaitForOutput(t *testing.T) {
 		t.Errorf("%d free leaves after the sweep, want the emptied one", n)
 	}
 }
+
+// TestEmptyRunCgroupRemovedWithoutAWalk: a run whose processes all ended by
+// themselves leaves its cgroup empty; Stop removes it and its leaves
+// without walking the tree for processes to kill.
+func TestEmptyRunCgroupRemovedWithoutAWalk(t *testing.T) {
+	s := NewSweeper("r8", func(Orphan) {})
+	s.Start()
+	if s.Cgroup() == nil {
+		s.Stop()
+		t.Skip("no cgroup v2 to write to here")
+	}
+	dir := s.Cgroup().dir
+	const token = "r8/cue/A/1/x"
+	s.Begin(token)
+	p, _ := start(t, t.TempDir(), "true", token, false, s.Cgroup())
+	waitDone(t, p)
+	p.Sweep(grace, false)
+	s.End(token)
+	walks := cgroupTreeWalks.Load()
+	if killed := s.Stop(); len(killed) != 0 {
+		t.Errorf("Stop killed %v in an empty cgroup", killed)
+	}
+	if n := cgroupTreeWalks.Load() - walks; n != 0 {
+		t.Errorf("the empty run cgroup was walked %d time(s), want none", n)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the run's cgroup %s is still there (%v)", dir, err)
+	}
+
+	// A leaf the run's cgroup does not know of (as one a process could not
+	// be started in leaves) keeps it from being removed so: it is walked.
+	s = NewSweeper("r9", func(Orphan) {})
+	s.Start()
+	dir = s.Cgroup().dir
+	if err := os.Mkdir(filepath.Join(dir, "stray"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	walks = cgroupTreeWalks.Load()
+	s.Stop()
+	if n := cgroupTreeWalks.Load() - walks; n != 1 {
+		t.Errorf("a run cgroup with a leaf it does not know of was walked %d time(s), want once", n)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the run's cgroup %s is still there (%v)", dir, err)
+	}
+}

@@ -21,14 +21,40 @@ type LogRecord struct {
 // event's data is decoded; one that cannot be is returned as runner.RawData,
 // which says why, rather than fail the whole read.
 func (d *DB) Events(ctx context.Context, runID string, afterSeq int64, limit int) ([]record.Event, error) {
+	if d.noEventsAfter(runID, afterSeq) {
+		return nil, nil
+	}
 	if limit <= 0 {
 		limit = -1
 	}
+	d.stats.eventReads.Add(1)
 	events, err := d.eventsWhere(ctx, runID, `seq > ? ORDER BY seq LIMIT ?`, afterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading the events of run %s: %w", runID, d.plain(err))
 	}
 	return events, nil
+}
+
+// noEventsAfter says, without a query, that run runID has no event after
+// seq: this handle's last commit left the run's last seq at most seq (its
+// writer knows the seqs of the runs it wrote), and the WAL index's header
+// is still where that commit left it, so nobody else has committed since
+// (walindex.go, ownChange). orch run asks for what other processes appended
+// after the runner's last event as the run ends: usually nothing. When the
+// writer is busy (or has never written the run) the store is read.
+func (d *DB) noEventsAfter(runID string, seq int64) bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed || d.unfinished.Load() > 0 || !d.committing.TryLock() {
+		return false
+	}
+	defer d.committing.Unlock()
+	rs := d.seqs[runID]
+	if rs == nil || !rs.exists || rs.last > seq || !d.ownChange.known {
+		return false
+	}
+	hdr, ok := d.walHeader()
+	return ok && hdr == d.ownChange.hdr
 }
 
 // eventsWhere returns the run's events that match the condition.

@@ -96,6 +96,7 @@ type writerStats struct {
 	requests     atomic.Int64
 	versionReads atomic.Int64 // transactions that asked PRAGMA data_version (knownRuns)
 	values       atomic.Int64 // values bound to the writer's statements: each costs a conversion and a bind
+	eventReads   atomic.Int64 // Events calls that queried the store (noEventsAfter could not answer)
 }
 
 // send queues r. It blocks while the queue is full; a caller with a context
