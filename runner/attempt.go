@@ -2,7 +2,7 @@ package runner
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,7 +101,7 @@ func newAttempt(r *host, c *planner.Cue, pos, slot int, agent *spec.Agent, n *no
 		trivial:  driver.Trivial(agent),
 		logs:     r.newLogCap()}
 	a.Attempt = &driver.Attempt{RunID: r.id, Cue: c, Agent: agent, Number: number,
-		Token:  fmt.Sprintf("%s/cue/%s/%d/%s", r.id, attempt.SafeName(c.ID), number, record.NewRunID()),
+		Token:  r.id + "/cue/" + attempt.SafeName(c.ID) + "/" + strconv.Itoa(number) + "/" + record.NewRunID(),
 		OutDir: r.workDir, Cgroup: r.sweeper.Cgroup(), Timeouts: attempt.TimeoutsOf(r.plan.Cuelist, c, agent, r.grace),
 		Host: a, Agents: r.agents, Halt: a.halt, Abort: a.abort, Ended: a.ended}
 	return a

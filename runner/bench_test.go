@@ -23,7 +23,7 @@ import (
 	"github.com/orch-cli/orch/spec"
 )
 
-func compileGenerated(b *testing.B, o specgen.Options) *planner.Plan {
+func compileGenerated(b testing.TB, o specgen.Options) *planner.Plan {
 	b.Helper()
 	var buf bytes.Buffer
 	if err := specgen.Spec(&buf, o); err != nil {

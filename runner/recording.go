@@ -20,6 +20,7 @@ type recording struct {
 	redact    *redact.Redactor
 	observeMu sync.Mutex
 	pending   []record.Event // decided, not yet committed
+	lastBatch int            // how many events the last flush committed (see flush)
 	actions   []func()       // to do once pending is committed
 	goes      []func()       // GO orders, carried out after the actions (see flush)
 	broken    brokenRecord   // a recorder failure: the run cannot go on
@@ -38,6 +39,9 @@ func (r *recording) emit(events ...record.Event) {
 		if events[i].At.IsZero() {
 			events[i].At = now
 		}
+	}
+	if r.pending == nil {
+		r.pending = make([]record.Event, 0, max(r.lastBatch, len(events)))
 	}
 	r.pending = append(r.pending, events...)
 }
@@ -58,13 +62,20 @@ func (r *recording) thenGo(order func()) { r.goes = append(r.goes, order) }
 // lines written to a terminal or a CI log.
 func (r *recording) flush(ctx context.Context) error {
 	events, actions, goes := r.pending, r.actions, r.goes
+	// The next decision is likely the size of this one (a chained cue's is
+	// six events, emitted one or two at a time): room for it at once is one
+	// allocation, not four as append grows the slice. The slice itself is
+	// not reused: the recorder and the observer are handed these events.
+	if len(events) > 0 {
+		r.lastBatch = len(events)
+	}
 	r.pending, r.actions, r.goes = nil, nil, nil
 	if r.broken.get() != nil {
 		// The run is ending: what is still decided is recorded if it can
 		// be, and nothing new is started (stopAll stops what runs).
 		actions, goes = nil, nil
 	}
-	return r.commit(ctx, events, func() {
+	err := r.commit(ctx, events, func() {
 		for _, act := range actions {
 			act()
 		}
@@ -72,6 +83,17 @@ func (r *recording) flush(ctx context.Context) error {
 			order()
 		}
 	})
+	// Done with, and nobody else holds them: the next decision's actions
+	// go in the same room, unless an action queued more meanwhile.
+	if r.actions == nil {
+		clear(actions)
+		r.actions = actions[:0]
+	}
+	if r.goes == nil {
+		clear(goes)
+		r.goes = goes[:0]
+	}
+	return err
 }
 
 // record emits events and commits them at once.

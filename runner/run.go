@@ -375,6 +375,11 @@ func (r *run) restoreTasks(rec *record.RunRecord) {
 // loop is the run's single owner of state: it starts what can start, then
 // waits for an attempt to report, a timer, or cancellation.
 func (r *run) loop(ctx context.Context) (*Result, error) {
+	// One timer for the whole loop, set again each time round: a new one per
+	// wait was two allocations per decision. (Since Go 1.23 a stopped timer's
+	// channel holds nothing stale, so Reset needs no draining.)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
 		r.advance(ctx)
 		_ = r.flush(ctx)
@@ -416,7 +421,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		if left, ok := r.core.DurationLeft(time.Now()); ok {
 			wait = max(min(wait, left), 0)
 		}
-		timer := time.NewTimer(wait)
+		timer.Reset(wait)
 		select {
 		case rep := <-r.reports:
 			r.handle(ctx, rep)
@@ -434,7 +439,6 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 			r.core.Wake()
 			r.expireQuestions(time.Now())
 		case <-ctx.Done():
-			timer.Stop()
 			return r.stopped(ctx, "interrupted by a signal")
 		case <-r.broken.done: // an attempt or the output log could not be recorded
 		}

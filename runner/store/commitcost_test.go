@@ -162,3 +162,45 @@ func TestEventsOfSeveralRunsInOneRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestChainedDecisionAllocations: what committing a chained cue's decision
+// allocates in the store, from Append to the commit — the events prepared,
+// the statements' rows and arguments, the cue changes, the driver's work.
+// A transaction's buffers are kept for the next one, the decision's
+// outputs ({}) are not encoded twice and a lone write is not given a
+// channel to be told its outcome through: 165 allocations before, 138
+// after (the rest is database/sql's and the driver's, per value bound).
+func TestChainedDecisionAllocations(t *testing.T) {
+	if raceDetector {
+		t.Skip("the race detector allocates more")
+	}
+	d, _ := openTest(t)
+	const n = 60
+	cues := make([]string, n+3)
+	for i := range cues {
+		cues[i] = fmt.Sprintf("c%d", i)
+	}
+	appendOK(t, d, startedEvent(t, "r1", t0, cues...),
+		record.Event{RunID: "r1", At: at(1), Type: record.EvCueState, Cue: "c0", State: "warning"},
+		record.Event{RunID: "r1", At: at(1), Type: record.EvAttemptStarted, Cue: "c0", Agent: "c0-agent", Attempt: 1},
+		record.Event{RunID: "r1", At: at(2), Type: record.EvCueState, Cue: "c0", State: "go"},
+		record.Event{RunID: "r1", At: at(2), Type: record.EvCueState, Cue: "c1", State: "warning"},
+		record.Event{RunID: "r1", At: at(2), Type: record.EvAttemptStarted, Cue: "c1", Agent: "c1-agent", Attempt: 1},
+	)
+	decisions := make([][]record.Event, n+1)
+	for i := range decisions {
+		decisions[i] = chainedDecision("r1", cues[i], cues[i+1], cues[i+2], 10*(i+1))
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(n, func() {
+		if err := d.Append(context.Background(), decisions[i]...); err != nil {
+			t.Fatal(err)
+		}
+		i++
+	})
+	const most = 140
+	if allocs > most {
+		t.Errorf("a chained decision's commit made %.0f allocations, want at most %d", allocs, most)
+	}
+	t.Logf("%.0f allocations per chained decision", allocs)
+}

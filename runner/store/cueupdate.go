@@ -30,7 +30,13 @@ func (t *txn) cue(ev *record.Event) *cueUpdate {
 	if t.cues == nil {
 		t.cues = map[[2]string]*cueUpdate{}
 	}
-	u := &cueUpdate{ev: ev}
+	var u *cueUpdate
+	if n := len(t.spare); n > 0 {
+		u, t.spare = t.spare[n-1], t.spare[:n-1]
+		*u = cueUpdate{ev: ev}
+	} else {
+		u = &cueUpdate{ev: ev}
+	}
 	t.cues[key] = u
 	t.cueOrder = append(t.cueOrder, key)
 	return u
@@ -106,7 +112,8 @@ func (d *DB) cueUpdateSQL(set uint8) string {
 // an event named a cue the run does not have. (One UPDATE ... FROM VALUES
 // for all of them measured slower: SQLite materializes the join.)
 func (t *txn) flushCues() error {
-	var args []any
+	args := t.takeArgs()
+	defer func() { t.giveArgs(args) }()
 	for _, key := range t.cueOrder {
 		u := t.cues[key]
 		var set uint8
@@ -120,7 +127,6 @@ func (t *txn) flushCues() error {
 			return err
 		}
 	}
-	clear(t.cues)
-	t.cueOrder = t.cueOrder[:0]
+	t.releaseCues()
 	return nil
 }

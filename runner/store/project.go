@@ -16,7 +16,8 @@ type prepared struct {
 	ev      record.Event
 	at      int64 // ev.At in stored form
 	data    any   // ev.Data encoded (the one encoding of it), or nil
-	payload any   // what the projection needs beyond ev.Data, prepared ahead
+	outputs any   // cue/state, attempt/ended: the outputs column (JSON), or nil
+	payload any   // what else the projection needs beyond ev.Data, prepared ahead
 	seq     int64 // assigned inside the transaction
 }
 
@@ -26,12 +27,6 @@ type (
 		inputs string
 		agents []string // per cue, JSON arrays
 		after  []string // per cue, JSON arrays
-	}
-	cueState struct {
-		outputs any // JSON object or nil
-	}
-	attemptEnded struct {
-		outputs any
 	}
 )
 
@@ -71,7 +66,7 @@ func prepareEvent(ev record.Event) (prepared, error) {
 		if err = need(ev.Cue != "", "cue"); err == nil && !knownCueState(record.CueState(ev.State)) {
 			err = fmt.Errorf("unknown cue state %q", ev.State)
 		}
-		rec.payload = cueState{outputs: jsonOrNil(d.Outputs)}
+		rec.outputs = jsonOrNil(d.Outputs)
 	case record.EvAttemptStarted:
 		err = needAttempt(ev)
 	case record.EvAttemptEnded:
@@ -79,7 +74,7 @@ func prepareEvent(ev record.Event) (prepared, error) {
 		if err = needAttempt(ev); err == nil && !knownAttemptState(record.AttemptState(ev.State)) {
 			err = fmt.Errorf("unknown attempt state %q", ev.State)
 		}
-		rec.payload = attemptEnded{outputs: jsonOrNil(d.Outputs)}
+		rec.outputs = jsonOrNil(d.Outputs)
 	case record.EvMessage:
 		d, ok := ev.Data.(record.MessageData)
 		if err = need(ok, "data"); err == nil && d.Type == "" {
@@ -157,6 +152,9 @@ func needAttempt(ev record.Event) error {
 func jsonOrNil(m map[string]any) any {
 	if m == nil {
 		return nil
+	}
+	if len(m) == 0 { // most cues have no outputs: what json.Marshal would give, without encoding
+		return "{}"
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -246,16 +244,19 @@ const maxRowsPerInsert = 32
 // flushRows writes the request's events: the rows of one run (usually all
 // of them) in as few multi-row INSERTs as maxRowsPerInsert allows.
 func (t *txn) flushRows() error {
-	rows := t.rows
-	defer func() { t.rows = t.rows[:0] }()
+	rows, args := t.rows, t.takeArgs()
+	defer func() {
+		clear(t.rows)
+		t.rows = t.rows[:0]
+		t.giveArgs(args)
+	}()
 	for len(rows) > 0 {
 		runID := rows[0].ev.RunID
 		n := 1
 		for n < min(len(rows), maxRowsPerInsert) && rows[n].ev.RunID == runID {
 			n++
 		}
-		args := make([]any, 0, 1+n*9)
-		args = append(args, runID) // bound once: see insertRowsSQL
+		args = append(args[:0], runID) // bound once: see insertRowsSQL
 		for _, rec := range rows[:n] {
 			ev := &rec.ev
 			args = append(args, rec.seq, rec.at, ev.Type, ev.Cue, ev.Agent, ev.Attempt, ev.State, ev.Reason, rec.data)
@@ -390,7 +391,7 @@ func (t *txn) project(rec *prepared) error {
 		if record.CueState(ev.State).Final() {
 			u.ended = rec.at
 		}
-		if out := rec.payload.(cueState).outputs; out != nil {
+		if out := rec.outputs; out != nil {
 			u.outputs = out
 		}
 		if record.CueState(ev.State) == record.CueInterrupted {
@@ -418,12 +419,11 @@ func (t *txn) project(rec *prepared) error {
 		return err
 
 	case record.EvAttemptEnded:
-		p := rec.payload.(attemptEnded)
 		d, _ := ev.Data.(record.AttemptEndedData)
 		res, err := t.exec(`UPDATE attempts SET state = ?, reason = ?, class = ?, exit_code = ?,
 				pid = coalesce(nullif(?, 0), pid), outputs = coalesce(?, outputs), ended_at = ?
 			WHERE run_id = ? AND cue_id = ? AND number = ? AND agent_id = ?`,
-			ev.State, ev.Reason, d.Class, d.ExitCode, d.PID, p.outputs, rec.at,
+			ev.State, ev.Reason, d.Class, d.ExitCode, d.PID, rec.outputs, rec.at,
 			ev.RunID, ev.Cue, ev.Attempt, ev.Agent)
 		if err == nil && rowsAffected(res) == 0 {
 			return fmt.Errorf("attempt %d of agent %s at cue %s was never started", ev.Attempt, ev.Agent, ev.Cue)

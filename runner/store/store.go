@@ -137,6 +137,7 @@ type writing struct {
 	stmts               map[string]*sql.Stmt // prepared write statements
 	insertSQL           map[insertKey]string // the texts of multi-row INSERTs
 	cueSQL              map[uint8]string     // the texts of cue UPDATEs, by the columns they set
+	scratch             txnScratch           // a transaction's buffers, kept for the next one (writer.go)
 	stats               writerStats
 
 	wconn *sql.Conn // the writer's own connection (writeConn)

@@ -133,12 +133,12 @@ func (d *DB) do(ctx context.Context, r *request) error {
 	if err := d.faulted(); err != nil {
 		return err
 	}
-	r.done = make(chan error, 1)
 	d.callers.Add(1)
 	defer d.callers.Add(-1)
-	if d.commitDirectly(ctx, r) {
-		return <-r.done
+	if ok, err := d.commitDirectly(ctx, r); ok {
+		return err
 	}
+	r.done = make(chan error, 1) // only a queued write is told through it
 	if err := d.send(ctx, r); err != nil {
 		return err
 	}
@@ -147,31 +147,29 @@ func (d *DB) do(ctx context.Context, r *request) error {
 
 // commitDirectly commits r in the caller's goroutine when it is the only
 // caller and no other write is queued or being committed, and reports
-// whether it did. Handing a lone write to the writer goroutine and being
+// whether it did, with the commit's error. Handing a lone write to the writer goroutine and being
 // woken by it costs two goroutine switches, a tenth of a decision's commit
 // here; a decision waits for its commit, so the run's critical path pays
 // them. Everything sent before r is committed first (the queue is empty), so
 // the order of writes holds. With other callers about, r goes through the
 // queue: there it shares a transaction with theirs; so it does when another
 // process holds the write lock (only the writer waits for it).
-func (d *DB) commitDirectly(ctx context.Context, r *request) bool {
+func (d *DB) commitDirectly(ctx context.Context, r *request) (bool, error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if d.closed || ctx.Err() != nil || d.callers.Load() != 1 || !d.committing.TryLock() {
-		return false // send reports a closed database or a done context
+		return false, nil // send reports a closed database or a done context
 	}
 	defer d.committing.Unlock()
 	if d.unfinished.Load() != 0 {
-		return false
+		return false, nil
 	}
-	batch := []*request{r}
-	bad, err := d.tryCommit(batch)
+	_, err := d.tryCommit([]*request{r})
 	if errors.Is(err, errLockBusy) {
-		return false
+		return false, nil
 	}
 	d.stats.sent.Add(1)
-	d.settle(batch, bad, err)
-	return true
+	return true, d.outcome(err) // a batch of one: settle's answer, whichever request failed
 }
 
 // wait waits for the commit of r, queued with a done channel.
@@ -371,14 +369,21 @@ func (d *DB) settle(batch []*request, bad int, err error) []*request {
 }
 
 func (d *DB) finish(r *request, err error) {
-	if err = d.plain(err); errors.Is(err, ErrDamaged) {
-		d.setFault(err)
-	}
+	err = d.outcome(err)
 	if r.done != nil {
 		r.done <- err
 	} else if err != nil {
 		d.setLogErr(err)
 	}
+}
+
+// outcome is what the caller of a write is told of its commit's error; a
+// damaged database faults the handle.
+func (d *DB) outcome(err error) error {
+	if err = d.plain(err); errors.Is(err, ErrDamaged) {
+		d.setFault(err)
+	}
+	return err
 }
 
 // errLockBusy: BEGIN IMMEDIATE found the write lock taken, for lockPoll.
@@ -406,7 +411,8 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 	// database/sql's Tx would prepare them again for every transaction.
 	// IMMEDIATE takes the write lock at once (waiting up to busy_timeout), so
 	// another process's writer never turns this one's reads stale.
-	t := &txn{ctx: ctx, d: d, now: now()}
+	d.scratch.reset()
+	t := &txn{ctx: ctx, d: d, now: now(), txnScratch: &d.scratch}
 	if _, err := t.exec("BEGIN IMMEDIATE"); err != nil {
 		if primaryCode(err) == sqlite3.SQLITE_BUSY {
 			return -1, errLockBusy
@@ -450,6 +456,51 @@ func (d *DB) tryCommit(batch []*request) (int, error) {
 	return -1, nil
 }
 
+// txnScratch is what a transaction builds its statements in. The writer
+// keeps it (under committing) from one transaction to the next: a chained
+// cue's decision would otherwise allocate its map, its rows and arguments
+// and each cue's changes again, on the run's critical path.
+type txnScratch struct {
+	rows     []*prepared              // event rows of the current request, written by flushRows
+	cues     map[[2]string]*cueUpdate // cue changes of the current request, by (run, cue)
+	cueOrder [][2]string
+	spare    []*cueUpdate // cueUpdates of earlier requests, for cue to take again
+	args     []any        // a statement's arguments, while it is built
+}
+
+// reset empties s of whatever a request that failed half-way left in it.
+func (s *txnScratch) reset() {
+	clear(s.rows)
+	s.rows = s.rows[:0]
+	s.releaseCues()
+}
+
+// releaseCues forgets the request's cue changes, keeping their memory
+// for requests of a decision's size; a run's start or end (every cue at
+// once) leaves its map to the collector rather than be cleared every time.
+func (s *txnScratch) releaseCues() {
+	const keep = 64
+	if len(s.cueOrder) > keep {
+		s.cues, s.cueOrder = nil, nil
+		return
+	}
+	for _, key := range s.cueOrder {
+		if len(s.spare) < keep {
+			s.spare = append(s.spare, s.cues[key])
+		}
+	}
+	clear(s.cues)
+	s.cueOrder = s.cueOrder[:0]
+}
+
+// takeArgs returns s's argument buffer, empty; giveArgs hands it back
+// cleared (the values are not kept alive until the next statement).
+func (s *txnScratch) takeArgs() []any { return s.args[:0] }
+func (s *txnScratch) giveArgs(args []any) {
+	clear(args)
+	s.args = args[:0]
+}
+
 // txn is one write transaction of the writer.
 type txn struct {
 	ctx  context.Context
@@ -457,14 +508,12 @@ type txn struct {
 	runs map[string]*runSeq // what this transaction knows of each run it wrote
 	now  time.Time          // when the transaction began
 
-	rows   []*prepared // event rows of the current request, written by flushRows
-	bbRows []bbRow     // blackboard rows of the current request, written by flushBlackboard
+	*txnScratch         // rows, cue changes and arguments of the current request
+	bbRows      []bbRow // blackboard rows of the current request, written by flushBlackboard
 	// bbVersions is the latest version (and its author) of each blackboard
 	// key this transaction wrote, by (run, key), so a burst of writes to
 	// one key reads its version once.
 	bbVersions map[[2]string]bbLatest
-	cues       map[[2]string]*cueUpdate // cue changes of the current request, by (run, cue)
-	cueOrder   [][2]string
 
 	dataVersion  int64             // PRAGMA data_version under this transaction's write lock
 	leaseChanges map[string]string // runs this transaction claimed (token) or released ("")
