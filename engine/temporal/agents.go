@@ -55,7 +55,6 @@ type liveAttempt struct {
 	host   *stepHost
 	next   phase         // the phase it waits for
 	work   string        // its OutDir
-	halt   chan struct{} // its at.Halt: closed once, by a stop, which ends it
 	ended  chan struct{} // its at.Ended
 	detach func()        // ends its MCP registration
 	wt     *wtPhase      // its worktree (workspace: worktree), from WARNING to its end
@@ -284,13 +283,13 @@ func (a *Activities) newLive(ctx context.Context, rp *runPool, p *planner.Plan, 
 		dir = wt.dir(ag)
 	}
 	la := &liveAttempt{d: driver.Of(ag).New(), host: newStepHost(agentEnv(ag, in, a)), work: work, wt: wt,
-		halt: make(chan struct{}), ended: make(chan struct{})}
+		ended: make(chan struct{})}
 	la.host.Bind(ctx, a, in, p)
 	cueID := in.Cue
 	la.at = &driver.Attempt{RunID: in.RunID, Cue: c, Agent: ag, Number: in.Attempt,
 		Token: fmt.Sprintf("%s/temporal/%s/%d/%s", in.RunID, in.Cue, in.Attempt, record.NewRunID()),
 		Dir:   dir, OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
-		Host: la.host, Agents: rp.agents, Halt: la.halt, Abort: la.host.aborts.ch, Ended: la.ended}
+		Host: la.host, Agents: rp.agents, Halt: la.host.halts.ch, Abort: la.host.aborts.ch, Ended: la.ended}
 	la.detach = a.attachMCP(la.at, la.host)
 	if driver.Speaks(ag) {
 		la.at.Msgs.Warning = driver.Encode(protocols.New(protocols.CoordWarning{RunID: in.RunID, CueID: cueID, CueGroup: c.Group,
@@ -309,9 +308,7 @@ func (la *liveAttempt) run(ctx context.Context, ph phase, task *attempt.Task) *a
 // runWork runs one phase, heartbeating meanwhile; a stop closes the
 // attempt's halt (it ends the attempt: no later phase runs).
 func (la *liveAttempt) runWork(ctx context.Context, ph phase, task *attempt.Task) (map[string]any, *attempt.Failure) {
-	done := make(chan struct{})
-	defer close(done)
-	go beat(ctx, la.host, la.halt, done)
+	defer beating(ctx, la.host)()
 	defer func() { la.host.Record("in", la.at.Msgs.TakeReply()) }() // the agent's answer to the phase
 	switch ph {
 	case phaseWarning:

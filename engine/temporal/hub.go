@@ -93,7 +93,6 @@ type hubLink struct {
 func (h *stepHost) Bind(ctx context.Context, a *Activities, in AttemptInput, p *planner.Plan) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.halted = nil
 	h.hub = hubLink{ctx: ctx, link: maskLink(a.link(ctx), redactorOf(p)), // secrets masked (secrets.go)
 		asker: Asker{Cue: in.Cue, Agent: in.Agent, Attempt: in.Attempt}, tools: p.ToolsOf(in.Agent),
 		plan: p, root: a.Root, ended: make(chan struct{}), search: a.SearchMemory, loans: newLoans(a.Slots)}

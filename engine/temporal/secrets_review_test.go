@@ -22,24 +22,7 @@ import (
 func TestPooledCatchUpFailureLinesMasked(t *testing.T) {
 	const secret = "tok-catchup-4242-zz"
 	t.Setenv("CATCHUP_TEST_TOKEN", secret)
-	root := t.TempDir()
-	yaml := `agent:
-  id: leaky
-  protocol: jsonl
-  command: [sh, -c, 'read line; echo "using $CATCHUP_TEST_TOKEN" >&2; exit 3']
-  workdir: .
----
-cuelist:
-  id: catchup
-  cues:
-    - {id: A, agents: [leaky]}
-`
-	if err := os.WriteFile(filepath.Join(root, "c.yaml"), []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a := &Activities{Root: root}
-	defer a.Close()
-	in := AttemptInput{RunID: "r-catchup-fail", Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml"), Cue: "A", Agent: "leaky", Attempt: 1}
+	a, in := pooledAgentOnWorker(t, "r-catchup-fail", `'read line; echo "using $CATCHUP_TEST_TOKEN" >&2; exit 3'`)
 	in.Task = &attempt.Task{RunID: in.RunID, CueID: in.Cue, AgentID: in.Agent, Attempt: 1}
 	res, err := a.Go(context.Background(), in)
 	if err != nil {
@@ -168,4 +151,54 @@ func TestWorktreeOutputsKeptWhenAnIdHoldsASecret(t *testing.T) {
 	if out["worktree_branch"] != "orch/r1/deploy-production/1" || out["worktree_commit"] != commit || out["stage"] != "[redacted:STAGE_NAME]" {
 		t.Errorf("outputs %v (commit %s)", out, commit)
 	}
+}
+
+// A pooled agent that exits while its stderr is still being written (here
+// by a process it left, a moment later; on a busy machine, its own last
+// lines not read yet): its attempt learns of the exit once its stderr is
+// read to the end, so its last lines go into the history with the phase's
+// result (they came after it, and were lost).
+func TestPooledExitKeepsItsLastLines(t *testing.T) {
+	res := exitAtWarning(t, "r-last-words", `'read line; echo "going" >&2; (exec >/dev/null; sleep 0.3; echo "my last words" >&2) & exit 3'`)
+	if n := len(res.Log); n == 0 || res.Log[n-1].Text != "my last words" {
+		t.Errorf("the agent's last line is not the result's last: %d lines, %+v", n, res.Log[max(n-2, 0):])
+	}
+}
+
+// A process the agent left holds its stderr: the exit is still told, soon
+// (not the phase's timeout, nor the grace period).
+func TestPooledExitWhileStderrHeld(t *testing.T) {
+	exitAtWarning(t, "r-held", `'read line; (exec >/dev/null; sleep 60) & exit 3'`)
+}
+
+// exitAtWarning runs the WARNING of a pooled agent running script (see
+// pooledAgentOnWorker), which exits with status 3, and checks the phase
+// failed saying so.
+func exitAtWarning(t *testing.T, runID, script string) *AttemptResult {
+	t.Helper()
+	a, in := pooledAgentOnWorker(t, runID, script)
+	res, err := a.Warning(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Failed || !strings.Contains(res.Reason, "exited with status 3") {
+		t.Fatalf("the agent's exit: %+v", res)
+	}
+	return res
+}
+
+// pooledAgentOnWorker: a worker (its processes closed at the test's end)
+// and attempt 1 of cue A of run runID, whose jsonl agent runs the shell
+// line script (quoted for YAML).
+func pooledAgentOnWorker(t *testing.T, runID, script string) (*Activities, AttemptInput) {
+	t.Helper()
+	root := t.TempDir()
+	yaml := "agent: {id: pooled, protocol: jsonl, command: [sh, -c, " + script + "], workdir: .}\n---\n" +
+		"cuelist:\n  id: pooled\n  cues:\n    - {id: A, agents: [pooled]}\n"
+	if err := os.WriteFile(filepath.Join(root, "c.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := &Activities{Root: root}
+	t.Cleanup(a.Close)
+	return a, AttemptInput{RunID: runID, Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml"), Cue: "A", Agent: "pooled", Attempt: 1}
 }

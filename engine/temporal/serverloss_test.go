@@ -21,15 +21,13 @@ func stubBeats(t *testing.T, beat func() error) {
 	t.Cleanup(func() { heartbeatEvery, recordHeartbeat, serverLostLimit = oldEvery, oldRecord, oldLimit })
 }
 
-// beating runs beat for an activity context the SDK cancelled with cause;
-// stop ends it (the step is over).
-func beating(cause error) (h *stepHost, halt chan struct{}, stop func()) {
+// cancelledBeat runs beat for an activity context the SDK cancelled with
+// cause; stop ends it (the step is over).
+func cancelledBeat(cause error) (h *stepHost, halt chan struct{}, stop func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(cause)
-	h, halt = &stepHost{}, make(chan struct{})
-	done, over := make(chan struct{}), make(chan struct{})
-	go func() { beat(ctx, h, halt, done); close(over) }()
-	return h, halt, func() { close(done); <-over }
+	h = newStepHost(nil)
+	return h, h.halts.ch, beating(ctx, h)
 }
 
 // halted waits (a minute at most) for beat to halt the step.
@@ -50,7 +48,7 @@ func TestServerLossDoesNotHaltTheStep(t *testing.T) {
 	beats := make(chan struct{}, 100)
 	stubBeats(t, func() error { beats <- struct{}{}; return nil })
 	for _, cause := range []error{serviceerror.NewNotFound("workflow execution not found"), &serviceerror.Unavailable{Message: "server restarting"}} {
-		_, halt, stop := beating(cause)
+		_, halt, stop := cancelledBeat(cause)
 		for range 3 { // three heartbeats through the client, the step still going
 			select {
 			case <-beats:
@@ -71,7 +69,7 @@ func TestServerLossDoesNotHaltTheStep(t *testing.T) {
 // workflow asked for (orch stop) still halts the step, as stopped.
 func TestServerLossThenStop(t *testing.T) {
 	stubBeats(t, func() error { return temporal.NewCanceledError() })
-	h, halt, stop := beating(serviceerror.NewNotFound("not found"))
+	h, halt, stop := cancelledBeat(serviceerror.NewNotFound("not found"))
 	defer stop()
 	halted(t, halt)
 	if f := h.Stopped(); f.Class != "stopped" {
@@ -84,7 +82,7 @@ func TestServerLossThenStop(t *testing.T) {
 func TestServerLostForGood(t *testing.T) {
 	stubBeats(t, func() error { return &serviceerror.Unavailable{Message: "connection refused"} })
 	serverLostLimit = 20 * time.Millisecond
-	h, halt, stop := beating(serviceerror.NewNotFound("not found"))
+	h, halt, stop := cancelledBeat(serviceerror.NewNotFound("not found"))
 	defer stop()
 	halted(t, halt)
 	if f := h.Stopped(); f.Class != "stopped" || !strings.Contains(f.Reason, "lost the activity") {
@@ -98,13 +96,13 @@ func TestServerLostForGood(t *testing.T) {
 // again).
 func TestRequestedStopAndHandBack(t *testing.T) {
 	stubBeats(t, func() error { t.Error("a heartbeat through the client after a requested stop"); return nil })
-	h, halt, stop := beating(temporal.NewCanceledError())
+	h, halt, stop := cancelledBeat(temporal.NewCanceledError())
 	halted(t, halt)
 	stop()
 	if f := h.Stopped(); f.Class != "stopped" {
 		t.Errorf("orch stop: %+v", f)
 	}
-	h, halt, stop = beating(worker.ErrWorkerShutdown)
+	h, halt, stop = cancelledBeat(worker.ErrWorkerShutdown)
 	halted(t, halt)
 	stop()
 	f := h.Stopped()

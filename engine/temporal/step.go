@@ -75,16 +75,13 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 		dir = wt.dir(ag)
 		task = inWorktree(task, wt)
 	}
-	halt := make(chan struct{})
 	h := newStepHost(agentEnv(ag, in, a))
 	h.Bind(ctx, a, in, p)
 	at := &driver.Attempt{RunID: in.RunID, Cue: c, Agent: ag, Number: in.Attempt, Token: tokens + record.NewRunID(),
 		Dir: dir, OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
-		Host: h, Halt: halt, Abort: h.aborts.ch}
+		Host: h, Halt: h.halts.ch, Abort: h.aborts.ch}
 	defer a.attachMCP(at, h)()
-	done := make(chan struct{})
-	defer close(done)
-	go beat(ctx, h, halt, done)
+	defer beating(ctx, h)()
 
 	d := driver.Of(ag).New()
 	var f *attempt.Failure
@@ -129,8 +126,19 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	return res
 }
 
-// beat heartbeats until done; once a stop is asked for, it closes halt
-// (the driver stops the step) with h.halted saying why. A cancellation is a
+// beating starts the phase's beat; the returned end stops it and waits for
+// it to return: nothing of a phase's beat outlives the phase.
+func beating(ctx context.Context, h *stepHost) (end func()) {
+	done, over := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(over)
+		beat(ctx, h, done)
+	}()
+	return func() { close(done); <-over }
+}
+
+// beat heartbeats until done; once a stop is asked for, it halts the step
+// (h.halt: the driver stops it), saying why. A cancellation is a
 // requested stop only when Temporal says so: when the SDK cancels because a
 // heartbeat found the server without the activity (NotFound while it
 // restarts) or unreachable, the agent goes on and the heartbeats go on
@@ -138,13 +146,13 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 // killed by a short outage), asks for the stop, or has given the activity up
 // (no heartbeat got through for serverLostLimit: it is another worker's
 // now). A worker stopping past its drain grace hands the phase back.
-func beat(ctx context.Context, h *stepHost, halt, done chan struct{}) {
+//
+// A cancellation found once done is closed is no stop: the phase is over
+// (the SDK cancels the context when the activity returned; a pooled
+// agent's attempt keeps its halt for its next phases).
+func beat(ctx context.Context, h *stepHost, done chan struct{}) {
 	t := time.NewTicker(heartbeatEvery)
 	defer t.Stop()
-	stop := func(f *attempt.Failure) {
-		h.halted = f
-		close(halt)
-	}
 	cancelled := ctx.Done()
 	var lastBeat time.Time // since the server lost track: the last heartbeat that got through
 	for {
@@ -152,14 +160,19 @@ func beat(ctx context.Context, h *stepHost, halt, done chan struct{}) {
 		case <-done:
 			return
 		case <-cancelled:
+			select {
+			case <-done: // the activity's end, not a stop
+				return
+			default:
+			}
 			switch why := context.Cause(ctx); {
 			case serverLost(why):
 				cancelled, lastBeat = nil, time.Now()
 				continue
 			case errors.Is(why, worker.ErrWorkerShutdown):
-				stop(attempt.Failf(HandedBack, "its worker stopped (drain grace over) and handed it back"))
+				h.halt(attempt.Failf(HandedBack, "its worker stopped (drain grace over) and handed it back"))
 			default:
-				stop(nil)
+				h.halt(nil)
 			}
 			return
 		case <-t.C:
@@ -171,10 +184,10 @@ func beat(ctx context.Context, h *stepHost, halt, done chan struct{}) {
 			case err == nil:
 				lastBeat = time.Now()
 			case temporal.IsCanceledError(err):
-				stop(nil)
+				h.halt(nil)
 				return
 			case time.Since(lastBeat) > serverLostLimit:
-				stop(attempt.Failf("stopped", "the Temporal server lost the activity for longer than its heartbeat timeout (%s): %v", serverLostLimit, err))
+				h.halt(attempt.Failf("stopped", "the Temporal server lost the activity for longer than its heartbeat timeout (%s): %v", serverLostLimit, err))
 				return
 			}
 		}
@@ -210,16 +223,16 @@ type stepHost struct {
 	env     []string
 	tail    logTail
 	started *proc.Process
-	halted  *attempt.Failure // why beat halted the step (nil: a stop asked for)
 	mu      sync.Mutex
 	wire    wireLog      // the phase's protocol messages (wirelog.go)
 	hub     hubLink      // the phase running now: where requests go
 	usage   record.Usage // what the agent reported so far (its totals)
 	aborts  aborter
+	halts   halter
 }
 
 func newStepHost(env []string) *stepHost {
-	return &stepHost{env: env, aborts: aborter{ch: make(chan struct{})}}
+	return &stepHost{env: env, aborts: aborter{ch: make(chan struct{})}, halts: halter{ch: make(chan struct{})}}
 }
 
 var _ driver.Host = (*stepHost)(nil)
@@ -239,10 +252,26 @@ func (h *stepHost) Record(dir string, m *driver.Wire) *attempt.Failure {
 	return nil
 }
 func (h *stepHost) Stopped() *attempt.Failure {
-	if h.halted != nil {
-		return h.halted
+	if f := h.halts.f; f != nil {
+		return f
 	}
 	return attempt.Failf("stopped", "stopped")
+}
+
+// halter stops an attempt (driver.Attempt.Halt), once: a pooled agent's
+// attempt keeps it over its phases, each with its beat.
+type halter struct {
+	once sync.Once
+	ch   chan struct{}
+	f    *attempt.Failure // why (nil: a stop asked for)
+}
+
+// halt stops the attempt, f saying why; later calls do nothing.
+func (h *stepHost) halt(f *attempt.Failure) {
+	h.halts.once.Do(func() {
+		h.halts.f = f
+		close(h.halts.ch)
+	})
 }
 
 // heartbeat tells Temporal the step is alive, outside an activity (tests

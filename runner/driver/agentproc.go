@@ -40,6 +40,7 @@ type agentProcess struct {
 	done    chan struct{}           // closed when broken
 	lines   int
 	closed  chan struct{} // closed when the process is gone and swept
+	errRead chan struct{} // closed when its stderr is read to the end
 	once    sync.Once
 
 	// the reader goroutine's: the agent's message rate (see throttle)
@@ -56,7 +57,7 @@ func (g *Agents) process(a *Attempt) (*agentProcess, *attempt.Failure) {
 		return ap, nil
 	}
 	ap := &agentProcess{run: g.run, agent: a.Agent, token: fmt.Sprintf("%s/agent/%s/%s", g.run.ID, a.Agent.ID, record.NewRunID()),
-		replies: map[string]func(*Wire){}, active: map[string]*jsonlDriver{}, done: make(chan struct{}), closed: make(chan struct{})}
+		replies: map[string]func(*Wire){}, active: map[string]*jsonlDriver{}, done: make(chan struct{}), closed: make(chan struct{}), errRead: make(chan struct{})}
 	s, err := proc.NewStdio(true)
 	if err != nil {
 		return nil, attempt.Failf("start", "%v", err)
@@ -73,7 +74,8 @@ func (g *Agents) process(a *Attempt) (*agentProcess, *attempt.Failure) {
 	ap.p = p
 	ap.w = protocols.NewWriter(p.Stdin())
 	// Its stdout goes straight to the reader of its messages.
-	p.ReadOutput(ap.read, logLines(ap.errw))
+	logErr := logLines(ap.errw)
+	p.ReadOutput(ap.read, func(r io.Reader) { defer close(ap.errRead); logErr(r) })
 	g.procs[a.Agent.ID] = ap
 	g.all = append(g.all, ap)
 	return ap, nil
@@ -201,6 +203,14 @@ func (ap *agentProcess) outputClosed() {
 	defer timer.Stop()
 	select {
 	case <-ap.p.Done():
+		// Its last lines of stderr first: the attempts using it log them
+		// before they learn it is gone (a phase on a Temporal worker returns
+		// its lines with its result). A process it left may hold stderr
+		// open: the exit is told after exitAfterEOF at the latest.
+		select {
+		case <-ap.errRead:
+		case <-timer.C:
+		}
 		ap.fail(exitFailure(ap.p.Exit(), "while serving its cues"))
 	case <-timer.C:
 		ap.fail(attempt.Failf("malfunction", "the agent closed its output while still running"))
