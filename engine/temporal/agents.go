@@ -295,7 +295,7 @@ func (a *Activities) newLive(ctx context.Context, rp *runPool, p *planner.Plan, 
 	la.host.Bind(ctx, a, in, p)
 	cueID := in.Cue
 	la.at = &driver.Attempt{RunID: in.RunID, Cue: c, Agent: ag, Number: in.Attempt,
-		Token: fmt.Sprintf("%s/temporal/%s/%d/%s", in.RunID, in.Cue, in.Attempt, record.NewRunID()),
+		Token: attemptTokens(in) + record.NewRunID(),
 		Dir:   dir, OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
 		Host: la.host, Agents: rp.agents, Halt: la.host.halts.ch, Abort: la.host.aborts.ch, Ended: la.ended}
 	la.detach = a.attachMCP(la.at, la.host)
