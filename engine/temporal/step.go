@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,9 +43,12 @@ const (
 
 // attemptTokens is what the attempt tokens (ORCH_ATTEMPT_TOKEN) of an
 // attempt's processes start with, on every worker: RUN/temporal/TASK/N/;
-// each try adds its own part.
+// each try adds its own part. A child's task id holds "/" (LEAD/1, LEAD's
+// first child): it becomes ":", which no cue or item id holds, so that no
+// attempt's tokens begin with another's (LEAD's attempt 1 with LEAD/1's):
+// proc.KillTokened of one attempt kills nothing of another.
 func attemptTokens(in AttemptInput) string {
-	return fmt.Sprintf("%s/temporal/%s/%d/", in.RunID, in.Cue, in.Attempt)
+	return fmt.Sprintf("%s/temporal/%s/%d/", in.RunID, strings.ReplaceAll(in.Cue, "/", ":"), in.Attempt)
 }
 
 // step runs one phase of a plain agent with the local runner's plain
