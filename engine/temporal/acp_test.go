@@ -35,7 +35,7 @@ func runFake(t *testing.T, yaml, answer string) ([]record.Event, *fakeLink) {
 		t.Fatal(err)
 	}
 	env, link := linkedEnv(t, root, answer)
-	return completed(t, env, RunInput{RunID: "r-fake", Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml")}), link
+	return completed(t, env, RunInput{RunID: testRunID("r-fake"), Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml")}), link
 }
 
 // An ACP agent runs on a worker: its process initialized at WARNING, a

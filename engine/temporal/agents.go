@@ -124,7 +124,7 @@ func (a *Activities) closeIdle(rp *runPool) {
 	}
 	rp.endWatch()
 	a.mu.Unlock()
-	rp.close()
+	a.closePool(rp)
 }
 
 // Close ends the agent processes of every run on this worker (the worker
@@ -139,15 +139,23 @@ func (a *Activities) Close() {
 			rp.idle.Stop()
 		}
 		rp.endWatch()
-		rp.close()
+		a.closePool(rp)
 	}
 	a.mcp.close()
 }
 
-func (rp *runPool) close() {
-	for key, la := range rp.live {
+// closePool ends the attempts waiting in rp and its processes; the caller
+// took rp out of a.pools. A phase still running in rp (the worker stopping
+// mid-phase) puts its attempt back under a.mu as it ends, so the attempts
+// are taken under a.mu too; they are ended outside it (a driver's Close
+// waits for its processes).
+func (a *Activities) closePool(rp *runPool) {
+	a.mu.Lock()
+	live := rp.live
+	rp.live = map[string]*liveAttempt{}
+	a.mu.Unlock()
+	for _, la := range live {
 		la.end()
-		delete(rp.live, key)
 	}
 	rp.agents.Close()
 	rp.sweeper.Stop()
@@ -287,7 +295,7 @@ func (a *Activities) newLive(ctx context.Context, rp *runPool, p *planner.Plan, 
 	la.host.Bind(ctx, a, in, p)
 	cueID := in.Cue
 	la.at = &driver.Attempt{RunID: in.RunID, Cue: c, Agent: ag, Number: in.Attempt,
-		Token: fmt.Sprintf("%s/temporal/%s/%d/%s", in.RunID, in.Cue, in.Attempt, record.NewRunID()),
+		Token: attemptTokens(in) + record.NewRunID(),
 		Dir:   dir, OutDir: work, Timeouts: attempt.TimeoutsOf(p.Cuelist, c, ag, attempt.KillGrace(p.Cuelist, 0)),
 		Host: la.host, Agents: rp.agents, Halt: la.host.halts.ch, Abort: la.host.aborts.ch, Ended: la.ended}
 	la.detach = a.attachMCP(la.at, la.host)

@@ -27,12 +27,12 @@ func TestEveryAgentsBranchMergedOnWorker(t *testing.T) {
 	if res.State != "completed" {
 		t.Fatalf("%s: %s\n%s", res.State, res.Reason, story(evs))
 	}
-	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/C/merge")
+	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/C/merge")
 	if got, want := gitT(t, remote, "log", "-1", "--format=%P", merge),
-		gitT(t, remote, "rev-parse", "refs/heads/orch/r1/T/1-wa")+" "+gitT(t, remote, "rev-parse", "refs/heads/orch/r1/T/2-wb"); got != want {
+		gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/T/1-wa")+" "+gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/T/2-wb"); got != want {
 		t.Errorf("the merge's parents %q, want T's agents' %q", got, want)
 	}
-	if files := gitT(t, remote, "ls-tree", "--name-only", "refs/heads/orch/r1/result"); files != "a.txt\nb.txt\nc.txt\ntwo.yaml" {
+	if files := gitT(t, remote, "ls-tree", "--name-only", "refs/heads/orch/"+r1+"/result"); files != "a.txt\nb.txt\nc.txt\ntwo.yaml" {
 		t.Errorf("the result holds %q", files)
 	}
 }

@@ -51,7 +51,7 @@ func TestChildQuestionsGoToTheParentAgent(t *testing.T) {
 		}
 	}
 	env.RegisterDelayedCallback(func() { go person() }, 0) // once the workflow runs
-	evs := completed(t, env, RunInput{RunID: "r-bubbling", Path: path, SpecHash: specHashOf(t, root, path)})
+	evs := completed(t, env, RunInput{RunID: testRunID("r-bubbling"), Path: path, SpecHash: specHashOf(t, root, path)})
 	b, _ := json.Marshal(outputsOf(t, evs, "ASKUP-100")["kid"])
 	if string(b) != `{"colour":"blue","shape":"round"}` {
 		t.Errorf("the child's answers: %s", b)

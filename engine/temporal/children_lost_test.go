@@ -52,7 +52,7 @@ func TestChildLostPhaseRunsAgain(t *testing.T) {
 	root, path := repoRoot(t), "engine/temporal/testdata/children/cuelist.yaml"
 	lost := map[string]int{}
 	env := lostKidEnv(t, root, map[string]string{"LEAD-100/1": ActivityGo, "LEAD-100/2": ActivityStandby}, lost)
-	evs := completed(t, env, RunInput{RunID: "r-kid-lost", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"topic": "tides"}})
+	evs := completed(t, env, RunInput{RunID: testRunID("r-kid-lost"), Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"topic": "tides"}})
 	st := story(evs)
 	if lost["LEAD-100/1"] != 1 || lost["LEAD-100/2"] != 1 {
 		t.Fatalf("losses %v:\n%s", lost, st)
@@ -97,7 +97,7 @@ func TestChildLostGoInterruptsItsCue(t *testing.T) {
 		before = story(events(t, env))
 		env.SignalWorkflow(SignalGo, GoSignal{Cue: "LEAD-100", By: "orch go again"})
 	}, time.Minute)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-kid-lost-go", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"topic": "tides"}})
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: testRunID("r-kid-lost-go"), Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"topic": "tides"}})
 	var res RunResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatalf("%v\n%s", err, story(events(t, env)))

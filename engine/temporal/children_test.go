@@ -93,7 +93,7 @@ func realEnv(t *testing.T, root string) *testsuite.TestWorkflowEnvironment {
 // into its own.
 func TestHandoffAndSpawnOnWorkers(t *testing.T) {
 	root, path := repoRoot(t), "engine/temporal/testdata/children/cuelist.yaml"
-	evs := completed(t, realEnv(t, root), RunInput{RunID: "r-kids", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"topic": "tides"}})
+	evs := completed(t, realEnv(t, root), RunInput{RunID: testRunID("r-kids"), Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"topic": "tides"}})
 	out := outputsOf(t, evs, "LEAD-100")
 	b, _ := json.Marshal(out)
 	got := strings.ReplaceAll(string(b), `\u003e`, ">")
@@ -165,7 +165,7 @@ func TestHandoffAndSpawnOnWorkers(t *testing.T) {
 func TestPersonBroadcastAndAgentsOnWorkers(t *testing.T) {
 	root, path := repoRoot(t), "engine/temporal/testdata/people/cuelist.yaml"
 	env := realEnv(t, root)
-	evs := completed(t, env, RunInput{RunID: "r-people", Path: path, SpecHash: specHashOf(t, root, path)})
+	evs := completed(t, env, RunInput{RunID: testRunID("r-people"), Path: path, SpecHash: specHashOf(t, root, path)})
 	talk, _ := json.Marshal(outputsOf(t, evs, "TALK-100"))
 	if want := `{"listed":["HEAR-100 hearer listening","TALK-100 talker working"],"reached":["HEAR-100"]}`; string(talk) != want {
 		t.Errorf("TALK-100's outputs %s, want %s", talk, want)
@@ -231,7 +231,7 @@ func messagesOf(evs []record.Event, cue string) []string {
 // announced to the lead, which is gone.
 func TestChildEndsWithItsParent(t *testing.T) {
 	root, path := repoRoot(t), "engine/temporal/testdata/children/orphan.yaml"
-	evs := completed(t, realEnv(t, root), RunInput{RunID: "r-orphan", Path: path, SpecHash: specHashOf(t, root, path)})
+	evs := completed(t, realEnv(t, root), RunInput{RunID: testRunID("r-orphan"), Path: path, SpecHash: specHashOf(t, root, path)})
 	var got []string
 	for _, e := range evs {
 		if e.Cue == "QUICK-100/1" && (e.Type == record.EvCueState || e.Type == record.EvAttemptEnded) {
@@ -279,7 +279,7 @@ cuelist:
 	if err := os.WriteFile(filepath.Join(root, "c.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	evs := completed(t, realEnv(t, root), RunInput{RunID: "r-mcp-kids", Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml")})
+	evs := completed(t, realEnv(t, root), RunInput{RunID: testRunID("r-mcp-kids"), Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml")})
 	text, _ := outputsOf(t, evs, "w")["text"].(string)
 	for _, want := range []string{`handoff: {"outputs":{},"status":"completed"}`, `spawn: {"task_id":"w/2"}`, `not in its handoff_to`} {
 		if !strings.Contains(text, want) {

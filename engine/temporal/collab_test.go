@@ -19,7 +19,7 @@ import (
 // example of the cue protocol on stdio).
 func TestJSONLAgentOnWorker(t *testing.T) {
 	root, path := repoRoot(t), "examples/protocol/cuelist.yaml"
-	evs := completed(t, runEnv(t, root), RunInput{RunID: "r-jsonl", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"greeting_name": "Grace"}})
+	evs := completed(t, runEnv(t, root), RunInput{RunID: testRunID("r-jsonl"), Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"greeting_name": "Grace"}})
 	if out := outputsOf(t, evs, "ECHO-100"); out["greeting_name"] != "Grace" {
 		t.Fatalf("outputs %v, want greeting_name Grace\n%s", out, story(evs))
 	}
@@ -112,7 +112,7 @@ func TestJSONLAgentRequestsReachTheWorkflow(t *testing.T) {
 	root := repoRoot(t)
 	path := "engine/temporal/testdata/collab/cuelist.yaml"
 	env, link := linkedEnv(t, root, "")
-	evs := completed(t, env, RunInput{RunID: "r-collab", Path: path, SpecHash: specHashOf(t, root, path)})
+	evs := completed(t, env, RunInput{RunID: testRunID("r-collab"), Path: path, SpecHash: specHashOf(t, root, path)})
 	got := outputsOf(t, evs, "ASK-100")
 	want := map[string]any{"v1": 1.0, "v2": 2.0, "conflict": "at 2 by collab-agent", "read": "green", "answer": "navy"}
 	for k, v := range want {
@@ -158,7 +158,7 @@ func TestUsageCountsTowardLimits(t *testing.T) {
 		env.SignalWorkflow(SignalUsage, UsageReport{Asker: asker, Totals: record.Usage{Credits: 4}, More: record.Usage{Credits: 4}})
 		env.SignalWorkflow(SignalUsage, UsageReport{Asker: asker, Totals: record.Usage{Credits: 12, CostUSD: 0.5}, More: record.Usage{Credits: 8, CostUSD: 0.5}})
 	}, time.Minute)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-usage", Path: path, SpecHash: specHashOf(t, root, path)})
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: testRunID("r-usage"), Path: path, SpecHash: specHashOf(t, root, path)})
 	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult) // failed: the workflow closes Failed
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +209,7 @@ func TestJSONLMessagesOnWorkers(t *testing.T) {
 	root := repoRoot(t)
 	path := "engine/temporal/testdata/messages/cuelist.yaml"
 	env, link := linkedEnv(t, root, "")
-	evs := completed(t, env, RunInput{RunID: "r-msg", Path: path, SpecHash: specHashOf(t, root, path)})
+	evs := completed(t, env, RunInput{RunID: testRunID("r-msg"), Path: path, SpecHash: specHashOf(t, root, path)})
 	if out := outputsOf(t, evs, "RECV-100"); out["got"] != "hello from the sender" || out["from"] != "msg-sender" {
 		t.Errorf("RECV-100's outputs %v", out)
 	}
@@ -226,7 +226,7 @@ func TestPooledGoCatchesUp(t *testing.T) {
 	root, path := repoRoot(t), "examples/protocol/cuelist.yaml"
 	a := &Activities{Root: root}
 	defer a.Close()
-	in := AttemptInput{RunID: "r-catchup", Path: path, SpecHash: specHashOf(t, root, path), Cue: "ECHO-100", Agent: "protocol-echo", Attempt: 1}
+	in := AttemptInput{RunID: testRunID("r-catchup"), Path: path, SpecHash: specHashOf(t, root, path), Cue: "ECHO-100", Agent: "protocol-echo", Attempt: 1}
 	in.Task = &attempt.Task{RunID: in.RunID, CueID: in.Cue, AgentID: in.Agent, Attempt: 1, Inputs: map[string]any{"greeting_name": "Lin"}}
 	res, err := a.Go(context.Background(), in)
 	if err != nil {
@@ -295,7 +295,7 @@ func TestWorkflowServesRequests(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(SignalGo, GoSignal{Cue: "HOLD-100", By: "orch go"})
 	}, 3*time.Minute)
-	evs := completed(t, env, RunInput{RunID: "r-held", Path: path, SpecHash: specHashOf(t, root, path)})
+	evs := completed(t, env, RunInput{RunID: testRunID("r-held"), Path: path, SpecHash: specHashOf(t, root, path)})
 	if w1 == nil || !w1.done || w1.result.(BBWritten) != (BBWritten{Version: 1, Author: "held"}) {
 		t.Errorf("write: %+v", w1)
 	}

@@ -58,7 +58,7 @@ func TestContinueAsNewCarriesTheRun(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "long.yaml"), []byte(continueCuelist(20)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in := RunInput{RunID: "can1", Path: "long.yaml", SpecHash: specHashOf(t, root, "long.yaml"), ContinueAfter: 20}
+	in := RunInput{RunID: testRunID("can1"), Path: "long.yaml", SpecHash: specHashOf(t, root, "long.yaml"), ContinueAfter: 20}
 	all, res, gens := executions(t, root, in, func(env *testsuite.TestWorkflowEnvironment, in RunInput) {
 		if in.Carry != nil && in.Carry.Gen == 3 { // a person's write in a later execution
 			env.RegisterDelayedCallback(func() {

@@ -24,7 +24,8 @@ func TestMemoryOnWorkers(t *testing.T) {
 		{Key: "runbook", Text: "deploy with the blue pipeline", Agent: "ops-bot", RunID: "r0", At: at, Version: 3},
 		{Key: "forget", Text: "an old note", Agent: "ops-bot", RunID: "r0", At: at, Version: 1},
 	}
-	evs := completed(t, env, RunInput{RunID: "r-mem", Path: path, SpecHash: specHashOf(t, root, path), Memory: snapshot})
+	run := testRunID("r-mem")
+	evs := completed(t, env, RunInput{RunID: run, Path: path, SpecHash: specHashOf(t, root, path), Memory: snapshot})
 	out := outputsOf(t, evs, "KEEP-100")
 	if got := fmt.Sprint(out["before"]); got != "[runbook v3 by ops-bot]" {
 		t.Errorf("the first search found %s", got)
@@ -47,8 +48,8 @@ func TestMemoryOnWorkers(t *testing.T) {
 		}
 	}
 	want := []string{
-		"memory.write lesson by mem-keeper: version 1 | lesson false deploy on tuesdays, token [redacted:MEM_SECRET] r-mem 1 [ops]",
-		"memory.delete forget by mem-keeper: forgotten with its history | forget true  r-mem 0 []",
+		"memory.write lesson by mem-keeper: version 1 | lesson false deploy on tuesdays, token [redacted:MEM_SECRET] " + run + " 1 [ops]",
+		"memory.delete forget by mem-keeper: forgotten with its history | forget true  " + run + " 0 []",
 	}
 	if strings.Join(changes, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the log's memory changes:\n%s\nwant:\n%s", strings.Join(changes, "\n"), strings.Join(want, "\n"))

@@ -46,7 +46,7 @@ func runInClone(t *testing.T, root, remote, path string) (RunResult, []record.Ev
 // runInCloneOn is runInClone on env, a test environment the caller made.
 func runInCloneOn(t *testing.T, env *testsuite.TestWorkflowEnvironment, root, remote, path string) (RunResult, []record.Event) {
 	t.Helper()
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: path, SpecHash: specHashOf(t, root, path),
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: r1, Path: path, SpecHash: specHashOf(t, root, path),
 		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
 	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult)
 	if err != nil {
@@ -66,20 +66,20 @@ func TestFanInMergedOnWorker(t *testing.T) {
 	if res.State != "completed" {
 		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
 	}
-	a := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/A/1")
-	b := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/B/1")
-	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/C/merge")
+	a := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/A/1")
+	b := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/B/1")
+	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/C/merge")
 	if parents := gitT(t, remote, "log", "-1", "--format=%P", merge); parents != a+" "+b {
 		t.Errorf("the merge's parents: %q, want A's and B's %s %s", parents, a, b)
 	}
-	c := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/C/1")
+	c := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/C/1")
 	if gitT(t, remote, "rev-parse", c+"^") != merge {
 		t.Errorf("C's commit %s is not on the merge %s", c, merge)
 	}
 	if files := gitT(t, remote, "ls-tree", "--name-only", c); !strings.Contains(files, "a.txt") || !strings.Contains(files, "b.txt") || !strings.Contains(files, "c.txt") {
 		t.Errorf("C's tree: %s", files)
 	}
-	if r := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/result"); r != c {
+	if r := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/result"); r != c {
 		t.Errorf("the result branch is at %s, want C's %s", r, c)
 	}
 	var states []string
@@ -90,11 +90,11 @@ func TestFanInMergedOnWorker(t *testing.T) {
 		}
 		switch d := e.Data.(type) {
 		case record.MergeData:
-			if d.Branch == "orch/r1/C/merge" {
+			if d.Branch == "orch/"+r1+"/C/merge" {
 				states = append(states, e.State)
 			}
 		case record.WorktreeData:
-			if d.Branch == "orch/r1/C/merge" {
+			if d.Branch == "orch/"+r1+"/C/merge" {
 				wt = &d
 			}
 		}
@@ -113,7 +113,7 @@ func TestFanInMergedOnWorker(t *testing.T) {
 			t.Errorf("C's attempt started from %s (%s), want the merge %s", d.Base, d.From, merge)
 		}
 	}
-	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
+	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", r1)); len(left) != 0 {
 		t.Errorf("worktrees left on the worker: %v", left)
 	}
 }
@@ -126,11 +126,11 @@ func TestFanInConflictFails(t *testing.T) {
 	if res.State != "failed" {
 		t.Fatalf("state %s: %s\n%s", res.State, res.Reason, story(evs))
 	}
-	want := "orch:merge: merging B's branch orch/r1/B/1 into cue C conflicts in f.txt (A and B collided) (on_conflict: fail)"
+	want := "orch:merge: merging B's branch orch/" + r1 + "/B/1 into cue C conflicts in f.txt (A and B collided) (on_conflict: fail)"
 	if why := cueReason(evs, "C", "failed"); why != want {
 		t.Errorf("C failed with %q, want %q\n%s", why, want, story(evs))
 	}
-	if _, err := gitRef(remote, "refs/heads/orch/r1/C/merge"); err == nil {
+	if _, err := gitRef(remote, "refs/heads/orch/"+r1+"/C/merge"); err == nil {
 		t.Error("the failed merge's branch was pushed")
 	}
 }
@@ -193,7 +193,7 @@ func TestWorktreeRunContinuesAsNew(t *testing.T) {
 	files["wd.yaml"] = "agent: {id: wd, run: \"test -f c.txt && echo d > d.txt\", workspace: worktree}\n"
 	files["plain.yaml"] = "agent: {id: plain, run: \"true\"}\n"
 	remote, root, _ := sharedRemote(t, files)
-	in := RunInput{RunID: "r1", Path: "fanin.yaml", SpecHash: specHashOf(t, root, "fanin.yaml"), ContinueAfter: 20,
+	in := RunInput{RunID: r1, Path: "fanin.yaml", SpecHash: specHashOf(t, root, "fanin.yaml"), ContinueAfter: 20,
 		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}}
 	all, res, gens := executions(t, root, in, nil)
 	if res.State != "completed" {
@@ -216,8 +216,8 @@ func TestWorktreeRunContinuesAsNew(t *testing.T) {
 	if len(started) != 14 || started["C "+mergeAgentID] != 1 || started["D "+mergeAgentID] != 1 {
 		t.Errorf("attempts started: %v", started)
 	}
-	d := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/D/1")
-	if r := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/result"); r != d {
+	d := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/D/1")
+	if r := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/result"); r != d {
 		t.Errorf("the result is at %s, want D's %s", r, d)
 	}
 	if files := gitT(t, remote, "ls-tree", "--name-only", d); strings.Count(files, ".txt") != 4 {
@@ -243,26 +243,26 @@ func TestFanOutAndAgentsMergedOnWorker(t *testing.T) {
 	if res.State != "completed" {
 		t.Fatalf("%s: %s\n%s", res.State, res.Reason, story(evs))
 	}
-	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/G/merge")
+	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/G/merge")
 	var parents []string
-	for _, b := range []string{"orch/r1/F@0/1", "orch/r1/F@1/1"} {
+	for _, b := range []string{"orch/" + r1 + "/F@0/1", "orch/" + r1 + "/F@1/1"} {
 		parents = append(parents, gitT(t, remote, "rev-parse", "refs/heads/"+b))
 	}
 	if got := gitT(t, remote, "log", "-1", "--format=%P", merge); got != strings.Join(parents, " ") {
 		t.Errorf("the merge's parents %q, want F's items' %q\n%s", got, parents, story(evs))
 	}
-	g := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/G/1")
+	g := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/G/1")
 	if gitT(t, remote, "rev-parse", g+"^") != merge {
 		t.Errorf("G's commit %s is not on the merge %s", g, merge)
 	}
 	// Every agent's branch of T reaches the result (before: the last one's).
-	result := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/result")
-	for _, b := range []string{"orch/r1/G/1", "orch/r1/T/1-wa", "orch/r1/T/2-wb"} {
+	result := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/result")
+	for _, b := range []string{"orch/" + r1 + "/G/1", "orch/" + r1 + "/T/1-wa", "orch/" + r1 + "/T/2-wb"} {
 		if _, err := gitworkGit(remote, "rev-parse", "--verify", "--quiet", "refs/heads/"+b); err != nil {
 			t.Errorf("no branch %s on the remote", b)
 		}
 	}
-	for _, b := range []string{"orch/r1/G/1", "orch/r1/T/1-wa", "orch/r1/T/2-wb"} {
+	for _, b := range []string{"orch/" + r1 + "/G/1", "orch/" + r1 + "/T/1-wa", "orch/" + r1 + "/T/2-wb"} {
 		if _, err := gitworkGit(remote, "merge-base", "--is-ancestor", "refs/heads/"+b, result); err != nil {
 			t.Errorf("the result %s does not hold %s: %v", result, b, err)
 		}
@@ -296,7 +296,7 @@ func conflictedMerge(t *testing.T, merge, fixer string, answer func(wt string) s
 	defer acts.Close()
 	RegisterActivities(env, acts)
 	env.SetTestTimeout(2 * time.Minute)
-	wt := filepath.Join(root, ".orch", "worktrees", "r1", "C-merge")
+	wt := filepath.Join(root, ".orch", "worktrees", r1, "C-merge")
 	if answer != nil {
 		env.RegisterDelayedCallback(func() {
 			if !exists(filepath.Join(wt, "f.txt")) {
@@ -305,7 +305,7 @@ func conflictedMerge(t *testing.T, merge, fixer string, answer func(wt string) s
 			env.SignalWorkflow(SignalAnswer, AnswerSignal{Question: "q1", Answer: answer(wt)})
 		}, 10*time.Minute)
 	}
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: "fanin.yaml", SpecHash: specHashOf(t, root, "fanin.yaml"),
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: r1, Path: "fanin.yaml", SpecHash: specHashOf(t, root, "fanin.yaml"),
 		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
 	res, err := resultOf(env.GetWorkflowError(), env.GetWorkflowResult)
 	if err != nil {
@@ -346,7 +346,7 @@ func TestFanInConflictResolvedByAgent(t *testing.T) {
 // that the worker left no worktree.
 func resolvedBoth(t *testing.T, remote, root string) {
 	t.Helper()
-	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/C/merge")
+	merge := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/C/merge")
 	if f := gitT(t, remote, "show", merge+":f.txt"); f != "both" {
 		t.Errorf("the merge's f.txt: %q, want the resolution", f)
 	}
@@ -356,7 +356,7 @@ func resolvedBoth(t *testing.T, remote, root string) {
 // noWorktreeLeft checks that the worker removed the run's worktrees.
 func noWorktreeLeft(t *testing.T, root string) {
 	t.Helper()
-	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
+	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", r1)); len(left) != 0 {
 		t.Errorf("worktrees left on the worker: %v", left)
 	}
 }
@@ -398,7 +398,7 @@ func TestFanInConflictAsksThePerson(t *testing.T) {
 			states = append(states, e.State)
 		}
 	}
-	if !strings.Contains(question, "conflicts in f.txt") || !strings.Contains(question, filepath.Join(root, ".orch", "worktrees", "r1", "C-merge")) {
+	if !strings.Contains(question, "conflicts in f.txt") || !strings.Contains(question, filepath.Join(root, ".orch", "worktrees", r1, "C-merge")) {
 		t.Errorf("the person was asked %q", question)
 	}
 	if got := strings.Join(states, " "); got != "started conflict checking resolved completed" {

@@ -20,9 +20,9 @@ import (
 func TestMergeVerifyLeavesNoProcess(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
-	in := MergeInput{RunID: "r1", Cue: "join", Timeout: time.Minute,
+	in := MergeInput{RunID: r1, Cue: "join", Timeout: time.Minute,
 		Verify: []string{"sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $! > " + pidFile}}
-	tree := gitwork.NewMergeTree(dir, dir, in.RunID, 1, in.Cue, "orch/r1/result")
+	tree := gitwork.NewMergeTree(dir, dir, in.RunID, 1, in.Cue, "orch/"+r1+"/result")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p, err := verifyMerge(ctx, in, tree, dir)
@@ -69,9 +69,9 @@ func TestMergeVerifyOutputMasked(t *testing.T) {
 	t.Setenv("ORCH_TEST_API_KEY", secret)
 	t.Setenv("DEPLOY_PHRASE", phrase)
 	dir := t.TempDir()
-	in := MergeInput{RunID: "r1", Cue: "join", Timeout: time.Minute, Secrets: []string{"DEPLOY_PHRASE"},
+	in := MergeInput{RunID: r1, Cue: "join", Timeout: time.Minute, Secrets: []string{"DEPLOY_PHRASE"},
 		Verify: []string{"sh", "-c", "echo token is $ORCH_TEST_API_KEY; echo phrase is $DEPLOY_PHRASE; exit 1"}}
-	tree := gitwork.NewMergeTree(dir, dir, in.RunID, 1, in.Cue, "orch/r1/result")
+	tree := gitwork.NewMergeTree(dir, dir, in.RunID, 1, in.Cue, "orch/"+r1+"/result")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p, err := verifyMerge(ctx, in, tree, dir)

@@ -30,7 +30,7 @@ func TestWorkflowNeedsTheMergesResolvers(t *testing.T) {
 		}
 		env.SignalWorkflow(SignalGo, GoSignal{Cue: "A"})
 	}, time.Minute)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: "res.yaml", SpecHash: specHashOf(t, root, "res.yaml"),
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: r1, Path: "res.yaml", SpecHash: specHashOf(t, root, "res.yaml"),
 		Git: &RunGit{Remote: remote, Base: gitT(t, root, "rev-parse", "HEAD"), BaseName: "main"}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)

@@ -63,7 +63,7 @@ func pooledEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *Activities, *
 	RegisterWorkflow(env)
 	RegisterActivities(env, acts)
 	env.SetTestTimeout(2 * time.Minute)
-	return env, acts, link, RunInput{RunID: "r-needs", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"greeting_name": "Grace"}}
+	return env, acts, link, RunInput{RunID: testRunID("r-needs"), Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"greeting_name": "Grace"}}
 }
 
 // pidOf is the process the last attempt of cue ran in.
@@ -155,7 +155,7 @@ func TestWorkflowSaysWhichAgentsItNeeds(t *testing.T) {
 		}
 		env.SignalWorkflow(SignalGo, GoSignal{Cue: "HOLD-100"})
 	}, time.Minute)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-needs-wf", Path: path, SpecHash: specHashOf(t, root, path)})
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: testRunID("r-needs-wf"), Path: path, SpecHash: specHashOf(t, root, path)})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // every message was told to the person alone.
 func TestMessageNoticesOnWorkers(t *testing.T) {
 	root, path := repoRoot(t), "engine/temporal/testdata/notices/cuelist.yaml"
-	evs := completed(t, realEnv(t, root), RunInput{RunID: "r-notices", Path: path, SpecHash: specHashOf(t, root, path)})
+	evs := completed(t, realEnv(t, root), RunInput{RunID: testRunID("r-notices"), Path: path, SpecHash: specHashOf(t, root, path)})
 	b, _ := json.Marshal(outputsOf(t, evs, "NOTE-100")["notices"])
 	want := `["note-a-\u003enote-b -\u003e routed=False from a","note-c-\u003enote-b NOTE-100/1/1-\u003eNOTE-100/2 routed=True from c"]`
 	if string(b) != want {

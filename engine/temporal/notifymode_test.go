@@ -17,7 +17,7 @@ func TestNotifyModesOnWorkers(t *testing.T) {
 	root, path := repoRoot(t), "engine/temporal/testdata/notify/cuelist.yaml"
 	env := realEnv(t, root)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalNotifyMode, NotifyModeSignal{Cue: "PERSON-100", Mode: "silent"}) }, 0)
-	evs := completed(t, env, RunInput{RunID: "r-notify", Path: path, SpecHash: specHashOf(t, root, path)})
+	evs := completed(t, env, RunInput{RunID: testRunID("r-notify"), Path: path, SpecHash: specHashOf(t, root, path)})
 	for cue, want := range map[string]string{
 		"IMM-100":    "[message.user: one message.user: two]",
 		"SUM-100":    "[summary of SUM-100/1: one, two]",

@@ -42,7 +42,7 @@ func TestRemoteCredentialNotInTheHistory(t *testing.T) {
 	// themselves, the merge's errors included.
 	t.Setenv(redact.RemoteVar, "")
 	base := gitT(t, root, "rev-parse", "HEAD")
-	in := RunInput{RunID: "r1", Path: "chain.yaml", SpecHash: specHashOf(t, root, "chain.yaml"),
+	in := RunInput{RunID: r1, Path: "chain.yaml", SpecHash: specHashOf(t, root, "chain.yaml"),
 		Git: &RunGit{Remote: redact.StripRemote(withToken), Base: base, BaseName: "main"}}
 
 	run := func(t *testing.T) (RunResult, string) {
@@ -92,16 +92,16 @@ func TestRemoteCredentialNotInTheHistory(t *testing.T) {
 		if res.State != "completed" {
 			t.Fatalf("state %s: %s", res.State, res.Reason)
 		}
-		gitT(t, bare, "rev-parse", "--verify", "refs/heads/orch/r1/WRITE/1") // pushed with the token's URL
+		gitT(t, bare, "rev-parse", "--verify", "refs/heads/orch/"+r1+"/WRITE/1") // pushed with the token's URL
 	})
 	t.Run("push refused", func(t *testing.T) {
 		hook := filepath.Join(bare, "hooks", "pre-receive")
 		if err := os.WriteFile(hook, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		in.RunID = "r2"
+		in.RunID = testRunID("r2")
 		res, all := run(t)
-		if res.State == "completed" || !strings.Contains(all, "pushing the attempt's branch orch/r2/WRITE/1 to https://x-access-token:"+redact.RemoteMarker+"@git.example.invalid/org/repo.git") {
+		if res.State == "completed" || !strings.Contains(all, "pushing the attempt's branch orch/"+in.RunID+"/WRITE/1 to https://x-access-token:"+redact.RemoteMarker+"@git.example.invalid/org/repo.git") {
 			t.Errorf("state %s (%s), want the push's failure with the token masked:\n%s", res.State, res.Reason, all)
 		}
 	})
@@ -111,9 +111,9 @@ func TestRemoteCredentialNotInTheHistory(t *testing.T) {
 		if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		in.RunID = "r3"
+		in.RunID = testRunID("r3")
 		_, all := run(t)
-		if !strings.Contains(all, "pushing the merge's branch orch/r3/result to https://x-access-token:"+redact.RemoteMarker+"@git.example.invalid/org/repo.git") {
+		if !strings.Contains(all, "pushing the merge's branch orch/"+in.RunID+"/result to https://x-access-token:"+redact.RemoteMarker+"@git.example.invalid/org/repo.git") {
 			t.Errorf("want the merge's failure with the token masked:\n%s", all)
 		}
 	})

@@ -83,7 +83,7 @@ cuelist:
 	RegisterWorkflow(env)
 	RegisterActivities(env, acts)
 	env.SetTestTimeout(2 * time.Minute)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r-stage", Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml")})
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: testRunID("r-stage"), Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml")})
 	evs := events(t, env)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("%v\n%s", err, story(evs))
@@ -117,7 +117,7 @@ func TestWorkerLogMasked(t *testing.T) {
 	was := workerOut
 	workerOut = &out
 	defer func() { workerOut = was }()
-	h := newWorkerRunHost("r-idle", p) // the pool's host (agents.go)
+	h := newWorkerRunHost(testRunID("r-idle"), p) // the pool's host (agents.go)
 	h.NewLog().Add(record.LogLine{Agent: "idle", Text: "idle with " + secret})
 	_ = h.Publish(record.Event{Type: record.EvNote, Agent: "idle", Reason: "exited holding " + secret})
 	if got := out.String(); strings.Contains(got, secret) || strings.Count(got, "[redacted:WORKERLOG_TEST_TOKEN]") != 2 {
@@ -139,7 +139,7 @@ func TestWorktreeOutputsKeptWhenAnIdHoldsASecret(t *testing.T) {
 	_, root, _ := sharedRemote(t, files)
 	base := gitT(t, root, "rev-parse", "HEAD")
 	remote := gitT(t, root, "remote", "get-url", "origin")
-	evs := completed(t, runEnv(t, root), RunInput{RunID: "r1", Path: "chain.yaml", SpecHash: specHashOf(t, root, "chain.yaml"),
+	evs := completed(t, runEnv(t, root), RunInput{RunID: r1, Path: "chain.yaml", SpecHash: specHashOf(t, root, "chain.yaml"),
 		Git: &RunGit{Remote: remote, Base: base, BaseName: "main"}})
 	var out map[string]any
 	for _, e := range evs {
@@ -147,8 +147,8 @@ func TestWorktreeOutputsKeptWhenAnIdHoldsASecret(t *testing.T) {
 			out = d.Outputs
 		}
 	}
-	commit := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/deploy-production/1")
-	if out["worktree_branch"] != "orch/r1/deploy-production/1" || out["worktree_commit"] != commit || out["stage"] != "[redacted:STAGE_NAME]" {
+	commit := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/deploy-production/1")
+	if out["worktree_branch"] != "orch/"+r1+"/deploy-production/1" || out["worktree_commit"] != commit || out["stage"] != "[redacted:STAGE_NAME]" {
 		t.Errorf("outputs %v (commit %s)", out, commit)
 	}
 }
@@ -174,9 +174,9 @@ func TestPooledExitWhileStderrHeld(t *testing.T) {
 // exitAtWarning runs the WARNING of a pooled agent running script (see
 // pooledAgentOnWorker), which exits with status 3, and checks the phase
 // failed saying so.
-func exitAtWarning(t *testing.T, runID, script string) *AttemptResult {
+func exitAtWarning(t *testing.T, name, script string) *AttemptResult {
 	t.Helper()
-	a, in := pooledAgentOnWorker(t, runID, script)
+	a, in := pooledAgentOnWorker(t, name, script)
 	res, err := a.Warning(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -188,9 +188,9 @@ func exitAtWarning(t *testing.T, runID, script string) *AttemptResult {
 }
 
 // pooledAgentOnWorker: a worker (its processes closed at the test's end)
-// and attempt 1 of cue A of run runID, whose jsonl agent runs the shell
-// line script (quoted for YAML).
-func pooledAgentOnWorker(t *testing.T, runID, script string) (*Activities, AttemptInput) {
+// and attempt 1 of cue A of run testRunID(name), whose jsonl agent runs the
+// shell line script (quoted for YAML).
+func pooledAgentOnWorker(t *testing.T, name, script string) (*Activities, AttemptInput) {
 	t.Helper()
 	root := t.TempDir()
 	yaml := "agent: {id: pooled, protocol: jsonl, command: [sh, -c, " + script + "], workdir: .}\n---\n" +
@@ -200,5 +200,5 @@ func pooledAgentOnWorker(t *testing.T, runID, script string) (*Activities, Attem
 	}
 	a := &Activities{Root: root}
 	t.Cleanup(a.Close)
-	return a, AttemptInput{RunID: runID, Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml"), Cue: "A", Agent: "pooled", Attempt: 1}
+	return a, AttemptInput{RunID: testRunID(name), Path: "c.yaml", SpecHash: specHashOf(t, root, "c.yaml"), Cue: "A", Agent: "pooled", Attempt: 1}
 }

@@ -96,7 +96,7 @@ func TestSecretsMaskedInTheHistory(t *testing.T) {
 			mu.Unlock()
 		}
 	})
-	evs := completed(t, env, RunInput{RunID: "r-secrets", Path: path, SpecHash: specHashOf(t, root, path)})
+	evs := completed(t, env, RunInput{RunID: testRunID("r-secrets"), Path: path, SpecHash: specHashOf(t, root, path)})
 
 	// The agents that received the secrets got the real values.
 	for cue, keys := range map[string][]string{"LEAK-100": {"handoff_real"}, "HEAR-100": {"real"}, "USE-100": {"inputs_real", "board_real", "snapshot_real"}} {

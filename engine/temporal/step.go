@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,16 @@ const (
 	phaseGo                   // the command, with the task
 )
 
+// attemptTokens is what the attempt tokens (ORCH_ATTEMPT_TOKEN) of an
+// attempt's processes start with, on every worker: RUN/temporal/TASK/N/;
+// each try adds its own part. A child's task id holds "/" (LEAD/1, LEAD's
+// first child): it becomes ":", which no cue or item id holds, so that no
+// attempt's tokens begin with another's (LEAD's attempt 1 with LEAD/1's):
+// proc.KillTokened of one attempt kills nothing of another.
+func attemptTokens(in AttemptInput) string {
+	return fmt.Sprintf("%s/temporal/%s/%d/", in.RunID, strings.ReplaceAll(in.Cue, "/", ":"), in.Attempt)
+}
+
 // step runs one phase of a plain agent with the local runner's plain
 // driver (runner/driver): its own process group, the task on stdin and in
 // ORCH_* variables, outputs from ORCH_OUTPUT; cancelled (orch stop, the
@@ -57,7 +68,7 @@ func (a *Activities) step(ctx context.Context, p *planner.Plan, c *planner.Cue, 
 	// try of the same attempt before it ran on a worker that was lost: if
 	// that worker was on this machine, its agent may still run (orphaned,
 	// with no one to stop it): kill it first, as orch resume does locally.
-	tokens := fmt.Sprintf("%s/temporal/%s/%d/", in.RunID, in.Cue, in.Attempt)
+	tokens := attemptTokens(in)
 	if info := activity.GetInfo(ctx); info.Attempt > 1 || in.Try > 1 {
 		proc.KillTokened(tokens)
 	}

@@ -74,11 +74,11 @@ func events(t *testing.T, env *testsuite.TestWorkflowEnvironment) []record.Event
 	}
 }
 
-// runCompleted runs the cuelist at path below root as run runID, with real
-// activities, checks it completed and returns its events.
-func runCompleted(t *testing.T, root, path, runID string) []record.Event {
+// runCompleted runs the cuelist at path below root as run testRunID(name),
+// with real activities, checks it completed and returns its events.
+func runCompleted(t *testing.T, root, path, name string) []record.Event {
 	t.Helper()
-	return completed(t, runEnv(t, root), RunInput{RunID: runID, Path: path, SpecHash: specHashOf(t, root, path)})
+	return completed(t, runEnv(t, root), RunInput{RunID: testRunID(name), Path: path, SpecHash: specHashOf(t, root, path)})
 }
 
 // completed runs orch.run in env, checks it completed and returns its
@@ -130,7 +130,7 @@ func TestDeployGatedByManualGo(t *testing.T) {
 		}
 		env.SignalWorkflow(SignalGo, GoSignal{Cue: "CUE-300", By: "orch go"})
 	}, time.Minute)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r1", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "no"}})
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: r1, Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "no"}})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("workflow: %v", env.GetWorkflowError())
 	}
@@ -161,7 +161,7 @@ func TestDeployRetryOnFlakyTest(t *testing.T) {
 	path := "examples/deploy/cuelist.yaml"
 	env := runEnv(t, root)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGo, GoSignal{Cue: "CUE-300"}) }, time.Minute)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r2", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "yes"}})
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: testRunID("r2"), Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "yes"}})
 	s := story(events(t, env))
 	if !strings.Contains(s, "attempt/ended CUE-200 deploy-test failed") || !strings.Contains(s, "retry 2 of 2") || !strings.Contains(s, "cue/state CUE-200 completed") {
 		t.Fatalf("no retry on exit 75 then success:\n%s", s)
@@ -173,7 +173,7 @@ func TestStopRun(t *testing.T) {
 	path := "examples/deploy/cuelist.yaml"
 	env := runEnv(t, root)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalStop, StopSignal{By: "orch stop: enough"}) }, time.Minute)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r3", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4"}})
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: testRunID("r3"), Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4"}})
 	// A stopped run's workflow closes Canceled, its result the details.
 	var canceled *temporal.CanceledError
 	if err := env.GetWorkflowError(); !errors.As(err, &canceled) {
@@ -192,7 +192,7 @@ func TestStopRun(t *testing.T) {
 func TestSpecChangedIsRefused(t *testing.T) {
 	root := repoRoot(t)
 	env := runEnv(t, root)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r4", Path: "examples/deploy/cuelist.yaml", SpecHash: "sha256:other"})
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: testRunID("r4"), Path: "examples/deploy/cuelist.yaml", SpecHash: "sha256:other"})
 	// A failed run's workflow closes Failed, its result the details.
 	var app *temporal.ApplicationError
 	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != FailedType || !app.NonRetryable() {
@@ -240,7 +240,7 @@ func TestWorkerLostGoRunsAgain(t *testing.T) {
 	lost := 0
 	env := lostGoEnv(t, root, "CUE-100", &lost)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGo, GoSignal{Cue: "CUE-300"}) }, time.Minute)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r5", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "no"}})
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: testRunID("r5"), Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "no"}})
 	var res RunResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
@@ -268,7 +268,7 @@ func TestNonIdempotentGoLostWaitsForGo(t *testing.T) {
 		before = story(events(t, env))
 		env.SignalWorkflow(SignalGo, GoSignal{Cue: "CUE-300", By: "orch go again"})
 	}, 2*time.Minute)
-	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: "r6", Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "no"}})
+	env.ExecuteWorkflow(WorkflowName, RunInput{RunID: testRunID("r6"), Path: path, SpecHash: specHashOf(t, root, path), Inputs: map[string]any{"release": "1.4", "simulate_flaky_test": "no"}})
 	var res RunResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)

@@ -69,17 +69,17 @@ var chainFiles = map[string]string{
 func TestWorktreeChainThroughRemote(t *testing.T) {
 	remote, root, other := sharedRemote(t, chainFiles)
 	base := gitT(t, root, "rev-parse", "HEAD")
-	evs := completed(t, runEnv(t, root), RunInput{RunID: "r1", Path: "chain.yaml", SpecHash: specHashOf(t, root, "chain.yaml"),
+	evs := completed(t, runEnv(t, root), RunInput{RunID: r1, Path: "chain.yaml", SpecHash: specHashOf(t, root, "chain.yaml"),
 		Git: &RunGit{Remote: remote, Base: base, BaseName: "main"}})
-	a := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/A/1")
-	b := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/B/1")
+	a := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/A/1")
+	b := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/B/1")
 	if gitT(t, remote, "rev-parse", b+"^") != a || gitT(t, remote, "rev-parse", a+"^") != base {
 		t.Errorf("B's commit %s is not on A's %s, on the base %s", b, a, base)
 	}
 	if files := gitT(t, remote, "ls-tree", "--name-only", b); !strings.Contains(files, "a.txt") || !strings.Contains(files, "b.txt") {
 		t.Errorf("B's tree: %s", files)
 	}
-	if r := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/result"); r != b {
+	if r := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/result"); r != b {
 		t.Errorf("the result branch is at %s, want B's %s", r, b)
 	}
 	var worktrees []record.WorktreeData
@@ -95,7 +95,7 @@ func TestWorktreeChainThroughRemote(t *testing.T) {
 		}
 		if e.Type == record.EvCueState && e.State == "completed" && e.Cue == "B" {
 			out := e.Data.(record.CueStateData).Outputs
-			if out["worktree_branch"] != "orch/r1/B/1" || out["worktree_commit"] != b {
+			if out["worktree_branch"] != "orch/"+r1+"/B/1" || out["worktree_commit"] != b {
 				t.Errorf("B's outputs: %v", out)
 			}
 		}
@@ -103,10 +103,10 @@ func TestWorktreeChainThroughRemote(t *testing.T) {
 	if len(worktrees) != 3 || worktrees[0].Commit != a || worktrees[1].Base != a || worktrees[1].From != "A" || worktrees[1].Commit != b {
 		t.Errorf("worktree events: %+v", worktrees)
 	}
-	if result == nil || result.Branch != "orch/r1/result" || result.Commit != b || result.Ahead != 2 || result.Base != "main" {
+	if result == nil || result.Branch != "orch/"+r1+"/result" || result.Commit != b || result.Ahead != 2 || result.Base != "main" {
 		t.Errorf("result: %+v", result)
 	}
-	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
+	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", r1)); len(left) != 0 {
 		t.Errorf("worktrees left on the worker: %v", left)
 	}
 
@@ -118,8 +118,8 @@ func TestWorktreeChainThroughRemote(t *testing.T) {
 	if _, err := gitwork.Git(context.Background(), other, "rev-parse", "--verify", "--quiet", a+"^{commit}"); err == nil {
 		t.Fatal("the other clone has A's commit already")
 	}
-	v, err := aenv.ExecuteActivity(ActivityGo, AttemptInput{RunID: "r1", Path: "chain.yaml", SpecHash: specHashOf(t, other, "chain.yaml"), Cue: "B", Agent: "reader", Attempt: 2,
-		Task: &attempt.Task{}, Worktree: &WorktreeInput{Remote: remote, Base: a, BaseBranch: "orch/r1/A/1", From: "A", Branch: "orch/r1/B/2"}})
+	v, err := aenv.ExecuteActivity(ActivityGo, AttemptInput{RunID: r1, Path: "chain.yaml", SpecHash: specHashOf(t, other, "chain.yaml"), Cue: "B", Agent: "reader", Attempt: 2,
+		Task: &attempt.Task{}, Worktree: &WorktreeInput{Remote: remote, Base: a, BaseBranch: "orch/" + r1 + "/A/1", From: "A", Branch: "orch/" + r1 + "/B/2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestWorktreeChainThroughRemote(t *testing.T) {
 	if err := v.Get(&got); err != nil || got.Failed {
 		t.Fatalf("B's attempt 2 on the other worker: %v %+v", err, got)
 	}
-	b2 := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/B/2")
+	b2 := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/B/2")
 	if gitT(t, remote, "rev-parse", b2+"^") != a || got.Worktree == nil || got.Worktree.Commit != b2 {
 		t.Errorf("B's attempt 2 pushed %s, result %+v", b2, got.Worktree)
 	}
@@ -171,18 +171,18 @@ func TestJSONLAgentInWorktreeOnWorker(t *testing.T) {
 	if res.State != "completed" {
 		t.Fatalf("%s: %s\n%s", res.State, res.Reason, story(evs))
 	}
-	a := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/A/1")
+	a := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/A/1")
 	if files := gitT(t, remote, "ls-tree", "--name-only", a); !strings.Contains(files, "j.txt") {
 		t.Errorf("A's branch holds %s, not j.txt", files)
 	}
-	if where, _ := outputsOf(t, evs, "A")["where"].(string); !strings.HasPrefix(where, filepath.Join(root, ".orch", "worktrees", "r1")+string(filepath.Separator)) {
+	if where, _ := outputsOf(t, evs, "A")["where"].(string); !strings.HasPrefix(where, filepath.Join(root, ".orch", "worktrees", r1)+string(filepath.Separator)) {
 		t.Errorf("the agent worked in %q, not in a worktree of the run", where)
 	}
-	b := gitT(t, remote, "rev-parse", "refs/heads/orch/r1/B/1")
+	b := gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/B/1")
 	if gitT(t, remote, "rev-parse", b+"^") != a {
 		t.Errorf("B's commit %s is not on A's %s", b, a)
 	}
-	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", "r1")); len(left) != 0 {
+	if left, _ := os.ReadDir(filepath.Join(root, ".orch", "worktrees", r1)); len(left) != 0 {
 		t.Errorf("worktrees left on the worker: %v", left)
 	}
 
@@ -191,8 +191,8 @@ func TestJSONLAgentInWorktreeOnWorker(t *testing.T) {
 	acts := &Activities{Root: other}
 	defer acts.Close()
 	aenv.RegisterActivityWithOptions(acts.Go, activity.RegisterOptions{Name: ActivityGo})
-	v, err := aenv.ExecuteActivity(ActivityGo, AttemptInput{RunID: "r1", Path: "j.yaml", SpecHash: specHashOf(t, other, "j.yaml"), Cue: "A", Agent: "jw", Attempt: 2,
-		Task: &attempt.Task{}, Worktree: &WorktreeInput{Remote: remote, Base: gitT(t, other, "rev-parse", "HEAD"), Branch: "orch/r1/A/2"}})
+	v, err := aenv.ExecuteActivity(ActivityGo, AttemptInput{RunID: r1, Path: "j.yaml", SpecHash: specHashOf(t, other, "j.yaml"), Cue: "A", Agent: "jw", Attempt: 2,
+		Task: &attempt.Task{}, Worktree: &WorktreeInput{Remote: remote, Base: gitT(t, other, "rev-parse", "HEAD"), Branch: "orch/" + r1 + "/A/2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +200,8 @@ func TestJSONLAgentInWorktreeOnWorker(t *testing.T) {
 	if err := v.Get(&got); err != nil || got.Failed {
 		t.Fatalf("A's attempt 2 on the other worker: %v %+v", err, got)
 	}
-	if where, _ := got.Outputs["where"].(string); !strings.HasPrefix(where, filepath.Join(other, ".orch", "worktrees", "r1")) || got.Worktree == nil ||
-		gitT(t, remote, "rev-parse", "refs/heads/orch/r1/A/2") != got.Worktree.Commit {
+	if where, _ := got.Outputs["where"].(string); !strings.HasPrefix(where, filepath.Join(other, ".orch", "worktrees", r1)) || got.Worktree == nil ||
+		gitT(t, remote, "rev-parse", "refs/heads/orch/"+r1+"/A/2") != got.Worktree.Commit {
 		t.Errorf("A's attempt 2 worked in %q, pushed %+v", where, got.Worktree)
 	}
 }

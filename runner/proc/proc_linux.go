@@ -111,8 +111,10 @@ func KillLeftovers(runID string) []int {
 // (a run resumed, an attempt run again after its worker was lost), never
 // on a hot path.
 func KillTokened(prefix string) []int {
-	needle := []byte("ORCH_ATTEMPT_TOKEN=" + prefix)
-	return killWithEnv(func(env []byte) bool { return bytes.Contains(env, needle) })
+	// The environment is NUL-separated: the token is a variable's start,
+	// not the same text inside another variable.
+	needle := []byte("\x00ORCH_ATTEMPT_TOKEN=" + prefix)
+	return killWithEnv(func(env []byte) bool { return bytes.HasPrefix(env, needle[1:]) || bytes.Contains(env, needle) })
 }
 
 // killWithEnv kills every other live process whose environment (its
