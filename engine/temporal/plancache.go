@@ -1,0 +1,99 @@
+package temporal
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/orch-cli/orch/planner"
+)
+
+// A workflow builds its plan in workflow code, from the PlanDoc a worker
+// returned (loadPlan), and does it again at every replay: each query of a
+// finished run (orch status's sync), each miss of the worker's sticky
+// cache, each execution after continue-as-new. A 20,000-cue chain takes
+// about half a second to plan on a quiet machine, so a loaded worker (or a
+// larger cuelist) overran the SDK's deadlock detector (1 s without a
+// yield) and no replay of that run could succeed. So a worker keeps the
+// plans its workflows built.
+//
+// The key is the digest of the PlanDoc's payload as the history holds it:
+// that is all BuildPlan reads, so one key is one plan, whatever made the
+// worker return it (the spec hash, the worker's root, which secrets were
+// masked). planner.Plan is never changed after Build; nothing in the
+// workflow or the scheduler core writes to it or its cues (a fan-out item
+// is a copy of its cue), so workflows may share one.
+
+// planCacheSize is how many plans a worker keeps: a few cuelists at a time
+// (a 20,000-cue plan holds some tens of MB).
+const planCacheSize = 4
+
+// plans are this process's workflows' plans.
+var plans = &planCache{max: planCacheSize}
+
+// planCache is a few built plans, most recently used first; safe for
+// concurrent workflows.
+type planCache struct {
+	mu      sync.Mutex
+	max     int
+	entries []cachedPlan
+	built   int // plans built, not found (tests read it)
+}
+
+type cachedPlan struct {
+	key  [sha256.Size]byte
+	plan *planner.Plan
+}
+
+// plan returns the plan of a PlanDoc payload, built once. It is not built
+// under the lock: another workflow's lookup must not wait half a second
+// for it (its own deadlock detector runs meanwhile). Two workflows that
+// miss at once both build it; the plans are equal and the first one kept.
+func (c *planCache) plan(doc json.RawMessage) (*planner.Plan, error) {
+	key := sha256.Sum256(doc)
+	if p := c.find(key); p != nil {
+		return p, nil
+	}
+	var d PlanDoc // none (an empty payload): BuildPlan says so
+	if err := json.Unmarshal(doc, &d); len(doc) > 0 && err != nil {
+		return nil, fmt.Errorf("reading the cuelist the worker returned: %w", err)
+	}
+	p, err := BuildPlan(d)
+	if err != nil {
+		return nil, err
+	}
+	return c.add(key, p), nil
+}
+
+func (c *planCache) find(key [sha256.Size]byte) *planner.Plan {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		if e.key == key {
+			copy(c.entries[1:i+1], c.entries[:i])
+			c.entries[0] = e
+			return e.plan
+		}
+	}
+	return nil
+}
+
+// add keeps p under key, dropping the least recently used plan past max,
+// and returns the plan kept for key.
+func (c *planCache) add(key [sha256.Size]byte, p *planner.Plan) *planner.Plan {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.built++
+	for _, e := range c.entries {
+		if e.key == key { // built meanwhile by another workflow
+			return e.plan
+		}
+	}
+	if len(c.entries) < c.max {
+		c.entries = append(c.entries, cachedPlan{})
+	}
+	copy(c.entries[1:], c.entries)
+	c.entries[0] = cachedPlan{key: key, plan: p}
+	return p
+}
