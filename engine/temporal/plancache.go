@@ -2,9 +2,11 @@ package temporal
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"sync"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/orch-cli/orch/planner"
 )
@@ -18,8 +20,8 @@ import (
 // yield) and no replay of that run could succeed. So a worker keeps the
 // plans its workflows built.
 //
-// The key is the digest of the PlanDoc's payload as the history holds it:
-// that is all BuildPlan reads, so one key is one plan, whatever made the
+// The key is the digest of the PlanDoc's payload as the history holds it
+// (taken undecoded, as a converter.RawValue): that is all BuildPlan reads, so one key is one plan, whatever made the
 // worker return it (the spec hash, the worker's root, which secrets were
 // masked). planner.Plan is never changed after Build; nothing in the
 // workflow or the scheduler core writes to it or its cues (a fan-out item
@@ -50,20 +52,35 @@ type cachedPlan struct {
 // under the lock: another workflow's lookup must not wait half a second
 // for it (its own deadlock detector runs meanwhile). Two workflows that
 // miss at once both build it; the plans are equal and the first one kept.
-func (c *planCache) plan(doc json.RawMessage) (*planner.Plan, error) {
-	key := sha256.Sum256(doc)
+func (c *planCache) plan(payload *commonpb.Payload) (*planner.Plan, error) {
+	key := payloadKey(payload)
 	if p := c.find(key); p != nil {
 		return p, nil
 	}
-	var d PlanDoc // none (an empty payload): BuildPlan says so
-	if err := json.Unmarshal(doc, &d); len(doc) > 0 && err != nil {
-		return nil, fmt.Errorf("reading the cuelist the worker returned: %w", err)
+	var doc PlanDoc // none (no payload): BuildPlan says so
+	if payload != nil {
+		// As the SDK decodes a result for a workflow: orch sets no data
+		// converter of its own.
+		if err := converter.GetDefaultDataConverter().FromPayload(payload, &doc); err != nil {
+			return nil, fmt.Errorf("reading the cuelist the worker returned: %w", err)
+		}
 	}
-	p, err := BuildPlan(d)
+	p, err := BuildPlan(doc)
 	if err != nil {
 		return nil, err
 	}
 	return c.add(key, p), nil
+}
+
+// payloadKey is the digest of a payload's encoding and data.
+func payloadKey(payload *commonpb.Payload) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write(payload.GetMetadata()[converter.MetadataEncoding])
+	h.Write([]byte{0})
+	h.Write(payload.GetData())
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
 }
 
 func (c *planCache) find(key [sha256.Size]byte) *planner.Plan {

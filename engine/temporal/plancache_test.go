@@ -10,8 +10,10 @@ import (
 	"reflect"
 	"testing"
 
+	commonpb "go.temporal.io/api/common/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/proto"
@@ -69,7 +71,7 @@ func historyOf(t testing.TB, path string) *historypb.History {
 
 // planPayload is the PlanDoc payload in a history: the plan activity's
 // result, the first activity the workflow runs.
-func planPayload(t testing.TB, h *historypb.History) json.RawMessage {
+func planPayload(t testing.TB, h *historypb.History) []byte {
 	t.Helper()
 	for _, e := range h.Events {
 		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil {
@@ -82,7 +84,7 @@ func planPayload(t testing.TB, h *historypb.History) json.RawMessage {
 
 // freshBuild is the plan a workflow builds from the payload with nothing
 // kept.
-func freshBuild(t testing.TB, payload json.RawMessage) *planner.Plan {
+func freshBuild(t testing.TB, payload []byte) *planner.Plan {
 	t.Helper()
 	var doc PlanDoc
 	if err := json.Unmarshal(payload, &doc); err != nil {
@@ -142,7 +144,7 @@ func kept(t *testing.T, c *planCache) *planner.Plan {
 // what a fresh build gives (nothing of the replays changed it).
 func TestReplaysBuildThePlanOnce(t *testing.T) {
 	c := freshPlans(t)
-	var payload json.RawMessage
+	var payload []byte
 	for _, f := range []string{"continue-1", "continue-2", "continue-3"} {
 		h := historyOf(t, "testdata/histories/"+f+".json")
 		payload = planPayload(t, h)
@@ -203,8 +205,12 @@ cuelist:
 // used least recently, and a plan found is used again.
 func TestPlanCacheKeepsTheLastUsed(t *testing.T) {
 	c := &planCache{max: 2}
-	doc := func(id string) json.RawMessage {
-		return json.RawMessage(`{"Cuelist":{"ID":"` + id + `","Cues":[{"ID":"A","Agents":["x"]}]},"Agents":[{"ID":"x","Command":["true"]}]}`)
+	doc := func(id string) *commonpb.Payload {
+		p, err := converter.GetDefaultDataConverter().ToPayload(json.RawMessage(`{"Cuelist":{"ID":"` + id + `","Cues":[{"ID":"A","Agents":["x"]}]},"Agents":[{"ID":"x","Command":["true"]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 	for _, id := range []string{"one", "two", "one", "three", "one", "two"} {
 		if _, err := c.plan(doc(id)); err != nil {
@@ -218,8 +224,8 @@ func TestPlanCacheKeepsTheLastUsed(t *testing.T) {
 	if p, _ := c.plan(doc("one")); c.built != 4 || p.Cuelist.ID != "one" {
 		t.Fatalf("the plan of one was not kept (built %d)", c.built)
 	}
-	if _, err := c.plan(json.RawMessage(`{"Cuelist":null}`)); err == nil {
-		t.Fatal("a payload without a cuelist gave a plan")
+	if _, err := c.plan(nil); err == nil {
+		t.Fatal("no payload gave a plan")
 	}
 }
 
