@@ -27,18 +27,27 @@ import (
 // workflow or the scheduler core writes to it or its cues (a fan-out item
 // is a copy of its cue), so workflows may share one.
 
-// planCacheSize is how many plans a worker keeps: a few cuelists at a time
-// (a 20,000-cue plan holds some tens of MB).
-const planCacheSize = 4
+// How many plans a worker keeps: a few cuelists at a time, and of large
+// ones fewer (a 20,000-cue chain's plan holds about 50 MB): past
+// planCacheCues cues in all, only the most recently used plan is sure to
+// stay.
+const (
+	planCacheSize = 4
+	planCacheCues = 50_000
+)
 
 // plans are this process's workflows' plans.
-var plans = &planCache{max: planCacheSize}
+var plans = newPlanCache()
+
+func newPlanCache() *planCache { return &planCache{max: planCacheSize, maxCues: planCacheCues} }
 
 // planCache is a few built plans, most recently used first; safe for
 // concurrent workflows.
 type planCache struct {
 	mu      sync.Mutex
-	max     int
+	max     int // plans
+	maxCues int // cues of all its plans, but for the first
+	cues    int
 	entries []cachedPlan
 	built   int // plans built, not found (tests read it)
 }
@@ -96,8 +105,8 @@ func (c *planCache) find(key [sha256.Size]byte) *planner.Plan {
 	return nil
 }
 
-// add keeps p under key, dropping the least recently used plan past max,
-// and returns the plan kept for key.
+// add keeps p under key, dropping the least recently used plans past max
+// or maxCues, and returns the plan kept for key.
 func (c *planCache) add(key [sha256.Size]byte, p *planner.Plan) *planner.Plan {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -107,10 +116,14 @@ func (c *planCache) add(key [sha256.Size]byte, p *planner.Plan) *planner.Plan {
 			return e.plan
 		}
 	}
-	if len(c.entries) < c.max {
-		c.entries = append(c.entries, cachedPlan{})
-	}
+	c.entries = append(c.entries, cachedPlan{})
 	copy(c.entries[1:], c.entries)
 	c.entries[0] = cachedPlan{key: key, plan: p}
+	c.cues += len(p.Cues)
+	for n := len(c.entries); n > 1 && (n > c.max || c.cues > c.maxCues); n-- {
+		c.cues -= len(c.entries[n-1].plan.Cues)
+		c.entries[n-1] = cachedPlan{}
+		c.entries = c.entries[:n-1]
+	}
 	return p
 }

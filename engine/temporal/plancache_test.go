@@ -27,7 +27,7 @@ import (
 func freshPlans(t testing.TB) *planCache {
 	t.Helper()
 	before := plans
-	plans = &planCache{max: planCacheSize}
+	plans = newPlanCache()
 	t.Cleanup(func() { plans = before })
 	return plans
 }
@@ -204,7 +204,7 @@ cuelist:
 // TestPlanCacheKeepsTheLastUsed: past its size the cache drops the plan
 // used least recently, and a plan found is used again.
 func TestPlanCacheKeepsTheLastUsed(t *testing.T) {
-	c := &planCache{max: 2}
+	c := &planCache{max: 2, maxCues: 10}
 	doc := func(id string) *commonpb.Payload {
 		p, err := converter.GetDefaultDataConverter().ToPayload(json.RawMessage(`{"Cuelist":{"ID":"` + id + `","Cues":[{"ID":"A","Agents":["x"]}]},"Agents":[{"ID":"x","Command":["true"]}]}`))
 		if err != nil {
@@ -227,6 +227,26 @@ func TestPlanCacheKeepsTheLastUsed(t *testing.T) {
 	if _, err := c.plan(nil); err == nil {
 		t.Fatal("no payload gave a plan")
 	}
+
+	// Past its cues (one a plan here), fewer plans; the last one used stays.
+	c = &planCache{max: 4, maxCues: 1}
+	for _, id := range []string{"one", "two", "two", "one"} {
+		if _, err := c.plan(doc(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.built != 3 || len(c.entries) != 1 || c.cues != 1 {
+		t.Fatalf("built %d plans, keeps %d of %d cues; want 3 built, 1 kept of 1 cue", c.built, len(c.entries), c.cues)
+	}
+	c = &planCache{max: 4, maxCues: 0}
+	for range 2 {
+		if _, err := c.plan(doc("one")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.built != 1 {
+		t.Fatalf("a plan larger than the cache was built %d times, want 1", c.built)
+	}
 }
 
 // BenchmarkReplayLongChain replays one execution of a 20,000-cue chain of
@@ -247,7 +267,7 @@ func BenchmarkReplayLongChain(b *testing.B) {
 				b.StopTimer()
 				hi := proto.Clone(h).(*historypb.History)
 				if !keep {
-					plans = &planCache{max: planCacheSize}
+					plans = newPlanCache()
 				}
 				b.StartTimer()
 				replayHistory(b, hi)
