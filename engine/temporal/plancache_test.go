@@ -162,28 +162,7 @@ func TestReplaysBuildThePlanOnce(t *testing.T) {
 // worker build the plan once, and after both ran the plan is still what a
 // fresh build gives.
 func TestWorkflowsShareAPlanUnchanged(t *testing.T) {
-	root := testfs.Write(t, map[string]string{
-		"c.yaml": `agent:
-  id: plan
-  run: echo 'tasks=["a","b","c"]' >> "$ORCH_OUTPUT"
-  provides: [tasks]
-  workdir: .
----
-agent:
-  id: impl
-  concurrency: 4
-  run: echo "done=$ORCH_ITEM" >> "$ORCH_OUTPUT"
-  provides: [done]
-  workdir: .
----
-cuelist:
-  id: fan
-  cues:
-    - {id: PLAN, agents: [plan]}
-    - {id: IMPLEMENT, agents: [impl], dependencies: [PLAN], for_each: {from: PLAN.tasks, max_parallel: 2}}
-    - {id: LAST, agents: [plan], dependencies: [IMPLEMENT]}
-`,
-	}, 0o644)
+	root := testfs.Write(t, map[string]string{"c.yaml": fanOutCuelist}, 0o644)
 	c := freshPlans(t)
 	runCompleted(t, root, "c.yaml", "r-plan-1")
 	runCompleted(t, root, "c.yaml", "r-plan-2")
