@@ -137,21 +137,23 @@ func lockCgroup(dir string) (int, error) {
 	} else if err != nil {
 		return -1, err
 	}
-	err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		_ = syscall.Close(fd) // a sweep holds it to remove it
-		return -1, errCgroupGone
-	}
-	var st unix.Stat_t
-	if err := unix.Fstatat(fd, "cgroup.procs", &st, 0); err != nil {
-		_ = syscall.Close(fd)
-		return -1, errCgroupGone
-	}
-	if err := unix.Fstatat(fd, "cgroup.kill", &st, 0); err != nil { // before Linux 5.14
+	if err := lockOpenCgroup(fd); err != nil {
 		_ = syscall.Close(fd)
 		return -1, err
 	}
 	return fd, nil
+}
+
+// lockOpenCgroup takes the lock of the cgroup open as fd (see lockCgroup).
+func lockOpenCgroup(fd int) error {
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); errors.Is(err, syscall.EWOULDBLOCK) {
+		return errCgroupGone // a sweep holds it to remove it
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(fd, "cgroup.procs", &st, 0) != nil {
+		return errCgroupGone
+	}
+	return unix.Fstatat(fd, "cgroup.kill", &st, 0) // none before Linux 5.14
 }
 
 // ownCgroupDir is the directory of orch's own cgroup in the cgroup v2
