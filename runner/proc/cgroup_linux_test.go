@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -161,19 +162,20 @@ func TestEmptyRunCgroupRemovedWithoutAWalk(t *testing.T) {
 // were orch-run-RUN: the first's Stop found it populated and killed the
 // whole tree.)
 func TestSweepersOfOneRunKeepTheirCgroups(t *testing.T) {
-	first := NewSweeper("r10", func(Orphan) {})
+	run := fmt.Sprintf("r10-p%d", os.Getpid()) // another copy of these tests has its own
+	first := NewSweeper(run, func(Orphan) {})
 	first.Start()
-	second := NewSweeper("r10", func(Orphan) {})
+	second := NewSweeper(run, func(Orphan) {})
 	second.Start()
 	t.Cleanup(func() { second.Stop() })
 	if first.Cgroup() == nil || second.Cgroup() == nil {
 		first.Stop()
 		t.Skip("no cgroup v2 to write to here")
 	}
-	if found := findRunCgroups("r10"); len(found) != 2 {
+	if found := findRunCgroups(run); len(found) != 2 {
 		t.Errorf("findRunCgroups found %v, want the two sweepers' cgroups", found)
 	}
-	const token = "r10/cue/A/1/x"
+	token := run + "/cue/A/1/x"
 	second.Begin(token)
 	defer second.End(token)
 	p, _ := start(t, t.TempDir(), "exec sleep 60", token, false, second.Cgroup())

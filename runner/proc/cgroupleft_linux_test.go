@@ -144,7 +144,8 @@ func TestLeftCgroupWithALiveProcessKept(t *testing.T) {
 
 // TestLockedCgroupGoneWhenRemovedFirst: a cgroup a sweep removed between
 // its mkdir and its lock is seen as gone once locked (lockCgroup reads its
-// files through the descriptor): its maker takes another name.
+// files through the descriptor): its maker takes another name. A locked one
+// is never removed.
 func TestLockedCgroupGoneWhenRemovedFirst(t *testing.T) {
 	own := ownCgroupDir()
 	dir := own + "/" + cgroupName(fmt.Sprintf("r14-p%d", os.Getpid()))
@@ -156,22 +157,22 @@ func TestLockedCgroupGoneWhenRemovedFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Close(fd)
-	if !removeIfLeft(dir) {
-		t.Fatal("an unlocked empty cgroup was not removed")
+	removeIfLeft(dir) // (or another run's start did)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("an unlocked empty cgroup was not removed: %v", err)
 	}
 	if err := lockOpenCgroup(fd); err != errCgroupGone {
 		t.Errorf("the lock of a cgroup removed once open: %v, want %v", err, errCgroupGone)
 	}
-	_ = os.Mkdir(dir, 0o755)
-	lock, err := lockCgroup(dir)
-	if err != nil {
-		t.Fatal(err)
+
+	c := openRunCgroup(fmt.Sprintf("r14-p%d", os.Getpid()))
+	if c == nil {
+		t.Fatal("no cgroup made")
 	}
-	defer syscall.Close(lock)
-	if removeIfLeft(dir) {
+	defer c.close()
+	if removeIfLeft(c.dir) {
 		t.Error("a locked cgroup was removed")
 	}
-	_ = os.Remove(dir)
 }
 
 // TestRemoveLeftIsBounded: one run's start removes at most maxLeftRemoved
@@ -188,7 +189,7 @@ func TestRemoveLeftIsBounded(t *testing.T) {
 		}
 		dirs = append(dirs, dir)
 	}
-	c := &RunCgroup{dir: own + "/" + cgroupName("r16")}
+	c := &RunCgroup{dir: own + "/" + cgroupName("r16"), lock: -1}
 	if n := c.removeLeft(nil); n != maxLeftRemoved {
 		t.Errorf("one pass removed %d, want %d", n, maxLeftRemoved)
 	}
