@@ -89,8 +89,10 @@ func (s *Sweeper) forget(token string, n int) {
 // before Start).
 func (s *Sweeper) Cgroup() *RunCgroup { return s.cgroup }
 
-// Start makes the run's cgroup, if it can, and starts the periodic sweeps.
-// Call it before the run starts any process.
+// Start makes the run's cgroup, if it can, and starts the periodic sweeps;
+// the first removes the empty cgroups that orch processes killed before
+// their end left next to it (see RunCgroup.removeLeft). Call it before the
+// run starts any process.
 func (s *Sweeper) Start() {
 	s.cgroup = openRunCgroup(s.runID)
 	go s.loop()
@@ -98,6 +100,8 @@ func (s *Sweeper) Start() {
 
 func (s *Sweeper) loop() {
 	defer close(s.done)
+	// Here, off the run's path: the run's first processes need not wait.
+	s.cgroup.removeLeft(s.quit)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
