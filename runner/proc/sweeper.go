@@ -30,6 +30,12 @@ type Sweeper struct {
 	mine map[string]int
 }
 
+// runSweepers counts the sweepers of each run started and not yet stopped
+// in this process: the output pipes of a run's attempts (pipetokens.go) are
+// forgotten when its last one stops, since the others' attempts may still
+// be told by them. Guarded by liveTokens.
+var runSweepers = map[string]int{}
+
 // Orphan is a process a sweep found and killed, with its descendants.
 type Orphan struct {
 	PID int
@@ -94,6 +100,9 @@ func (s *Sweeper) Cgroup() *RunCgroup { return s.cgroup }
 // their end left next to it (see RunCgroup.removeLeft). Call it before the
 // run starts any process.
 func (s *Sweeper) Start() {
+	liveTokens.Lock()
+	runSweepers[s.runID]++
+	liveTokens.Unlock()
 	s.cgroup = openRunCgroup(s.runID)
 	go s.loop()
 }
@@ -125,10 +134,17 @@ func (s *Sweeper) Stop() (inCgroup []int) {
 	for tok, n := range s.mine {
 		s.forget(tok, n)
 	}
+	runSweepers[s.runID]--
+	last := runSweepers[s.runID] <= 0
+	if last {
+		delete(runSweepers, s.runID)
+	}
 	liveTokens.Unlock()
 	for i := 0; i < 20 && s.sweep(); i++ {
 	}
-	forgetPipes(s.runID)
+	if last {
+		forgetPipes(s.runID)
+	}
 	return s.cgroup.close()
 }
 
