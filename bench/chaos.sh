@@ -204,7 +204,7 @@ while time.sleep(0.05) or os.getppid() != 1: pass' "$d/db/orch.db" >"$d/lock.out
 	local id
 	id=$(env "${env[@]}" "$orch" status last --output json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])' 2>/dev/null)
 	if [ -n "$id" ]; then
-		find /sys/fs/cgroup -maxdepth 8 -type d -name "orch-run-$id" 2>/dev/null | while read -r cg; do
+		find /sys/fs/cgroup -maxdepth 8 -type d \( -name "orch-run-$id" -o -name "orch-run-$id.*" \) 2>/dev/null | while read -r cg; do
 			sleep 0.1
 			rmdir "$cg"/p* "$cg" 2>/dev/null
 		done

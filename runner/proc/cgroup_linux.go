@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,13 +15,16 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // RunCgroup is a run's cgroup (cgroup v2): it holds every process its
 // agents start, however they leave their process group or clear their
 // environment, and a write to cgroup.kill kills them all at once: systemd's
 // KillMode=control-group. It is a child of orch's own cgroup, named
-// orch-run-RUN, with a leaf per running agent process (p1, p2, ...) so that
+// orch-run-RUN.SUFFIX (a random suffix: each sweeper of a run has its own,
+// see cgroupName), with a leaf per running agent process (p1, p2, ...) so that
 // what one attempt left can be stopped when it ends. An emptied leaf serves
 // the next process: making and removing a cgroup per process made a run of
 // 1,000 `true`s about a third slower. Agents are started in their leaf
@@ -30,6 +35,7 @@ import (
 // makes the run's cgroup and removes it).
 type RunCgroup struct {
 	dir    string
+	lock   int          // dir, open and flocked while the cgroup is in use (see lockCgroup)
 	n      atomic.Int64 // leaves made
 	broken atomic.Bool  // the kernel would not start a process in a leaf
 	mu     sync.Mutex
@@ -51,7 +57,8 @@ type leafCgroup struct {
 
 const cgroupPrefix = "orch-run-"
 
-// openRunCgroup makes the run's cgroup, or returns nil when there can be none.
+// openRunCgroup makes a cgroup of run runID for one sweeper, or returns nil
+// when there can be none.
 func openRunCgroup(runID string) *RunCgroup {
 	if os.Getenv("ORCH_NO_CGROUP") != "" || runID == "" || strings.ContainsAny(runID, "/\n\x00") {
 		return nil
@@ -60,15 +67,93 @@ func openRunCgroup(runID string) *RunCgroup {
 	if own == "" {
 		return nil
 	}
-	dir := filepath.Join(own, cgroupPrefix+runID)
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil
+	// Another name when this one is taken, or when a sweep of cgroups left
+	// behind (removeLeft) took it for one and removed it before it was
+	// locked.
+	for try := 0; try < 3; try++ {
+		dir := filepath.Join(own, cgroupName(runID))
+		if err := os.Mkdir(dir, 0o755); errors.Is(err, fs.ErrExist) {
+			continue
+		} else if err != nil {
+			return nil
+		}
+		lock, err := lockCgroup(dir)
+		switch {
+		case errors.Is(err, errCgroupGone):
+			continue
+		case err != nil:
+			_ = os.Remove(dir)
+			return nil
+		}
+		return &RunCgroup{dir: dir, lock: lock}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil { // before Linux 5.14
-		_ = os.Remove(dir)
-		return nil
+	return nil
+}
+
+// cgroupName is the name of a new cgroup of run runID: orch-run-RUN.SUFFIX,
+// SUFFIX 8 random hex digits. Two sweepers of one run (a Temporal worker's
+// pool of the run closing while a new one starts, or two workers under one
+// parent cgroup) so never share one: the first's close would kill the
+// second's agents. runOfCgroup reads the run back.
+func cgroupName(runID string) string {
+	return cgroupPrefix + runID + "." + fmt.Sprintf("%08x", rand.Uint32())
+}
+
+// runOfCgroup is the run of a cgroup named by cgroupName, "" when name is
+// not such a name (another cgroup, or an orch-run-RUN of an orch from before
+// the suffix: see findRunCgroups).
+func runOfCgroup(name string) string {
+	rest, ok := strings.CutPrefix(name, cgroupPrefix)
+	i := strings.LastIndexByte(rest, '.')
+	if !ok || i <= 0 || len(rest)-i-1 != 8 {
+		return ""
 	}
-	return &RunCgroup{dir: dir}
+	for _, c := range rest[i+1:] {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return ""
+		}
+	}
+	return rest[:i]
+}
+
+var errCgroupGone = errors.New("the cgroup was removed before it was locked")
+
+// lockCgroup opens the run's new cgroup dir and takes an exclusive flock on
+// it, held until close: that lock is how removeLeft tells the cgroup of a
+// live owner, often empty between attempts, from one whose owner is gone
+// (killed with -9), and removes only the latter. A lock cannot outlive its
+// owner (the kernel drops it with the last descriptor, however the process
+// ended: the descriptor is close-on-exec, so no agent inherits it), nor can
+// a live owner lose it, where a recorded owner pid could be reused by
+// another process. A sweep takes the lock before it removes a cgroup, so a
+// cgroup it removed between the mkdir and the lock is seen here once the
+// lock is taken: its files are gone (errCgroupGone). Where the file system
+// takes no flock at all, the sweeps cannot take one either and remove
+// nothing.
+func lockCgroup(dir string) (int, error) {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, syscall.ENOENT) {
+		return -1, errCgroupGone
+	} else if err != nil {
+		return -1, err
+	}
+	if err := lockOpenCgroup(fd); err != nil {
+		_ = syscall.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// lockOpenCgroup takes the lock of the cgroup open as fd (see lockCgroup).
+func lockOpenCgroup(fd int) error {
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); errors.Is(err, syscall.EWOULDBLOCK) {
+		return errCgroupGone // a sweep holds it to remove it
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(fd, "cgroup.procs", &st, 0) != nil {
+		return errCgroupGone
+	}
+	return unix.Fstatat(fd, "cgroup.kill", &st, 0) // none before Linux 5.14
 }
 
 // ownCgroupDir is the directory of orch's own cgroup in the cgroup v2
@@ -246,6 +331,9 @@ func (c *RunCgroup) close() []int {
 	for _, g := range free {
 		g.closeFiles()
 	}
+	// The lock goes last: a cgroup that could not be removed is left to a
+	// later run's removeLeft, once empty.
+	defer syscall.Close(c.lock)
 	if !populated(c.dir) && c.removeEmpty(free) {
 		return nil
 	}
@@ -333,29 +421,37 @@ func removeCgroupTree(dir string) []int {
 	return pids
 }
 
-// findRunCgroups finds the cgroups a run's owner made, wherever in the
-// hierarchy that owner was: for orch stop and orch resume after the owner
-// died. It looks next to its own cgroup first, then through the hierarchy.
+// findRunCgroups finds the cgroups a run's owners made, wherever in the
+// hierarchy those owners were: for orch stop and orch resume after the
+// owner died. It looks next to its own cgroup first, then through the
+// hierarchy. An orch from before the names' suffix named its cgroup
+// orch-run-RUN: that name is the run's too.
 func findRunCgroups(runID string) []string {
 	if runID == "" || strings.ContainsAny(runID, "/\n\x00") {
 		return nil
 	}
-	name := cgroupPrefix + runID
+	ofRun := func(name string) bool { return name == cgroupPrefix+runID || runOfCgroup(name) == runID }
+	var out []string
 	if own := ownCgroupDir(); own != "" {
-		if _, err := os.Stat(filepath.Join(own, name)); err == nil {
-			return []string{filepath.Join(own, name)}
+		entries, _ := os.ReadDir(own)
+		for _, e := range entries {
+			if e.IsDir() && ofRun(e.Name()) {
+				out = append(out, filepath.Join(own, e.Name()))
+			}
+		}
+		if len(out) > 0 {
+			return out
 		}
 	}
 	mnt := cgroup2Mount()
 	if mnt == "" {
 		return nil
 	}
-	var out []string
 	_ = filepath.WalkDir(mnt, func(path string, d fs.DirEntry, err error) error {
 		switch {
 		case err != nil || !d.IsDir():
 			return nil
-		case d.Name() == name:
+		case ofRun(d.Name()):
 			out = append(out, path)
 			return fs.SkipDir
 		case strings.HasPrefix(d.Name(), cgroupPrefix):

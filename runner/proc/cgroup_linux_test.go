@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -150,5 +151,40 @@ func TestEmptyRunCgroupRemovedWithoutAWalk(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the run's cgroup %s is still there (%v)", dir, err)
+	}
+}
+
+// TestSweepersOfOneRunKeepTheirCgroups: two sweepers of one run (a worker's
+// pool of the run closing while a new one starts, or a second worker
+// process under the same parent cgroup) each have a cgroup of their own:
+// the first's Stop neither kills the second's agent nor removes its leaf,
+// and stop/resume of the run (findRunCgroups) finds both. (Before, both
+// were orch-run-RUN: the first's Stop found it populated and killed the
+// whole tree.)
+func TestSweepersOfOneRunKeepTheirCgroups(t *testing.T) {
+	run := fmt.Sprintf("r10-p%d", os.Getpid()) // another copy of these tests has its own
+	first := NewSweeper(run, func(Orphan) {})
+	first.Start()
+	second := NewSweeper(run, func(Orphan) {})
+	second.Start()
+	t.Cleanup(func() { second.Stop() })
+	if first.Cgroup() == nil || second.Cgroup() == nil {
+		first.Stop()
+		t.Skip("no cgroup v2 to write to here")
+	}
+	if found := findRunCgroups(run); len(found) != 2 {
+		t.Errorf("findRunCgroups found %v, want the two sweepers' cgroups", found)
+	}
+	token := run + "/cue/A/1/x"
+	second.Begin(token)
+	defer second.End(token)
+	p, _ := start(t, t.TempDir(), "exec sleep 60", token, false, second.Cgroup())
+	leaf := p.cg.dir
+	first.Stop()
+	if !alive(p.PID()) {
+		t.Fatalf("the first sweeper's Stop killed the second's agent %d", p.PID())
+	}
+	if _, err := os.Stat(leaf); err != nil {
+		t.Errorf("the second sweeper's leaf is gone: %v", err)
 	}
 }

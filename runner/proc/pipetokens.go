@@ -42,7 +42,8 @@ func notePipes(token string, files ...*os.File) {
 	pipeTokens.Unlock()
 }
 
-// forgetPipes drops the pipes of run runID's attempts (its end).
+// forgetPipes drops the pipes of run runID's attempts (the end of its last
+// sweeper in this process).
 func forgetPipes(runID string) {
 	pipeTokens.Lock()
 	for id, tok := range pipeTokens.m {

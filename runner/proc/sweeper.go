@@ -30,6 +30,12 @@ type Sweeper struct {
 	mine map[string]int
 }
 
+// runSweepers counts the sweepers of each run started and not yet stopped
+// in this process: the output pipes of a run's attempts (pipetokens.go) are
+// forgotten when its last one stops, since the others' attempts may still
+// be told by them. Guarded by liveTokens.
+var runSweepers = map[string]int{}
+
 // Orphan is a process a sweep found and killed, with its descendants.
 type Orphan struct {
 	PID int
@@ -89,15 +95,22 @@ func (s *Sweeper) forget(token string, n int) {
 // before Start).
 func (s *Sweeper) Cgroup() *RunCgroup { return s.cgroup }
 
-// Start makes the run's cgroup, if it can, and starts the periodic sweeps.
-// Call it before the run starts any process.
+// Start makes the run's cgroup, if it can, and starts the periodic sweeps;
+// the first removes the empty cgroups that orch processes killed before
+// their end left next to it (see RunCgroup.removeLeft). Call it before the
+// run starts any process.
 func (s *Sweeper) Start() {
+	liveTokens.Lock()
+	runSweepers[s.runID]++
+	liveTokens.Unlock()
 	s.cgroup = openRunCgroup(s.runID)
 	go s.loop()
 }
 
 func (s *Sweeper) loop() {
 	defer close(s.done)
+	// Here, off the run's path: the run's first processes need not wait.
+	s.cgroup.removeLeft(s.quit)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -121,10 +134,17 @@ func (s *Sweeper) Stop() (inCgroup []int) {
 	for tok, n := range s.mine {
 		s.forget(tok, n)
 	}
+	runSweepers[s.runID]--
+	last := runSweepers[s.runID] <= 0
+	if last {
+		delete(runSweepers, s.runID)
+	}
 	liveTokens.Unlock()
 	for i := 0; i < 20 && s.sweep(); i++ {
 	}
-	forgetPipes(s.runID)
+	if last {
+		forgetPipes(s.runID)
+	}
 	return s.cgroup.close()
 }
 
