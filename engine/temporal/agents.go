@@ -45,6 +45,7 @@ type runPool struct {
 	ran     map[string]bool // the agents whose phases ran here
 	link    WorkflowLink    // the run's workflow, as the last phase reached it
 	watch   chan struct{}   // closed when a phase starts or the pool closes: ends the idle watch
+	closed  bool            // closePool took its attempts: a phase ending later ends its own (putBack)
 }
 
 // liveAttempt is an attempt of a pooled agent between its phases on this
@@ -147,12 +148,14 @@ func (a *Activities) Close() {
 // closePool ends the attempts waiting in rp and its processes; the caller
 // took rp out of a.pools. A phase still running in rp (the worker stopping
 // mid-phase) puts its attempt back under a.mu as it ends, so the attempts
-// are taken under a.mu too; they are ended outside it (a driver's Close
+// are taken under a.mu too, and rp marked closed: such a phase ends its
+// attempt itself (putBack). They are ended outside a.mu (a driver's Close
 // waits for its processes).
 func (a *Activities) closePool(rp *runPool) {
 	a.mu.Lock()
 	live := rp.live
 	rp.live = map[string]*liveAttempt{}
+	rp.closed = true
 	a.mu.Unlock()
 	for _, la := range live {
 		la.end()
@@ -250,10 +253,24 @@ func (a *Activities) stepPooled(ctx context.Context, p *planner.Plan, c *planner
 		return res
 	}
 	la.next = ph + 1
-	a.mu.Lock()
-	rp.live[key] = la
-	a.mu.Unlock()
+	a.putBack(rp, key, la)
 	return res
+}
+
+// putBack keeps la in rp for its next phase. A pool the worker closed
+// meanwhile (Activities.Close while this phase ran) is no longer looked at:
+// la is ended as closePool would have, not left with its agent's process
+// and its work directory.
+func (a *Activities) putBack(rp *runPool, key string, la *liveAttempt) {
+	a.mu.Lock()
+	closed := rp.closed
+	if !closed {
+		rp.live[key] = la
+	}
+	a.mu.Unlock()
+	if closed {
+		la.end()
+	}
 }
 
 // phaseActivity names each phase's activity.

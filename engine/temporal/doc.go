@@ -16,6 +16,10 @@
 // work unchanged. People act on the run through signals: orch.go,
 // orch.answer, orch.stop and orch.bb-set.
 //
+// The workflow builds its plan from the cuelist a worker returned
+// (loadPlan); a worker keeps the last few plans built, so a replay of the
+// workflow does not plan again (plancache.go).
+//
 // The package never imports runner/store: the store is the follower's.
 //
 // Determinism: the workflow's code is replayed from its history for the

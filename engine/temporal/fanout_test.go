@@ -9,14 +9,9 @@ import (
 	"github.com/orch-cli/orch/runner/record"
 )
 
-// TestFanOutOnTemporal: the scheduler core's fan-out runs on Temporal as on
-// the local engine: the expansion is recorded (cue/expanded) before any
-// item's GO, each item runs its own attempt on a worker with the item in
-// ORCH_ITEM, and the cue's outputs are lists in item order that a
-// dependent reads.
-func TestFanOutOnTemporal(t *testing.T) {
-	root := testfs.Write(t, map[string]string{
-		"c.yaml": `agent:
+// fanOutCuelist: PLAN lists three tasks, IMPLEMENT fans out over them two
+// at a time, SHOW reads their outputs.
+const fanOutCuelist = `agent:
   id: plan
   run: echo 'tasks=[{"id":"db"},{"id":"ui"},{"id":"docs"}]' >> "$ORCH_OUTPUT"
   provides: [tasks]
@@ -41,8 +36,15 @@ cuelist:
     - {id: PLAN, agents: [plan]}
     - {id: IMPLEMENT, agents: [impl], dependencies: [PLAN], for_each: {from: PLAN.tasks, max_parallel: 2}}
     - {id: SHOW, agents: [show], dependencies: [IMPLEMENT]}
-`,
-	}, 0o644)
+`
+
+// TestFanOutOnTemporal: the scheduler core's fan-out runs on Temporal as on
+// the local engine: the expansion is recorded (cue/expanded) before any
+// item's GO, each item runs its own attempt on a worker with the item in
+// ORCH_ITEM, and the cue's outputs are lists in item order that a
+// dependent reads.
+func TestFanOutOnTemporal(t *testing.T) {
+	root := testfs.Write(t, map[string]string{"c.yaml": fanOutCuelist}, 0o644)
 	evs := runCompleted(t, root, "c.yaml", "r6")
 	expanded, firstGo := -1, -1
 	var outputs map[string]any

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -100,16 +101,17 @@ func Run(ctx workflow.Context, in RunInput) (*RunResult, error) {
 }
 
 // loadPlan has a worker load the cuelist (checking its hash), then builds
-// the plan from what it returned.
+// the plan from what it returned, or takes the one this worker built from
+// the same (plancache.go).
 func (w *wf) loadPlan() (*planner.Plan, error) {
 	actx := workflow.WithActivityOptions(w.ctx, workflow.ActivityOptions{TaskQueue: w.queue,
 		StartToCloseTimeout: time.Minute, ScheduleToStartTimeout: 24 * time.Hour,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
-	var doc PlanDoc
+	var doc converter.RawValue // a PlanDoc, decoded only when the plan is not kept
 	if err := workflow.ExecuteActivity(actx, ActivityPlan, PlanInput{Path: w.in.Path, SpecHash: w.in.SpecHash}).Get(w.ctx, &doc); err != nil {
 		return nil, fmt.Errorf("loading the cuelist %s on a worker: %w", w.in.Path, err)
 	}
-	return BuildPlan(doc)
+	return plans.plan(doc.Payload())
 }
 
 // BuildPlan builds the plan of a loaded PlanDoc.
