@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -39,9 +40,9 @@ type Activities struct {
 	Link func(ctx context.Context) WorkflowLink
 
 	mu    sync.Mutex
-	plans map[string]*planner.Plan // by path and hash: a worker plans a cuelist once
-	pools map[string]*runPool      // the runs' agent processes on this worker (agents.go)
-	mcp   workerMCP                // orch's MCP tools for the agents (mcp.go)
+	plans *planCache          // compiled cuelists by path and hash: a worker compiles one once (a few kept)
+	pools map[string]*runPool // the runs' agent processes on this worker (agents.go)
+	mcp   workerMCP           // orch's MCP tools for the agents (mcp.go)
 }
 
 // Plan loads the cuelist at in.Path below Root, checks its hash and returns
@@ -66,12 +67,17 @@ func (a *Activities) Plan(ctx context.Context, in PlanInput) (*PlanDoc, error) {
 // plan compiles (once) the cuelist at path below Root, refusing it when its
 // files are not the ones the run was started with.
 func (a *Activities) plan(path, hash string) (*planner.Plan, error) {
-	key := path + "\x00" + hash
+	key := sha256.Sum256([]byte(path + "\x00" + hash))
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if p := a.plans[key]; p != nil {
+	if a.plans == nil {
+		a.plans = newPlanCache()
+	}
+	plans := a.plans
+	a.mu.Unlock()
+	if p := plans.find(key); p != nil {
 		return p, nil
 	}
+	// Compiled outside a.mu: the pools' phases need not wait for it.
 	if filepath.IsAbs(path) || strings.HasPrefix(filepath.Clean(path), "..") {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("cuelist path %q must be relative to the worker's --root", path), "bad-path", nil)
 	}
@@ -85,11 +91,7 @@ func (a *Activities) plan(path, hash string) (*planner.Plan, error) {
 	if got := set.HashBelow(a.Root); hash != "" && got != hash {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("cuelist %s below %s is not the one the run started with (spec hash %s, the run's %s): check out the same files at the same path on every worker", path, a.Root, got, hash), "spec-changed", nil)
 	}
-	if a.plans == nil {
-		a.plans = map[string]*planner.Plan{}
-	}
-	a.plans[key] = p
-	return p, nil
+	return plans.add(key, p), nil
 }
 
 // attempt finds the cue and agent of an activity's attempt.

@@ -42,7 +42,8 @@ var plans = newPlanCache()
 func newPlanCache() *planCache { return &planCache{max: planCacheSize, maxCues: planCacheCues} }
 
 // planCache is a few built plans, most recently used first; safe for
-// concurrent workflows.
+// concurrent use. It holds the workflows' plans (plans) and each worker's
+// compiled cuelists (Activities.plan), under keys of their own.
 type planCache struct {
 	mu      sync.Mutex
 	max     int // plans

@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -252,5 +253,28 @@ func BenchmarkReplayLongChain(b *testing.B) {
 				replayHistory(b, hi)
 			}
 		})
+	}
+}
+
+// TestWorkerKeepsAFewCompiledCuelists: a worker compiles a cuelist once
+// (its activities ask for it at every phase), and a long-lived worker
+// serving many cuelists, or many edits of one, keeps only a few of them.
+func TestWorkerKeepsAFewCompiledCuelists(t *testing.T) {
+	files := map[string]string{}
+	for i := range planCacheSize + 2 {
+		files[fmt.Sprintf("c%d.yaml", i)] = fmt.Sprintf("cuelist:\n  id: c%d\n  cues:\n    - {id: A, agents: [x]}\n---\nagent: {id: x, command: ['true']}\n", i)
+	}
+	root := testfs.Write(t, files, 0o644)
+	a := &Activities{Root: root}
+	for i := range planCacheSize + 2 {
+		path := fmt.Sprintf("c%d.yaml", i)
+		for range 2 {
+			if _, err := a.Plan(context.Background(), PlanInput{Path: path, SpecHash: specHashOf(t, root, path)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if a.plans.built != planCacheSize+2 || len(a.plans.entries) != planCacheSize {
+		t.Fatalf("compiled %d cuelists and kept %d; want %d compiled, once each, and %d kept", a.plans.built, len(a.plans.entries), planCacheSize+2, planCacheSize)
 	}
 }
