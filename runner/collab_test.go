@@ -536,3 +536,52 @@ func TestStatusReportFloodIsThrottled(t *testing.T) {
 		t.Errorf("%d of 301 reports recorded, the last %+v", len(reports), last)
 	}
 }
+
+// TestStoppedCueAnswerSparesTheSharedProcess: orch stop RUN CUE on one of
+// two cues a jsonl process serves at once; the stopped handler still answers
+// its GO (task.failed, as protocols/agent does when its ctx is cancelled)
+// after orch stopped waiting. That late answer is dropped: the process goes
+// on serving the other cue, which completes.
+func TestStoppedCueAnswerSparesTheSharedProcess(t *testing.T) {
+	o := collab(t, `  guardrails: {loop_warn: 1000000, loop_block: 1000000}   # B polls the blackboard
+  cues:
+    - {id: A, agents: [worker], inputs: {script: [{sleep: 60s}]}}
+    - {id: B, agents: [worker], inputs: {script: [{await_key: go-on}, {output: {done: "yes"}}]}}
+`, scriptAgent(t, "worker", "concurrency: 2"))
+	rec := newMemRecorder()
+	go func() {
+		waitState := func(cue, state string) {
+			for rec.cueStates()[cue] != state {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		waitState("A", "go")
+		waitState("B", "go")
+		rec.mu.Lock()
+		rec.commands = append(rec.commands, record.Command{ID: 1, RunID: rec.events[0].RunID, Kind: "stop", Cue: "A", Arg: "stopped by the test"})
+		rec.mu.Unlock()
+		waitState("A", "stopped")
+		// The stopped handler's answer has come back by the time the
+		// attempt's end is recorded plus a moment; B goes on after it.
+		for len(rec.of(record.EvAttemptEnded)) < 1 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond)
+		_, _ = rec.BlackboardWrite(context.Background(), rec.events[0].RunID, "go-on", json.RawMessage(`true`), "test")
+	}()
+	res := runCollab(t, o, rec, nil)
+	if got := rec.cueStates()["A"]; got != "stopped" {
+		t.Fatalf("A: %s (%s)", got, reasonOf(rec, "A"))
+	}
+	if got := outputsOf(t, rec, "B")["done"]; got != "yes" {
+		t.Fatalf("B's outputs: %v", got)
+	}
+	if res.State != record.RunFailed || !strings.Contains(res.Reason, "stopped: A") {
+		t.Errorf("run %s: %s", res.State, res.Reason)
+	}
+	for _, e := range rec.of(record.EvNote) {
+		if strings.Contains(e.Reason, "answers no request") {
+			t.Errorf("note: %s", e.Reason)
+		}
+	}
+}

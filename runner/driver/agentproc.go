@@ -34,6 +34,7 @@ type agentProcess struct {
 
 	mu      sync.Mutex
 	replies map[string]func(*Wire)  // by the id of the message waiting for its answer
+	stopped map[string]bool         // ids of messages whose cue was stopped before their answer came
 	active  map[string]*jsonlDriver // the attempts using the process, by cue
 	last    *jsonlDriver            // the latest attempt to use it: stderr is logged as its
 	broken  *attempt.Failure        // why the process is unusable; set once
@@ -57,7 +58,7 @@ func (g *Agents) process(a *Attempt) (*agentProcess, *attempt.Failure) {
 		return ap, nil
 	}
 	ap := &agentProcess{run: g.run, agent: a.Agent, token: fmt.Sprintf("%s/agent/%s/%s", g.run.ID, a.Agent.ID, record.NewRunID()),
-		replies: map[string]func(*Wire){}, active: map[string]*jsonlDriver{}, done: make(chan struct{}), closed: make(chan struct{}), errRead: make(chan struct{})}
+		replies: map[string]func(*Wire){}, stopped: map[string]bool{}, active: map[string]*jsonlDriver{}, done: make(chan struct{}), closed: make(chan struct{}), errRead: make(chan struct{})}
 	s, err := proc.NewStdio(true)
 	if err != nil {
 		return nil, attempt.Failf("start", "%v", err)
@@ -96,6 +97,18 @@ func (ap *agentProcess) expect(id string, answer func(*Wire)) *attempt.Failure {
 func (ap *agentProcess) unexpect(id string) {
 	ap.mu.Lock()
 	delete(ap.replies, id)
+	ap.mu.Unlock()
+}
+
+// abandon forgets the message id whose cue orch stopped while it waited
+// for the answer: the agent's handler may still answer it (protocols/agent
+// answers task.failed when its ctx is cancelled), and that late answer is
+// dropped, not taken for a malfunction that would break a process still
+// serving other cues. One id per stopped wait, gone when its answer comes.
+func (ap *agentProcess) abandon(id string) {
+	ap.mu.Lock()
+	delete(ap.replies, id)
+	ap.stopped[id] = true
 	ap.mu.Unlock()
 }
 
@@ -223,10 +236,17 @@ func (ap *agentProcess) deliver(msg protocols.Message, raw []byte) {
 	if waiter != nil {
 		delete(ap.replies, msg.InReplyTo)
 	}
+	late := waiter == nil && isReplyType(msg.Type) && ap.stopped[msg.InReplyTo]
+	if late {
+		delete(ap.stopped, msg.InReplyTo)
+	}
 	d := ap.attemptFor(msg)
 	ap.mu.Unlock()
 	if waiter != nil { // the waiter has it recorded before acting on it
 		waiter(&Wire{Msg: msg, Raw: append([]byte(nil), raw...)})
+		return
+	}
+	if late { // its attempt ended stopped and was recorded so
 		return
 	}
 	switch {

@@ -120,7 +120,14 @@ func (d *jsonlDriver) exchange(out *Wire, timeout time.Duration, phase string) (
 	if f := ap.expect(msg.ID, func(m *Wire) { waiter <- m }); f != nil {
 		return nil, f
 	}
-	defer ap.unexpect(msg.ID)
+	told := false // the agent was told to stop the cue: its answer may still come
+	defer func() {
+		if told {
+			ap.abandon(msg.ID)
+		} else {
+			ap.unexpect(msg.ID)
+		}
+	}()
 	if f := ap.write(msg); f != nil {
 		return nil, f
 	}
@@ -156,8 +163,10 @@ func (d *jsonlDriver) exchange(out *Wire, timeout time.Duration, phase string) (
 			f := ap.failure()
 			return nil, attempt.Failf(f.Class, "%s, during %s", f.Reason, phase)
 		case <-a.Halt:
+			told = true
 			return nil, d.tellStopped()
 		case <-a.Abort:
+			told = true
 			f := a.Host.Failure()
 			_ = ap.send(d, protocols.New(protocols.CoordStop{RunID: a.RunID, CueID: a.Cue.ID, Reason: f.Reason}))
 			return nil, f
