@@ -28,7 +28,7 @@ import (
 // is a copy of its cue), so workflows may share one.
 
 // How many plans a worker keeps: a few cuelists at a time, and of large
-// ones fewer (a 20,000-cue chain's plan holds about 50 MB): past
+// ones fewer (a 20,000-cue chain's plan, without its graph, holds about 16 MB): past
 // planCacheCues cues in all, only the most recently used plan is sure to
 // stay.
 const (
