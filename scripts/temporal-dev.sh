@@ -36,10 +36,18 @@ build() {
 	command -v go >/dev/null || die "go is needed to build the Temporal CLI"
 	mkdir -p "$cache"
 	echo "building the Temporal CLI $version into $bin (once: about 5 minutes)" >&2
-	local tmp="$bin.tmp.$$"
+	local tmp="$bin.tmp.$$" work
+	# The server's modules and their build (about 3 GB) are needed once:
+	# they go to a module and build cache of the build's own, deleted with
+	# it; modules already in the user's module cache are taken from there.
+	work=$(mktemp -d "$cache/temporal-build.XXXXXX")
 	# Into a temporary name first, so a build cut short leaves nothing to reuse.
-	(cd "$root/tools/temporal" && go build -trimpath -o "$tmp" github.com/temporalio/cli/cmd/temporal) ||
-		{ rm -f "$tmp"; die "could not build the Temporal CLI (tools/temporal)"; }
+	(cd "$root/tools/temporal" &&
+		GOPROXY="file://$(go env GOMODCACHE)/cache/download,$(go env GOPROXY)" \
+		GOMODCACHE="$work/mod" GOCACHE="$work/build" GOFLAGS=-modcacherw \
+		go build -trimpath -o "$tmp" github.com/temporalio/cli/cmd/temporal) ||
+		{ rm -rf "$tmp" "$work"; die "could not build the Temporal CLI (tools/temporal)"; }
+	rm -rf "$work"
 	mv -f "$tmp" "$bin"
 }
 

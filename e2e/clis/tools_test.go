@@ -105,8 +105,15 @@ func npmInstall(npm, cache, name string, pkgs []string) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
+	// npm's own cache of the packages' tarballs, as large again as what it
+	// unpacks, is thrown away with the install: the prefix is what is kept.
+	npmCache, err := os.MkdirTemp(filepath.Dir(dir), name+".npm-cache-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(npmCache)
 	fmt.Fprintf(os.Stderr, "clis: installing %s into %s (once)\n", strings.Join(pkgs, " "), dir)
-	cmd := exec.Command(npm, append([]string{"install", "--prefix", tmp, "--no-audit", "--no-fund",
+	cmd := exec.Command(npm, append([]string{"install", "--prefix", tmp, "--cache", npmCache, "--no-audit", "--no-fund",
 		"--save-exact", "--loglevel=error"}, pkgs...)...)
 	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
 	if out, err := cmd.CombinedOutput(); err != nil {
