@@ -105,8 +105,8 @@ func npmInstall(npm, cache, name string, pkgs []string) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	// npm's own cache of the packages' tarballs, as large again as what it
-	// unpacks, is thrown away with the install: the prefix is what is kept.
+	// npm's own cache of the packages' tarballs (about 900 MB for these) is
+	// thrown away with the install: the prefix is what is kept.
 	npmCache, err := os.MkdirTemp(filepath.Dir(dir), name+".npm-cache-")
 	if err != nil {
 		return "", err
