@@ -558,7 +558,8 @@ func TestStoppedCueAnswerSparesTheSharedProcess(t *testing.T) {
 		waitState("A", "go")
 		waitState("B", "go")
 		rec.mu.Lock()
-		rec.commands = append(rec.commands, record.Command{ID: 1, RunID: rec.events[0].RunID, Kind: "stop", Cue: "A", Arg: "stopped by the test"})
+		runID := rec.events[0].RunID
+		rec.commands = append(rec.commands, record.Command{ID: 1, RunID: runID, Kind: "stop", Cue: "A", Arg: "stopped by the test"})
 		rec.mu.Unlock()
 		waitState("A", "stopped")
 		// The stopped handler's answer has come back by the time the
@@ -567,7 +568,7 @@ func TestStoppedCueAnswerSparesTheSharedProcess(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		time.Sleep(200 * time.Millisecond)
-		_, _ = rec.BlackboardWrite(context.Background(), rec.events[0].RunID, "go-on", json.RawMessage(`true`), "test")
+		_, _ = rec.BlackboardWrite(context.Background(), runID, "go-on", json.RawMessage(`true`), "test")
 	}()
 	res := runCollab(t, o, rec, nil)
 	if got := rec.cueStates()["A"]; got != "stopped" {
