@@ -104,11 +104,14 @@ func (ap *agentProcess) unexpect(id string) {
 // for the answer: the agent's handler may still answer it (protocols/agent
 // answers task.failed when its ctx is cancelled), and that late answer is
 // dropped, not taken for a malfunction that would break a process still
-// serving other cues. One id per stopped wait, gone when its answer comes.
+// serving other cues. An answer that came already took its waiter with it;
+// otherwise the id is kept until its answer comes.
 func (ap *agentProcess) abandon(id string) {
 	ap.mu.Lock()
-	delete(ap.replies, id)
-	ap.stopped[id] = true
+	if _, waiting := ap.replies[id]; waiting {
+		delete(ap.replies, id)
+		ap.stopped[id] = true
+	}
 	ap.mu.Unlock()
 }
 
